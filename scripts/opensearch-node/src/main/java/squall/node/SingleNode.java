@@ -1,0 +1,116 @@
+package squall.node;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.opensearch.analysis.common.CommonAnalysisPlugin;
+import org.opensearch.common.settings.Settings;
+import org.opensearch.env.Environment;
+import org.opensearch.index.mapper.MapperExtrasPlugin;
+import org.opensearch.index.reindex.ReindexPlugin;
+import org.opensearch.join.ParentJoinPlugin;
+import org.opensearch.node.InternalSettingsPreparer;
+import org.opensearch.node.Node;
+import org.opensearch.painless.PainlessPlugin;
+import org.opensearch.plugins.Plugin;
+import org.opensearch.transport.Netty4Plugin;
+
+/**
+ * Runs one real OpenSearch node inside this JVM, with the modules squall needs loaded as classpath
+ * plugins: HTTP over Netty, Painless scripts, reindex, common analysis, extra mappers and join.
+ *
+ * <p>Arguments: {@code --home DIR --host ADDRESS --http-port PORT [--cluster-name NAME]}. The node keeps
+ * its data under {@code DIR/data} and its logs under {@code DIR/logs}. It prints {@code SQUALL_NODE_READY}
+ * once HTTP is bound, and closes cleanly on SIGTERM.
+ */
+public final class SingleNode {
+
+    private static final List<Class<? extends Plugin>> MODULES = List.of(
+            Netty4Plugin.class,
+            PainlessPlugin.class,
+            ReindexPlugin.class,
+            CommonAnalysisPlugin.class,
+            MapperExtrasPlugin.class,
+            ParentJoinPlugin.class);
+
+    /** {@link Node}'s constructor that takes classpath plugins is protected; this opens it. */
+    private static final class EmbeddedNode extends Node {
+        EmbeddedNode(Environment environment) {
+            super(environment, MODULES, true);
+        }
+    }
+
+    private SingleNode() {}
+
+    public static void main(String[] args) throws Exception {
+        Path home = Path.of(argument(args, "--home", "target/opensearch")).toAbsolutePath();
+        String host = argument(args, "--host", "127.0.0.1");
+        String httpPort = argument(args, "--http-port", "9200");
+        String clusterName = argument(args, "--cluster-name", "squall-test");
+
+        Path data = home.resolve("data");
+        Path logs = home.resolve("logs");
+        Files.createDirectories(home.resolve("config"));
+        Files.createDirectories(data);
+        Files.createDirectories(logs);
+
+        Settings settings = Settings.builder()
+                .put("cluster.name", clusterName)
+                .put("node.name", "squall-node")
+                .put("path.home", home.toString())
+                .put("path.data", data.toString())
+                .put("path.logs", logs.toString())
+                .put("network.host", host)
+                .put("http.port", httpPort)
+                .put("transport.port", "9300-9400")
+                .put("discovery.type", "single-node")
+                .put("node.portsfile", true)
+                .put("cluster.routing.allocation.disk.threshold_enabled", false)
+                .put("cluster.default_number_of_replicas", 0)
+                .put("script.max_compilations_rate", "10000/1m")
+                .build();
+
+        Environment environment = InternalSettingsPreparer.prepareEnvironment(
+                settings, Collections.emptyMap(), null, () -> "squall-node");
+        Node node = new EmbeddedNode(environment);
+
+        CountDownLatch closed = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                node.close();
+                node.awaitClose(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                e.printStackTrace();
+            } finally {
+                closed.countDown();
+            }
+        }, "squall-node-shutdown"));
+
+        try {
+            node.start();
+        } catch (Throwable failure) {
+            failure.printStackTrace();
+            System.out.println("SQUALL_NODE_FAILED " + failure);
+            System.out.flush();
+            System.exit(1);
+        }
+        System.out.println("SQUALL_NODE_READY http://" + host + ":" + httpPort + " pid="
+                + ProcessHandle.current().pid());
+        System.out.flush();
+        // OpenSearch's own threads are daemons: keep the JVM alive until the shutdown hook has run.
+        closed.await();
+    }
+
+    private static String argument(String[] args, String name, String fallback) {
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals(name)) {
+                return args[i + 1];
+            }
+        }
+        return fallback;
+    }
+}

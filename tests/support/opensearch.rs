@@ -1,0 +1,59 @@
+//! Connection to the real OpenSearch node that the integration tests run against.
+//!
+//! The node is started by `scripts/opensearch start` (CI does it in `.ci/run`). Tests never skip when it
+//! is missing: they fail with a message that says how to start it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use elasticsearch::Elasticsearch;
+use elasticsearch::http::transport::Transport;
+use elasticsearch::indices::IndicesDeleteParts;
+
+/// Where the engine is expected when `OPENSEARCH_URL` is not set.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:9200";
+
+/// The engine's base URL: `OPENSEARCH_URL`, or [`DEFAULT_URL`].
+pub fn base_url() -> String {
+    std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| DEFAULT_URL.to_string())
+}
+
+/// A client for the test engine, after checking that the engine answers.
+///
+/// Panics, with instructions, when it does not: an engine test must never pass without an engine.
+pub async fn client() -> Elasticsearch {
+    let url = base_url();
+    let transport = Transport::single_node(&url)
+        .unwrap_or_else(|e| panic!("OPENSEARCH_URL={url} is not a usable address: {e}"));
+    let client = Elasticsearch::new(transport);
+    let reachable = match client.info().send().await {
+        Ok(response) => response.status_code().is_success(),
+        Err(_) => false,
+    };
+    assert!(
+        reachable,
+        "no OpenSearch node answers at {url}. Start one with `scripts/opensearch start` \
+         (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch, default {DEFAULT_URL})."
+    );
+    client
+}
+
+/// An index name that no other test, and no earlier run, uses.
+pub fn unique_index(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{}-{nanos}-{n}", std::process::id())
+}
+
+/// Deletes a test index; errors are ignored because this is only cleanup.
+pub async fn delete_index(client: &Elasticsearch, index: &str) {
+    let _ = client
+        .indices()
+        .delete(IndicesDeleteParts::Index(&[index]))
+        .send()
+        .await;
+}
