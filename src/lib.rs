@@ -1,9 +1,90 @@
 //! # squall
 //!
-//! A library for building web crawlers as stream topologies, in the style of Apache StormCrawler:
-//! a **spout** pulls due URLs from a crawl frontier, a **fetcher** downloads them politely, a
-//! **parser** extracts links, and a **status updater** writes every URL's status back to the frontier
-//! and schedules its next fetch.
+//! A library for building web crawlers as stream topologies, in the style of Apache StormCrawler.
 //!
-//! This crate is the topology library and knows nothing about any search engine. The frontier in
-//! Elasticsearch or OpenSearch lives in the companion crate `squall-spouts`.
+//! A crawl is four stages joined by bounded channels:
+//!
+//! 1. a **spout** ([`spout::Spout`], driven by a [`spout::SpoutRunner`]) reads due URLs from the
+//!    frontier and emits them round-robin over hosts;
+//! 2. the **fetcher** ([`fetch::FetcherBolt`]) downloads them, politely: one queue per host (or
+//!    domain, or IP), a delay between fetches, robots.txt;
+//! 3. the **parser** ([`parse::ParserBolt`]) extracts links, which pass through the URL filters
+//!    ([`filter`]);
+//! 4. the **status updater** ([`status::StatusUpdater`]) writes each URL's status and its outlinks
+//!    to a [`status::StatusStore`], schedules the next fetch ([`schedule`]), and only then acks the URL.
+//!
+//! The frontier is pluggable. [`frontier::EmbeddedFrontier`], the default, keeps it in one local
+//! file; the `squall-spouts` crate keeps it in Elasticsearch or OpenSearch, shared by any number of
+//! crawler processes.
+//!
+//! ## A complete crawler
+//!
+//! This crawls a small site served on loopback, to the end, with the embedded frontier:
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use squall::config::ConfigBuilder;
+//! use squall::frontier::{EmbeddedFrontier, QueryLimits};
+//! use squall::model::Status;
+//! use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! # let port = listener.local_addr()?.port();
+//! # tokio::spawn(async move {
+//! #     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//! #     loop {
+//! #         let Ok((mut socket, _)) = listener.accept().await else { return };
+//! #         tokio::spawn(async move {
+//! #             let mut request = vec![0u8; 4096];
+//! #             let n = socket.read(&mut request).await.unwrap_or(0);
+//! #             let text = String::from_utf8_lossy(&request[..n]).to_string();
+//! #             let (status, body) = match text.split_whitespace().nth(1) {
+//! #                 Some("/") => ("200 OK", "<a href='/about'>about</a>"),
+//! #                 Some("/about") => ("200 OK", "<a href='/'>home</a>"),
+//! #                 _ => ("404 Not Found", ""),
+//! #             };
+//! #             let response = format!("HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+//! #             let _ = socket.write_all(response.as_bytes()).await;
+//! #         });
+//! #     }
+//! # });
+//! // `site.test` is served on this machine: resolve it to loopback.
+//! let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+//! let config = ConfigBuilder::new()
+//!     .set("http.agent.name=docs-example")?
+//!     .set("fetcher.server.delay=0")?
+//!     .set("spout.min.delay.queries=20")?
+//!     .build()?;
+//! let dir = tempfile::tempdir()?;
+//! let frontier = EmbeddedFrontier::open(dir.path())?;
+//! let crawler = CrawlerBuilder::new(config)
+//!     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+//!     .resolve("site.test", addr)
+//!     .build()?;
+//! let seeds = crawler.inject([format!("http://site.test:{port}/").as_str()]).await;
+//! assert_eq!(seeds.accepted, 1);
+//!
+//! let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+//! assert_eq!(summary.stop_reason, StopReason::Idle);
+//! // robots.txt is a 404 here (allow all); the home page and /about are fetched.
+//! assert_eq!(summary.pages, 2);
+//! let about = frontier.lookup(&format!("http://site.test:{port}/about"))?;
+//! assert_eq!(about.map(|stored| stored.status), Some(Status::Fetched));
+//! # Ok(()) }
+//! ```
+
+pub mod config;
+pub mod fetch;
+pub mod filter;
+pub mod frontier;
+pub mod model;
+pub mod parse;
+pub mod schedule;
+pub mod spout;
+pub mod status;
+pub mod topology;
+
+pub use model::{CrawlUrl, Metadata, PartitionMode, Status};
+pub use topology::{Crawler, CrawlerBuilder, RunLimits};

@@ -1,0 +1,212 @@
+//! URL filters: which URLs (outlinks, redirect targets, seeds) enter the frontier, and in what form.
+//!
+//! A [`FilterChain`] applies [`UrlFilter`]s in order; each may keep, rewrite or drop a URL. The
+//! built-in filters are:
+//!
+//! * [`BasicNormalizer`]: rewrites a URL into a canonical form without changing the page it points to;
+//! * [`SchemeFilter`]: keeps only some schemes (`http` and `https` by default);
+//! * [`ScopeFilter`]: keeps only URLs on the seeds' hosts or registrable domains;
+//! * [`RegexFilter`]: include and exclude regular expressions;
+//! * [`DepthFilter`]: drops URLs deeper than a maximum depth.
+
+use std::fmt;
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::model::{CrawlUrl, Metadata};
+
+mod depth;
+mod normalize;
+mod regex;
+mod scheme;
+mod scope;
+
+pub use self::depth::DepthFilter;
+pub use self::normalize::BasicNormalizer;
+pub use self::regex::RegexFilter;
+pub use self::scheme::SchemeFilter;
+pub use self::scope::ScopeFilter;
+
+/// Decides whether a URL (an outlink, a redirect target or a seed) enters the frontier, possibly rewriting it.
+pub trait UrlFilter: Send + Sync {
+    /// `source` is the page the URL was found on (None for seeds). `metadata` is the metadata the URL will carry
+    /// (its `depth` already set). Return Some(url) to keep it (possibly rewritten), None to drop it.
+    fn filter(&self, source: Option<&CrawlUrl>, url: Url, metadata: &Metadata) -> Option<Url>;
+}
+
+/// An error building a filter from its configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilterError {
+    /// A regular expression does not compile.
+    #[error("invalid URL filter regex {pattern:?}: {source}")]
+    InvalidRegex {
+        /// The offending pattern.
+        pattern: String,
+        /// Why it does not compile.
+        #[source]
+        source: ::regex::Error,
+    },
+}
+
+/// An ordered list of filters, applied one after the other; the first that drops a URL stops the chain.
+///
+/// Cloning is cheap: the filters are shared.
+#[derive(Clone, Default)]
+pub struct FilterChain {
+    filters: Vec<Arc<dyn UrlFilter>>,
+}
+
+impl FilterChain {
+    /// An empty chain, which keeps every URL unchanged.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a shared filter at the end of the chain (keep a clone of the `Arc` to reach the
+    /// filter later, e.g. to add seeds to a [`ScopeFilter`]).
+    pub fn push(&mut self, filter: Arc<dyn UrlFilter>) {
+        self.filters.push(filter);
+    }
+
+    /// Builder form of [`push`](Self::push) taking the filter by value.
+    #[must_use]
+    pub fn with<F: UrlFilter + 'static>(mut self, filter: F) -> Self {
+        self.push(Arc::new(filter));
+        self
+    }
+
+    /// Builder form of [`push`](Self::push).
+    #[must_use]
+    pub fn with_arc(mut self, filter: Arc<dyn UrlFilter>) -> Self {
+        self.push(filter);
+        self
+    }
+
+    /// Number of filters.
+    pub fn len(&self) -> usize {
+        self.filters.len()
+    }
+
+    /// Whether the chain has no filter.
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_empty()
+    }
+
+    /// Applies every filter in order, stopping at the first that drops the URL.
+    pub fn filter(&self, source: Option<&CrawlUrl>, url: Url, metadata: &Metadata) -> Option<Url> {
+        self.filters
+            .iter()
+            .try_fold(url, |url, f| f.filter(source, url, metadata))
+    }
+}
+
+impl UrlFilter for FilterChain {
+    fn filter(&self, source: Option<&CrawlUrl>, url: Url, metadata: &Metadata) -> Option<Url> {
+        FilterChain::filter(self, source, url, metadata)
+    }
+}
+
+impl fmt::Debug for FilterChain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilterChain")
+            .field("len", &self.filters.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::model::keys;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("test URL")
+    }
+
+    struct Counting(Arc<AtomicUsize>);
+
+    impl UrlFilter for Counting {
+        fn filter(&self, _: Option<&CrawlUrl>, url: Url, _: &Metadata) -> Option<Url> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Some(url)
+        }
+    }
+
+    struct DropAll;
+
+    impl UrlFilter for DropAll {
+        fn filter(&self, _: Option<&CrawlUrl>, _: Url, _: &Metadata) -> Option<Url> {
+            None
+        }
+    }
+
+    #[test]
+    fn empty_chain_keeps_everything() {
+        let chain = FilterChain::new();
+        assert!(chain.is_empty());
+        assert_eq!(chain.len(), 0);
+        let u = url("ftp://example.com/x#y");
+        assert_eq!(chain.filter(None, u.clone(), &Metadata::new()), Some(u));
+    }
+
+    #[test]
+    fn chain_applies_filters_in_order_and_rewrites() {
+        let chain = FilterChain::new()
+            .with(BasicNormalizer::new())
+            .with(RegexFilter::new(&["^https://example\\.com/a$"], &[]).expect("regex"));
+        assert_eq!(chain.len(), 2);
+        // The regex only matches once the fragment has been removed by the normalizer.
+        assert_eq!(
+            chain.filter(None, url("https://example.com/a#frag"), &Metadata::new()),
+            Some(url("https://example.com/a"))
+        );
+    }
+
+    #[test]
+    fn chain_stops_at_first_drop() {
+        let before = Arc::new(AtomicUsize::new(0));
+        let after = Arc::new(AtomicUsize::new(0));
+        let chain = FilterChain::new()
+            .with(Counting(before.clone()))
+            .with(DropAll)
+            .with(Counting(after.clone()));
+        assert_eq!(
+            chain.filter(None, url("http://a.com/"), &Metadata::new()),
+            None
+        );
+        assert_eq!(before.load(Ordering::SeqCst), 1);
+        assert_eq!(after.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn chain_is_a_filter_and_clones_share_filters() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let mut inner = FilterChain::new();
+        inner.push(Arc::new(Counting(count.clone())));
+        let shared = Arc::new(DepthFilter::new(Some(1)));
+        inner.push(shared.clone());
+        let outer = FilterChain::new()
+            .with(inner.clone())
+            .with_arc(Arc::new(inner));
+        let mut md = Metadata::new();
+        md.set(keys::DEPTH, "1");
+        assert!(outer.filter(None, url("http://a.com/"), &md).is_some());
+        assert_eq!(count.load(Ordering::SeqCst), 2);
+        md.set(keys::DEPTH, "2");
+        assert!(UrlFilter::filter(&outer, None, url("http://a.com/"), &md).is_none());
+        assert!(format!("{outer:?}").contains("len: 2"));
+    }
+
+    #[test]
+    fn invalid_regex_error_names_the_pattern() {
+        let err = RegexFilter::new(&["ok", "(unclosed"], &[]).expect_err("must fail");
+        let FilterError::InvalidRegex { pattern, .. } = &err;
+        assert_eq!(pattern, "(unclosed");
+        assert!(err.to_string().contains("(unclosed"));
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

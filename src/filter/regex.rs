@@ -1,0 +1,94 @@
+//! Include and exclude regular expressions.
+
+use ::regex::Regex;
+use url::Url;
+
+use super::{FilterError, UrlFilter};
+use crate::model::{CrawlUrl, Metadata};
+
+/// Keeps a URL when (there is no include pattern or one matches) and no exclude pattern matches.
+///
+/// Patterns are searched anywhere in the full URL string (anchor them with `^`/`$` to match it
+/// all), with the syntax of the `regex` crate.
+#[derive(Debug, Clone)]
+pub struct RegexFilter {
+    include: Vec<Regex>,
+    exclude: Vec<Regex>,
+}
+
+impl RegexFilter {
+    /// Compiles the patterns; an invalid one gives [`FilterError::InvalidRegex`] naming it.
+    pub fn new<S: AsRef<str>>(include: &[S], exclude: &[S]) -> Result<Self, FilterError> {
+        Ok(RegexFilter {
+            include: compile(include)?,
+            exclude: compile(exclude)?,
+        })
+    }
+
+    /// Whether a URL string passes the filter.
+    pub fn accepts(&self, url: &str) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|r| r.is_match(url)))
+            && !self.exclude.iter().any(|r| r.is_match(url))
+    }
+}
+
+fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<Regex>, FilterError> {
+    patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p.as_ref()).map_err(|source| FilterError::InvalidRegex {
+                pattern: p.as_ref().to_string(),
+                source,
+            })
+        })
+        .collect()
+}
+
+impl UrlFilter for RegexFilter {
+    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
+        self.accepts(url.as_str()).then_some(url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keeps(f: &RegexFilter, s: &str) -> bool {
+        let u = Url::parse(s).expect("test URL");
+        f.filter(None, u, &Metadata::new()).is_some()
+    }
+
+    #[test]
+    fn no_patterns_keeps_everything() {
+        let f = RegexFilter::new::<&str>(&[], &[]).expect("regex");
+        assert!(keeps(&f, "http://example.com/anything"));
+    }
+
+    #[test]
+    fn include_requires_a_match() {
+        let f = RegexFilter::new(&["^https?://example\\.com/", "/docs/"], &[]).expect("regex");
+        assert!(keeps(&f, "http://example.com/x"));
+        assert!(keeps(&f, "http://other.org/docs/x"));
+        assert!(!keeps(&f, "http://other.org/x"));
+    }
+
+    #[test]
+    fn exclude_wins_over_include() {
+        let include = vec!["example\\.com".to_string()];
+        let exclude = vec!["\\.(?i:jpg|png)$".to_string(), "[?&]sort=".to_string()];
+        let f = RegexFilter::new(&include, &exclude).expect("regex");
+        assert!(keeps(&f, "http://example.com/page"));
+        assert!(!keeps(&f, "http://example.com/a.JPG"));
+        assert!(!keeps(&f, "http://example.com/list?page=2&sort=asc"));
+        assert!(f.accepts("http://example.com/a.html"));
+    }
+
+    #[test]
+    fn invalid_exclude_is_reported() {
+        let err = RegexFilter::new(&["ok"], &["a{2,1}"]).expect_err("must fail");
+        assert!(
+            matches!(err, FilterError::InvalidRegex { ref pattern, .. } if pattern == "a{2,1}")
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! The embedded frontier: URLs, their statuses and their due dates in a single [redb] file.
+//!
+//! redb was chosen over fjall because a crawl's writes are small batches that must land atomically
+//! (a URL's record, its place in its queue's schedule and the queue's earliest due date change
+//! together), and redb gives ACID transactions with durable commits and MVCC readers in one simple,
+//! stable-format file, with no background compaction to tune.
+//!
+//! Tables:
+//! - `urls`: URL → record (status, key, next fetch, metadata)
+//! - `schedule`: (key, due millis, URL) → (), the due URLs of each queue in order
+//! - `queue_heads`: key → earliest due millis of that queue
+//! - `due_queues`: (earliest due millis, key) → (), the queues in order of their earliest due URL
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::model::{CrawlUrl, Metadata, Status};
+use crate::spout::{BusyUrls, DueUrl, Spout, SpoutError};
+use crate::status::{StatusStore, StatusWrite, StoreError};
+
+const URLS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("urls");
+const SCHEDULE: TableDefinition<'_, (&str, u64, &str), ()> = TableDefinition::new("schedule");
+const QUEUE_HEADS: TableDefinition<'_, &str, u64> = TableDefinition::new("queue_heads");
+const DUE_QUEUES: TableDefinition<'_, (u64, &str), ()> = TableDefinition::new("due_queues");
+
+/// Why the embedded frontier could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum FrontierError {
+    /// The directory could not be created or used.
+    #[error("frontier path {path} is unusable: {message}")]
+    Path {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The database failed.
+    #[error("embedded frontier storage error: {0}")]
+    Storage(#[from] redb::Error),
+}
+
+/// A URL's stored record.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Record {
+    status: Status,
+    key: String,
+    next_fetch: Option<i64>,
+    metadata: Metadata,
+}
+
+/// What the frontier holds for one URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredStatus {
+    /// Its status.
+    pub status: Status,
+    /// When it is due next; `None` means never.
+    pub next_fetch: Option<DateTime<Utc>>,
+    /// Its persisted metadata.
+    pub metadata: Metadata,
+}
+
+/// How many queues and URLs one spout query reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryLimits {
+    /// Queues read per query (`frontier.max.buckets`).
+    pub max_buckets: usize,
+    /// Due URLs read per queue per query (`frontier.max.urls.per.bucket`).
+    pub max_urls_per_bucket: usize,
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        QueryLimits {
+            max_buckets: 100,
+            max_urls_per_bucket: 10,
+        }
+    }
+}
+
+/// A persistent frontier in one file: a [`StatusStore`], and the source of [`EmbeddedSpout`]s.
+#[derive(Clone)]
+pub struct EmbeddedFrontier {
+    db: Arc<Database>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for EmbeddedFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedFrontier")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl EmbeddedFrontier {
+    /// Opens the frontier kept in directory `dir` (file `frontier.redb`), creating it if needed.
+    pub fn open(dir: &Path) -> Result<Self, FrontierError> {
+        let unusable = |message: String| FrontierError::Path {
+            path: dir.to_path_buf(),
+            message,
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(unusable("it exists and is not a directory".to_string()));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| unusable(e.to_string()))?;
+        let path = dir.join("frontier.redb");
+        let db = Database::create(&path).map_err(|e| unusable(e.to_string()))?;
+        let txn = db.begin_write().map_err(redb::Error::from)?;
+        {
+            txn.open_table(URLS).map_err(redb::Error::from)?;
+            txn.open_table(SCHEDULE).map_err(redb::Error::from)?;
+            txn.open_table(QUEUE_HEADS).map_err(redb::Error::from)?;
+            txn.open_table(DUE_QUEUES).map_err(redb::Error::from)?;
+        }
+        txn.commit().map_err(redb::Error::from)?;
+        Ok(EmbeddedFrontier {
+            db: Arc::new(db),
+            path,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A spout over this frontier.
+    pub fn spout(&self, limits: QueryLimits) -> EmbeddedSpout {
+        EmbeddedSpout {
+            frontier: self.clone(),
+            limits,
+        }
+    }
+
+    /// Number of URLs per status.
+    pub fn count_by_status(&self) -> Result<Vec<(Status, u64)>, FrontierError> {
+        let txn = self.db.begin_read().map_err(redb::Error::from)?;
+        let urls = txn.open_table(URLS).map_err(redb::Error::from)?;
+        let mut counts = [0u64; 5];
+        for entry in urls.iter().map_err(redb::Error::from)? {
+            let (_, value) = entry.map_err(redb::Error::from)?;
+            if let Ok(record) = serde_json::from_slice::<Record>(value.value())
+                && let Some(i) = Status::ALL.iter().position(|s| *s == record.status)
+            {
+                counts[i] += 1;
+            }
+        }
+        Ok(Status::ALL.into_iter().zip(counts).collect())
+    }
+
+    /// The stored status and next fetch date of `url`, if known.
+    pub fn lookup(&self, url: &str) -> Result<Option<StoredStatus>, FrontierError> {
+        let txn = self.db.begin_read().map_err(redb::Error::from)?;
+        let urls = txn.open_table(URLS).map_err(redb::Error::from)?;
+        let Some(value) = urls.get(url).map_err(redb::Error::from)? else {
+            return Ok(None);
+        };
+        Ok(serde_json::from_slice::<Record>(value.value())
+            .ok()
+            .map(|r| StoredStatus {
+                status: r.status,
+                next_fetch: r.next_fetch.and_then(from_millis),
+                metadata: r.metadata,
+            }))
+    }
+
+    fn store_blocking(
+        &self,
+        batch: &[StatusWrite],
+    ) -> Result<Vec<Result<(), StoreError>>, redb::Error> {
+        let txn = self.db.begin_write()?;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        {
+            let mut urls = txn.open_table(URLS)?;
+            let mut schedule = txn.open_table(SCHEDULE)?;
+            let mut touched: BTreeSet<String> = BTreeSet::new();
+            for write in batch {
+                let url = write.url.url.as_str();
+                let existing = match urls.get(url)? {
+                    Some(value) => serde_json::from_slice::<Record>(value.value()).ok(),
+                    None => None,
+                };
+                if write.status == Status::Discovered && existing.is_some() {
+                    // Create-only: a known URL keeps its status.
+                    outcomes.push(Ok(()));
+                    continue;
+                }
+                let record = Record {
+                    status: write.status,
+                    key: write.key.clone(),
+                    next_fetch: write.next_fetch.map(|t| t.timestamp_millis()),
+                    metadata: write.url.metadata.clone(),
+                };
+                let bytes = match serde_json::to_vec(&record) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        outcomes.push(Err(StoreError(format!("cannot encode {url}: {e}"))));
+                        continue;
+                    }
+                };
+                if let Some(old) = &existing
+                    && let Some(due) = old.next_fetch
+                {
+                    schedule.remove((old.key.as_str(), millis_key(due), url))?;
+                    touched.insert(old.key.clone());
+                }
+                urls.insert(url, bytes.as_slice())?;
+                if let Some(due) = record.next_fetch {
+                    schedule.insert((record.key.as_str(), millis_key(due), url), ())?;
+                    touched.insert(record.key.clone());
+                }
+                outcomes.push(Ok(()));
+            }
+            let mut heads = txn.open_table(QUEUE_HEADS)?;
+            let mut due_queues = txn.open_table(DUE_QUEUES)?;
+            for key in touched {
+                let earliest = first_due(&schedule, &key)?;
+                let previous = heads.get(key.as_str())?.map(|v| v.value());
+                if previous == earliest {
+                    continue;
+                }
+                if let Some(previous) = previous {
+                    due_queues.remove((previous, key.as_str()))?;
+                }
+                match earliest {
+                    Some(earliest) => {
+                        heads.insert(key.as_str(), earliest)?;
+                        due_queues.insert((earliest, key.as_str()), ())?;
+                    }
+                    None => {
+                        heads.remove(key.as_str())?;
+                    }
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(outcomes)
+    }
+
+    fn due_blocking(
+        &self,
+        limits: QueryLimits,
+        now: DateTime<Utc>,
+        busy: &BusyUrls,
+    ) -> Result<Vec<DueUrl>, redb::Error> {
+        let txn = self.db.begin_read()?;
+        let due_queues = txn.open_table(DUE_QUEUES)?;
+        let schedule = txn.open_table(SCHEDULE)?;
+        let urls = txn.open_table(URLS)?;
+        let now = millis_key(now.timestamp_millis());
+        let mut batch = Vec::new();
+        let mut buckets = 0;
+        for entry in due_queues.range((0u64, "")..(now.saturating_add(1), ""))? {
+            if buckets >= limits.max_buckets {
+                break;
+            }
+            let (queue, _) = entry?;
+            let (_, key) = queue.value();
+            let mut taken = 0;
+            for item in schedule.range((key, 0u64, "")..(key, now.saturating_add(1), ""))? {
+                if taken >= limits.max_urls_per_bucket {
+                    break;
+                }
+                let (item, _) = item?;
+                let (_, _, url) = item.value();
+                if busy.contains(url) {
+                    continue;
+                }
+                let Some(value) = urls.get(url)? else {
+                    continue;
+                };
+                let Ok(record) = serde_json::from_slice::<Record>(value.value()) else {
+                    continue;
+                };
+                let Ok(parsed) = Url::parse(url) else {
+                    continue;
+                };
+                batch.push(DueUrl {
+                    url: CrawlUrl {
+                        url: parsed,
+                        metadata: record.metadata,
+                    },
+                    key: key.to_string(),
+                });
+                taken += 1;
+            }
+            if taken > 0 {
+                buckets += 1;
+            }
+        }
+        Ok(batch)
+    }
+}
+
+/// Dates before 1970 sort first; the schedule stores unsigned milliseconds.
+fn millis_key(millis: i64) -> u64 {
+    u64::try_from(millis).unwrap_or(0)
+}
+
+fn from_millis(millis: i64) -> Option<DateTime<Utc>> {
+    Utc.timestamp_millis_opt(millis).single()
+}
+
+fn first_due(
+    schedule: &redb::Table<'_, (&str, u64, &str), ()>,
+    key: &str,
+) -> Result<Option<u64>, redb::Error> {
+    let mut range = schedule.range((key, 0u64, "")..=(key, u64::MAX, "\u{10FFFF}"))?;
+    match range.next() {
+        Some(entry) => {
+            let (item, _) = entry?;
+            let (_, due, _) = item.value();
+            Ok(Some(due))
+        }
+        None => Ok(None),
+    }
+}
+
+#[async_trait]
+impl StatusStore for EmbeddedFrontier {
+    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        let frontier = self.clone();
+        let count = batch.len();
+        let result = tokio::task::spawn_blocking(move || frontier.store_blocking(&batch)).await;
+        match result {
+            Ok(Ok(outcomes)) => outcomes,
+            Ok(Err(error)) => {
+                let message = format!("embedded frontier write failed: {error}");
+                vec![Err(StoreError(message)); count]
+            }
+            Err(join) => vec![
+                Err(StoreError(format!(
+                    "embedded frontier write panicked: {join}"
+                )));
+                count
+            ],
+        }
+    }
+}
+
+/// A spout over an [`EmbeddedFrontier`]: the queues with the earliest due URLs first, a few URLs each,
+/// skipping URLs the runner already holds so that a query reads past them.
+pub struct EmbeddedSpout {
+    frontier: EmbeddedFrontier,
+    limits: QueryLimits,
+}
+
+#[async_trait]
+impl Spout for EmbeddedSpout {
+    async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        let frontier = self.frontier.clone();
+        let limits = self.limits;
+        let busy = busy.clone();
+        tokio::task::spawn_blocking(move || {
+            frontier
+                .due_blocking(limits, Utc::now(), &busy)
+                .map_err(|e| SpoutError::with_source("embedded frontier query failed", e))
+        })
+        .await
+        .map_err(|e| SpoutError::with_source("embedded frontier query panicked", e))?
+    }
+}

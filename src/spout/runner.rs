@@ -1,0 +1,262 @@
+//! The runner around a [`Spout`]: pacing of queries, buffer, in-flight set, purgatory, acks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dashmap::DashSet;
+
+use moka::sync::Cache;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::{BusyUrls, Spout, UrlBuffer};
+use crate::topology::{AckHandle, AckMessage, Tuple};
+
+/// How a runner paces and limits itself (StormCrawler's `spout.*` and `topology.max.spout.pending`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerSettings {
+    /// Minimum time between two queries (`spout.min.delay.queries`).
+    pub min_delay: Duration,
+    /// A query runs after this long even when URLs are still buffered (`spout.max.delay.queries`).
+    pub max_delay: Duration,
+    /// How long an acked or failed URL is kept from being emitted again (`spout.ttl.purgatory`).
+    pub purgatory_ttl: Duration,
+    /// URLs emitted and not yet acked or failed (`topology.max.spout.pending`).
+    pub max_pending: usize,
+    /// Consecutive empty queries, with nothing in flight or buffered, that mean "idle".
+    pub idle_after_empty_queries: u32,
+}
+
+impl Default for RunnerSettings {
+    fn default() -> Self {
+        RunnerSettings {
+            min_delay: Duration::from_millis(2000),
+            max_delay: Duration::from_millis(20000),
+            purgatory_ttl: Duration::from_secs(30),
+            max_pending: 1000,
+            idle_after_empty_queries: 2,
+        }
+    }
+}
+
+/// What the runner is doing, published for progress displays and for `--until-idle`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunnerState {
+    /// URLs emitted and not yet acked or failed.
+    pub in_flight: usize,
+    /// URLs read from the frontier and not yet emitted.
+    pub buffered: usize,
+    /// URLs emitted so far.
+    pub emitted: u64,
+    /// URLs acked so far.
+    pub acked: u64,
+    /// URLs failed so far.
+    pub failed: u64,
+    /// Nothing is due, buffered or in flight.
+    pub idle: bool,
+}
+
+/// Drives a [`Spout`]: queries it at a measured pace and emits its URLs into the topology.
+pub struct SpoutRunner {
+    spout: Box<dyn Spout>,
+    settings: RunnerSettings,
+    buffer: UrlBuffer,
+    in_flight: std::collections::HashSet<String>,
+    /// Buffered and in-flight URLs, shared with the spout through [`BusyUrls`].
+    tracked: Arc<DashSet<String>>,
+    purgatory: Cache<String, ()>,
+    state: RunnerState,
+    empty_queries: u32,
+    last_query_sent: Option<Instant>,
+    last_query_received: Option<Instant>,
+}
+
+impl SpoutRunner {
+    /// A runner around `spout`.
+    pub fn new(spout: Box<dyn Spout>, settings: RunnerSettings) -> Self {
+        let purgatory = Cache::builder()
+            .time_to_live(settings.purgatory_ttl.max(Duration::from_millis(1)))
+            .build();
+        SpoutRunner {
+            spout,
+            settings,
+            buffer: UrlBuffer::new(),
+            in_flight: std::collections::HashSet::new(),
+            tracked: Arc::new(DashSet::new()),
+            purgatory,
+            state: RunnerState::default(),
+            empty_queries: 0,
+            last_query_sent: None,
+            last_query_received: None,
+        }
+    }
+
+    /// Runs until `stop` is cancelled, then waits for every URL in flight to be acked or failed.
+    ///
+    /// Emits [`Tuple`]s into `out`; the acks come back on `acks` (the sender given to each tuple's
+    /// [`AckHandle`] is `ack_sender`). The state is published on `state`.
+    pub async fn run(
+        mut self,
+        out: mpsc::Sender<Tuple>,
+        ack_sender: mpsc::UnboundedSender<AckMessage>,
+        mut acks: mpsc::UnboundedReceiver<AckMessage>,
+        state: watch::Sender<RunnerState>,
+        stop: CancellationToken,
+    ) {
+        // Only the tuples hold senders from here on, so `acks` ends once the last one resolves.
+        let emit_sender = ack_sender;
+        while !stop.is_cancelled() {
+            while let Ok(message) = acks.try_recv() {
+                self.on_ack(message).await;
+            }
+            if self.query_due() {
+                self.query().await;
+                self.publish(&state);
+                continue;
+            }
+            let can_emit =
+                !self.buffer.is_empty() && self.in_flight.len() < self.settings.max_pending;
+            let wait = self.time_to_next_query();
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => break,
+                Some(message) = acks.recv() => self.on_ack(message).await,
+                permit = out.reserve(), if can_emit => {
+                    let Ok(permit) = permit else {
+                        warn!("the fetcher is gone; the spout stops");
+                        break;
+                    };
+                    if let Some(due) = self.buffer.pop() {
+                        self.in_flight.insert(due.url.url.as_str().to_string());
+                        self.state.emitted += 1;
+                        metrics::counter!("squall_spout_emitted_total").increment(1);
+                        let ack = AckHandle::new(due.url.clone(), emit_sender.clone());
+                        permit.send(Tuple { url: due.url, key: due.key, ack });
+                    }
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+            self.publish(&state);
+        }
+        drop(out);
+        drop(emit_sender);
+        info!(
+            in_flight = self.in_flight.len(),
+            "spout stopped; waiting for URLs in flight"
+        );
+        while !self.in_flight.is_empty() {
+            match acks.recv().await {
+                Some(message) => self.on_ack(message).await,
+                None => break,
+            }
+            self.publish(&state);
+        }
+        self.publish(&state);
+    }
+
+    fn query_due(&self) -> bool {
+        let Some(sent) = self.last_query_sent else {
+            return true;
+        };
+        if sent.elapsed() < self.settings.min_delay {
+            return false;
+        }
+        if self.buffer.is_empty() {
+            return true;
+        }
+        self.last_query_received
+            .is_some_and(|received| received.elapsed() >= self.settings.max_delay)
+    }
+
+    fn time_to_next_query(&self) -> Duration {
+        let Some(sent) = self.last_query_sent else {
+            return Duration::ZERO;
+        };
+        let min_wait = self.settings.min_delay.saturating_sub(sent.elapsed());
+        if self.buffer.is_empty() {
+            return min_wait.max(Duration::from_millis(1));
+        }
+        let max_wait = self
+            .last_query_received
+            .map(|r| self.settings.max_delay.saturating_sub(r.elapsed()))
+            .unwrap_or(self.settings.max_delay);
+        min_wait.max(max_wait).max(Duration::from_millis(1))
+    }
+
+    async fn query(&mut self) {
+        self.last_query_sent = Some(Instant::now());
+        let started = Instant::now();
+        let busy = BusyUrls::new(Arc::clone(&self.tracked), self.purgatory.clone());
+        let result = self.spout.next_batch(&busy).await;
+        self.last_query_received = Some(Instant::now());
+        metrics::histogram!("squall_spout_query_seconds").record(started.elapsed().as_secs_f64());
+        let batch = match result {
+            Ok(batch) => batch,
+            Err(error) => {
+                warn!(%error, "frontier query failed; retrying after the query delay");
+                metrics::counter!("squall_spout_query_errors_total").increment(1);
+                self.empty_queries = 0;
+                return;
+            }
+        };
+        let returned = batch.len();
+        let mut added = 0;
+        let mut being_processed = 0;
+        for due in batch {
+            let url = due.url.url.as_str();
+            if self.in_flight.contains(url) || self.purgatory.contains_key(url) {
+                being_processed += 1;
+                continue;
+            }
+            let url = url.to_string();
+            if self.buffer.push(due) {
+                self.tracked.insert(url);
+                added += 1;
+            }
+        }
+        debug!(returned, added, being_processed, "frontier query");
+        if returned == 0 && self.in_flight.is_empty() && self.buffer.is_empty() {
+            self.empty_queries += 1;
+        } else {
+            self.empty_queries = 0;
+        }
+    }
+
+    async fn on_ack(&mut self, message: AckMessage) {
+        match message {
+            AckMessage::Acked(url) => {
+                let key = url.url.as_str().to_string();
+                self.in_flight.remove(&key);
+                self.tracked.remove(&key);
+                self.purgatory.insert(key, ());
+                self.state.acked += 1;
+                metrics::counter!("squall_spout_acked_total").increment(1);
+                self.spout.ack(&url).await;
+            }
+            AckMessage::Failed { url, reason } => {
+                let key = url.url.as_str().to_string();
+                debug!(url = %key, %reason, "URL failed");
+                self.in_flight.remove(&key);
+                self.tracked.remove(&key);
+                self.purgatory.insert(key, ());
+                self.state.failed += 1;
+                metrics::counter!("squall_spout_failed_total").increment(1);
+                self.spout.fail(&url).await;
+            }
+        }
+        // Anything heard back means work happened: not idle.
+        self.empty_queries = 0;
+    }
+
+    fn publish(&mut self, state: &watch::Sender<RunnerState>) {
+        self.state.in_flight = self.in_flight.len();
+        self.state.buffered = self.buffer.len();
+        self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
+            && self.in_flight.is_empty()
+            && self.buffer.is_empty();
+        metrics::gauge!("squall_spout_in_flight").set(self.state.in_flight as f64);
+        metrics::gauge!("squall_spout_buffered").set(self.state.buffered as f64);
+        state.send_replace(self.state);
+    }
+}

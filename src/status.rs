@@ -1,0 +1,335 @@
+//! The status updater: writes each URL's new status, and its outlinks as DISCOVERED, to a
+//! [`StatusStore`], and acks the URL only when all of those writes are durable.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::mpsc;
+use tracing::{debug, warn};
+
+use crate::model::{CrawlUrl, Status, keys};
+use crate::schedule::Scheduler;
+use crate::topology::{CrawlEvent, CrawlObserver, StatusUpdate};
+
+/// One write to the frontier: a URL's status, when it is due next, and the metadata to keep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusWrite {
+    /// The URL and the metadata to persist.
+    pub url: CrawlUrl,
+    /// Its partition key.
+    pub key: String,
+    /// Its status.
+    pub status: Status,
+    /// When it is due next; `None` means never.
+    pub next_fetch: Option<DateTime<Utc>>,
+}
+
+/// Why a write was not stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+/// Where statuses are kept: the frontier's write side.
+///
+/// Semantics every implementation keeps (and the conformance suite checks):
+/// - a DISCOVERED write is create-only: it never replaces an existing URL, and finding one is success;
+/// - any other status replaces the URL's record, metadata included;
+/// - a write reported `Ok` is durable.
+#[async_trait]
+pub trait StatusStore: Send + Sync {
+    /// Writes a batch, returning one outcome per write, in order.
+    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>>;
+
+    /// Makes every earlier write visible to the spout (a no-op where writes are visible at once).
+    async fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// Settings of the status updater.
+#[derive(Clone)]
+pub struct StatusUpdaterSettings {
+    /// Writes sent together.
+    pub batch_size: usize,
+    /// A partial batch is written after this long.
+    pub flush_interval: Duration,
+    /// Consecutive fetch errors that turn FETCH_ERROR into ERROR (`max.fetch.errors`).
+    pub max_fetch_errors: u32,
+    /// Metadata keys kept with a URL's status (`metadata.persist` plus `metadata.transfer`); a trailing
+    /// `*` matches any suffix.
+    pub persist_keys: Vec<String>,
+    /// When URLs are due again.
+    pub scheduler: Arc<dyn Scheduler>,
+}
+
+/// Whether `key` is kept by a list of patterns with optional trailing `*`.
+pub fn key_matches(patterns: &[String], key: &str) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix),
+            None => pattern == key,
+        })
+}
+
+/// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
+/// FETCH_ERROR into ERROR at the limit), clears stale error fields, keeps only persisted metadata, and
+/// schedules the next fetch.
+pub fn prepare_write(
+    update_url: &CrawlUrl,
+    key: &str,
+    status: Status,
+    settings: &StatusUpdaterSettings,
+    now: DateTime<Utc>,
+) -> StatusWrite {
+    let mut metadata = update_url.metadata.clone();
+    let mut status = status;
+    if status == Status::FetchError {
+        let errors = metadata
+            .first(keys::FETCH_ERROR_COUNT)
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0)
+            + 1;
+        metadata.set(keys::FETCH_ERROR_COUNT, errors.to_string());
+        if errors >= settings.max_fetch_errors {
+            status = Status::Error;
+            metadata.set(keys::ERROR_CAUSE, "maxFetchErrors");
+        }
+    } else {
+        metadata.remove(keys::FETCH_ERROR_COUNT);
+    }
+    if matches!(status, Status::Fetched | Status::Redirection) {
+        metadata.remove(keys::ERROR_CAUSE);
+        metadata.remove(keys::ERROR_MESSAGE);
+        metadata.remove("error.source");
+    }
+    let next_fetch = settings.scheduler.schedule(status, &metadata, now);
+    metadata.retain(|k| {
+        k == keys::URL_PATH
+            || k == keys::DEPTH
+            || k == keys::FETCH_ERROR_COUNT
+            || k == keys::SCHEDULER_DELAY_MINS
+            || key_matches(&settings.persist_keys, k)
+    });
+    StatusWrite {
+        url: CrawlUrl {
+            url: update_url.url.clone(),
+            metadata,
+        },
+        key: key.to_string(),
+        status,
+        next_fetch,
+    }
+}
+
+/// The status-updater stage: batches updates, writes them, then acks or fails each source URL.
+pub struct StatusUpdater {
+    store: Arc<dyn StatusStore>,
+    settings: StatusUpdaterSettings,
+    observer: Arc<dyn CrawlObserver>,
+}
+
+struct Pending {
+    update: StatusUpdate,
+    final_status: Status,
+    writes: usize,
+}
+
+impl StatusUpdater {
+    /// A status updater writing to `store`.
+    pub fn new(
+        store: Arc<dyn StatusStore>,
+        settings: StatusUpdaterSettings,
+        observer: Arc<dyn CrawlObserver>,
+    ) -> Self {
+        StatusUpdater {
+            store,
+            settings,
+            observer,
+        }
+    }
+
+    /// Runs until `input` closes, then writes what is left.
+    pub async fn run(self, mut input: mpsc::Receiver<StatusUpdate>) {
+        let mut batch: Vec<StatusUpdate> = Vec::new();
+        let mut writes = 0usize;
+        let mut oldest: Option<Instant> = None;
+        loop {
+            let deadline = oldest.map(|t| t + self.settings.flush_interval);
+            let received = match deadline {
+                Some(deadline) => {
+                    match tokio::time::timeout_at(deadline.into(), input.recv()).await {
+                        Ok(update) => update.map(Some),
+                        Err(_) => Some(None),
+                    }
+                }
+                None => input.recv().await.map(Some),
+            };
+            match received {
+                None => break,
+                Some(Some(update)) => {
+                    writes += 1 + update.outlinks.len();
+                    batch.push(update);
+                    oldest.get_or_insert_with(Instant::now);
+                    if writes >= self.settings.batch_size {
+                        self.write(std::mem::take(&mut batch)).await;
+                        writes = 0;
+                        oldest = None;
+                    }
+                }
+                Some(None) => {
+                    self.write(std::mem::take(&mut batch)).await;
+                    writes = 0;
+                    oldest = None;
+                }
+            }
+        }
+        self.write(batch).await;
+    }
+
+    async fn write(&self, updates: Vec<StatusUpdate>) {
+        if updates.is_empty() {
+            return;
+        }
+        let now = Utc::now();
+        let mut writes = Vec::new();
+        let mut pending = Vec::with_capacity(updates.len());
+        for update in updates {
+            let own = prepare_write(&update.url, &update.key, update.status, &self.settings, now);
+            let final_status = own.status;
+            writes.push(own);
+            for outlink in &update.outlinks {
+                writes.push(StatusWrite {
+                    url: outlink.url.clone(),
+                    key: outlink.key.clone(),
+                    status: Status::Discovered,
+                    next_fetch: self.settings.scheduler.schedule(
+                        Status::Discovered,
+                        &outlink.url.metadata,
+                        now,
+                    ),
+                });
+            }
+            pending.push(Pending {
+                writes: 1 + update.outlinks.len(),
+                update,
+                final_status,
+            });
+        }
+        let started = Instant::now();
+        let count = writes.len();
+        let mut outcomes = self.store.store(writes).await.into_iter();
+        metrics::histogram!("squall_status_store_seconds").record(started.elapsed().as_secs_f64());
+        metrics::counter!("squall_status_writes_total").increment(count as u64);
+        debug!(writes = count, "status batch stored");
+        for item in pending {
+            let mut failure = None;
+            for _ in 0..item.writes {
+                match outcomes.next() {
+                    Some(Ok(())) => {}
+                    Some(Err(error)) => {
+                        failure.get_or_insert(error.0);
+                    }
+                    None => {
+                        failure
+                            .get_or_insert("the store returned fewer outcomes than writes".into());
+                    }
+                }
+            }
+            let StatusUpdate {
+                url,
+                key,
+                outlinks,
+                fetch,
+                ack,
+                ..
+            } = item.update;
+            let written = failure.is_none();
+            self.observer.on_event(&CrawlEvent::Processed {
+                url: url.url.to_string(),
+                key,
+                status: item.final_status,
+                fetch,
+                outlinks: outlinks.len(),
+                written,
+            });
+            match failure {
+                None => ack.ack(),
+                Some(reason) => {
+                    warn!(url = %url.url, %reason, "status write failed; the URL goes back to the frontier");
+                    metrics::counter!("squall_status_write_failures_total").increment(1);
+                    ack.fail(reason);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Metadata;
+    use crate::schedule::DefaultScheduler;
+    use url::Url;
+
+    fn settings() -> StatusUpdaterSettings {
+        StatusUpdaterSettings {
+            batch_size: 10,
+            flush_interval: Duration::from_secs(1),
+            max_fetch_errors: 3,
+            persist_keys: vec!["error.cause".into(), "keep.*".into()],
+            scheduler: Arc::new(DefaultScheduler::default()),
+        }
+    }
+
+    #[test]
+    fn fetch_errors_count_up_and_become_error_at_the_limit() {
+        let now = Utc::now();
+        let mut url = CrawlUrl::new(Url::parse("http://a.test/").expect("url"));
+        let first = prepare_write(&url, "a.test", Status::FetchError, &settings(), now);
+        assert_eq!(first.status, Status::FetchError);
+        assert_eq!(first.url.metadata.first(keys::FETCH_ERROR_COUNT), Some("1"));
+        assert!(first.next_fetch.is_some());
+        url.metadata.set(keys::FETCH_ERROR_COUNT, "2");
+        let third = prepare_write(&url, "a.test", Status::FetchError, &settings(), now);
+        assert_eq!(third.status, Status::Error);
+        assert_eq!(
+            third.url.metadata.first(keys::ERROR_CAUSE),
+            Some("maxFetchErrors")
+        );
+        assert_eq!(
+            third.next_fetch, None,
+            "ERROR is never refetched by default"
+        );
+    }
+
+    #[test]
+    fn success_clears_errors_and_only_persisted_metadata_is_kept() {
+        let now = Utc::now();
+        let mut metadata = Metadata::new();
+        metadata.set(keys::FETCH_ERROR_COUNT, "2");
+        metadata.set(keys::ERROR_CAUSE, "x");
+        metadata.set(keys::DEPTH, "2");
+        metadata.set("keep.me", "1");
+        metadata.set("drop.me", "1");
+        let url = CrawlUrl {
+            url: Url::parse("http://a.test/").expect("url"),
+            metadata,
+        };
+        let write = prepare_write(&url, "a.test", Status::Fetched, &settings(), now);
+        let kept: Vec<&str> = write.url.metadata.iter().map(|(k, _)| k).collect();
+        assert_eq!(kept, ["depth", "keep.me"]);
+        assert!(write.next_fetch.is_some_and(|t| t > now));
+    }
+
+    #[test]
+    fn wildcard_patterns() {
+        let patterns = vec!["a.*".to_string(), "exact".to_string()];
+        assert!(key_matches(&patterns, "a.b"));
+        assert!(key_matches(&patterns, "exact"));
+        assert!(!key_matches(&patterns, "exactly"));
+        assert!(!key_matches(&patterns, "b.a"));
+    }
+}

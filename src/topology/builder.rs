@@ -1,0 +1,341 @@
+//! Assembling a crawler: configuration, frontier, filters and hooks.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use url::Url;
+
+use super::events::{CrawlObserver, CrawlStats, Observers};
+use super::run::Crawler;
+use crate::config::{ConfigError, CrawlConfig};
+use crate::fetch::{
+    FetcherBolt, FetcherSettings, HttpClient, HttpClientError, HttpSettings, RobotsCache,
+};
+use crate::filter::{
+    BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
+    UrlFilter,
+};
+use crate::model::{CrawlUrl, partition_key};
+use crate::parse::{ParseFilter, ParserBolt, ParserSettings};
+use crate::schedule::Scheduler;
+use crate::spout::{RunnerSettings, Spout};
+use crate::status::{StatusStore, StatusUpdaterSettings, StatusWrite};
+
+/// Why a crawler could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A URL filter could not be built from the configuration.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// The HTTP client could not be built.
+    #[error(transparent)]
+    Http(#[from] HttpClientError),
+    /// No frontier was given.
+    #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
+    NoFrontier,
+}
+
+/// What happened to the seeds given to [`Crawler::inject`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeedReport {
+    /// Seeds written to the frontier (or already in it).
+    pub accepted: usize,
+    /// Seeds refused, with the reason.
+    pub rejected: Vec<(String, String)>,
+}
+
+/// Builds a [`Crawler`]: the configuration, a frontier, and any filters and hooks of your own.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use squall::config::CrawlConfig;
+/// use squall::frontier::{EmbeddedFrontier, QueryLimits};
+/// use squall::topology::{CrawlerBuilder, RunLimits};
+///
+/// let frontier = EmbeddedFrontier::open(std::path::Path::new("crawl-db"))?;
+/// let crawler = CrawlerBuilder::new(CrawlConfig::default())
+///     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+///     .build()?;
+/// crawler.inject(["https://example.org/"]).await;
+/// let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+/// println!("{summary}");
+/// # Ok(()) }
+/// ```
+pub struct CrawlerBuilder {
+    config: CrawlConfig,
+    spout: Option<Box<dyn Spout>>,
+    store: Option<Arc<dyn StatusStore>>,
+    url_filters: Vec<Arc<dyn UrlFilter>>,
+    parse_filters: Vec<Arc<dyn ParseFilter>>,
+    scheduler: Option<Arc<dyn Scheduler>>,
+    observers: Observers,
+    resolve: Vec<(String, SocketAddr)>,
+}
+
+impl CrawlerBuilder {
+    /// Starts from a configuration.
+    pub fn new(config: CrawlConfig) -> Self {
+        CrawlerBuilder {
+            config,
+            spout: None,
+            store: None,
+            url_filters: Vec::new(),
+            parse_filters: Vec::new(),
+            scheduler: None,
+            observers: Observers::default(),
+            resolve: Vec::new(),
+        }
+    }
+
+    /// The frontier: where URLs are read from, and where statuses are written.
+    pub fn frontier(
+        mut self,
+        spout: impl Spout + 'static,
+        store: impl StatusStore + 'static,
+    ) -> Self {
+        self.spout = Some(Box::new(spout));
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The spout alone.
+    pub fn spout(mut self, spout: Box<dyn Spout>) -> Self {
+        self.spout = Some(spout);
+        self
+    }
+
+    /// The status store alone.
+    pub fn status_store(mut self, store: Arc<dyn StatusStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Adds a URL filter after the configured ones (normalizer, schemes, scope, regex, depth).
+    pub fn url_filter(mut self, filter: impl UrlFilter + 'static) -> Self {
+        self.url_filters.push(Arc::new(filter));
+        self
+    }
+
+    /// Adds a parse filter.
+    pub fn parse_filter(mut self, filter: impl ParseFilter + 'static) -> Self {
+        self.parse_filters.push(Arc::new(filter));
+        self
+    }
+
+    /// Replaces the scheduler built from the configuration's `fetchInterval.*` keys.
+    pub fn scheduler(mut self, scheduler: impl Scheduler + 'static) -> Self {
+        self.scheduler = Some(Arc::new(scheduler));
+        self
+    }
+
+    /// Adds an observer of crawl events (fetch logs, progress, your own metrics).
+    pub fn observer(mut self, observer: Arc<dyn CrawlObserver>) -> Self {
+        self.observers.push(observer);
+        self
+    }
+
+    /// Resolves `host` to `addr` instead of asking DNS (like curl's `--resolve`).
+    pub fn resolve(mut self, host: impl Into<String>, addr: SocketAddr) -> Self {
+        self.resolve.push((host.into(), addr));
+        self
+    }
+
+    /// Validates everything and builds the crawler.
+    pub fn build(self) -> Result<Crawler, BuildError> {
+        let config = self.config;
+        config.validate()?;
+        let spout = self.spout.ok_or(BuildError::NoFrontier)?;
+        let store = self.store.ok_or(BuildError::NoFrontier)?;
+        let scheduler: Arc<dyn Scheduler> = match self.scheduler {
+            Some(scheduler) => scheduler,
+            None => Arc::new(config.scheduler()?),
+        };
+
+        let scope = Arc::new(ScopeFilter::new(
+            config.urlfilter_ignore_outside_host,
+            config.urlfilter_ignore_outside_domain,
+        ));
+        let mut normalizer = BasicNormalizer::new();
+        if !config.urlnormalizer_remove_query_params.is_empty() {
+            normalizer =
+                normalizer.remove_query_params(config.urlnormalizer_remove_query_params.clone());
+        }
+        let normalizer = Arc::new(normalizer);
+        let max_depth = u32::try_from(config.max_depth).ok();
+        let mut filters = FilterChain::new();
+        filters.push(normalizer.clone());
+        filters.push(Arc::new(SchemeFilter::new(
+            config.urlfilter_schemes.clone(),
+        )));
+        filters.push(scope.clone());
+        if !config.urlfilter_include.is_empty() || !config.urlfilter_exclude.is_empty() {
+            filters.push(Arc::new(RegexFilter::new(
+                &config.urlfilter_include,
+                &config.urlfilter_exclude,
+            )?));
+        }
+        filters.push(Arc::new(DepthFilter::new(max_depth)));
+        for filter in self.url_filters {
+            filters.push(filter);
+        }
+
+        let http_settings = HttpSettings {
+            user_agent: config.user_agent(),
+            timeout: Duration::from_secs_f64(config.http_timeout),
+            connect_timeout: Duration::from_secs_f64(config.http_connect_timeout),
+            content_limit: usize::try_from(config.http_content_limit).ok(),
+            resolve: self.resolve,
+        };
+        let http = HttpClient::new(&http_settings)?;
+        let robots = if config.http_skip_robots {
+            None
+        } else {
+            Some(RobotsCache::new(
+                &http_settings,
+                &config.http_agent_name,
+                Duration::from_secs(24 * 3600),
+            )?)
+        };
+        let fetcher = FetcherBolt::new(
+            http,
+            robots,
+            FetcherSettings {
+                server_delay: Duration::from_secs_f64(config.fetcher_server_delay),
+                min_delay: Duration::from_secs_f64(config.fetcher_server_min_delay),
+                threads_per_queue: config.fetcher_threads_per_queue,
+                threads_total: config.fetcher_threads_number,
+                max_queued: config.fetcher_max_urls_in_queues,
+                max_crawl_delay: Duration::from_secs_f64(config.fetcher_max_crawl_delay),
+            },
+        );
+        let parser = ParserBolt::new(
+            ParserSettings {
+                emit_outlinks: config.parser_emit_outlinks,
+                max_outlinks: usize::try_from(config.parser_emit_outlinks_max_per_page).ok(),
+                redirections_allowed: config.redirections_allowed,
+                partition_mode: config.partition_url_mode,
+                transfer_keys: config.metadata_transfer.clone(),
+                track_path: config.metadata_track_path,
+                track_depth: config.metadata_track_depth,
+            },
+            filters.clone(),
+            self.parse_filters,
+        );
+        let mut persist_keys = config.metadata_persist.clone();
+        persist_keys.extend(config.metadata_transfer.iter().cloned());
+        let updater_settings = StatusUpdaterSettings {
+            batch_size: config.status_updater_batch_size,
+            flush_interval: Duration::from_secs_f64(config.status_updater_flush_interval),
+            max_fetch_errors: config.max_fetch_errors,
+            persist_keys,
+            scheduler: Arc::clone(&scheduler),
+        };
+        let runner_settings = RunnerSettings {
+            min_delay: Duration::from_millis(config.spout_min_delay_queries),
+            max_delay: Duration::from_millis(config.spout_max_delay_queries),
+            purgatory_ttl: Duration::from_secs_f64(config.spout_ttl_purgatory),
+            max_pending: config.topology_max_spout_pending,
+            idle_after_empty_queries: 2,
+        };
+        let stats = Arc::new(CrawlStats::default());
+        let mut observers = self.observers;
+        observers.push(stats.clone());
+        Ok(Crawler::new(super::run::Parts {
+            shutdown_timeout: Duration::from_secs_f64(config.topology_shutdown_timeout),
+            config,
+            spout,
+            store,
+            fetcher,
+            parser,
+            updater_settings,
+            runner_settings,
+            observer: Arc::new(observers),
+            stats,
+            seed_filters: SeedFilters {
+                normalizer,
+                scope,
+                filters,
+            },
+            scheduler,
+        }))
+    }
+}
+
+/// What seeds go through before they enter the frontier.
+pub(crate) struct SeedFilters {
+    normalizer: Arc<BasicNormalizer>,
+    scope: Arc<ScopeFilter>,
+    filters: FilterChain,
+}
+
+impl SeedFilters {
+    /// Parses, normalizes and filters seeds, widens the scope to their hosts, and writes them as
+    /// DISCOVERED.
+    pub(crate) async fn inject<'a>(
+        &self,
+        seeds: impl IntoIterator<Item = &'a str>,
+        config: &CrawlConfig,
+        scheduler: &dyn Scheduler,
+        store: &dyn StatusStore,
+    ) -> SeedReport {
+        let mut report = SeedReport::default();
+        let mut writes = Vec::new();
+        let now = chrono::Utc::now();
+        for raw in seeds {
+            let raw = raw.trim();
+            if raw.is_empty() || raw.starts_with('#') {
+                continue;
+            }
+            let parsed = match Url::parse(raw) {
+                Ok(url) => url,
+                Err(error) => {
+                    report
+                        .rejected
+                        .push((raw.to_string(), format!("not a valid URL: {error}")));
+                    continue;
+                }
+            };
+            if parsed.host_str().is_none() {
+                report
+                    .rejected
+                    .push((raw.to_string(), "the URL has no host".to_string()));
+                continue;
+            }
+            let url = self.normalizer.normalize(parsed);
+            self.scope.add_seed(&url);
+            let seed = CrawlUrl::seed(url);
+            let Some(url) = self.filters.filter(None, seed.url.clone(), &seed.metadata) else {
+                report
+                    .rejected
+                    .push((raw.to_string(), "refused by the URL filters".to_string()));
+                continue;
+            };
+            let key = partition_key(&url, &seed.metadata, config.partition_url_mode);
+            let next_fetch =
+                scheduler.schedule(crate::model::Status::Discovered, &seed.metadata, now);
+            writes.push(StatusWrite {
+                url: CrawlUrl {
+                    url,
+                    metadata: seed.metadata,
+                },
+                key,
+                status: crate::model::Status::Discovered,
+                next_fetch,
+            });
+        }
+        let urls: Vec<String> = writes.iter().map(|w| w.url.url.to_string()).collect();
+        for (url, outcome) in urls.into_iter().zip(store.store(writes).await) {
+            match outcome {
+                Ok(()) => report.accepted += 1,
+                Err(error) => report
+                    .rejected
+                    .push((url, format!("could not be written: {error}"))),
+            }
+        }
+        report
+    }
+}

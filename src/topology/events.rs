@@ -1,0 +1,146 @@
+//! What a running crawl tells the outside world: one event per processed URL, and running totals.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::FetchRecord;
+use crate::model::Status;
+
+/// Something that happened in a crawl.
+#[derive(Debug, Clone)]
+pub enum CrawlEvent {
+    /// A URL went through the topology and its writes were attempted.
+    Processed {
+        /// The URL.
+        url: String,
+        /// Its partition key.
+        key: String,
+        /// Its final status.
+        status: Status,
+        /// The fetch attempt, if there was one.
+        fetch: Option<FetchRecord>,
+        /// Outlinks written as DISCOVERED.
+        outlinks: usize,
+        /// Whether the writes succeeded (if not, the URL was failed back to the spout).
+        written: bool,
+    },
+}
+
+/// Receives crawl events. Called on the status updater's task: keep it quick.
+pub trait CrawlObserver: Send + Sync {
+    /// One event.
+    fn on_event(&self, event: &CrawlEvent);
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoObserver;
+
+impl CrawlObserver for NoObserver {
+    fn on_event(&self, _event: &CrawlEvent) {}
+}
+
+/// Running totals of a crawl, cheap to read from another task.
+#[derive(Debug, Default)]
+pub struct CrawlStats {
+    fetched_pages: AtomicU64,
+    bytes: AtomicU64,
+    outlinks: AtomicU64,
+    write_failures: AtomicU64,
+    per_status: [AtomicU64; 5],
+    hosts: dashmap::DashSet<String>,
+}
+
+impl CrawlStats {
+    /// Fetch attempts that got an answer from a server.
+    pub fn pages(&self) -> u64 {
+        self.fetched_pages.load(Ordering::Relaxed)
+    }
+
+    /// Body bytes received.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Outlinks written.
+    pub fn outlinks(&self) -> u64 {
+        self.outlinks.load(Ordering::Relaxed)
+    }
+
+    /// URLs whose writes failed.
+    pub fn write_failures(&self) -> u64 {
+        self.write_failures.load(Ordering::Relaxed)
+    }
+
+    /// URLs processed with `status`.
+    pub fn count(&self, status: Status) -> u64 {
+        self.per_status[status_index(status)].load(Ordering::Relaxed)
+    }
+
+    /// Distinct partition keys processed.
+    pub fn hosts(&self) -> u64 {
+        self.hosts.len() as u64
+    }
+
+    /// URLs processed in all.
+    pub fn processed(&self) -> u64 {
+        Status::ALL.iter().map(|s| self.count(*s)).sum()
+    }
+}
+
+fn status_index(status: Status) -> usize {
+    match status {
+        Status::Discovered => 0,
+        Status::Fetched => 1,
+        Status::FetchError => 2,
+        Status::Redirection => 3,
+        Status::Error => 4,
+    }
+}
+
+impl CrawlObserver for CrawlStats {
+    fn on_event(&self, event: &CrawlEvent) {
+        let CrawlEvent::Processed {
+            key,
+            status,
+            fetch,
+            outlinks,
+            written,
+            ..
+        } = event;
+        if !written {
+            self.write_failures.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.per_status[status_index(*status)].fetch_add(1, Ordering::Relaxed);
+        if !self.hosts.contains(key) {
+            self.hosts.insert(key.clone());
+        }
+        self.outlinks.fetch_add(*outlinks as u64, Ordering::Relaxed);
+        if let Some(fetch) = fetch {
+            if fetch.http_status.is_some() {
+                self.fetched_pages.fetch_add(1, Ordering::Relaxed);
+            }
+            self.bytes.fetch_add(fetch.bytes, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Sends each event to several observers in turn.
+#[derive(Clone, Default)]
+pub struct Observers(Vec<Arc<dyn CrawlObserver>>);
+
+impl Observers {
+    /// Adds an observer.
+    pub fn push(&mut self, observer: Arc<dyn CrawlObserver>) {
+        self.0.push(observer);
+    }
+}
+
+impl CrawlObserver for Observers {
+    fn on_event(&self, event: &CrawlEvent) {
+        for observer in &self.0 {
+            observer.on_event(event);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! What travels between the stages of a topology.
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+
+use super::AckHandle;
+use crate::model::{CrawlUrl, Status};
+
+/// A URL emitted by the spout, on its way to the fetcher.
+#[derive(Debug)]
+pub struct Tuple {
+    /// The URL and its metadata.
+    pub url: CrawlUrl,
+    /// Its partition key: the fetcher's politeness queue.
+    pub key: String,
+    /// Reports the outcome back to the spout.
+    pub ack: AckHandle,
+}
+
+/// One fetch attempt, as recorded for logs and metrics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FetchRecord {
+    /// When the request started.
+    pub started: DateTime<Utc>,
+    /// When the body was complete (or the attempt failed).
+    pub finished: DateTime<Utc>,
+    /// The HTTP status code, when the server answered.
+    pub http_status: Option<u16>,
+    /// Why the attempt failed, when it did.
+    pub error: Option<String>,
+    /// Bytes of body received (after decompression).
+    pub bytes: u64,
+}
+
+/// What a fetch produced.
+#[derive(Debug, Clone)]
+pub enum FetchOutcome {
+    /// The server answered.
+    Response(FetchedResponse),
+    /// No usable answer, or the URL may not be fetched: the status is decided already.
+    Failed {
+        /// FETCH_ERROR for a failure that may heal, ERROR for a refusal (robots.txt, ...).
+        status: Status,
+        /// A short machine-friendly cause (`robots.txt`, `timeout`, `connection`, ...).
+        cause: String,
+        /// A human-readable message.
+        message: String,
+    },
+}
+
+/// A server's answer.
+#[derive(Debug, Clone)]
+pub struct FetchedResponse {
+    /// HTTP status code.
+    pub status_code: u16,
+    /// The `Content-Type` header.
+    pub content_type: Option<String>,
+    /// The `Location` header, for redirects.
+    pub location: Option<String>,
+    /// The `X-Robots-Tag` header values.
+    pub robots_tag: Vec<String>,
+    /// The body, possibly truncated.
+    pub body: Bytes,
+    /// Whether the body was cut at the content limit.
+    pub truncated: bool,
+}
+
+/// A fetched URL, on its way to the parser.
+#[derive(Debug)]
+pub struct FetchedPage {
+    /// The URL as emitted, with its ack handle.
+    pub tuple: Tuple,
+    /// The attempt, for the fetch log.
+    pub record: FetchRecord,
+    /// What it produced.
+    pub outcome: FetchOutcome,
+}
+
+/// A URL found on a page (or a redirect target), ready to be written as DISCOVERED.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlink {
+    /// The URL, normalized and filtered, with the metadata it inherits.
+    pub url: CrawlUrl,
+    /// Its partition key.
+    pub key: String,
+}
+
+/// A processed URL, on its way to the status updater.
+#[derive(Debug)]
+pub struct StatusUpdate {
+    /// The URL with its metadata as updated by the fetcher and parser.
+    pub url: CrawlUrl,
+    /// Its partition key.
+    pub key: String,
+    /// Its new status.
+    pub status: Status,
+    /// URLs to write as DISCOVERED.
+    pub outlinks: Vec<Outlink>,
+    /// The fetch attempt, if a fetch happened.
+    pub fetch: Option<FetchRecord>,
+    /// Acked once the status and every outlink are written.
+    pub ack: AckHandle,
+}

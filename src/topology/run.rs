@@ -1,0 +1,274 @@
+//! Running a crawler: the stages as tasks, the limits, and a graceful stop.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, info, info_span, warn};
+
+use super::builder::{SeedFilters, SeedReport};
+use super::events::{CrawlObserver, CrawlStats};
+use crate::config::CrawlConfig;
+use crate::fetch::FetcherBolt;
+use crate::model::Status;
+use crate::parse::ParserBolt;
+use crate::schedule::Scheduler;
+use crate::spout::{RunnerSettings, RunnerState, Spout, SpoutRunner};
+use crate::status::{StatusStore, StatusUpdater, StatusUpdaterSettings};
+
+pub(crate) struct Parts {
+    pub(crate) config: CrawlConfig,
+    pub(crate) spout: Box<dyn Spout>,
+    pub(crate) store: Arc<dyn StatusStore>,
+    pub(crate) fetcher: FetcherBolt,
+    pub(crate) parser: ParserBolt,
+    pub(crate) updater_settings: StatusUpdaterSettings,
+    pub(crate) runner_settings: RunnerSettings,
+    pub(crate) observer: Arc<dyn CrawlObserver>,
+    pub(crate) stats: Arc<CrawlStats>,
+    pub(crate) seed_filters: SeedFilters,
+    pub(crate) scheduler: Arc<dyn Scheduler>,
+    pub(crate) shutdown_timeout: Duration,
+}
+
+/// When a run stops by itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunLimits {
+    /// Stop emitting once this many pages were fetched (those in flight still finish).
+    pub max_pages: Option<u64>,
+    /// Stop after this long.
+    pub max_duration: Option<Duration>,
+    /// Stop once nothing is due, buffered or in flight.
+    pub until_idle: bool,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// [`Crawler::stop_token`] was cancelled (Ctrl-C in the crawl binary).
+    Requested,
+    /// `max_pages` was reached.
+    MaxPages,
+    /// `max_duration` passed.
+    MaxDuration,
+    /// Nothing was left to do.
+    Idle,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlSummary {
+    /// Why it ended.
+    pub stop_reason: StopReason,
+    /// URLs processed, per status.
+    pub statuses: Vec<(Status, u64)>,
+    /// Fetches that got an answer from a server.
+    pub pages: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Distinct partition keys (hosts, domains or IPs) processed.
+    pub hosts: u64,
+    /// URLs whose writes failed (they stay due in the frontier).
+    pub write_failures: u64,
+    /// Wall-clock seconds.
+    pub elapsed_seconds: f64,
+    /// Whether every stage stopped within `topology.shutdown.timeout`.
+    pub clean_shutdown: bool,
+}
+
+impl fmt::Display for CrawlSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = if self.elapsed_seconds > 0.0 {
+            self.pages as f64 / self.elapsed_seconds
+        } else {
+            0.0
+        };
+        writeln!(
+            f,
+            "crawl stopped ({:?}) after {:.1} s: {} pages, {} bytes, {} hosts, {:.1} pages/s",
+            self.stop_reason, self.elapsed_seconds, self.pages, self.bytes, self.hosts, rate
+        )?;
+        let statuses: Vec<String> = self
+            .statuses
+            .iter()
+            .map(|(status, n)| format!("{status} {n}"))
+            .collect();
+        write!(f, "statuses: {}", statuses.join(", "))?;
+        if self.write_failures > 0 {
+            write!(
+                f,
+                "\nstatus writes failed for {} URLs (they stay due)",
+                self.write_failures
+            )?;
+        }
+        if !self.clean_shutdown {
+            write!(
+                f,
+                "\nsome stages did not stop within topology.shutdown.timeout"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A built crawler: inject seeds, then run it.
+pub struct Crawler {
+    parts: Parts,
+    stop: CancellationToken,
+    state_tx: watch::Sender<RunnerState>,
+}
+
+impl Crawler {
+    pub(crate) fn new(parts: Parts) -> Self {
+        Crawler {
+            parts,
+            stop: CancellationToken::new(),
+            state_tx: watch::Sender::new(RunnerState::default()),
+        }
+    }
+
+    /// Writes seed URLs to the frontier as DISCOVERED (depth 0), after normalization and filtering.
+    /// Seeds already known keep their status. Malformed seeds are reported, and the rest go on.
+    pub async fn inject<'a>(&self, seeds: impl IntoIterator<Item = &'a str>) -> SeedReport {
+        self.parts
+            .seed_filters
+            .inject(
+                seeds,
+                &self.parts.config,
+                self.parts.scheduler.as_ref(),
+                self.parts.store.as_ref(),
+            )
+            .await
+    }
+
+    /// Cancel this token to stop the crawl gracefully.
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Running totals, readable while the crawl runs.
+    pub fn stats(&self) -> Arc<CrawlStats> {
+        Arc::clone(&self.parts.stats)
+    }
+
+    /// The spout runner's state (in flight, buffered, emitted, idle), updated as it changes.
+    pub fn state(&self) -> watch::Receiver<RunnerState> {
+        self.state_tx.subscribe()
+    }
+
+    /// Runs until a limit is reached or the stop token is cancelled, then drains every stage, writes
+    /// the last statuses and returns the summary.
+    pub async fn run(self, limits: RunLimits) -> CrawlSummary {
+        let started = Instant::now();
+        let Crawler {
+            parts,
+            stop,
+            state_tx,
+        } = self;
+        let Parts {
+            config,
+            spout,
+            store,
+            fetcher,
+            parser,
+            updater_settings,
+            runner_settings,
+            observer,
+            stats,
+            shutdown_timeout,
+            ..
+        } = parts;
+
+        let fetch_capacity = config.fetcher_threads_number.max(16);
+        let (fetch_tx, fetch_rx) = mpsc::channel(fetch_capacity);
+        let (parse_tx, parse_rx) = mpsc::channel(64);
+        let (status_tx, status_rx) = mpsc::channel(config.status_updater_batch_size.max(64));
+        let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+        let mut state_rx = state_tx.subscribe();
+
+        let runner = SpoutRunner::new(spout, runner_settings);
+        let updater = StatusUpdater::new(Arc::clone(&store), updater_settings, observer);
+        let tasks = vec![
+            tokio::spawn(
+                runner
+                    .run(fetch_tx, ack_tx, ack_rx, state_tx, stop.clone())
+                    .instrument(info_span!("spout")),
+            ),
+            tokio::spawn(
+                fetcher
+                    .run(fetch_rx, parse_tx, stop.clone())
+                    .instrument(info_span!("fetcher")),
+            ),
+            tokio::spawn(
+                parser
+                    .run(parse_rx, status_tx)
+                    .instrument(info_span!("parser")),
+            ),
+            tokio::spawn(
+                updater
+                    .run(status_rx)
+                    .instrument(info_span!("status_updater")),
+            ),
+        ];
+
+        let deadline = limits.max_duration.map(|d| tokio::time::Instant::now() + d);
+        let stop_reason = loop {
+            if let Some(max) = limits.max_pages
+                && stats.pages() >= max
+            {
+                break StopReason::MaxPages;
+            }
+            if limits.until_idle && state_rx.borrow().idle {
+                break StopReason::Idle;
+            }
+            let until =
+                deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+            tokio::select! {
+                _ = stop.cancelled() => break StopReason::Requested,
+                _ = tokio::time::sleep_until(until), if deadline.is_some() => break StopReason::MaxDuration,
+                changed = state_rx.changed() => {
+                    if changed.is_err() {
+                        break StopReason::Requested;
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        };
+        info!(?stop_reason, "stopping the crawl: draining every stage");
+        stop.cancel();
+
+        let mut clean_shutdown = true;
+        let drain = futures::future::join_all(tasks);
+        match tokio::time::timeout(shutdown_timeout, drain).await {
+            Ok(results) => {
+                for result in results {
+                    if let Err(error) = result {
+                        warn!(%error, "a stage ended abnormally");
+                        clean_shutdown = false;
+                    }
+                }
+            }
+            Err(_) => {
+                warn!(?shutdown_timeout, "stages did not stop in time");
+                clean_shutdown = false;
+            }
+        }
+        if let Err(error) = store.flush().await {
+            warn!(%error, "final flush of the status store failed");
+            clean_shutdown = false;
+        }
+
+        CrawlSummary {
+            stop_reason,
+            statuses: Status::ALL.iter().map(|s| (*s, stats.count(*s))).collect(),
+            pages: stats.pages(),
+            bytes: stats.bytes(),
+            hosts: stats.hosts(),
+            write_failures: stats.write_failures(),
+            elapsed_seconds: started.elapsed().as_secs_f64(),
+            clean_shutdown,
+        }
+    }
+}

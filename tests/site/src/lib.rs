@@ -1,0 +1,56 @@
+//! A deterministic multi-host web site served on loopback, for squall's
+//! end-to-end crawl tests, benchmarks and demo mode.
+//!
+//! A [`SiteSpec`] describes the site; the same spec always generates the
+//! same site. [`Site::start`] serves every host of it from one HTTP server
+//! bound to `127.0.0.1:0`, choosing the host by the `Host` header. URLs carry
+//! the port (`http://host-03.test:PORT/p/17.html`): a crawler must resolve
+//! every name of [`Site::host_names`] to 127.0.0.1 and connect to the URL's
+//! port.
+//!
+//! The site has in-scope hosts `host-NN.test` (the seeds are their home
+//! pages) and out-of-scope hosts `outside-NN.test`. Its pages link to each
+//! other with absolute, protocol-relative, root-relative and relative links
+//! (one form `../p/N.html`), some under a `<base href>`, some with fragments,
+//! some duplicated, some `rel="nofollow"` (their targets are reachable only
+//! through nofollow links). Some pages are linked from nowhere. Special
+//! paths: `/redirect/N` (301 to an ordinary page, sometimes on another
+//! host), `/missing/N` (404), `/error/N` (500), `/files/N.pdf`
+//! (`application/pdf`). One host (`host-01.test` by default) serves a
+//! robots.txt disallowing `/private/`, and links to `/private/N.html` pages;
+//! every other /robots.txt answers 404.
+//!
+//! [`Site::expected`] tells what a correct crawler does, and
+//! [`Expectation::check_requests`] compares it with the server's request log:
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use squall_testsite::{ExpectedStatus, Site, SiteSpec};
+//!
+//! let site = Site::start(SiteSpec::small()).await?;
+//! let seeds = site.seeds(); // http://host-00.test:PORT/, ...
+//! // ... crawl `seeds`, resolving every `site.host_names()` to `site.addr()` ...
+//! let expected = site.expected();
+//! assert!(expected.count(ExpectedStatus::Fetched) > 0);
+//! let problems = expected.check_requests(&site.requests());
+//! assert!(problems.is_empty(), "{problems:#?}");
+//! site.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod expect;
+mod model;
+mod server;
+mod spec;
+#[cfg(test)]
+mod tests;
+
+pub use expect::{Expectation, ExpectedStatus};
+pub use server::{RequestRecord, Site};
+pub use spec::SiteSpec;
+
+/// `http://{host}:{port}{path}`: the URL form used throughout the site.
+pub fn url_for(host: &str, port: u16, path: &str) -> String {
+    format!("http://{host}:{port}{path}")
+}

@@ -1,0 +1,342 @@
+//! The HTTP server.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{CONTENT_TYPE, HOST, LOCATION, USER_AGENT};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::model::{Doc, Model, ROBOTS_TXT, render_page, render_pdf};
+use crate::{Expectation, SiteSpec};
+
+/// One request received by the site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// HTTP method (`GET`, `HEAD`, ...).
+    pub method: String,
+    /// Host name from the `Host` header (or the URI authority), lowercase,
+    /// without the port.
+    pub host: String,
+    /// Path and query as requested, e.g. `/p/17.html`.
+    pub path: String,
+    /// `http://{host}:{port}{path}`, with the site's port: directly
+    /// comparable with the URLs of an [`Expectation`].
+    pub url: String,
+    /// Status code served.
+    pub status: u16,
+    /// `User-Agent` header, if any.
+    pub user_agent: Option<String>,
+    /// When the request was received (monotonic clock).
+    pub at: Instant,
+}
+
+/// A pre-rendered response.
+struct Resource {
+    status: StatusCode,
+    content_type: &'static str,
+    location: Option<HeaderValue>,
+    body: Bytes,
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+impl Resource {
+    fn new(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Self {
+        Resource {
+            status,
+            content_type,
+            location: None,
+            body: body.into(),
+        }
+    }
+
+    fn status_page(status: StatusCode) -> Self {
+        let reason = status.canonical_reason().unwrap_or("Error");
+        let code = status.as_u16();
+        let body = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1></body></html>\n"
+        );
+        Resource::new(status, HTML, body)
+    }
+
+    fn response(&self) -> Response {
+        let mut resp = Response::new(Body::from(self.body.clone()));
+        *resp.status_mut() = self.status;
+        let headers = resp.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(self.content_type));
+        if let Some(loc) = &self.location {
+            headers.insert(LOCATION, loc.clone());
+        }
+        resp
+    }
+}
+
+struct Shared {
+    port: u16,
+    hosts: HashMap<String, HashMap<String, Resource>>,
+    not_found: Resource,
+    not_allowed: Resource,
+    log: Mutex<Vec<RequestRecord>>,
+}
+
+impl Shared {
+    fn build(model: &Model, port: u16) -> Shared {
+        let mut hosts: HashMap<String, HashMap<String, Resource>> = HashMap::new();
+        for host in model.in_scope.iter().chain(&model.outside) {
+            hosts.entry(host.clone()).or_default();
+        }
+        for (loc, doc) in &model.docs {
+            let res = match doc {
+                Doc::Html(page) => {
+                    Resource::new(StatusCode::OK, HTML, render_page(loc, page, port))
+                }
+                Doc::Redirect(target) => {
+                    let url = target.url(port);
+                    let mut r = Resource::new(
+                        StatusCode::MOVED_PERMANENTLY,
+                        HTML,
+                        format!(
+                            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Moved</title></head>\n<body><p>Moved to {url}</p></body></html>\n"
+                        ),
+                    );
+                    r.location = HeaderValue::from_str(&url).ok();
+                    r
+                }
+                Doc::Pdf(k) => Resource::new(StatusCode::OK, "application/pdf", render_pdf(*k)),
+                Doc::Status(code) => Resource::status_page(
+                    StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                ),
+                Doc::Robots => Resource::new(
+                    StatusCode::OK,
+                    "text/plain; charset=utf-8",
+                    ROBOTS_TXT.as_bytes(),
+                ),
+            };
+            hosts
+                .entry(loc.host.clone())
+                .or_default()
+                .insert(loc.path.clone(), res);
+        }
+        Shared {
+            port,
+            hosts,
+            not_found: Resource::status_page(StatusCode::NOT_FOUND),
+            not_allowed: Resource::status_page(StatusCode::METHOD_NOT_ALLOWED),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn log(&self) -> MutexGuard<'_, Vec<RequestRecord>> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Host name of a request, lowercase, without port or trailing dot.
+fn request_host(req: &Request) -> String {
+    let raw = req
+        .headers()
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| req.uri().host())
+        .unwrap_or("");
+    let host = match raw.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => raw,
+    };
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let at = Instant::now();
+    let host = request_host(&req);
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+    let method = req.method();
+    let res = if method != Method::GET && method != Method::HEAD {
+        &shared.not_allowed
+    } else {
+        shared
+            .hosts
+            .get(&host)
+            .and_then(|paths| paths.get(req.uri().path()))
+            .unwrap_or(&shared.not_found)
+    };
+    let record = RequestRecord {
+        method: method.as_str().to_owned(),
+        url: crate::url_for(&host, shared.port, &path),
+        host,
+        path,
+        status: res.status.as_u16(),
+        user_agent: req
+            .headers()
+            .get(USER_AGENT)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        at,
+    };
+    shared.log().push(record);
+    res.response()
+}
+
+/// A running site: one HTTP server on loopback serving every host of a
+/// [`SiteSpec`], chosen by the `Host` header. Stops on [`Site::shutdown`] or
+/// when dropped.
+pub struct Site {
+    spec: SiteSpec,
+    model: Model,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Site {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Site")
+            .field("addr", &self.addr)
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Site {
+    /// Generates the site and serves it on `127.0.0.1:0` (a free port), on
+    /// the current tokio runtime.
+    pub async fn start(spec: SiteSpec) -> std::io::Result<Site> {
+        Site::start_on(spec, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Like [`Site::start`], on a given loopback address (e.g. a fixed port
+    /// for a demo). Non-loopback addresses are refused.
+    pub async fn start_on(spec: SiteSpec, addr: SocketAddr) -> std::io::Result<Site> {
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the test site only listens on loopback",
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let model = Model::generate(&spec);
+        let shared = Arc::new(Shared::build(&model, addr.port()));
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(Arc::clone(&shared));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(Site {
+            spec,
+            model,
+            addr,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The spec the site was generated from.
+    pub fn spec(&self) -> &SiteSpec {
+        &self.spec
+    }
+
+    /// The address the server listens on (`127.0.0.1:PORT`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The port of the server, part of every URL of the site.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Home page URL of every in-scope host (`http://host-00.test:PORT/`, ...):
+    /// the crawl seeds.
+    pub fn seeds(&self) -> Vec<String> {
+        self.spec.seeds(self.port())
+    }
+
+    /// Every host name the site serves (in-scope hosts, then out-of-scope
+    /// ones); a crawler must resolve them all to 127.0.0.1.
+    pub fn host_names(&self) -> Vec<String> {
+        self.spec.host_names()
+    }
+
+    /// Names of the in-scope hosts (the seeds' hosts).
+    pub fn in_scope_host_names(&self) -> Vec<String> {
+        self.spec.in_scope_host_names()
+    }
+
+    /// `http://{host}:{port}{path}` for this site's port.
+    pub fn url(&self, host: &str, path: &str) -> String {
+        crate::url_for(host, self.port(), path)
+    }
+
+    /// Every request received so far, in order of arrival.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.log().clone()
+    }
+
+    /// Number of requests received so far.
+    pub fn request_count(&self) -> usize {
+        self.shared.log().len()
+    }
+
+    /// Forgets the requests received so far.
+    pub fn clear_requests(&self) {
+        self.shared.log().clear();
+    }
+
+    /// What a correct crawl from [`Site::seeds`] does.
+    pub fn expected(&self) -> Expectation {
+        Expectation::compute(&self.model, self.port())
+    }
+
+    /// The body this site serves for `host` and `path` (exact path, no
+    /// query), if any: to inspect pages in tests.
+    pub fn body(&self, host: &str, path: &str) -> Option<&[u8]> {
+        self.shared
+            .hosts
+            .get(host)
+            .and_then(|paths| paths.get(path))
+            .map(|r| r.body.as_ref())
+    }
+
+    /// Stops the server: no new connections, in-flight requests complete
+    /// (waits up to 5 seconds, then aborts).
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(Duration::from_secs(5), &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Site {
+    /// Best effort: signals the server to stop, without waiting.
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
