@@ -18,7 +18,7 @@ use tracing::{debug, info};
 use super::http::HttpClient;
 use super::robots::RobotsCache;
 use crate::model::{Status, keys};
-use crate::topology::{FetchOutcome, FetchRecord, FetchedPage, Tuple};
+use crate::topology::{FetchOutcome, FetchedPage, Tuple};
 
 /// Politeness and concurrency settings of the fetcher.
 #[derive(Debug, Clone, PartialEq)]
@@ -233,20 +233,12 @@ async fn fetch_one(
             None
         };
         if let Some((cause, message)) = refusal {
-            let now = chrono::Utc::now();
             tuple.url.metadata.set(keys::ERROR_CAUSE, cause);
-            let record = FetchRecord {
-                started: now,
-                finished: now,
-                http_status: None,
-                error: Some(message.clone()),
-                bytes: 0,
-            };
             return Completed {
                 key,
                 page: FetchedPage {
                     tuple,
-                    record,
+                    record: None,
                     outcome: FetchOutcome::Failed {
                         status: Status::Error,
                         cause: cause.to_string(),
@@ -267,7 +259,7 @@ async fn fetch_one(
         key,
         page: FetchedPage {
             tuple,
-            record,
+            record: Some(record),
             outcome,
         },
         contacted_server: true,

@@ -75,6 +75,16 @@ pub struct QueryLimits {
     pub max_urls_per_bucket: usize,
 }
 
+impl QueryLimits {
+    /// The limits set by `frontier.max.buckets` and `frontier.max.urls.per.bucket`.
+    pub fn from_config(config: &crate::config::CrawlConfig) -> Self {
+        QueryLimits {
+            max_buckets: config.frontier_max_buckets,
+            max_urls_per_bucket: config.frontier_max_urls_per_bucket,
+        }
+    }
+}
+
 impl Default for QueryLimits {
     fn default() -> Self {
         QueryLimits {

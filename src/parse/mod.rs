@@ -165,7 +165,7 @@ impl ParserBolt {
             key: tuple.key,
             status,
             outlinks,
-            fetch: Some(record),
+            fetch: record,
             ack: tuple.ack,
         }
     }

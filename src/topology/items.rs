@@ -70,8 +70,8 @@ pub struct FetchedResponse {
 pub struct FetchedPage {
     /// The URL as emitted, with its ack handle.
     pub tuple: Tuple,
-    /// The attempt, for the fetch log.
-    pub record: FetchRecord,
+    /// The attempt, for the fetch log; `None` when no request was made (robots.txt refused it).
+    pub record: Option<FetchRecord>,
     /// What it produced.
     pub outcome: FetchOutcome,
 }

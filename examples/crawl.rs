@@ -1,0 +1,368 @@
+//! The example topology binary: a complete crawler on the command line.
+//!
+//! ```text
+//! cargo run --release --example crawl -- [OPTIONS] [SEED_URL...]
+//! ```
+//!
+//! It crawls with the embedded frontier by default (a directory on local disk), so that a crawl needs
+//! nothing but cargo. Stop it with Ctrl-C: it stops emitting, lets every stage finish what it holds,
+//! writes the last statuses and prints a summary; run it again with the same `--frontier-path` and it
+//! continues where it stopped. `--demo-site` serves a generated multi-host web site on loopback and
+//! crawls that, for a first try without touching the internet.
+
+use std::io::{IsTerminal, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, ValueEnum};
+use serde_json::json;
+use squall::config::ConfigBuilder;
+use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::topology::{
+    CrawlEvent, CrawlObserver, CrawlStats, CrawlSummary, CrawlerBuilder, RunLimits,
+};
+use squall_testsite::{Site, SiteSpec};
+use tracing_subscriber::EnvFilter;
+
+/// Crawl the web (or a local demo site) with squall.
+#[derive(Debug, Parser)]
+#[command(name = "crawl", version, about)]
+struct Args {
+    /// Seed URLs.
+    seeds: Vec<String>,
+    /// A file of seed URLs, one per line (blank lines and lines starting with # are skipped).
+    #[arg(long, value_name = "FILE")]
+    seeds_file: Option<PathBuf>,
+    /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Overrides one configuration key; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Where the frontier lives.
+    #[arg(long, value_enum, default_value_t = FrontierKind::Embedded)]
+    frontier: FrontierKind,
+    /// The embedded frontier's directory.
+    #[arg(long, value_name = "DIR", default_value = "squall-frontier")]
+    frontier_path: PathBuf,
+    /// Elasticsearch/OpenSearch address, for `--frontier opensearch`.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9200")]
+    es_url: String,
+    /// Spout strategy over an Elasticsearch/OpenSearch frontier.
+    #[arg(long, value_name = "NAME")]
+    spout: Option<String>,
+    /// Stop after this many fetched pages (those in flight still finish).
+    #[arg(long, value_name = "N")]
+    max_pages: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    max_duration: Option<f64>,
+    /// Stop once nothing is due or in flight.
+    #[arg(long)]
+    until_idle: bool,
+    /// Resolve HOST to IP instead of using DNS (like curl's --resolve; HOST:PORT:IP is accepted too).
+    #[arg(long, value_name = "HOST:IP")]
+    resolve: Vec<String>,
+    /// Write one JSON line per fetch attempt to FILE.
+    #[arg(long, value_name = "FILE")]
+    fetch_log: Option<PathBuf>,
+    /// Write the final summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    summary_json: Option<PathBuf>,
+    /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    /// Serve a generated multi-host demo site on loopback and crawl it (adds its seeds).
+    #[arg(long)]
+    demo_site: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FrontierKind {
+    /// A directory on local disk (redb).
+    Embedded,
+    /// An Elasticsearch or OpenSearch cluster.
+    Opensearch,
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    init_tracing();
+    match crawl(args).await {
+        Ok(()) => {}
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn init_tracing() {
+    let default = if std::io::stderr().is_terminal() {
+        "warn"
+    } else {
+        "info,squall=info"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+async fn crawl(args: Args) -> anyhow::Result<()> {
+    let mut builder = ConfigBuilder::new();
+    if let Some(path) = &args.config {
+        builder = builder.yaml_file(path)?;
+    }
+    for assignment in &args.overrides {
+        builder = builder.set(assignment)?;
+    }
+    let config = builder.build()?;
+
+    if args.frontier == FrontierKind::Opensearch {
+        bail!(
+            "--frontier opensearch (with --es-url {} and --spout {}) is not available yet: the \
+             Elasticsearch/OpenSearch frontier arrives with the squall-spouts spouts; use the default \
+             embedded frontier",
+            args.es_url,
+            args.spout.as_deref().unwrap_or("aggregation")
+        );
+    }
+    if let Some(spout) = &args.spout {
+        bail!("--spout {spout} applies to --frontier opensearch only");
+    }
+
+    let mut seeds: Vec<String> = args.seeds.clone();
+    if let Some(path) = &args.seeds_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read seeds file {}", path.display()))?;
+        seeds.extend(text.lines().map(str::to_string));
+    }
+    let mut resolve = Vec::new();
+    for entry in &args.resolve {
+        resolve.push(parse_resolve(entry)?);
+    }
+
+    let demo = if args.demo_site {
+        let site = Site::start(SiteSpec::default())
+            .await
+            .context("cannot start the demo site on loopback")?;
+        for host in site.host_names() {
+            resolve.push((host, site.addr()));
+        }
+        seeds.extend(site.seeds());
+        eprintln!(
+            "demo site: {} hosts on {} (seeds: {})",
+            site.in_scope_host_names().len(),
+            site.addr(),
+            site.seeds().len()
+        );
+        Some(site)
+    } else {
+        None
+    };
+
+    if let Some(addr) = args.metrics_addr {
+        metrics_exporter_prometheus::PrometheusBuilder::new()
+            .with_http_listener(addr)
+            .install()
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    }
+
+    let frontier = EmbeddedFrontier::open(&args.frontier_path)?;
+    let limits = QueryLimits::from_config(&config);
+    let mut crawler =
+        CrawlerBuilder::new(config).frontier(frontier.spout(limits), frontier.clone());
+    for (host, addr) in resolve {
+        crawler = crawler.resolve(host, addr);
+    }
+    let fetch_log = match &args.fetch_log {
+        Some(path) => {
+            let log = FetchLog::create(path)?;
+            crawler = crawler.observer(Arc::new(log.clone()));
+            Some(log)
+        }
+        None => None,
+    };
+    let crawler = crawler.build()?;
+
+    let report = crawler.inject(seeds.iter().map(String::as_str)).await;
+    for (seed, reason) in &report.rejected {
+        eprintln!("skipping seed {seed:?}: {reason}");
+    }
+    if report.accepted > 0 {
+        eprintln!("{} seeds injected", report.accepted);
+    }
+
+    let stop = crawler.stop_token();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\nstopping: finishing the fetches in progress (Ctrl-C again to quit at once)"
+            );
+            stop.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let progress = tokio::spawn(show_progress(crawler.stats(), crawler.state()));
+
+    let limits = RunLimits {
+        max_pages: args.max_pages,
+        max_duration: args.max_duration.map(Duration::from_secs_f64),
+        until_idle: args.until_idle,
+    };
+    let summary = crawler.run(limits).await;
+    progress.abort();
+    if let Some(log) = fetch_log {
+        log.flush()?;
+    }
+    println!("{summary}");
+    if let Some(path) = &args.summary_json {
+        std::fs::write(path, summary_json(&summary).to_string())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(site) = demo {
+        site.shutdown().await;
+    }
+    Ok(())
+}
+
+/// `HOST:IP` or `HOST:PORT:IP` (IPv6 addresses may be bracketed).
+fn parse_resolve(entry: &str) -> anyhow::Result<(String, SocketAddr)> {
+    let (host, rest) = entry
+        .split_once(':')
+        .with_context(|| format!("--resolve {entry:?} is not HOST:IP"))?;
+    let ip_text = match rest.split_once(':') {
+        Some((port, ip)) if port.parse::<u16>().is_ok() => ip,
+        _ => rest,
+    };
+    let ip: IpAddr = ip_text
+        .trim_matches(['[', ']'])
+        .parse()
+        .with_context(|| format!("--resolve {entry:?}: {ip_text:?} is not an IP address"))?;
+    if host.is_empty() {
+        bail!("--resolve {entry:?} has no host name");
+    }
+    // The port is taken from each URL; reqwest ignores this one.
+    Ok((host.to_ascii_lowercase(), SocketAddr::new(ip, 0)))
+}
+
+fn summary_json(summary: &CrawlSummary) -> serde_json::Value {
+    let statuses: serde_json::Map<String, serde_json::Value> = summary
+        .statuses
+        .iter()
+        .map(|(status, n)| (status.to_string(), json!(n)))
+        .collect();
+    json!({
+        "stop_reason": format!("{:?}", summary.stop_reason),
+        "statuses": statuses,
+        "pages": summary.pages,
+        "bytes": summary.bytes,
+        "hosts": summary.hosts,
+        "write_failures": summary.write_failures,
+        "elapsed_seconds": summary.elapsed_seconds,
+        "clean_shutdown": summary.clean_shutdown,
+    })
+}
+
+async fn show_progress(
+    stats: Arc<CrawlStats>,
+    state: tokio::sync::watch::Receiver<squall::spout::RunnerState>,
+) {
+    let started = std::time::Instant::now();
+    let line = |stats: &CrawlStats| {
+        let s = *state.borrow();
+        let elapsed = started.elapsed().as_secs_f64().max(0.001);
+        format!(
+            "{} pages ({:.1}/s), {} hosts, {} in flight, {} buffered, {} MiB",
+            stats.pages(),
+            stats.pages() as f64 / elapsed,
+            stats.hosts(),
+            s.in_flight,
+            s.buffered,
+            stats.bytes() / (1024 * 1024)
+        )
+    };
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(200));
+        loop {
+            bar.set_message(line(&stats));
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    } else {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            eprintln!("progress: {}", line(&stats));
+        }
+    }
+}
+
+/// Writes one JSON line per fetch attempt.
+#[derive(Clone)]
+struct FetchLog {
+    out: Arc<Mutex<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl FetchLog {
+    fn create(path: &std::path::Path) -> anyhow::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open fetch log {}", path.display()))?;
+        Ok(FetchLog {
+            out: Arc::new(Mutex::new(std::io::BufWriter::new(file))),
+        })
+    }
+
+    fn flush(&self) -> anyhow::Result<()> {
+        if let Ok(mut out) = self.out.lock() {
+            out.flush().context("cannot write the fetch log")?;
+        }
+        Ok(())
+    }
+}
+
+impl CrawlObserver for FetchLog {
+    fn on_event(&self, event: &CrawlEvent) {
+        let CrawlEvent::Processed {
+            url,
+            key,
+            status,
+            fetch: Some(fetch),
+            outlinks,
+            ..
+        } = event
+        else {
+            return;
+        };
+        let time = |t: &chrono::DateTime<chrono::Utc>| {
+            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        };
+        let mut line = json!({
+            "url": url,
+            "key": key,
+            "started": time(&fetch.started),
+            "finished": time(&fetch.finished),
+            "bytes": fetch.bytes,
+            "outlinks": outlinks,
+            "status": status.as_str(),
+        });
+        match (&fetch.http_status, &fetch.error) {
+            (Some(code), _) => line["http_status"] = json!(code),
+            (None, Some(error)) => line["error"] = json!(error),
+            (None, None) => {}
+        }
+        if let Ok(mut out) = self.out.lock() {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+}
