@@ -1,0 +1,217 @@
+//! The crawl binary (`examples/crawl.rs`) as a user runs it: interrupted and resumed, and given bad
+//! input. `cargo test` builds the examples, so the binary sits beside the test executables.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use squall_testsite::{Site, SiteSpec};
+
+fn crawl_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let target_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target directory");
+    let binary = target_dir.join("examples").join("crawl");
+    assert!(
+        binary.exists(),
+        "{} is missing: run the tests with `cargo test`, which builds the examples",
+        binary.display()
+    );
+    binary
+}
+
+fn site_args(site: &Site) -> Vec<String> {
+    let mut args = Vec::new();
+    for host in site.host_names() {
+        args.push("--resolve".to_string());
+        args.push(format!("{host}:{}", site.addr().ip()));
+    }
+    args.extend(site.seeds());
+    args
+}
+
+fn common_args(frontier: &std::path::Path, fetch_log: &std::path::Path) -> Vec<String> {
+    [
+        "--frontier-path",
+        &frontier.display().to_string(),
+        "--fetch-log",
+        &fetch_log.display().to_string(),
+        "--set",
+        "http.agent.name=squall-test",
+        "--set",
+        "fetcher.server.delay=0.05",
+        "--set",
+        "spout.min.delay.queries=100",
+        "--set",
+        "urlfilter.ignore.outside.host=true",
+        "--until-idle",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+fn lines(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetching() {
+    let site = Site::start(SiteSpec::default()).await.expect("site");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut args = common_args(&frontier, &fetch_log);
+    args.extend(site_args(&site));
+
+    // First run: interrupt it once a good part of the site is fetched.
+    let mut child = Command::new(crawl_binary())
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the crawl");
+    let started = Instant::now();
+    while lines(&fetch_log) < 300 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the crawl made no progress"
+        );
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the crawl ended before the signal"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    let first = child.wait_with_output().expect("first run output");
+    let first_stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(first.status.success(), "first run: {first:?}");
+    assert!(
+        first_stdout.contains("crawl stopped (Requested)"),
+        "{first_stdout}"
+    );
+    let after_first = lines(&fetch_log);
+    let reachable = site.expected().reachable_in_scope_urls().len();
+    assert!(
+        after_first < reachable,
+        "the first run was not interrupted ({after_first} fetches)"
+    );
+
+    // Second run, same frontier: it continues to the end.
+    let second = tokio::task::spawn_blocking({
+        let args = args.clone();
+        move || Command::new(crawl_binary()).args(&args).output()
+    })
+    .await
+    .expect("join")
+    .expect("second run");
+    let second_stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(second.status.success(), "second run: {second:?}");
+    assert!(
+        second_stdout.contains("crawl stopped (Idle)"),
+        "{second_stdout}"
+    );
+
+    // Across both runs: every reachable page requested exactly once, nothing out of scope.
+    let problems = site.expected().check_requests(&site.requests());
+    assert!(problems.is_empty(), "{problems:#?}");
+    let log = std::fs::read_to_string(&fetch_log).expect("fetch log");
+    let mut urls: Vec<String> = log
+        .lines()
+        .map(|line| {
+            let entry: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            for field in [
+                "url", "key", "started", "finished", "bytes", "outlinks", "status",
+            ] {
+                assert!(entry.get(field).is_some(), "{field} missing in {line}");
+            }
+            entry["url"].as_str().expect("url").to_string()
+        })
+        .collect();
+    assert_eq!(urls.len(), reachable);
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), reachable, "a page was fetched twice");
+    site.shutdown().await;
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(crawl_binary())
+        .args(args)
+        .output()
+        .expect("run the crawl binary")
+}
+
+#[test]
+fn an_unknown_config_key_is_named() {
+    let output = run(&["--set", "fetcher.server.dealy=2", "--until-idle"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown config key `fetcher.server.dealy`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean `fetcher.server.delay`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_mistyped_config_value_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("conf.yaml");
+    std::fs::write(&config, "fetcher.threads.per.queue: lots\n").expect("write config");
+    let output = run(&["--config", &config.display().to_string(), "--until-idle"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("fetcher.threads.per.queue"), "{stderr}");
+}
+
+#[test]
+fn an_unusable_frontier_path_is_named() {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    let path = file.path().display().to_string();
+    let output = run(&["--frontier-path", &path, "--until-idle"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&path) && stderr.contains("unusable"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
+    let site = Site::start(SiteSpec::small()).await.expect("site");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut args = common_args(&frontier, &fetch_log);
+    args.push("http://exa mple.test/".to_string());
+    args.push("not a url".to_string());
+    args.extend(site_args(&site));
+    let output =
+        tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
+            .await
+            .expect("join")
+            .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("skipping seed \"http://exa mple.test/\""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("skipping seed \"not a url\""), "{stderr}");
+    let problems = site.expected().check_requests(&site.requests());
+    assert!(problems.is_empty(), "{problems:#?}");
+    site.shutdown().await;
+}
