@@ -32,9 +32,10 @@ use tracing_subscriber::EnvFilter;
 #[command(name = "crawl", version, about)]
 struct Args {
     /// Seed URLs.
-    seeds: Vec<String>,
+    #[arg(value_name = "SEED_URL")]
+    seed_urls: Vec<String>,
     /// A file of seed URLs, one per line (blank lines and lines starting with # are skipped).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "seeds", value_name = "FILE")]
     seeds_file: Option<PathBuf>,
     /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml).
     #[arg(long, value_name = "FILE")]
@@ -137,7 +138,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         bail!("--spout {spout} applies to --frontier opensearch only");
     }
 
-    let mut seeds: Vec<String> = args.seeds.clone();
+    let mut seeds: Vec<String> = args.seed_urls.clone();
     if let Some(path) = &args.seeds_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seeds file {}", path.display()))?;

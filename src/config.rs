@@ -50,6 +50,28 @@ pub struct CrawlConfig {
     /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
     #[serde(rename = "http.skip.robots")]
     pub http_skip_robots: bool,
+    /// `http.allow.redirects`: follow redirects within a fetch instead of recording REDIRECTION.
+    #[serde(rename = "http.allow.redirects")]
+    pub http_allow_redirects: bool,
+    /// `http.max.redirects`: redirects followed in one fetch when they are followed.
+    #[serde(rename = "http.max.redirects")]
+    pub http_max_redirects: usize,
+    /// `http.refuse.private.addresses`: never connect to private, loopback or link-local addresses.
+    #[serde(rename = "http.refuse.private.addresses")]
+    pub http_refuse_private_addresses: bool,
+    /// `http.dns.cache.ttl`: seconds a DNS answer is reused.
+    #[serde(rename = "http.dns.cache.ttl")]
+    pub http_dns_cache_ttl: f64,
+    /// `robots.cache.ttl`: seconds a site's robots.txt rules are reused.
+    #[serde(rename = "robots.cache.ttl")]
+    pub robots_cache_ttl: f64,
+    /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed (5xx,
+    /// unreachable), during which everything on it is disallowed.
+    #[serde(rename = "robots.error.cache.ttl")]
+    pub robots_error_cache_ttl: f64,
+    /// `sitemap.discovery`: robots.txt `Sitemap:` lines become DISCOVERED URLs, and sitemaps are parsed.
+    #[serde(rename = "sitemap.discovery")]
+    pub sitemap_discovery: bool,
     /// `fetcher.server.delay`: seconds from the end of one fetch to the start of the next on a queue.
     #[serde(rename = "fetcher.server.delay")]
     pub fetcher_server_delay: f64,
@@ -68,6 +90,18 @@ pub struct CrawlConfig {
     /// `fetcher.max.crawl.delay`: seconds; a robots.txt Crawl-delay above this gives the URL ERROR.
     #[serde(rename = "fetcher.max.crawl.delay")]
     pub fetcher_max_crawl_delay: f64,
+    /// `fetcher.max.crawl.delay.force`: cap such a Crawl-delay at the maximum instead.
+    #[serde(rename = "fetcher.max.crawl.delay.force")]
+    pub fetcher_max_crawl_delay_force: bool,
+    /// `fetcher.server.delay.force`: keep `fetcher.server.delay` when robots.txt asks for less.
+    #[serde(rename = "fetcher.server.delay.force")]
+    pub fetcher_server_delay_force: bool,
+    /// `fetcher.max.retry.after`: seconds; the longest Retry-After hold honoured on 429 and 503.
+    #[serde(rename = "fetcher.max.retry.after")]
+    pub fetcher_max_retry_after: f64,
+    /// `fetcher.max.fetches.per.second`: a global cap over all hosts; 0 for none.
+    #[serde(rename = "fetcher.max.fetches.per.second")]
+    pub fetcher_max_fetches_per_second: u32,
     /// `partition.url.mode`: `byHost`, `byDomain` or `byIP`.
     #[serde(rename = "partition.url.mode")]
     pub partition_url_mode: PartitionMode,
@@ -98,6 +132,9 @@ pub struct CrawlConfig {
     /// `parser.emitOutlinks.max.per.page`: outlinks kept per page. -1: no limit.
     #[serde(rename = "parser.emitOutlinks.max.per.page")]
     pub parser_emit_outlinks_max_per_page: i64,
+    /// `parser.text.max.bytes`: visible text kept per page for parse filters and indexers; 0: none.
+    #[serde(rename = "parser.text.max.bytes")]
+    pub parser_text_max_bytes: usize,
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     #[serde(rename = "redirections.allowed")]
     pub redirections_allowed: bool,
@@ -169,12 +206,23 @@ impl Default for CrawlConfig {
             http_connect_timeout: 10.0,
             http_content_limit: 10 * 1024 * 1024,
             http_skip_robots: false,
+            http_allow_redirects: false,
+            http_max_redirects: 5,
+            http_refuse_private_addresses: false,
+            http_dns_cache_ttl: 300.0,
+            robots_cache_ttl: 86400.0,
+            robots_error_cache_ttl: 600.0,
+            sitemap_discovery: true,
             fetcher_server_delay: 1.0,
             fetcher_server_min_delay: 0.0,
             fetcher_threads_per_queue: 1,
             fetcher_threads_number: 50,
             fetcher_max_urls_in_queues: 2000,
             fetcher_max_crawl_delay: 30.0,
+            fetcher_max_crawl_delay_force: false,
+            fetcher_server_delay_force: false,
+            fetcher_max_retry_after: 300.0,
+            fetcher_max_fetches_per_second: 0,
             partition_url_mode: PartitionMode::ByHost,
             urlfilter_ignore_outside_host: false,
             urlfilter_ignore_outside_domain: false,
@@ -184,7 +232,8 @@ impl Default for CrawlConfig {
             urlnormalizer_remove_query_params: Vec::new(),
             max_depth: -1,
             parser_emit_outlinks: true,
-            parser_emit_outlinks_max_per_page: -1,
+            parser_emit_outlinks_max_per_page: 5000,
+            parser_text_max_bytes: 0,
             redirections_allowed: true,
             fetch_interval_default: 1440,
             fetch_interval_fetch_error: 120,
@@ -322,6 +371,10 @@ impl CrawlConfig {
             ("fetcher.server.delay", self.fetcher_server_delay),
             ("fetcher.server.min.delay", self.fetcher_server_min_delay),
             ("fetcher.max.crawl.delay", self.fetcher_max_crawl_delay),
+            ("fetcher.max.retry.after", self.fetcher_max_retry_after),
+            ("http.dns.cache.ttl", self.http_dns_cache_ttl),
+            ("robots.cache.ttl", self.robots_cache_ttl),
+            ("robots.error.cache.ttl", self.robots_error_cache_ttl),
             ("spout.ttl.purgatory", self.spout_ttl_purgatory),
             ("topology.shutdown.timeout", self.topology_shutdown_timeout),
             (

@@ -182,6 +182,12 @@ pub mod keys {
     pub const IP: &str = "ip";
     /// Set on URLs found in a sitemap.
     pub const IS_SITEMAP: &str = "isSitemap";
+    /// The ETag of the last successful fetch, sent back as `If-None-Match`.
+    pub const ETAG: &str = "http.etag";
+    /// The Last-Modified of the last successful fetch, sent back as `If-Modified-Since`.
+    pub const LAST_MODIFIED: &str = "http.last-modified";
+    /// Set when a body was cut at `http.content.limit`.
+    pub const TRIMMED: &str = "http.trimmed";
 }
 
 /// A URL travelling through the topology, with its metadata.

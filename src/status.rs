@@ -109,6 +109,10 @@ pub fn prepare_write(
     metadata.retain(|k| {
         k == keys::URL_PATH
             || k == keys::DEPTH
+            || k == keys::ETAG
+            || k == keys::LAST_MODIFIED
+            || k == keys::IS_SITEMAP
+            || k == keys::TRIMMED
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS
             || key_matches(&settings.persist_keys, k)

@@ -33,8 +33,59 @@ pub struct FetcherSettings {
     pub threads_total: usize,
     /// URLs waiting in queues before the fetcher stops taking more (`fetcher.max.urls.in.queues`).
     pub max_queued: usize,
-    /// A robots.txt Crawl-delay above this gives the URL ERROR (`fetcher.max.crawl.delay`).
+    /// A robots.txt Crawl-delay above this gives the URL ERROR (`fetcher.max.crawl.delay`)...
     pub max_crawl_delay: Duration,
+    /// ...unless this is set: then the delay is capped at `max_crawl_delay` (`fetcher.max.crawl.delay.force`).
+    pub max_crawl_delay_force: bool,
+    /// Keep `server_delay` when robots.txt asks for a shorter one (`fetcher.server.delay.force`).
+    pub server_delay_force: bool,
+    /// Longest `Retry-After` hold honoured on 429 and 503 (`fetcher.max.retry.after`).
+    pub max_retry_after: Duration,
+    /// Fetches per second over all queues; `None`: no global cap (`fetcher.max.fetches.per.second`).
+    pub max_fetches_per_second: Option<std::num::NonZeroU32>,
+}
+
+impl Default for FetcherSettings {
+    fn default() -> Self {
+        FetcherSettings {
+            server_delay: Duration::from_secs(1),
+            min_delay: Duration::ZERO,
+            threads_per_queue: 1,
+            threads_total: 50,
+            max_queued: 2000,
+            max_crawl_delay: Duration::from_secs(30),
+            max_crawl_delay_force: false,
+            server_delay_force: false,
+            max_retry_after: Duration::from_secs(300),
+            max_fetches_per_second: None,
+        }
+    }
+}
+
+impl FetcherSettings {
+    /// The delay a queue keeps between fetches, given its robots.txt Crawl-delay.
+    pub fn queue_delay(&self, crawl_delay: Option<Duration>) -> Duration {
+        let base = if self.threads_per_queue > 1 {
+            self.min_delay
+        } else {
+            self.server_delay
+        };
+        match crawl_delay {
+            None => base,
+            Some(robots) if self.server_delay_force => robots.max(base),
+            Some(robots) => robots.min(self.max_crawl_delay),
+        }
+    }
+}
+
+type GlobalLimiter = governor::DefaultDirectRateLimiter;
+
+/// What every fetch task shares.
+struct FetchContext {
+    http: HttpClient,
+    robots: Option<RobotsCache>,
+    settings: FetcherSettings,
+    limiter: Option<GlobalLimiter>,
 }
 
 struct HostQueue {
@@ -60,6 +111,7 @@ struct Completed {
     page: FetchedPage,
     contacted_server: bool,
     crawl_delay: Option<Duration>,
+    hold: Option<Duration>,
 }
 
 /// The fetcher stage.
@@ -87,8 +139,16 @@ impl FetcherBolt {
         out: mpsc::Sender<FetchedPage>,
         stop: CancellationToken,
     ) {
-        let shared = Arc::new((self.http, self.robots, self.settings.max_crawl_delay));
-        let settings = self.settings;
+        let settings = self.settings.clone();
+        let shared = Arc::new(FetchContext {
+            http: self.http,
+            robots: self.robots,
+            limiter: self
+                .settings
+                .max_fetches_per_second
+                .map(|rate| governor::RateLimiter::direct(governor::Quota::per_second(rate))),
+            settings: self.settings,
+        });
         let mut queues: HashMap<String, HostQueue> = HashMap::new();
         let mut ring: VecDeque<String> = VecDeque::new();
         let mut running: JoinSet<Completed> = JoinSet::new();
@@ -116,10 +176,7 @@ impl FetcherBolt {
                         queue.in_flight += 1;
                         let shared = Arc::clone(&shared);
                         let key = key.clone();
-                        running.spawn(async move {
-                            let (http, robots, max_crawl_delay) = &*shared;
-                            fetch_one(http, robots.as_ref(), *max_crawl_delay, key, tuple).await
-                        });
+                        running.spawn(async move { fetch_one(&shared, key, tuple).await });
                     }
                 } else if queue.in_flight < settings.threads_per_queue {
                     wake = Some(wake.map_or(queue.next_allowed, |w| w.min(queue.next_allowed)));
@@ -160,13 +217,9 @@ impl FetcherBolt {
                             queue.crawl_delay = done.crawl_delay;
                         }
                         if done.contacted_server {
-                            let base = if settings.threads_per_queue > 1 {
-                                settings.min_delay
-                            } else {
-                                settings.server_delay
-                            };
-                            let delay = queue.crawl_delay.map_or(base, |d| d.max(base));
-                            queue.next_allowed = finished + delay;
+                            let delay = settings.queue_delay(queue.crawl_delay);
+                            let hold = done.hold.unwrap_or_default().max(delay);
+                            queue.next_allowed = queue.next_allowed.max(finished + hold);
                         }
                     }
                     // Forget idle queues whose delay has passed: memory stays bounded by active hosts.
@@ -207,28 +260,28 @@ impl FetcherBolt {
     }
 }
 
-async fn fetch_one(
-    http: &HttpClient,
-    robots: Option<&RobotsCache>,
-    max_crawl_delay: Duration,
-    key: String,
-    mut tuple: Tuple,
-) -> Completed {
+async fn fetch_one(context: &FetchContext, key: String, mut tuple: Tuple) -> Completed {
+    let settings = &context.settings;
     let mut crawl_delay = None;
-    if let Some(robots) = robots {
-        let rules = robots.rules_for(&tuple.url.url).await;
-        crawl_delay = rules.crawl_delay();
-        let refusal = if !rules.allowed(&tuple.url.url) {
-            Some(("robots.txt", "disallowed by robots.txt".to_string()))
-        } else if crawl_delay.is_some_and(|d| d > max_crawl_delay) {
-            Some((
-                "crawl_delay",
-                format!(
-                    "robots.txt Crawl-delay {:?} exceeds fetcher.max.crawl.delay {:?}",
-                    crawl_delay.unwrap_or_default(),
-                    max_crawl_delay
-                ),
-            ))
+    let mut sitemaps = Vec::new();
+    if let Some(robots) = &context.robots {
+        let lookup = robots.rules_for(&tuple.url.url).await;
+        if lookup.fresh {
+            sitemaps = lookup.rules.sitemaps();
+        }
+        crawl_delay = lookup.rules.crawl_delay();
+        let refusal = if let Some(reason) = lookup.rules.refusal(&tuple.url.url) {
+            Some(("robots.txt", reason))
+        } else if let Some(delay) = crawl_delay.filter(|d| *d > settings.max_crawl_delay) {
+            (!settings.max_crawl_delay_force).then(|| {
+                (
+                    "crawl_delay",
+                    format!(
+                        "robots.txt Crawl-delay of {delay:?} exceeds fetcher.max.crawl.delay ({:?})",
+                        settings.max_crawl_delay
+                    ),
+                )
+            })
         } else {
             None
         };
@@ -244,25 +297,44 @@ async fn fetch_one(
                         cause: cause.to_string(),
                         message,
                     },
+                    sitemaps,
                 },
                 contacted_server: false,
-                crawl_delay: None,
+                crawl_delay,
+                hold: None,
             };
         }
     }
+    if let Some(limiter) = &context.limiter {
+        limiter.until_ready().await;
+    }
     let started = std::time::Instant::now();
-    let (record, outcome) = http.fetch(&tuple.url.url).await;
+    let (record, outcome) = context
+        .http
+        .fetch(&tuple.url.url, &tuple.url.metadata)
+        .await;
     metrics::histogram!("squall_fetch_seconds").record(started.elapsed().as_secs_f64());
     metrics::counter!("squall_fetch_bytes_total").increment(record.bytes);
     metrics::counter!("squall_fetch_total").increment(1);
+    let hold = match &outcome {
+        FetchOutcome::Response(response) if matches!(response.status_code, 429 | 503) => response
+            .retry_after
+            .map(|wait| wait.min(settings.max_retry_after)),
+        _ => None,
+    };
+    if let Some(hold) = hold {
+        debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
+    }
     Completed {
         key,
         page: FetchedPage {
             tuple,
             record: Some(record),
             outcome,
+            sitemaps,
         },
         contacted_server: true,
         crawl_delay,
+        hold,
     }
 }

@@ -1,14 +1,19 @@
-//! The HTTP protocol: one reqwest client, a body size cap, and errors turned into fetch outcomes.
+//! The HTTP protocol: one reqwest client (connection reuse, HTTP/2, TLS, compression, a DNS cache), a
+//! body size cap, conditional re-fetches, and errors turned into fetch outcomes.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use chrono::Utc;
-use reqwest::header::{CONTENT_TYPE, LOCATION};
+use reqwest::header::{
+    CONTENT_TYPE, ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
+    RETRY_AFTER,
+};
 use url::Url;
 
-use crate::model::Status;
+use super::dns::{CachingResolver, is_private_address};
+use crate::model::{Metadata, Status, keys};
 use crate::topology::{FetchOutcome, FetchRecord, FetchedResponse};
 
 /// Settings of the HTTP client.
@@ -16,14 +21,38 @@ use crate::topology::{FetchOutcome, FetchRecord, FetchedResponse};
 pub struct HttpSettings {
     /// The User-Agent header.
     pub user_agent: String,
-    /// Time allowed for a whole fetch.
+    /// Time allowed for a whole fetch, body included.
     pub timeout: Duration,
     /// Time allowed to connect.
     pub connect_timeout: Duration,
-    /// Body bytes kept; longer bodies are truncated. `None`: no limit.
+    /// Body bytes kept, after decompression; longer bodies are truncated. `None`: no limit.
     pub content_limit: Option<usize>,
     /// Host names resolved to fixed addresses instead of DNS (like curl's `--resolve`).
     pub resolve: Vec<(String, SocketAddr)>,
+    /// Follow redirects within one fetch (up to `max_redirects`) instead of recording REDIRECTION.
+    pub follow_redirects: bool,
+    /// Redirects followed in one fetch when `follow_redirects` is on.
+    pub max_redirects: usize,
+    /// Refuse to connect to private, loopback and link-local addresses.
+    pub refuse_private_addresses: bool,
+    /// How long DNS answers are cached.
+    pub dns_cache_ttl: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            user_agent: format!("squall/{}", env!("CARGO_PKG_VERSION")),
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            content_limit: Some(10 * 1024 * 1024),
+            resolve: Vec::new(),
+            follow_redirects: false,
+            max_redirects: 5,
+            refuse_private_addresses: false,
+            dns_cache_ttl: Duration::from_secs(300),
+        }
+    }
 }
 
 /// Why the HTTP client could not be built.
@@ -31,29 +60,57 @@ pub struct HttpSettings {
 #[error("cannot build the HTTP client: {0}")]
 pub struct HttpClientError(#[from] reqwest::Error);
 
-/// Fetches URLs over HTTP(S), without following redirects (they become REDIRECTION statuses).
+/// Fetches URLs over HTTP(S).
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     client: reqwest::Client,
     content_limit: Option<usize>,
+    refuse_private: bool,
 }
 
 impl HttpClient {
     /// A client with these settings.
     pub fn new(settings: &HttpSettings) -> Result<Self, HttpClientError> {
-        let client = base_builder(settings)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        let policy = if settings.follow_redirects {
+            reqwest::redirect::Policy::limited(settings.max_redirects)
+        } else {
+            reqwest::redirect::Policy::none()
+        };
+        let client = base_builder(settings).redirect(policy).build()?;
         Ok(HttpClient {
             client,
             content_limit: settings.content_limit,
+            refuse_private: settings.refuse_private_addresses,
         })
     }
 
-    /// Fetches `url` and records the attempt.
-    pub async fn fetch(&self, url: &Url) -> (FetchRecord, FetchOutcome) {
+    /// Fetches `url`, conditionally when `metadata` holds an ETag or Last-Modified from an earlier
+    /// fetch, and records the attempt.
+    pub async fn fetch(&self, url: &Url, metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
         let started = Utc::now();
-        let result = self.get(url).await;
+        if self.refuse_private
+            && let Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) = url.host()
+            && let Some(ip) = url
+                .host_str()
+                .and_then(|h| h.trim_matches(['[', ']']).parse().ok())
+            && is_private_address(ip)
+        {
+            let message = format!("{ip} is a private address (http.refuse.private.addresses)");
+            let record = FetchRecord {
+                started,
+                finished: started,
+                http_status: None,
+                error: Some(message.clone()),
+                bytes: 0,
+            };
+            let outcome = FetchOutcome::Failed {
+                status: Status::Error,
+                cause: "private_address".to_string(),
+                message,
+            };
+            return (record, outcome);
+        }
+        let result = self.get(url, metadata).await;
         let finished = Utc::now();
         match result {
             Ok(response) => {
@@ -64,7 +121,7 @@ impl HttpClient {
                     error: None,
                     bytes: response.body.len() as u64,
                 };
-                (record, FetchOutcome::Response(response))
+                (record, FetchOutcome::Response(Box::new(response)))
             }
             Err((cause, message)) => {
                 let record = FetchRecord {
@@ -84,29 +141,22 @@ impl HttpClient {
         }
     }
 
-    async fn get(&self, url: &Url) -> Result<FetchedResponse, (&'static str, String)> {
-        let mut response = self
-            .client
-            .get(url.as_str())
-            .send()
-            .await
-            .map_err(|e| classify(&e))?;
-        let header = |name| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
-                .map(str::to_string)
-        };
-        let content_type = header(CONTENT_TYPE);
-        let location = header(LOCATION);
-        let robots_tag = response
-            .headers()
-            .get_all("x-robots-tag")
-            .iter()
-            .filter_map(|v| v.to_str().ok().map(str::to_string))
-            .collect();
+    async fn get(
+        &self,
+        url: &Url,
+        metadata: &Metadata,
+    ) -> Result<FetchedResponse, (&'static str, String)> {
+        let mut request = self.client.get(url.as_str());
+        if let Some(etag) = metadata.first(keys::ETAG) {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(modified) = metadata.first(keys::LAST_MODIFIED) {
+            request = request.header(IF_MODIFIED_SINCE, modified);
+        }
+        let mut response = request.send().await.map_err(|e| classify(&e))?;
+        let headers = response.headers().clone();
         let status_code = response.status().as_u16();
+        let final_url = (response.url().as_str() != url.as_str()).then(|| response.url().clone());
         let mut body = BytesMut::new();
         let mut truncated = false;
         while let Some(chunk) = response.chunk().await.map_err(|e| classify(&e))? {
@@ -121,13 +171,39 @@ impl HttpClient {
         }
         Ok(FetchedResponse {
             status_code,
-            content_type,
-            location,
-            robots_tag,
+            content_type: header(&headers, CONTENT_TYPE),
+            location: header(&headers, LOCATION),
+            robots_tag: headers
+                .get_all("x-robots-tag")
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_string))
+                .collect(),
+            etag: header(&headers, ETAG),
+            last_modified: header(&headers, LAST_MODIFIED),
+            retry_after: header(&headers, RETRY_AFTER).and_then(|v| parse_retry_after(&v)),
+            final_url,
             body: Bytes::from(body),
             truncated,
         })
     }
+}
+
+fn header(headers: &HeaderMap, name: reqwest::header::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// `Retry-After`: delay seconds, or an HTTP date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = date.with_timezone(&Utc) - Utc::now();
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
 /// The parts of a client that every request of a crawl shares.
@@ -136,7 +212,12 @@ pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
         .user_agent(settings.user_agent.clone())
         .timeout(settings.timeout)
         .connect_timeout(settings.connect_timeout)
-        .pool_idle_timeout(Duration::from_secs(30));
+        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(4)
+        .dns_resolver(CachingResolver::new(
+            settings.dns_cache_ttl,
+            settings.refuse_private_addresses,
+        ));
     for (host, addr) in &settings.resolve {
         builder = builder.resolve(host, *addr);
     }
@@ -146,12 +227,12 @@ pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
 fn classify(error: &reqwest::Error) -> (&'static str, String) {
     let cause = if error.is_timeout() {
         "timeout"
+    } else if error.is_redirect() {
+        "redirect"
     } else if error.is_connect() {
         "connection"
     } else if error.is_body() || error.is_decode() {
         "body"
-    } else if error.is_redirect() {
-        "redirect"
     } else {
         "http"
     };
@@ -164,4 +245,22 @@ fn classify(error: &reqwest::Error) -> (&'static str, String) {
         source = inner.source();
     }
     (cause, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        assert_eq!(parse_retry_after("120"), Some(Duration::from_secs(120)));
+        let soon = (Utc::now() + chrono::TimeDelta::seconds(90)).to_rfc2822();
+        let wait = parse_retry_after(&soon).expect("date");
+        assert!(wait > Duration::from_secs(80) && wait <= Duration::from_secs(90));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+    }
 }

@@ -1,8 +1,14 @@
-//! robots.txt: fetched once per site, cached, and asked before every fetch.
+//! robots.txt (RFC 9309): fetched once per site, cached, and asked before every fetch.
+//!
+//! - 2xx: the rules of the group that matches our agent (product token), else the `*` group;
+//! - 4xx: no restrictions;
+//! - 5xx or unreachable: everything is disallowed for now, and asked again after a short TTL;
+//! - up to 5 redirects are followed; only the first 512 KiB are read.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use moka::Expiry;
 use moka::future::Cache;
 use texting_robots::Robot;
 use url::Url;
@@ -10,7 +16,7 @@ use url::Url;
 use super::http::{HttpClientError, HttpSettings, base_builder};
 
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).
-const MAX_ROBOTS_BYTES: usize = 512 * 1024;
+pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 
 /// What a site's robots.txt says for our user agent.
 #[derive(Debug)]
@@ -27,13 +33,36 @@ pub enum RobotsRules {
 }
 
 impl RobotsRules {
+    /// Parses a robots.txt body for `agent`; unparseable text allows everything.
+    pub fn parse(agent: &str, body: &[u8]) -> RobotsRules {
+        let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
+        match Robot::new(agent, body) {
+            Ok(robot) => RobotsRules::Parsed(Box::new(robot)),
+            Err(_) => RobotsRules::AllowAll,
+        }
+    }
+
     /// Whether `url` may be fetched.
     pub fn allowed(&self, url: &Url) -> bool {
         match self {
             RobotsRules::AllowAll => true,
             RobotsRules::DisallowAll { .. } => false,
-            RobotsRules::Parsed(robot) => robot.allowed(url.as_str()),
+            RobotsRules::Parsed(robot) => {
+                // The robots.txt file itself is always allowed.
+                url.path() == "/robots.txt" || robot.allowed(url.as_str())
+            }
         }
+    }
+
+    /// Why `url` is refused, when it is.
+    pub fn refusal(&self, url: &Url) -> Option<String> {
+        if self.allowed(url) {
+            return None;
+        }
+        Some(match self {
+            RobotsRules::DisallowAll { reason } => format!("robots.txt unavailable ({reason})"),
+            _ => "disallowed by robots.txt".to_string(),
+        })
     }
 
     /// The Crawl-delay for our agent, if any.
@@ -46,6 +75,46 @@ impl RobotsRules {
             _ => None,
         }
     }
+
+    /// The `Sitemap:` URLs it lists.
+    pub fn sitemaps(&self) -> Vec<Url> {
+        match self {
+            RobotsRules::Parsed(robot) => robot
+                .sitemaps
+                .iter()
+                .filter_map(|s| Url::parse(s.trim()).ok())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The rules for a URL's site, and whether they were fetched just now (first use).
+#[derive(Debug, Clone)]
+pub struct RobotsLookup {
+    /// The rules.
+    pub rules: Arc<RobotsRules>,
+    /// True for the lookup that fetched them: the caller then handles the `Sitemap:` lines.
+    pub fresh: bool,
+}
+
+struct RobotsExpiry {
+    ttl: Duration,
+    error_ttl: Duration,
+}
+
+impl Expiry<String, Arc<RobotsRules>> for RobotsExpiry {
+    fn expire_after_create(
+        &self,
+        _key: &String,
+        value: &Arc<RobotsRules>,
+        _created_at: Instant,
+    ) -> Option<Duration> {
+        Some(match value.as_ref() {
+            RobotsRules::DisallowAll { .. } => self.error_ttl,
+            _ => self.ttl,
+        })
+    }
 }
 
 /// A cache of robots.txt rules per origin (scheme, host and port).
@@ -57,11 +126,13 @@ pub struct RobotsCache {
 }
 
 impl RobotsCache {
-    /// A cache that fetches with these HTTP settings and matches groups for `agent` (the product name).
+    /// A cache that fetches with these HTTP settings, matches groups for `agent` (the product name),
+    /// keeps rules for `ttl`, and asks again after `error_ttl` when a site could not answer.
     pub fn new(
         settings: &HttpSettings,
         agent: &str,
         ttl: Duration,
+        error_ttl: Duration,
     ) -> Result<Self, HttpClientError> {
         let client = base_builder(settings)
             .redirect(reqwest::redirect::Policy::limited(5))
@@ -71,19 +142,23 @@ impl RobotsCache {
             agent: agent.to_string(),
             rules: Cache::builder()
                 .max_capacity(100_000)
-                .time_to_live(ttl)
+                .expire_after(RobotsExpiry { ttl, error_ttl })
                 .build(),
         })
     }
 
     /// The rules for `url`'s site, fetching robots.txt on first use.
-    pub async fn rules_for(&self, url: &Url) -> Arc<RobotsRules> {
+    pub async fn rules_for(&self, url: &Url) -> RobotsLookup {
         let origin = url.origin().ascii_serialization();
-        self.rules
-            .get_with(origin.clone(), async move {
-                Arc::new(self.fetch(&origin).await)
-            })
-            .await
+        let entry = self
+            .rules
+            .entry(origin.clone())
+            .or_insert_with(async move { Arc::new(self.fetch(&origin).await) })
+            .await;
+        RobotsLookup {
+            fresh: entry.is_fresh(),
+            rules: entry.into_value(),
+        }
     }
 
     async fn fetch(&self, origin: &str) -> RobotsRules {
@@ -92,7 +167,7 @@ impl RobotsCache {
             Ok(response) => response,
             Err(error) => {
                 return RobotsRules::DisallowAll {
-                    reason: format!("robots.txt unreachable: {error}"),
+                    reason: format!("unreachable: {error}"),
                 };
             }
         };
@@ -102,7 +177,7 @@ impl RobotsCache {
         }
         if !status.is_success() {
             return RobotsRules::DisallowAll {
-                reason: format!("robots.txt answered {status}"),
+                reason: format!("answered {status}"),
             };
         }
         let mut body = Vec::new();
@@ -118,14 +193,82 @@ impl RobotsCache {
                 Ok(None) => break,
                 Err(error) => {
                     return RobotsRules::DisallowAll {
-                        reason: format!("robots.txt body failed: {error}"),
+                        reason: format!("body failed: {error}"),
                     };
                 }
             }
         }
-        match Robot::new(&self.agent, &body) {
-            Ok(robot) => RobotsRules::Parsed(Box::new(robot)),
-            Err(_) => RobotsRules::AllowAll,
-        }
+        RobotsRules::parse(&self.agent, &body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("url")
+    }
+
+    // The examples of RFC 9309, section 5, and its matching rules.
+    #[test]
+    fn rfc9309_group_matching_and_longest_match() {
+        let text =
+            b"User-Agent: *\nDisallow: *.gif$\nDisallow: /example/\nAllow: /publications/\n\n\
+User-Agent: foobot\nDisallow:/\nAllow:/example/page.html\nAllow:/example/allowed.gif\n\n\
+User-Agent: barbot\nUser-Agent: bazbot\nDisallow: /example/page.html\n\n\
+User-Agent: quxbot\n";
+        let foobot = RobotsRules::parse("FooBot", text);
+        assert!(foobot.allowed(&url("http://a.test/example/page.html")));
+        assert!(foobot.allowed(&url("http://a.test/example/allowed.gif")));
+        assert!(!foobot.allowed(&url("http://a.test/other")));
+        let barbot = RobotsRules::parse("barbot", text);
+        assert!(!barbot.allowed(&url("http://a.test/example/page.html")));
+        assert!(
+            barbot.allowed(&url("http://a.test/x.gif")),
+            "groups do not merge with *"
+        );
+        let quxbot = RobotsRules::parse("quxbot", text);
+        assert!(
+            quxbot.allowed(&url("http://a.test/example/page.html")),
+            "an empty group allows all"
+        );
+        let other = RobotsRules::parse("squall", text);
+        assert!(!other.allowed(&url("http://a.test/images/x.gif")));
+        assert!(!other.allowed(&url("http://a.test/example/")));
+        assert!(other.allowed(&url("http://a.test/publications/")));
+        assert!(other.allowed(&url("http://a.test/robots.txt")));
+    }
+
+    #[test]
+    fn allow_wins_a_tie_and_longest_rule_wins() {
+        let rules = RobotsRules::parse(
+            "squall",
+            b"User-agent: *\nAllow: /p\nDisallow: /p\nDisallow: /folder\nAllow: /folder/page\n",
+        );
+        assert!(rules.allowed(&url("http://a.test/p")));
+        assert!(rules.allowed(&url("http://a.test/folder/page")));
+        assert!(!rules.allowed(&url("http://a.test/folder/other")));
+    }
+
+    #[test]
+    fn crawl_delay_and_sitemaps() {
+        let rules = RobotsRules::parse(
+            "squall",
+            b"User-agent: *\nCrawl-delay: 2.5\nDisallow: /private/\nSitemap: http://a.test/sitemap.xml\n",
+        );
+        assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
+        assert_eq!(rules.sitemaps(), [url("http://a.test/sitemap.xml")]);
+        assert!(rules.refusal(&url("http://a.test/private/x")).is_some());
+    }
+
+    #[test]
+    fn unavailable_robots_disallow_everything_with_a_reason() {
+        let rules = RobotsRules::DisallowAll {
+            reason: "answered 503".to_string(),
+        };
+        let refusal = rules.refusal(&url("http://a.test/")).expect("refused");
+        assert!(refusal.contains("503"), "{refusal}");
+        assert!(RobotsRules::AllowAll.allowed(&url("http://a.test/anything")));
     }
 }

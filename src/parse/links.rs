@@ -32,6 +32,8 @@ pub struct ExtractedPage {
     pub noindex: bool,
     /// `<meta name="robots">` says nofollow.
     pub nofollow: bool,
+    /// Visible text (outside `script` and `style`), when asked for, up to the requested length.
+    pub text: Option<String>,
 }
 
 /// Memory a single page's parse may use; a hostile page fails instead of exhausting memory.
@@ -40,8 +42,19 @@ const MAX_PARSER_MEMORY: usize = 16 * 1024 * 1024;
 /// Extracts links and directives from `html`, decoded as `charset` (an encoding label; UTF-8 when
 /// unknown or unusable). `<meta charset>` in the page switches the decoding as browsers do.
 pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
+    extract_with_text(html, charset, 0)
+}
+
+/// Like [`extract`], also collecting up to `max_text_bytes` of visible text (0: none).
+pub fn extract_with_text(
+    html: &[u8],
+    charset: Option<&str>,
+    max_text_bytes: usize,
+) -> ExtractedPage {
     let found = Rc::new(RefCell::new(ExtractedPage::default()));
     let title = Rc::new(RefCell::new(String::new()));
+    let text = Rc::new(RefCell::new(String::new()));
+    let hidden_depth = Rc::new(RefCell::new(0usize));
     let encoding = charset
         .and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes()))
         .and_then(AsciiCompatibleEncoding::new)
@@ -128,6 +141,45 @@ pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
             }
             Ok(())
         }));
+    let settings = if max_text_bytes > 0 {
+        let hidden_start = Rc::clone(&hidden_depth);
+        let hidden_text = Rc::clone(&hidden_depth);
+        let body_text = Rc::clone(&text);
+        settings
+            .append_element_content_handler(element!(
+                "script, style, noscript, template",
+                move |el| {
+                    *hidden_start.borrow_mut() += 1;
+                    let hidden_end = Rc::clone(&hidden_start);
+                    let on_end: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
+                        let mut depth = hidden_end.borrow_mut();
+                        *depth = depth.saturating_sub(1);
+                        Ok(())
+                    });
+                    if let Some(handlers) = el.end_tag_handlers() {
+                        handlers.push(on_end);
+                    }
+                    Ok(())
+                }
+            ))
+            .append_element_content_handler(text!("body", move |chunk: &mut TextChunk<'_>| {
+                if *hidden_text.borrow() == 0 {
+                    let mut text = body_text.borrow_mut();
+                    if text.len() < max_text_bytes {
+                        let piece = chunk.as_str();
+                        if !piece.trim().is_empty() {
+                            if !text.is_empty() && !text.ends_with(' ') {
+                                text.push(' ');
+                            }
+                            text.push_str(piece.trim());
+                        }
+                    }
+                }
+                Ok(())
+            }))
+    } else {
+        settings
+    };
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     // A parse error (broken markup, memory cap) keeps what was found up to that point.
     let _ = rewriter.write(html).and_then(|()| rewriter.end());
@@ -137,6 +189,17 @@ pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
     let title = decode(title.trim());
     if !title.is_empty() {
         page.title = Some(title);
+    }
+    if max_text_bytes > 0 {
+        let mut text = decode(&text.take());
+        if text.len() > max_text_bytes {
+            let mut cut = max_text_bytes;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        page.text = Some(text);
     }
     page
 }
@@ -177,6 +240,23 @@ mod tests {
                 ("/frame", false)
             ]
         );
+    }
+
+    #[test]
+    fn visible_text_skips_scripts_and_styles() {
+        let html = b"<html><head><title>T</title><style>p{}</style></head><body><h1>Hello</h1>\
+            <script>var x = '<a href=/no>';</script><p>world &amp; more</p></body></html>";
+        let page = extract_with_text(html, None, 100);
+        assert_eq!(page.text.as_deref(), Some("Hello world & more"));
+        assert!(
+            page.links.is_empty(),
+            "a link inside a script is not a link"
+        );
+        assert_eq!(
+            extract_with_text(html, None, 3).text.as_deref(),
+            Some("Hel")
+        );
+        assert_eq!(extract(html, None).text, None);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! outlinks too. Other content is fetched but not parsed.
 
 mod links;
+pub mod sitemap;
 
-pub use links::{ExtractedPage, RawLink, extract};
+pub use links::{ExtractedPage, RawLink, extract, extract_with_text};
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use url::Url;
 use crate::filter::FilterChain;
 use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys, partition_key};
 use crate::status::key_matches;
-use crate::topology::{FetchOutcome, FetchedPage, Outlink, StatusUpdate};
+use crate::topology::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
 
 /// What parsing a page produced, open to [`ParseFilter`]s.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +33,8 @@ pub struct ParseResult {
     pub metadata: Metadata,
     /// The page asked not to be indexed.
     pub noindex: bool,
+    /// Visible text, when `parser.text.max.bytes` asks for it (for an indexer).
+    pub text: Option<String>,
 }
 
 /// A hook that sees every parsed HTML page and may change what was found.
@@ -57,6 +60,10 @@ pub struct ParserSettings {
     pub track_path: bool,
     /// Record `depth` on outlinks.
     pub track_depth: bool,
+    /// Parse sitemaps, and turn robots.txt `Sitemap:` lines into URLs (`sitemap.discovery`).
+    pub sitemaps: bool,
+    /// Visible text kept per page for parse filters and indexers; 0: none (`parser.text.max.bytes`).
+    pub max_text_bytes: usize,
 }
 
 /// The parser stage.
@@ -102,6 +109,7 @@ impl ParserBolt {
             tuple,
             record,
             outcome,
+            sitemaps,
         } = page;
         let mut url = tuple.url;
         let mut outlinks = Vec::new();
@@ -116,50 +124,16 @@ impl ParserBolt {
                 status
             }
             FetchOutcome::Response(response) => {
-                let status = Status::from_http_code(response.status_code);
-                url.metadata
-                    .set(keys::FETCH_STATUS_CODE, response.status_code.to_string());
-                match status {
-                    Status::Redirection => {
-                        let target = response
-                            .location
-                            .as_deref()
-                            .and_then(|location| url.url.join(location.trim()).ok());
-                        match target {
-                            Some(target) => {
-                                url.metadata.set(keys::REDIRECT_TO, target.as_str());
-                                if self.settings.redirections_allowed {
-                                    outlinks = self.outlinks(&url, vec![target]);
-                                }
-                            }
-                            None => {
-                                url.metadata
-                                    .set(keys::ERROR_CAUSE, "redirect_without_location");
-                            }
-                        }
-                        status
-                    }
-                    Status::Fetched if response.status_code == 200 => {
-                        if is_html(response.content_type.as_deref(), &response.body) {
-                            let nofollow_header = response
-                                .robots_tag
-                                .iter()
-                                .any(|t| t.to_ascii_lowercase().contains("nofollow"));
-                            let parse =
-                                self.parse(&url, &response.body, response.content_type.as_deref());
-                            for (key, values) in parse.metadata.iter() {
-                                url.metadata.set_values(key, values.to_vec());
-                            }
-                            if !nofollow_header && self.settings.emit_outlinks {
-                                outlinks = self.outlinks(&url, parse.links);
-                            }
-                        }
-                        status
-                    }
-                    other => other,
-                }
+                self.process_response(&mut url, *response, &mut outlinks)
             }
         };
+        if self.settings.sitemaps && !sitemaps.is_empty() {
+            let mut announced = self.outlinks(&url, sitemaps, None);
+            for outlink in &mut announced {
+                outlink.url.metadata.set(keys::IS_SITEMAP, "true");
+            }
+            outlinks.extend(announced);
+        }
         StatusUpdate {
             url,
             key: tuple.key,
@@ -170,13 +144,135 @@ impl ParserBolt {
         }
     }
 
-    fn parse(&self, page: &CrawlUrl, body: &[u8], content_type: Option<&str>) -> ParseResult {
-        let extracted = extract(body, content_type.and_then(charset_of));
+    fn process_response(
+        &self,
+        url: &mut CrawlUrl,
+        response: FetchedResponse,
+        outlinks: &mut Vec<Outlink>,
+    ) -> Status {
+        let status = Status::from_http_code(response.status_code);
+        url.metadata
+            .set(keys::FETCH_STATUS_CODE, response.status_code.to_string());
+        if response.truncated {
+            url.metadata.set(keys::TRIMMED, "true");
+        } else {
+            url.metadata.remove(keys::TRIMMED);
+        }
+        match status {
+            Status::Redirection if response.status_code != 304 => {
+                let target = response
+                    .location
+                    .as_deref()
+                    .and_then(|location| url.url.join(location.trim()).ok());
+                match target {
+                    Some(target) => {
+                        url.metadata.set(keys::REDIRECT_TO, target.as_str());
+                        if self.settings.redirections_allowed {
+                            *outlinks =
+                                self.outlinks(url, vec![target], self.settings.max_outlinks);
+                        }
+                    }
+                    None => {
+                        url.metadata
+                            .set(keys::ERROR_CAUSE, "redirect_without_location");
+                    }
+                }
+            }
+            Status::Fetched if response.status_code == 200 => {
+                // Validators for the next, conditional, fetch; a 304 keeps the ones stored.
+                match &response.etag {
+                    Some(etag) => url.metadata.set(keys::ETAG, etag.as_str()),
+                    None => {
+                        url.metadata.remove(keys::ETAG);
+                    }
+                }
+                match &response.last_modified {
+                    Some(modified) => url.metadata.set(keys::LAST_MODIFIED, modified.as_str()),
+                    None => {
+                        url.metadata.remove(keys::LAST_MODIFIED);
+                    }
+                }
+                // After followed redirects, links resolve against where the content came from.
+                let base_url = match &response.final_url {
+                    Some(final_url) => {
+                        url.metadata.set(keys::REDIRECT_TO, final_url.as_str());
+                        final_url.clone()
+                    }
+                    None => url.url.clone(),
+                };
+                let content_type = response.content_type.as_deref();
+                if self.settings.sitemaps && url.metadata.first(keys::IS_SITEMAP) == Some("true") {
+                    *outlinks = self.sitemap_outlinks(url, &base_url, content_type, &response.body);
+                } else if is_html(content_type, &response.body) {
+                    let nofollow_header = response
+                        .robots_tag
+                        .iter()
+                        .any(|t| t.to_ascii_lowercase().contains("nofollow"));
+                    let parse = self.parse(url, &base_url, &response.body, content_type);
+                    for (key, values) in parse.metadata.iter() {
+                        url.metadata.set_values(key, values.to_vec());
+                    }
+                    if !nofollow_header && self.settings.emit_outlinks {
+                        *outlinks = self.outlinks(url, parse.links, self.settings.max_outlinks);
+                    }
+                }
+            }
+            _ => {}
+        }
+        status
+    }
+
+    fn sitemap_outlinks(
+        &self,
+        url: &mut CrawlUrl,
+        location: &Url,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Vec<Outlink> {
+        match sitemap::parse_sitemap(
+            location,
+            content_type,
+            body,
+            &sitemap::SitemapLimits::default(),
+        ) {
+            Ok(parsed) => {
+                let pages = parsed.urls.into_iter().map(|entry| entry.url).collect();
+                let mut outlinks = self.outlinks(url, pages, None);
+                let mut nested = self.outlinks(url, parsed.sitemaps, None);
+                for outlink in &mut nested {
+                    outlink.url.metadata.set(keys::IS_SITEMAP, "true");
+                }
+                for outlink in &mut outlinks {
+                    outlink.url.metadata.remove(keys::IS_SITEMAP);
+                }
+                outlinks.extend(nested);
+                outlinks
+            }
+            Err(error) => {
+                url.metadata.set(keys::ERROR_CAUSE, "sitemap");
+                url.metadata.set(keys::ERROR_MESSAGE, error.to_string());
+                Vec::new()
+            }
+        }
+    }
+
+    fn parse(
+        &self,
+        page: &CrawlUrl,
+        base_url: &Url,
+        body: &[u8],
+        content_type: Option<&str>,
+    ) -> ParseResult {
+        let charset = content_type
+            .and_then(charset_of)
+            .map(str::to_string)
+            .or_else(|| sniff_charset(body));
+        let extracted = extract_with_text(body, charset.as_deref(), self.settings.max_text_bytes);
         let base = extracted
             .base
             .as_deref()
-            .and_then(|b| page.url.join(b).ok())
-            .unwrap_or_else(|| page.url.clone());
+            .and_then(|b| base_url.join(b).ok())
+            .unwrap_or_else(|| base_url.clone());
         let links = if extracted.nofollow {
             Vec::new()
         } else {
@@ -192,6 +288,7 @@ impl ParserBolt {
             links,
             metadata: Metadata::new(),
             noindex: extracted.noindex,
+            text: extracted.text,
         };
         for filter in &self.parse_filters {
             filter.filter(&page.url, body, &mut result);
@@ -200,16 +297,12 @@ impl ParserBolt {
     }
 
     /// Normalizes, filters and deduplicates links, and gives each its inherited metadata and key.
-    fn outlinks(&self, parent: &CrawlUrl, links: Vec<Url>) -> Vec<Outlink> {
+    fn outlinks(&self, parent: &CrawlUrl, links: Vec<Url>, cap: Option<usize>) -> Vec<Outlink> {
         let mut seen = HashSet::new();
         let mut outlinks = Vec::new();
         let inherited = self.inherited_metadata(parent);
         for link in links {
-            if self
-                .settings
-                .max_outlinks
-                .is_some_and(|max| outlinks.len() >= max)
-            {
+            if cap.is_some_and(|max| outlinks.len() >= max) {
                 break;
             }
             let Some(link) = self.filters.filter(Some(parent), link, &inherited) else {
@@ -257,6 +350,29 @@ fn charset_of(content_type: &str) -> Option<&str> {
     })
 }
 
+/// The charset of a body whose headers name none and which is not UTF-8: a `<meta charset>` in the
+/// first KiB is left to the HTML parser; otherwise Firefox's detector guesses.
+fn sniff_charset(body: &[u8]) -> Option<String> {
+    let head = &body[..body.len().min(1024)];
+    if String::from_utf8_lossy(head)
+        .to_ascii_lowercase()
+        .contains("charset")
+    {
+        return None;
+    }
+    if std::str::from_utf8(body).is_ok() {
+        return None;
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(&body[..body.len().min(64 * 1024)], true);
+    Some(
+        detector
+            .guess(None, chardetng::Utf8Detection::Allow)
+            .name()
+            .to_string(),
+    )
+}
+
 /// Whether a body should be parsed as HTML: by its declared type, or by sniffing when none is given.
 fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
     match content_type {
@@ -291,5 +407,17 @@ mod tests {
         assert!(is_html(Some("text/html; charset=utf-8"), b""));
         assert!(!is_html(Some("application/pdf"), b"<html>"));
         assert!(is_html(None, b"<!DOCTYPE html><html>"));
+    }
+
+    #[test]
+    fn charset_sniffing_only_when_needed() {
+        assert_eq!(sniff_charset("déjà vu".as_bytes()), None, "valid UTF-8");
+        assert_eq!(
+            sniff_charset(b"<meta charset=latin1>caf\xe9"),
+            None,
+            "left to the meta tag"
+        );
+        let guess = sniff_charset(b"<p>Le caf\xe9 est tr\xe8s bon, d\xe9j\xe0 servi.</p>");
+        assert_eq!(guess.as_deref(), Some("windows-1252"));
     }
 }

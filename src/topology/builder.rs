@@ -189,6 +189,10 @@ impl CrawlerBuilder {
             connect_timeout: Duration::from_secs_f64(config.http_connect_timeout),
             content_limit: usize::try_from(config.http_content_limit).ok(),
             resolve: self.resolve,
+            follow_redirects: config.http_allow_redirects,
+            max_redirects: config.http_max_redirects,
+            refuse_private_addresses: config.http_refuse_private_addresses,
+            dns_cache_ttl: Duration::from_secs_f64(config.http_dns_cache_ttl),
         };
         let http = HttpClient::new(&http_settings)?;
         let robots = if config.http_skip_robots {
@@ -197,7 +201,8 @@ impl CrawlerBuilder {
             Some(RobotsCache::new(
                 &http_settings,
                 &config.http_agent_name,
-                Duration::from_secs(24 * 3600),
+                Duration::from_secs_f64(config.robots_cache_ttl),
+                Duration::from_secs_f64(config.robots_error_cache_ttl),
             )?)
         };
         let fetcher = FetcherBolt::new(
@@ -210,6 +215,12 @@ impl CrawlerBuilder {
                 threads_total: config.fetcher_threads_number,
                 max_queued: config.fetcher_max_urls_in_queues,
                 max_crawl_delay: Duration::from_secs_f64(config.fetcher_max_crawl_delay),
+                max_crawl_delay_force: config.fetcher_max_crawl_delay_force,
+                server_delay_force: config.fetcher_server_delay_force,
+                max_retry_after: Duration::from_secs_f64(config.fetcher_max_retry_after),
+                max_fetches_per_second: std::num::NonZeroU32::new(
+                    config.fetcher_max_fetches_per_second,
+                ),
             },
         );
         let parser = ParserBolt::new(
@@ -221,6 +232,8 @@ impl CrawlerBuilder {
                 transfer_keys: config.metadata_transfer.clone(),
                 track_path: config.metadata_track_path,
                 track_depth: config.metadata_track_depth,
+                sitemaps: config.sitemap_discovery,
+                max_text_bytes: config.parser_text_max_bytes,
             },
             filters.clone(),
             self.parse_filters,

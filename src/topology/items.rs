@@ -36,7 +36,7 @@ pub struct FetchRecord {
 #[derive(Debug, Clone)]
 pub enum FetchOutcome {
     /// The server answered.
-    Response(FetchedResponse),
+    Response(Box<FetchedResponse>),
     /// No usable answer, or the URL may not be fetched: the status is decided already.
     Failed {
         /// FETCH_ERROR for a failure that may heal, ERROR for a refusal (robots.txt, ...).
@@ -59,6 +59,14 @@ pub struct FetchedResponse {
     pub location: Option<String>,
     /// The `X-Robots-Tag` header values.
     pub robots_tag: Vec<String>,
+    /// The `ETag` header.
+    pub etag: Option<String>,
+    /// The `Last-Modified` header.
+    pub last_modified: Option<String>,
+    /// How long the server asked us to wait (`Retry-After`, on 429 and 503).
+    pub retry_after: Option<std::time::Duration>,
+    /// Where redirects that were followed ended, when they were.
+    pub final_url: Option<url::Url>,
     /// The body, possibly truncated.
     pub body: Bytes,
     /// Whether the body was cut at the content limit.
@@ -74,6 +82,8 @@ pub struct FetchedPage {
     pub record: Option<FetchRecord>,
     /// What it produced.
     pub outcome: FetchOutcome,
+    /// Sitemaps announced by the site's robots.txt, when it was read for this fetch.
+    pub sitemaps: Vec<url::Url>,
 }
 
 /// A URL found on a page (or a redirect target), ready to be written as DISCOVERED.

@@ -38,8 +38,13 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`hostile::HostileSite`] is a separate one-host site whose paths are each
+//! built to break a naive crawler (endless bodies, a gzip bomb, redirect
+//! loops, invalid UTF-8, lying content types, broken HTML).
 
 mod expect;
+pub mod hostile;
 mod model;
 mod server;
 mod spec;
@@ -47,6 +52,7 @@ mod spec;
 mod tests;
 
 pub use expect::{Expectation, ExpectedStatus};
+pub use hostile::{HostileExpectation, HostileOutcome, HostileSite};
 pub use server::{RequestRecord, Site};
 pub use spec::SiteSpec;
 

@@ -1,0 +1,53 @@
+//! Helpers shared by the benchmark commands: repeated, interleaved runs and their median.
+
+#![allow(dead_code)]
+
+/// Median, minimum and maximum of some measurements.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread {
+    /// The median.
+    pub median: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values`.
+    pub fn of(values: &[f64]) -> Spread {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = if sorted.is_empty() {
+            0.0
+        } else if sorted.len() % 2 == 1 {
+            sorted[sorted.len() / 2]
+        } else {
+            (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: sorted.first().copied().unwrap_or(0.0),
+            max: sorted.last().copied().unwrap_or(0.0),
+        }
+    }
+
+    /// As JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "median": self.median, "min": self.min, "max": self.max })
+    }
+}
+
+/// Repetitions: `SQUALL_BENCH_RUNS`, default 5 (CI's quick smoke run sets 1).
+pub fn runs() -> usize {
+    std::env::var("SQUALL_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(5)
+}
+
+/// Whether to run a small version (`SQUALL_BENCH_QUICK=1`), for smoke tests.
+pub fn quick() -> bool {
+    std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")
+}

@@ -1,0 +1,163 @@
+//! Parser throughput against a bare tokenizer pass over the same HTML.
+//!
+//! `cargo bench --bench parser` prints JSON: MiB per second of the parser bolt (link extraction, base
+//! href, robots directives, URL resolution, normalization and filtering) and of lol_html visiting
+//! every element with a no-op handler, run interleaved over the same pages, the ratio (goal at least
+//! 0.8), and the links found.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use bytes::Bytes;
+use common::{Spread, quick, runs};
+use lol_html::{HtmlRewriter, Settings, element};
+use squall::filter::{BasicNormalizer, FilterChain, SchemeFilter};
+use squall::model::{CrawlUrl, PartitionMode};
+use squall::parse::{ParserBolt, ParserSettings};
+use squall::topology::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, Tuple};
+use url::Url;
+
+/// A realistic page: navigation, an article with inline links, a sidebar, scripts and a footer.
+fn page(n: usize) -> String {
+    let mut html = String::with_capacity(48 * 1024);
+    html.push_str(&format!(
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Article {n} &amp; more</title>\
+         <link rel=stylesheet href=/css/site.css><link rel=canonical href=\"https://news.test/a/{n}\">\
+         <script>window.dataLayer=[];function track(e){{dataLayer.push(e)}}</script></head><body>\
+         <header><nav class=\"top\"><ul>"
+    ));
+    for i in 0..40 {
+        html.push_str(&format!(
+            "<li><a class=\"nav-link\" href=\"/section/{i}/\">Section {i}</a></li>"
+        ));
+    }
+    html.push_str("</ul></nav></header><main><article>");
+    for p in 0..60 {
+        html.push_str(&format!(
+            "<p>Paragraph {p} of article {n}: lorem ipsum dolor sit amet, consectetur adipiscing elit, \
+             sed do <em>eiusmod</em> tempor incididunt ut <a href=\"../related/{n}-{p}.html?ref=art&amp;x={p}\">labore</a> \
+             et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud <strong>exercitation</strong> ullamco.</p>"
+        ));
+    }
+    html.push_str("</article><aside><h2>Most read</h2><ol>");
+    for i in 0..30 {
+        html.push_str(&format!(
+            "<li><a href=\"https://other{}.test/story/{i}\" rel=\"{}\">Story {i}</a></li>",
+            i % 7,
+            if i % 5 == 0 { "nofollow" } else { "noopener" }
+        ));
+    }
+    html.push_str("</ol></aside></main><footer><div class=links>");
+    for i in 0..20 {
+        html.push_str(&format!("<a href=\"/about/{i}#top\">About {i}</a> | "));
+    }
+    html.push_str("</div><script src=/js/app.js></script></footer></body></html>");
+    html
+}
+
+fn tokenizer_pass(pages: &[Bytes]) -> usize {
+    let mut elements = 0usize;
+    for body in pages {
+        let settings = Settings::new().append_element_content_handler(element!("*", |_el| {
+            elements += 1;
+            Ok(())
+        }));
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        let _ = rewriter.write(body).and_then(|()| rewriter.end());
+    }
+    elements
+}
+
+fn parser_pass(parser: &ParserBolt, pages: &[Bytes], base: &Url) -> usize {
+    let (ack_tx, _ack_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut links = 0;
+    for body in pages {
+        let url = CrawlUrl::seed(base.clone());
+        let tuple = Tuple {
+            ack: AckHandle::new(url.clone(), ack_tx.clone()),
+            url,
+            key: "news.test".to_string(),
+        };
+        let page = FetchedPage {
+            tuple,
+            record: None,
+            outcome: FetchOutcome::Response(Box::new(FetchedResponse {
+                status_code: 200,
+                content_type: Some("text/html; charset=utf-8".to_string()),
+                location: None,
+                robots_tag: Vec::new(),
+                etag: None,
+                last_modified: None,
+                retry_after: None,
+                final_url: None,
+                body: body.clone(),
+                truncated: false,
+            })),
+            sitemaps: Vec::new(),
+        };
+        let update = parser.process(page);
+        links += update.outlinks.len();
+        update.ack.ack();
+    }
+    links
+}
+
+fn main() {
+    let count = if quick() { 20 } else { 300 };
+    let pages: Vec<Bytes> = (0..count).map(|n| Bytes::from(page(n))).collect();
+    let bytes: usize = pages.iter().map(Bytes::len).sum();
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    let base = match Url::parse("https://news.test/a/1/index.html") {
+        Ok(url) => url,
+        Err(e) => panic!("{e}"),
+    };
+    let filters = FilterChain::new()
+        .with(BasicNormalizer::new())
+        .with(SchemeFilter::new(["http", "https"]));
+    let parser = ParserBolt::new(
+        ParserSettings {
+            emit_outlinks: true,
+            max_outlinks: None,
+            redirections_allowed: true,
+            partition_mode: PartitionMode::ByHost,
+            transfer_keys: Vec::new(),
+            track_path: true,
+            track_depth: true,
+            sitemaps: false,
+            max_text_bytes: 0,
+        },
+        filters,
+        Vec::new(),
+    );
+
+    // Warm up, then interleave.
+    black_box(tokenizer_pass(&pages[..pages.len().min(10)]));
+    black_box(parser_pass(&parser, &pages[..pages.len().min(10)], &base));
+    let mut baseline = Vec::new();
+    let mut ours = Vec::new();
+    let mut elements = 0;
+    let mut links = 0;
+    for _ in 0..runs() {
+        let started = Instant::now();
+        elements = black_box(tokenizer_pass(&pages));
+        baseline.push(mib / started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        links = black_box(parser_pass(&parser, &pages, &base));
+        ours.push(mib / started.elapsed().as_secs_f64());
+    }
+    let baseline = Spread::of(&baseline);
+    let ours = Spread::of(&ours);
+    let report = serde_json::json!({
+        "benchmark": "parser",
+        "pages": pages.len(),
+        "mib": mib,
+        "tokenizer_mib_per_second": baseline.json(),
+        "parser_mib_per_second": ours.json(),
+        "ratio_parser_to_tokenizer": ours.median / baseline.median,
+        "elements_seen_by_tokenizer": elements,
+        "outlinks_found_by_parser": links,
+    });
+    println!("{report:#}");
+}

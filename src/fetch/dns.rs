@@ -1,0 +1,148 @@
+//! Name resolution for the fetcher: a cache in front of the system resolver, and an optional guard
+//! that refuses private, loopback and link-local addresses (so a crawl of the public web cannot be
+//! steered into the crawler's own network).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use moka::future::Cache;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Whether an address is one a public-web crawl should never connect to.
+pub fn is_private_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                // 100.64.0.0/10, carrier-grade NAT
+                || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
+        }
+        IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                // fc00::/7 unique local, fe80::/10 link local
+                || (v6.segments()[0] & 0xfe00) == 0xfc00
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(|v4| is_private_address(IpAddr::V4(v4)))
+        }
+    }
+}
+
+/// A caching resolver over the system's `getaddrinfo`.
+#[derive(Clone)]
+pub struct CachingResolver {
+    cache: Cache<String, Arc<Vec<SocketAddr>>>,
+    refuse_private: bool,
+}
+
+impl CachingResolver {
+    /// Keeps answers for `ttl`; with `refuse_private`, names that resolve only to private addresses fail.
+    pub fn new(ttl: Duration, refuse_private: bool) -> Self {
+        CachingResolver {
+            cache: Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ttl)
+                .build(),
+            refuse_private,
+        }
+    }
+}
+
+/// A name that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The system resolver failed.
+    #[error("cannot resolve {host}: {message}")]
+    Lookup {
+        /// The host name.
+        host: String,
+        /// What the resolver said.
+        message: String,
+    },
+    /// Every address is private and the guard is on.
+    #[error(
+        "{host} resolves only to private or loopback addresses, which http.refuse.private.addresses forbids"
+    )]
+    Private {
+        /// The host name.
+        host: String,
+    },
+}
+
+impl Resolve for CachingResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let resolver = self.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs = resolver
+                .cache
+                .try_get_with(host.clone(), async {
+                    let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                        .await
+                        .map_err(|e| ResolveError::Lookup {
+                            host: host.clone(),
+                            message: e.to_string(),
+                        })?
+                        .collect();
+                    Ok::<_, ResolveError>(Arc::new(found))
+                })
+                .await
+                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> {
+                    Box::new(ResolveError::Lookup {
+                        host: host.clone(),
+                        message: e.to_string(),
+                    })
+                })?;
+            let allowed: Vec<SocketAddr> = addrs
+                .iter()
+                .copied()
+                .filter(|a| !resolver.refuse_private || !is_private_address(a.ip()))
+                .collect();
+            if allowed.is_empty() && !addrs.is_empty() {
+                return Err(Box::new(ResolveError::Private { host }) as _);
+            }
+            let addrs: Addrs = Box::new(allowed.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_ranges() {
+        for private in [
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "127.0.0.1",
+            "169.254.1.1",
+            "100.64.0.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:10.0.0.1",
+            "0.0.0.0",
+        ] {
+            assert!(
+                is_private_address(private.parse().expect("ip")),
+                "{private}"
+            );
+        }
+        for public in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:2800:220:1::1",
+            "100.128.0.1",
+        ] {
+            assert!(!is_private_address(public.parse().expect("ip")), "{public}");
+        }
+    }
+}
