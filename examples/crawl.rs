@@ -117,6 +117,10 @@ fn init_tracing() {
 
 async fn crawl(args: Args) -> anyhow::Result<()> {
     let mut builder = ConfigBuilder::new();
+    if args.demo_site {
+        // The demo crawls our own loopback site; a config file or --set may still name the agent.
+        builder = builder.set("http.agent.name=squall-demo")?;
+    }
     if let Some(path) = &args.config {
         builder = builder.yaml_file(path)?;
     }

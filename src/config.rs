@@ -26,7 +26,8 @@ use crate::schedule::{DefaultScheduler, is_custom_interval_key};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CrawlConfig {
-    /// `http.agent.name`: the product name in the User-Agent header. Must not be empty.
+    /// `http.agent.name`: the product name in the User-Agent header. Required: every crawl must say
+    /// who it is.
     #[serde(rename = "http.agent.name")]
     pub http_agent_name: String,
     /// `http.agent.version`: appended to the name as `name/version`.
@@ -198,7 +199,7 @@ pub struct CrawlConfig {
 impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
-            http_agent_name: "squall".to_string(),
+            http_agent_name: String::new(),
             http_agent_version: env!("CARGO_PKG_VERSION").to_string(),
             http_agent_url: String::new(),
             http_agent_email: String::new(),
@@ -362,7 +363,8 @@ impl CrawlConfig {
         if self.http_agent_name.trim().is_empty() {
             return invalid(
                 "http.agent.name",
-                "must name your crawler (it is sent to every site)",
+                "must name your crawler (it is sent to every site): set it in the config file or \
+                 with --set http.agent.name=NAME",
             );
         }
         let non_negative = [
@@ -553,10 +555,28 @@ pub fn known_keys() -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// A config with an agent name and the given extra YAML.
+    fn named(extra: &str) -> Result<CrawlConfig, ConfigError> {
+        CrawlConfig::from_yaml_str(&format!("http.agent.name: test\n{extra}"))
+    }
+
+    #[test]
+    fn the_agent_name_is_required() {
+        let err = ConfigBuilder::new().build().expect_err("no agent name");
+        assert!(err.to_string().contains("http.agent.name"), "{err}");
+        assert!(CrawlConfig::from_yaml_str("http.agent.name: ''\n").is_err());
+    }
+
     #[test]
     fn defaults_are_valid_and_stormcrawler_like() {
-        let config = ConfigBuilder::new().build().expect("defaults");
-        assert_eq!(config, CrawlConfig::default());
+        let config = named("").expect("defaults");
+        assert_eq!(
+            config,
+            CrawlConfig {
+                http_agent_name: "test".to_string(),
+                ..CrawlConfig::default()
+            }
+        );
         assert_eq!(config.fetcher_server_delay, 1.0);
         assert_eq!(config.fetcher_threads_per_queue, 1);
         assert_eq!(config.partition_url_mode, PartitionMode::ByHost);
@@ -565,7 +585,7 @@ mod tests {
 
     #[test]
     fn unknown_key_is_named_with_a_suggestion() {
-        let err = CrawlConfig::from_yaml_str("fetcher.server.dealy: 2\n").expect_err("typo");
+        let err = named("fetcher.server.dealy: 2\n").expect_err("typo");
         let message = err.to_string();
         assert!(message.contains("`fetcher.server.dealy`"), "{message}");
         assert!(
@@ -576,20 +596,21 @@ mod tests {
 
     #[test]
     fn mistyped_value_names_the_key() {
-        let err =
-            CrawlConfig::from_yaml_str("fetcher.threads.per.queue: many\n").expect_err("type");
+        let err = named("fetcher.threads.per.queue: many\n").expect_err("type");
         assert!(
             err.to_string().contains("fetcher.threads.per.queue"),
             "{err}"
         );
-        let err = CrawlConfig::from_yaml_str("partition.url.mode: byPlanet\n").expect_err("enum");
+        let err = named("partition.url.mode: byPlanet\n").expect_err("enum");
         assert!(err.to_string().contains("partition.url.mode"), "{err}");
     }
 
     #[test]
     fn overrides_win_and_custom_intervals_are_collected() {
         let config = ConfigBuilder::new()
-            .yaml_str("config:\n  fetcher.server.delay: 3\n  fetchInterval.isFeed=true: 10\n")
+            .yaml_str(
+                "config:\n  http.agent.name: t\n  fetcher.server.delay: 3\n  fetchInterval.isFeed=true: 10\n",
+            )
             .expect("yaml")
             .set("fetcher.server.delay=0.5")
             .expect("set")
@@ -612,9 +633,8 @@ mod tests {
 
     #[test]
     fn nonsense_values_are_refused() {
-        assert!(CrawlConfig::from_yaml_str("http.agent.name: ''\n").is_err());
-        assert!(CrawlConfig::from_yaml_str("fetcher.server.delay: -1\n").is_err());
-        assert!(CrawlConfig::from_yaml_str("fetcher.threads.per.queue: 0\n").is_err());
+        assert!(named("fetcher.server.delay: -1\n").is_err());
+        assert!(named("fetcher.threads.per.queue: 0\n").is_err());
         assert!(ConfigBuilder::new().set("no-equals-sign").is_err());
     }
 
@@ -636,9 +656,16 @@ mod tests {
             listed, known,
             "examples/crawler-conf.yaml and CrawlConfig differ"
         );
-        let parsed = CrawlConfig::from_yaml_str(text).expect("example config parses");
+        // The agent name is the user's to give: the example leaves it empty.
+        assert_eq!(mapping.get("http.agent.name"), Some(&Value::from("")));
+        let parsed = ConfigBuilder::new()
+            .yaml_str(text)
+            .and_then(|b| b.set("http.agent.name=example"))
+            .and_then(ConfigBuilder::build)
+            .expect("example config parses");
         // The version is the crate's own; the file cannot know it in advance.
         let defaults = CrawlConfig {
+            http_agent_name: "example".to_string(),
             http_agent_version: parsed.http_agent_version.clone(),
             ..CrawlConfig::default()
         };

@@ -182,6 +182,8 @@ pub mod keys {
     pub const IP: &str = "ip";
     /// Set on URLs found in a sitemap.
     pub const IS_SITEMAP: &str = "isSitemap";
+    /// On URLs found in a sitemap: the sitemap that listed them.
+    pub const SITEMAP_SOURCE: &str = "sitemap.source";
     /// The ETag of the last successful fetch, sent back as `If-None-Match`.
     pub const ETAG: &str = "http.etag";
     /// The Last-Modified of the last successful fetch, sent back as `If-Modified-Since`.

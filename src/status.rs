@@ -113,6 +113,7 @@ pub fn prepare_write(
             || k == keys::LAST_MODIFIED
             || k == keys::IS_SITEMAP
             || k == keys::TRIMMED
+            || k == keys::SITEMAP_SOURCE
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS
             || key_matches(&settings.persist_keys, k)

@@ -180,7 +180,13 @@ fn a_mistyped_config_value_is_named() {
 fn an_unusable_frontier_path_is_named() {
     let file = tempfile::NamedTempFile::new().expect("temp file");
     let path = file.path().display().to_string();
-    let output = run(&["--frontier-path", &path, "--until-idle"]);
+    let output = run(&[
+        "--set",
+        "http.agent.name=t",
+        "--frontier-path",
+        &path,
+        "--until-idle",
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(

@@ -237,6 +237,16 @@ async fn crawl_delay_is_honoured_and_an_excessive_one_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemap_lines_become_discovered_urls() {
     let c = crawl(&["sitemap.test"]).await;
+    let listed = c
+        .frontier
+        .lookup(&format!("http://sitemap.test:{}/only-in-sitemap", c.port))
+        .expect("lookup")
+        .expect("stored");
+    assert_eq!(
+        listed.metadata.first(keys::SITEMAP_SOURCE),
+        Some(format!("http://sitemap.test:{}/sitemap.xml", c.port).as_str()),
+        "URLs from a sitemap are marked with it"
+    );
     let sitemap = c.status("sitemap.test", "/sitemap.xml");
     assert_eq!(sitemap.map(|s| s.0), Some(Status::Fetched));
     assert_eq!(

@@ -260,10 +260,13 @@ impl FetcherBolt {
     }
 }
 
-async fn fetch_one(context: &FetchContext, key: String, mut tuple: Tuple) -> Completed {
+async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Completed {
     let settings = &context.settings;
     let mut crawl_delay = None;
     let mut sitemaps = Vec::new();
+    if let Some(message) = context.http.refusal(&tuple.url.url) {
+        return refused(key, tuple, "private_address", message, Vec::new(), None);
+    }
     if let Some(robots) = &context.robots {
         let lookup = robots.rules_for(&tuple.url.url).await;
         if lookup.fresh {
@@ -286,23 +289,7 @@ async fn fetch_one(context: &FetchContext, key: String, mut tuple: Tuple) -> Com
             None
         };
         if let Some((cause, message)) = refusal {
-            tuple.url.metadata.set(keys::ERROR_CAUSE, cause);
-            return Completed {
-                key,
-                page: FetchedPage {
-                    tuple,
-                    record: None,
-                    outcome: FetchOutcome::Failed {
-                        status: Status::Error,
-                        cause: cause.to_string(),
-                        message,
-                    },
-                    sitemaps,
-                },
-                contacted_server: false,
-                crawl_delay,
-                hold: None,
-            };
+            return refused(key, tuple, cause, message, sitemaps, crawl_delay);
         }
     }
     if let Some(limiter) = &context.limiter {
@@ -336,5 +323,33 @@ async fn fetch_one(context: &FetchContext, key: String, mut tuple: Tuple) -> Com
         contacted_server: true,
         crawl_delay,
         hold,
+    }
+}
+
+/// A URL that may not be fetched: ERROR with the cause, and no request made.
+fn refused(
+    key: String,
+    mut tuple: Tuple,
+    cause: &str,
+    message: String,
+    sitemaps: Vec<url::Url>,
+    crawl_delay: Option<Duration>,
+) -> Completed {
+    tuple.url.metadata.set(keys::ERROR_CAUSE, cause);
+    Completed {
+        key,
+        page: FetchedPage {
+            tuple,
+            record: None,
+            outcome: FetchOutcome::Failed {
+                status: Status::Error,
+                cause: cause.to_string(),
+                message,
+            },
+            sitemaps,
+        },
+        contacted_server: false,
+        crawl_delay,
+        hold: None,
     }
 }

@@ -84,32 +84,25 @@ impl HttpClient {
         })
     }
 
+    /// Why `url` may not be fetched at all: its host is a private IP address and the guard is on.
+    /// (Host names are checked when they are resolved.)
+    pub fn refusal(&self, url: &Url) -> Option<String> {
+        if !self.refuse_private {
+            return None;
+        }
+        let ip = match url.host()? {
+            url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
+            url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
+            url::Host::Domain(_) => return None,
+        };
+        is_private_address(ip)
+            .then(|| format!("{ip} is a private address (http.refuse.private.addresses)"))
+    }
+
     /// Fetches `url`, conditionally when `metadata` holds an ETag or Last-Modified from an earlier
     /// fetch, and records the attempt.
     pub async fn fetch(&self, url: &Url, metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
         let started = Utc::now();
-        if self.refuse_private
-            && let Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) = url.host()
-            && let Some(ip) = url
-                .host_str()
-                .and_then(|h| h.trim_matches(['[', ']']).parse().ok())
-            && is_private_address(ip)
-        {
-            let message = format!("{ip} is a private address (http.refuse.private.addresses)");
-            let record = FetchRecord {
-                started,
-                finished: started,
-                http_status: None,
-                error: Some(message.clone()),
-                bytes: 0,
-            };
-            let outcome = FetchOutcome::Failed {
-                status: Status::Error,
-                cause: "private_address".to_string(),
-                message,
-            };
-            return (record, outcome);
-        }
         let result = self.get(url, metadata).await;
         let finished = Utc::now();
         match result {

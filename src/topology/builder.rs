@@ -57,7 +57,8 @@ pub struct SeedReport {
 /// use squall::topology::{CrawlerBuilder, RunLimits};
 ///
 /// let frontier = EmbeddedFrontier::open(std::path::Path::new("crawl-db"))?;
-/// let crawler = CrawlerBuilder::new(CrawlConfig::default())
+/// let config = CrawlConfig::from_yaml_str("http.agent.name: my-crawler")?;
+/// let crawler = CrawlerBuilder::new(config)
 ///     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
 ///     .build()?;
 /// crawler.inject(["https://example.org/"]).await;

@@ -1,0 +1,186 @@
+//! HTTP behaviour against real servers on loopback: conditional re-fetches, redirects followed or
+//! recorded, and the private-address guard.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use squall::config::{ConfigBuilder, CrawlConfig};
+use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::model::{Status, keys};
+use squall::topology::{CrawlerBuilder, RunLimits};
+
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+async fn serve(State(seen): State<Seen>, headers: HeaderMap, uri: Uri) -> Response {
+    let condition = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Ok(mut seen) = seen.lock() {
+        seen.push((uri.path().to_string(), condition.clone()));
+    }
+    match uri.path() {
+        "/page" if condition.as_deref() == Some("\"v1\"") => {
+            StatusCode::NOT_MODIFIED.into_response()
+        }
+        "/page" => (
+            [
+                (header::CONTENT_TYPE, "text/html"),
+                (header::ETAG, "\"v1\""),
+            ],
+            "<a href=/other>o</a>",
+        )
+            .into_response(),
+        "/hop" => (StatusCode::FOUND, [(header::LOCATION, "/landing")]).into_response(),
+        "/landing" => ([(header::CONTENT_TYPE, "text/html")], "<a href=next>n</a>").into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn server() -> (std::net::SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let app = Router::new().fallback(serve).with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, seen)
+}
+
+fn config(extra: &[&str]) -> CrawlConfig {
+    let mut builder = ConfigBuilder::new()
+        .set("http.agent.name=squall-test")
+        .and_then(|b| b.set("fetcher.server.delay=0"))
+        .and_then(|b| b.set("spout.min.delay.queries=50"))
+        .and_then(|b| b.set("spout.ttl.purgatory=0"))
+        .expect("config");
+    for assignment in extra {
+        builder = builder.set(assignment).expect("override");
+    }
+    builder.build().expect("valid config")
+}
+
+async fn crawl(
+    config: CrawlConfig,
+    seeds: &[String],
+    addr: std::net::SocketAddr,
+    limits: RunLimits,
+) -> (EmbeddedFrontier, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
+    let crawler = CrawlerBuilder::new(config)
+        .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+        .resolve("site.test", addr)
+        .build()
+        .expect("crawler");
+    crawler.inject(seeds.iter().map(String::as_str)).await;
+    crawler.run(limits).await;
+    (frontier, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refetch_is_conditional_and_304_keeps_the_page_fetched() {
+    let (addr, seen) = server().await;
+    let page = format!("http://site.test:{}/page", addr.port());
+    // Due again at once: the page is fetched, then re-fetched with its ETag.
+    let config = config(&["fetchInterval.default=0", "redirections.allowed=false"]);
+    let limits = RunLimits {
+        max_pages: Some(4),
+        max_duration: Some(Duration::from_secs(30)),
+        ..RunLimits::default()
+    };
+    let (frontier, _dir) = crawl(config, std::slice::from_ref(&page), addr, limits).await;
+    let requests: Vec<(String, Option<String>)> = seen
+        .lock()
+        .expect("seen")
+        .iter()
+        .filter(|(path, _)| path == "/page")
+        .cloned()
+        .collect();
+    assert!(requests.len() >= 2, "{requests:?}");
+    assert_eq!(requests[0].1, None, "the first fetch is unconditional");
+    assert_eq!(
+        requests[1].1.as_deref(),
+        Some("\"v1\""),
+        "the re-fetch sends If-None-Match"
+    );
+    // The server answered that re-fetch 304 Not Modified: the page stays FETCHED, validator kept.
+    let stored = frontier.lookup(&page).expect("lookup").expect("stored");
+    assert_eq!(stored.status, Status::Fetched);
+    assert_eq!(stored.metadata.first(keys::ETAG), Some("\"v1\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_recorded_by_default_and_followed_on_request() {
+    let (addr, _seen) = server().await;
+    let hop = format!("http://site.test:{}/hop", addr.port());
+    let landing = format!("http://site.test:{}/landing", addr.port());
+    let next = format!("http://site.test:{}/next", addr.port());
+    let idle = RunLimits {
+        until_idle: true,
+        max_duration: Some(Duration::from_secs(30)),
+        ..RunLimits::default()
+    };
+
+    let (recorded, _dir1) =
+        crawl(config(&[]), std::slice::from_ref(&hop), addr, idle.clone()).await;
+    let stored = recorded.lookup(&hop).expect("lookup").expect("stored");
+    assert_eq!(stored.status, Status::Redirection);
+    assert_eq!(
+        stored.metadata.first(keys::REDIRECT_TO),
+        Some(landing.as_str())
+    );
+    assert_eq!(
+        recorded.lookup(&landing).expect("lookup").map(|s| s.status),
+        Some(Status::Fetched)
+    );
+
+    let (followed, _dir2) = crawl(
+        config(&["http.allow.redirects=true"]),
+        std::slice::from_ref(&hop),
+        addr,
+        idle,
+    )
+    .await;
+    let stored = followed.lookup(&hop).expect("lookup").expect("stored");
+    assert_eq!(stored.status, Status::Fetched);
+    assert_eq!(
+        stored.metadata.first(keys::REDIRECT_TO),
+        Some(landing.as_str())
+    );
+    // Links on the landing page resolve against the landing page.
+    assert!(followed.lookup(&next).expect("lookup").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_private_address_guard_refuses_loopback() {
+    let (addr, seen) = server().await;
+    let by_ip = format!("http://127.0.0.1:{}/page", addr.port());
+    let by_name = format!("http://localhost:{}/page", addr.port());
+    let idle = RunLimits {
+        until_idle: true,
+        max_duration: Some(Duration::from_secs(30)),
+        ..RunLimits::default()
+    };
+    let config = config(&["http.refuse.private.addresses=true", "max.fetch.errors=1"]);
+    let (frontier, _dir) = crawl(config, &[by_ip.clone(), by_name.clone()], addr, idle).await;
+    assert!(
+        seen.lock().expect("seen").is_empty(),
+        "the guard let a request through"
+    );
+    let ip = frontier.lookup(&by_ip).expect("lookup").expect("stored");
+    assert_eq!(ip.status, Status::Error);
+    assert_eq!(
+        ip.metadata.first(keys::ERROR_CAUSE),
+        Some("private_address")
+    );
+    let name = frontier.lookup(&by_name).expect("lookup").expect("stored");
+    assert_eq!(name.status, Status::Error, "{:?}", name.metadata);
+}
