@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -80,10 +81,11 @@ impl FromStr for Status {
 
 /// Multi-valued string metadata attached to a URL, as in StormCrawler: each key holds a list of values.
 ///
-/// Keys are kept sorted so that stored documents are stable.
+/// Keys are kept sorted so that stored documents are stable. Cloning is cheap (the map is shared
+/// until one of the copies changes), since every outlink of a page starts with the same metadata.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Metadata(BTreeMap<String, Vec<String>>);
+pub struct Metadata(Arc<BTreeMap<String, Vec<String>>>);
 
 impl Metadata {
     /// Empty metadata.
@@ -106,22 +108,28 @@ impl Metadata {
 
     /// Replaces the values of `key` with a single value.
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        self.0.insert(key.into(), vec![value.into()]);
+        Arc::make_mut(&mut self.0).insert(key.into(), vec![value.into()]);
     }
 
     /// Replaces the values of `key`.
     pub fn set_values(&mut self, key: impl Into<String>, values: Vec<String>) {
-        self.0.insert(key.into(), values);
+        Arc::make_mut(&mut self.0).insert(key.into(), values);
     }
 
     /// Appends a value to `key`.
     pub fn add(&mut self, key: impl Into<String>, value: impl Into<String>) {
-        self.0.entry(key.into()).or_default().push(value.into());
+        Arc::make_mut(&mut self.0)
+            .entry(key.into())
+            .or_default()
+            .push(value.into());
     }
 
     /// Removes `key` and returns its values.
     pub fn remove(&mut self, key: &str) -> Option<Vec<String>> {
-        self.0.remove(key)
+        if !self.0.contains_key(key) {
+            return None;
+        }
+        Arc::make_mut(&mut self.0).remove(key)
     }
 
     /// Whether `key` is present.
@@ -146,7 +154,10 @@ impl Metadata {
 
     /// Keeps only the keys for which `keep` is true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.0.retain(|k, _| keep(k));
+        if self.0.keys().all(|k| keep(k)) {
+            return;
+        }
+        Arc::make_mut(&mut self.0).retain(|k, _| keep(k));
     }
 }
 

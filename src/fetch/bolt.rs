@@ -154,6 +154,7 @@ impl FetcherBolt {
         let mut running: JoinSet<Completed> = JoinSet::new();
         let mut queued = 0usize;
         let mut input_open = true;
+        let mut last_sweep = Instant::now();
 
         loop {
             if stop.is_cancelled() {
@@ -222,10 +223,14 @@ impl FetcherBolt {
                             queue.next_allowed = queue.next_allowed.max(finished + hold);
                         }
                     }
-                    // Forget idle queues whose delay has passed: memory stays bounded by active hosts.
-                    queues.retain(|_, q| {
-                        !q.items.is_empty() || q.in_flight > 0 || q.next_allowed > finished
-                    });
+                    // Once a second, forget idle queues whose delay has passed: memory stays bounded
+                    // by the hosts being crawled, not by every host ever seen.
+                    if finished.duration_since(last_sweep) >= Duration::from_secs(1) {
+                        queues.retain(|_, q| {
+                            !q.items.is_empty() || q.in_flight > 0 || q.next_allowed > finished
+                        });
+                        last_sweep = finished;
+                    }
                     if out.send(done.page).await.is_err() {
                         debug!("the parser is gone; the fetcher stops");
                         break;

@@ -64,14 +64,23 @@ impl BasicNormalizer {
         }
         url.set_fragment(None);
 
-        let path = normalize_escapes(url.path());
-        if path.is_empty() {
+        // Most URLs have nothing to change: only escapes cost a rewrite.
+        if url.path().is_empty() {
             url.set_path("/");
-        } else if path != url.path() {
-            url.set_path(&path);
+        } else if url.path().contains('%') {
+            let path = normalize_escapes(url.path());
+            if path != url.path() {
+                url.set_path(&path);
+            }
         }
 
-        if let Some(query) = url.query().map(|q| self.normalize_query(q)) {
+        let query_needs_work = url.query().is_some_and(|q| {
+            q.is_empty()
+                || q.contains('%')
+                || !self.remove_query_params.is_empty()
+                || self.sort_query_params
+        });
+        if query_needs_work && let Some(query) = url.query().map(|q| self.normalize_query(q)) {
             if query.is_empty() {
                 url.set_query(None);
             } else if url.query() != Some(query.as_str()) {

@@ -68,7 +68,7 @@ pub fn extract_with_text(
                     .get_attribute("rel")
                     .unwrap_or_default()
                     .to_ascii_lowercase();
-                let href = decode(&href);
+                let href = decode_owned(href);
                 let mut page = found.borrow_mut();
                 if name == "link" {
                     let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
@@ -206,6 +206,14 @@ pub fn extract_with_text(
 
 fn decode(value: &str) -> String {
     html_escape::decode_html_entities(value.trim()).into_owned()
+}
+
+/// Like [`decode`], reusing the attribute's own string when there is nothing to decode or trim.
+fn decode_owned(value: String) -> String {
+    if !value.contains('&') && value.trim().len() == value.len() {
+        return value;
+    }
+    decode(&value)
 }
 
 #[cfg(test)]

@@ -244,7 +244,10 @@ impl ParserBolt {
                 }
                 for outlink in &mut outlinks {
                     outlink.url.metadata.remove(keys::IS_SITEMAP);
-                    outlink.url.metadata.set(keys::SITEMAP_SOURCE, location.as_str());
+                    outlink
+                        .url
+                        .metadata
+                        .set(keys::SITEMAP_SOURCE, location.as_str());
                 }
                 outlinks.extend(nested);
                 outlinks
