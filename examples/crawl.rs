@@ -79,6 +79,9 @@ struct Args {
     /// Serve a generated multi-host demo site on loopback and crawl it (adds its seeds).
     #[arg(long)]
     demo_site: bool,
+    /// The loopback port of the demo site; keep it the same to resume a demo crawl.
+    #[arg(long, value_name = "PORT", default_value_t = 8787)]
+    demo_port: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -118,8 +121,11 @@ fn init_tracing() {
 async fn crawl(args: Args) -> anyhow::Result<()> {
     let mut builder = ConfigBuilder::new();
     if args.demo_site {
-        // The demo crawls our own loopback site; a config file or --set may still name the agent.
-        builder = builder.set("http.agent.name=squall-demo")?;
+        // The demo crawls our own loopback site and stays on its hosts; a config file or --set may
+        // still change both.
+        builder = builder
+            .set("http.agent.name=squall-demo")?
+            .set("urlfilter.ignore.outside.host=true")?;
     }
     if let Some(path) = &args.config {
         builder = builder.yaml_file(path)?;
@@ -154,9 +160,12 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     }
 
     let demo = if args.demo_site {
-        let site = Site::start(SiteSpec::default())
+        let addr = SocketAddr::from(([127, 0, 0, 1], args.demo_port));
+        let site = Site::start_on(SiteSpec::default(), addr)
             .await
-            .context("cannot start the demo site on loopback")?;
+            .with_context(|| {
+                format!("cannot serve the demo site on {addr} (choose another with --demo-port)")
+            })?;
         for host in site.host_names() {
             resolve.push((host, site.addr()));
         }
