@@ -227,9 +227,15 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     });
     let progress = tokio::spawn(show_progress(crawler.stats(), crawler.state()));
 
+    let max_duration = match args.max_duration {
+        Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
+            anyhow::anyhow!("--max-duration {secs} is not a number of seconds, 0 or more")
+        })?),
+        None => None,
+    };
     let limits = RunLimits {
         max_pages: args.max_pages,
-        max_duration: args.max_duration.map(Duration::from_secs_f64),
+        max_duration,
         until_idle: args.until_idle,
     };
     let summary = crawler.run(limits).await;
@@ -253,9 +259,13 @@ fn parse_resolve(entry: &str) -> anyhow::Result<(String, SocketAddr)> {
     let (host, rest) = entry
         .split_once(':')
         .with_context(|| format!("--resolve {entry:?} is not HOST:IP"))?;
-    let ip_text = match rest.split_once(':') {
-        Some((port, ip)) if port.parse::<u16>().is_ok() => ip,
-        _ => rest,
+    // An address alone (IPv6 ones contain colons), else PORT:ADDRESS as curl writes it.
+    let ip_text = match rest.trim_matches(['[', ']']).parse::<IpAddr>() {
+        Ok(_) => rest,
+        Err(_) => match rest.split_once(':') {
+            Some((port, ip)) if port.parse::<u16>().is_ok() => ip,
+            _ => rest,
+        },
     };
     let ip: IpAddr = ip_text
         .trim_matches(['[', ']'])

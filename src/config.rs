@@ -384,13 +384,24 @@ impl CrawlConfig {
                 self.status_updater_flush_interval,
             ),
         ];
+        // A year is far beyond any sensible setting and well within what timers can hold.
+        const YEAR: f64 = 365.0 * 24.0 * 3600.0;
         for (key, value) in non_negative {
-            if !value.is_finite() || value < 0.0 {
-                return invalid(key, "must be a number of seconds, 0 or more");
+            if !value.is_finite() || !(0.0..=YEAR).contains(&value) {
+                return invalid(key, "must be a number of seconds from 0 to one year");
             }
         }
         if self.http_timeout == 0.0 {
             return invalid("http.timeout", "must be more than 0");
+        }
+        if self.http_connect_timeout == 0.0 {
+            return invalid("http.connect.timeout", "must be more than 0");
+        }
+        if self.spout_min_delay_queries < 10 {
+            return invalid(
+                "spout.min.delay.queries",
+                "must be at least 10 (milliseconds)",
+            );
         }
         let at_least_one = [
             ("fetcher.threads.per.queue", self.fetcher_threads_per_queue),

@@ -39,6 +39,8 @@ async fn a_hostile_site_gets_the_right_statuses_with_bounded_memory() {
         .and_then(|b| b.set("fetcher.server.delay=0"))
         .and_then(|b| b.set("fetcher.threads.per.queue=4"))
         .and_then(|b| b.set("spout.min.delay.queries=50"))
+        // One host and no politeness delay: write statuses often, so its next URLs come soon.
+        .and_then(|b| b.set("status.updater.flush.interval=0.1"))
         .and_then(|b| b.set(&format!("http.timeout={timeout_secs}")))
         .and_then(|b| b.set(&format!("http.content.limit={content_limit}")))
         .and_then(|b| b.set(&format!("parser.emitOutlinks.max.per.page={outlink_cap}")))

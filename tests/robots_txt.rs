@@ -191,7 +191,7 @@ async fn client_errors_allow_all_server_errors_and_unreachable_sites_allow_nothi
     );
     assert_eq!(
         c.status("r503.test", "/"),
-        Some((Status::Error, Some("robots.txt".to_string())))
+        Some((Status::FetchError, Some("robots.txt".to_string())))
     );
     let r503: Vec<String> = c.requested("r503.test").into_iter().map(|r| r.0).collect();
     assert_eq!(
@@ -201,7 +201,7 @@ async fn client_errors_allow_all_server_errors_and_unreachable_sites_allow_nothi
     );
     assert_eq!(
         c.status("unreachable.test", "/"),
-        Some((Status::Error, Some("robots.txt".to_string())))
+        Some((Status::FetchError, Some("robots.txt".to_string())))
     );
 }
 

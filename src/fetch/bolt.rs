@@ -2,8 +2,9 @@
 //!
 //! URLs wait in one queue per partition key. A queue hands out a URL only when fewer than
 //! `threads_per_queue` of its fetches run and its delay has passed since the end of its last fetch;
-//! queues take turns round-robin. The delay is `fetcher.server.delay`, or the site's robots.txt
-//! Crawl-delay when that is longer.
+//! queues take turns round-robin. The delay is `fetcher.server.delay`, replaced by the site's
+//! robots.txt Crawl-delay when it has one (capped at `fetcher.max.crawl.delay`; with
+//! `fetcher.server.delay.force`, never shorter than the server delay).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub struct FetcherSettings {
     pub max_retry_after: Duration,
     /// Fetches per second over all queues; `None`: no global cap (`fetcher.max.fetches.per.second`).
     pub max_fetches_per_second: Option<std::num::NonZeroU32>,
+    /// On stop, how long fetches already started may take to finish before they are cut short.
+    pub stop_grace: Duration,
 }
 
 impl Default for FetcherSettings {
@@ -58,6 +61,7 @@ impl Default for FetcherSettings {
             server_delay_force: false,
             max_retry_after: Duration::from_secs(300),
             max_fetches_per_second: None,
+            stop_grace: Duration::from_secs(10),
         }
     }
 }
@@ -70,10 +74,10 @@ impl FetcherSettings {
         } else {
             self.server_delay
         };
-        match crawl_delay {
+        match crawl_delay.map(|robots| robots.min(self.max_crawl_delay)) {
             None => base,
             Some(robots) if self.server_delay_force => robots.max(base),
-            Some(robots) => robots.min(self.max_crawl_delay),
+            Some(robots) => robots,
         }
     }
 }
@@ -152,6 +156,8 @@ impl FetcherBolt {
         let mut queues: HashMap<String, HostQueue> = HashMap::new();
         let mut ring: VecDeque<String> = VecDeque::new();
         let mut running: JoinSet<Completed> = JoinSet::new();
+        // Which queue each running fetch belongs to, so that even a fetch task that dies frees its slot.
+        let mut running_keys: HashMap<tokio::task::Id, String> = HashMap::new();
         let mut queued = 0usize;
         let mut input_open = true;
         let mut last_sweep = Instant::now();
@@ -176,8 +182,14 @@ impl FetcherBolt {
                         queued -= 1;
                         queue.in_flight += 1;
                         let shared = Arc::clone(&shared);
-                        let key = key.clone();
-                        running.spawn(async move { fetch_one(&shared, key, tuple).await });
+                        let task_key = key.clone();
+                        let handle =
+                            running.spawn(async move { fetch_one(&shared, task_key, tuple).await });
+                        running_keys.insert(handle.id(), key.clone());
+                        // A queue allowing several fetches at once may hand out another right away.
+                        if queue.in_flight < settings.threads_per_queue && !queue.items.is_empty() {
+                            wake = Some(now);
+                        }
                     }
                 } else if queue.in_flight < settings.threads_per_queue {
                     wake = Some(wake.map_or(queue.next_allowed, |w| w.min(queue.next_allowed)));
@@ -209,8 +221,24 @@ impl FetcherBolt {
                     }
                     None => input_open = false,
                 },
-                Some(done) = running.join_next(), if !running.is_empty() => {
-                    let Ok(done) = done else { continue };
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                    let done = match done {
+                        Ok((id, done)) => {
+                            running_keys.remove(&id);
+                            done
+                        }
+                        Err(error) => {
+                            // The task's tuple was dropped with it, which failed it back to the spout.
+                            tracing::error!(%error, "a fetch task died");
+                            if let Some(queue) = running_keys
+                                .remove(&error.id())
+                                .and_then(|key| queues.get_mut(&key))
+                            {
+                                queue.in_flight = queue.in_flight.saturating_sub(1);
+                            }
+                            continue;
+                        }
+                    };
                     let finished = Instant::now();
                     if let Some(queue) = queues.get_mut(&done.key) {
                         queue.in_flight = queue.in_flight.saturating_sub(1);
@@ -220,7 +248,10 @@ impl FetcherBolt {
                         if done.contacted_server {
                             let delay = settings.queue_delay(queue.crawl_delay);
                             let hold = done.hold.unwrap_or_default().max(delay);
-                            queue.next_allowed = queue.next_allowed.max(finished + hold);
+                            let until = finished
+                                .checked_add(hold)
+                                .unwrap_or(finished + settings.max_retry_after);
+                            queue.next_allowed = queue.next_allowed.max(until);
                         }
                     }
                     // Once a second, forget idle queues whose delay has passed: memory stays bounded
@@ -257,9 +288,25 @@ impl FetcherBolt {
             finishing = running.len(),
             "fetcher stopping"
         );
-        while let Some(done) = running.join_next().await {
-            if let Ok(done) = done {
-                let _ = out.send(done.page).await;
+        // Fetches already started may finish within the grace period; after it they are cut short,
+        // and their URLs fail back to the spout (they stay due in the frontier).
+        let grace = tokio::time::sleep(settings.stop_grace);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                done = running.join_next() => match done {
+                    Some(Ok(done)) => {
+                        let _ = out.send(done.page).await;
+                    }
+                    Some(Err(_)) => {}
+                    None => break,
+                },
+                _ = &mut grace => {
+                    info!(cut_short = running.len(), "fetches still running at the end of the grace period");
+                    running.abort_all();
+                    while running.join_next().await.is_some() {}
+                    break;
+                }
             }
         }
     }
@@ -270,7 +317,15 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
     let mut crawl_delay = None;
     let mut sitemaps = Vec::new();
     if let Some(message) = context.http.refusal(&tuple.url.url) {
-        return refused(key, tuple, "private_address", message, Vec::new(), None);
+        return refused(
+            key,
+            tuple,
+            "private_address",
+            message,
+            Status::Error,
+            Vec::new(),
+            None,
+        );
     }
     if let Some(robots) = &context.robots {
         let lookup = robots.rules_for(&tuple.url.url).await;
@@ -278,8 +333,14 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
             sitemaps = lookup.rules.sitemaps();
         }
         crawl_delay = lookup.rules.crawl_delay();
-        let refusal = if let Some(reason) = lookup.rules.refusal(&tuple.url.url) {
-            Some(("robots.txt", reason))
+        let refusal = if let Some((reason, is_final)) = lookup.rules.refusal(&tuple.url.url) {
+            // An unreadable robots.txt refuses only for now: FETCH_ERROR, to be tried again.
+            let status = if is_final {
+                Status::Error
+            } else {
+                Status::FetchError
+            };
+            Some(("robots.txt", reason, status))
         } else if let Some(delay) = crawl_delay.filter(|d| *d > settings.max_crawl_delay) {
             (!settings.max_crawl_delay_force).then(|| {
                 (
@@ -288,13 +349,14 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
                         "robots.txt Crawl-delay of {delay:?} exceeds fetcher.max.crawl.delay ({:?})",
                         settings.max_crawl_delay
                     ),
+                    Status::Error,
                 )
             })
         } else {
             None
         };
-        if let Some((cause, message)) = refusal {
-            return refused(key, tuple, cause, message, sitemaps, crawl_delay);
+        if let Some((cause, message, status)) = refusal {
+            return refused(key, tuple, cause, message, status, sitemaps, crawl_delay);
         }
     }
     if let Some(limiter) = &context.limiter {
@@ -331,12 +393,13 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
     }
 }
 
-/// A URL that may not be fetched: ERROR with the cause, and no request made.
+/// A URL that may not be fetched: a status with the cause, and no request made.
 fn refused(
     key: String,
     mut tuple: Tuple,
     cause: &str,
     message: String,
+    status: Status,
     sitemaps: Vec<url::Url>,
     crawl_delay: Option<Duration>,
 ) -> Completed {
@@ -347,7 +410,7 @@ fn refused(
             tuple,
             record: None,
             outcome: FetchOutcome::Failed {
-                status: Status::Error,
+                status,
                 cause: cause.to_string(),
                 message,
             },

@@ -72,7 +72,7 @@ impl HttpClient {
     /// A client with these settings.
     pub fn new(settings: &HttpSettings) -> Result<Self, HttpClientError> {
         let policy = if settings.follow_redirects {
-            reqwest::redirect::Policy::limited(settings.max_redirects)
+            redirect_policy(settings.max_redirects, settings.refuse_private_addresses)
         } else {
             reqwest::redirect::Policy::none()
         };
@@ -90,13 +90,8 @@ impl HttpClient {
         if !self.refuse_private {
             return None;
         }
-        let ip = match url.host()? {
-            url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
-            url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
-            url::Host::Domain(_) => return None,
-        };
-        is_private_address(ip)
-            .then(|| format!("{ip} is a private address (http.refuse.private.addresses)"))
+        private_ip_host(url)
+            .map(|ip| format!("{ip} is a private address (http.refuse.private.addresses)"))
     }
 
     /// Fetches `url`, conditionally when `metadata` holds an ETag or Last-Modified from an earlier
@@ -197,6 +192,29 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
     let wait = date.with_timezone(&Utc) - Utc::now();
     Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// Follows up to `max` redirects, refusing (with the guard on) any hop to a private IP address.
+pub(crate) fn redirect_policy(max: usize, refuse_private: bool) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= max {
+            return attempt.error(format!("more than {max} redirects"));
+        }
+        if refuse_private && private_ip_host(attempt.url()).is_some() {
+            return attempt.error("redirect to a private address (http.refuse.private.addresses)");
+        }
+        attempt.follow()
+    })
+}
+
+/// The host of `url` when it is an IP address in a private range.
+fn private_ip_host(url: &Url) -> Option<std::net::IpAddr> {
+    let ip = match url.host()? {
+        url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
+        url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
+        url::Host::Domain(_) => return None,
+    };
+    is_private_address(ip).then_some(ip)
 }
 
 /// The parts of a client that every request of a crawl shares.

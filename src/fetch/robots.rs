@@ -13,7 +13,7 @@ use moka::future::Cache;
 use texting_robots::Robot;
 use url::Url;
 
-use super::http::{HttpClientError, HttpSettings, base_builder};
+use super::http::{HttpClientError, HttpSettings, base_builder, redirect_policy};
 
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
@@ -54,14 +54,17 @@ impl RobotsRules {
         }
     }
 
-    /// Why `url` is refused, when it is.
-    pub fn refusal(&self, url: &Url) -> Option<String> {
+    /// Why `url` is refused, when it is, and whether the refusal is final (the rules say no) or
+    /// temporary (robots.txt could not be read: ask again later).
+    pub fn refusal(&self, url: &Url) -> Option<(String, bool)> {
         if self.allowed(url) {
             return None;
         }
         Some(match self {
-            RobotsRules::DisallowAll { reason } => format!("robots.txt unavailable ({reason})"),
-            _ => "disallowed by robots.txt".to_string(),
+            RobotsRules::DisallowAll { reason } => {
+                (format!("robots.txt unavailable ({reason})"), false)
+            }
+            _ => ("disallowed by robots.txt".to_string(), true),
         })
     }
 
@@ -70,8 +73,7 @@ impl RobotsRules {
         match self {
             RobotsRules::Parsed(robot) => robot
                 .delay
-                .filter(|d| d.is_finite() && *d >= 0.0)
-                .map(Duration::from_secs_f32),
+                .and_then(|d| Duration::try_from_secs_f32(d).ok()),
             _ => None,
         }
     }
@@ -135,7 +137,7 @@ impl RobotsCache {
         error_ttl: Duration,
     ) -> Result<Self, HttpClientError> {
         let client = base_builder(settings)
-            .redirect(reqwest::redirect::Policy::limited(5))
+            .redirect(redirect_policy(5, settings.refuse_private_addresses))
             .build()?;
         Ok(RobotsCache {
             client,
@@ -267,8 +269,9 @@ User-Agent: quxbot\n";
         let rules = RobotsRules::DisallowAll {
             reason: "answered 503".to_string(),
         };
-        let refusal = rules.refusal(&url("http://a.test/")).expect("refused");
+        let (refusal, is_final) = rules.refusal(&url("http://a.test/")).expect("refused");
         assert!(refusal.contains("503"), "{refusal}");
+        assert!(!is_final, "an unavailable robots.txt refuses only for now");
         assert!(RobotsRules::AllowAll.allowed(&url("http://a.test/anything")));
     }
 }

@@ -194,7 +194,16 @@ impl EmbeddedFrontier {
             for write in batch {
                 let url = write.url.url.as_str();
                 let existing = match urls.get(url)? {
-                    Some(value) => serde_json::from_slice::<Record>(value.value()).ok(),
+                    Some(value) => match serde_json::from_slice::<Record>(value.value()) {
+                        Ok(record) => Some(record),
+                        Err(e) => {
+                            // Never overwrite what cannot be read: its schedule entry is unknown.
+                            outcomes.push(Err(StoreError(format!(
+                                "the stored record of {url} is unreadable: {e}"
+                            ))));
+                            continue;
+                        }
+                    },
                     None => None,
                 };
                 if write.status == Status::Discovered && existing.is_some() {
@@ -274,13 +283,17 @@ impl EmbeddedFrontier {
             let (queue, _) = entry?;
             let (_, key) = queue.value();
             let mut taken = 0;
+            let mut held = 0;
             for item in schedule.range((key, 0u64, "")..(key, now.saturating_add(1), ""))? {
-                if taken >= limits.max_urls_per_bucket {
+                // A queue that already has its share in the topology is passed over, so that hosts
+                // with a long backlog do not take every bucket from newer ones.
+                if taken + held >= limits.max_urls_per_bucket {
                     break;
                 }
                 let (item, _) = item?;
                 let (_, _, url) = item.value();
                 if busy.contains(url) {
+                    held += 1;
                     continue;
                 }
                 let Some(value) = urls.get(url)? else {

@@ -53,7 +53,7 @@ pub struct RunnerState {
     pub acked: u64,
     /// URLs failed so far.
     pub failed: u64,
-    /// Nothing is due, buffered or in flight.
+    /// Nothing is due, buffered, in flight, or failed and waiting to be tried again.
     pub idle: bool,
 }
 
@@ -68,6 +68,8 @@ pub struct SpoutRunner {
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
+    /// URLs failed recently: still due, waiting out the purgatory, so the crawl is not idle.
+    failed_recently: std::collections::HashMap<String, Instant>,
     last_query_sent: Option<Instant>,
     last_query_received: Option<Instant>,
 }
@@ -87,6 +89,7 @@ impl SpoutRunner {
             purgatory,
             state: RunnerState::default(),
             empty_queries: 0,
+            failed_recently: std::collections::HashMap::new(),
             last_query_sent: None,
             last_query_received: None,
         }
@@ -156,6 +159,10 @@ impl SpoutRunner {
     }
 
     fn query_due(&self) -> bool {
+        // A full buffer waits for the topology to take from it: memory stays bounded.
+        if self.buffer.len() >= self.settings.max_pending {
+            return false;
+        }
         let Some(sent) = self.last_query_sent else {
             return true;
         };
@@ -210,6 +217,7 @@ impl SpoutRunner {
                 continue;
             }
             let url = url.to_string();
+            self.failed_recently.remove(&url);
             if self.buffer.push(due) {
                 self.tracked.insert(url);
                 added += 1;
@@ -239,6 +247,7 @@ impl SpoutRunner {
                 debug!(url = %key, %reason, "URL failed");
                 self.in_flight.remove(&key);
                 self.tracked.remove(&key);
+                self.failed_recently.insert(key.clone(), Instant::now());
                 self.purgatory.insert(key, ());
                 self.state.failed += 1;
                 metrics::counter!("squall_spout_failed_total").increment(1);
@@ -252,9 +261,18 @@ impl SpoutRunner {
     fn publish(&mut self, state: &watch::Sender<RunnerState>) {
         self.state.in_flight = self.in_flight.len();
         self.state.buffered = self.buffer.len();
+        let ttl = self.settings.purgatory_ttl;
+        let before = self.failed_recently.len();
+        self.failed_recently
+            .retain(|_, failed| failed.elapsed() < ttl + Duration::from_secs(1));
+        if self.failed_recently.len() < before {
+            // They are out of the purgatory: ask the frontier again before calling the crawl idle.
+            self.empty_queries = 0;
+        }
         self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
             && self.in_flight.is_empty()
-            && self.buffer.is_empty();
+            && self.buffer.is_empty()
+            && self.failed_recently.is_empty();
         metrics::gauge!("squall_spout_in_flight").set(self.state.in_flight as f64);
         metrics::gauge!("squall_spout_buffered").set(self.state.buffered as f64);
         state.send_replace(self.state);

@@ -222,6 +222,8 @@ impl CrawlerBuilder {
                 max_fetches_per_second: std::num::NonZeroU32::new(
                     config.fetcher_max_fetches_per_second,
                 ),
+                // Half the shutdown deadline for fetches in progress; the rest drains and writes.
+                stop_grace: Duration::from_secs_f64(config.topology_shutdown_timeout / 2.0),
             },
         );
         let parser = ParserBolt::new(

@@ -55,6 +55,8 @@ pub enum StopReason {
     MaxDuration,
     /// Nothing was left to do.
     Idle,
+    /// A stage ended on its own (see the log for why).
+    StageFailed,
 }
 
 /// The outcome of a run.
@@ -190,7 +192,7 @@ impl Crawler {
 
         let runner = SpoutRunner::new(spout, runner_settings);
         let updater = StatusUpdater::new(Arc::clone(&store), updater_settings, observer);
-        let tasks = vec![
+        let mut tasks = vec![
             tokio::spawn(
                 runner
                     .run(fetch_tx, ack_tx, ack_rx, state_tx, stop.clone())
@@ -229,8 +231,9 @@ impl Crawler {
                 _ = stop.cancelled() => break StopReason::Requested,
                 _ = tokio::time::sleep_until(until), if deadline.is_some() => break StopReason::MaxDuration,
                 changed = state_rx.changed() => {
+                    // The runner only goes away early when a stage after it is gone.
                     if changed.is_err() {
-                        break StopReason::Requested;
+                        break StopReason::StageFailed;
                     }
                 }
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -240,7 +243,7 @@ impl Crawler {
         stop.cancel();
 
         let mut clean_shutdown = true;
-        let drain = futures::future::join_all(tasks);
+        let drain = futures::future::join_all(tasks.iter_mut());
         match tokio::time::timeout(shutdown_timeout, drain).await {
             Ok(results) => {
                 for result in results {
@@ -251,7 +254,14 @@ impl Crawler {
                 }
             }
             Err(_) => {
-                warn!(?shutdown_timeout, "stages did not stop in time");
+                // Cut the stages short: unwritten URLs fail back and stay due in the frontier.
+                warn!(
+                    ?shutdown_timeout,
+                    "stages did not stop in time; cutting them short"
+                );
+                for task in &tasks {
+                    task.abort();
+                }
                 clean_shutdown = false;
             }
         }

@@ -1,0 +1,401 @@
+//! The connection to Elasticsearch or OpenSearch: one or more nodes, basic auth, TLS, timeouts, and
+//! retries with backoff on 429, 5xx and connection errors (the `elasticsearch` crate has none).
+//!
+//! Requests go through the crate's raw `send`, so the same code serves Elasticsearch 7/8/9 and
+//! OpenSearch 1/2; where their APIs differ (point in time), [`EsClient::engine`] tells which is there.
+
+use std::time::Duration;
+
+use elasticsearch::Elasticsearch;
+use elasticsearch::auth::Credentials;
+use elasticsearch::cert::CertificateValidation;
+use elasticsearch::http::Method;
+use elasticsearch::http::headers::HeaderMap;
+use elasticsearch::http::request::{JsonBody, NdBody};
+use elasticsearch::http::transport::{
+    MultiNodeConnectionPool, SingleNodeConnectionPool, TransportBuilder,
+};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+use tracing::warn;
+use url::Url;
+
+/// How to reach the cluster.
+#[derive(Clone, PartialEq)]
+pub struct ConnectionSettings {
+    /// Node addresses (`http://host:9200`); requests go round-robin. Credentials in an address are
+    /// taken out and used as basic auth.
+    pub addresses: Vec<Url>,
+    /// Basic-auth user.
+    pub user: Option<String>,
+    /// Basic-auth password.
+    pub password: Option<String>,
+    /// Accept any TLS certificate (test clusters only).
+    pub tls_insecure: bool,
+    /// Time allowed for one request.
+    pub timeout: Duration,
+    /// Retries after a 429, a 5xx or a connection error, before giving up.
+    pub max_retries: u32,
+    /// The first wait between two tries; it doubles each time, up to `max_backoff`.
+    pub initial_backoff: Duration,
+    /// The longest wait between two tries.
+    pub max_backoff: Duration,
+}
+
+impl std::fmt::Debug for ConnectionSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionSettings")
+            .field(
+                "addresses",
+                &self.addresses.iter().map(Url::as_str).collect::<Vec<_>>(),
+            )
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("tls_insecure", &self.tls_insecure)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .finish()
+    }
+}
+
+impl ConnectionSettings {
+    /// Settings for one address, with defaults: 30 s timeout, 6 retries from 250 ms to 10 s.
+    pub fn new(address: &str) -> Result<Self, EsError> {
+        Self::for_addresses(&[address])
+    }
+
+    /// Settings for several addresses (StormCrawler's `es.status.addresses`, a list or
+    /// `;`-separated); a bare `host` or `host:port` means `http://host:9200`.
+    pub fn for_addresses(addresses: &[&str]) -> Result<Self, EsError> {
+        let mut settings = ConnectionSettings {
+            addresses: Vec::new(),
+            user: None,
+            password: None,
+            tls_insecure: false,
+            timeout: Duration::from_secs(30),
+            max_retries: 6,
+            initial_backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(10),
+        };
+        for raw in addresses.iter().flat_map(|a| a.split(';')) {
+            let raw = raw.trim();
+            if raw.is_empty() {
+                continue;
+            }
+            let with_scheme = if raw.contains("://") {
+                raw.to_string()
+            } else {
+                format!("http://{raw}")
+            };
+            let mut url = Url::parse(&with_scheme)
+                .map_err(|e| EsError::Config(format!("address {:?}: {e}", redact(raw))))?;
+            if url.port().is_none() && !raw.contains("://") {
+                let _ = url.set_port(Some(9200));
+            }
+            if !url.username().is_empty() {
+                settings.user = Some(url.username().to_string());
+                settings.password = url.password().map(str::to_string);
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+            }
+            settings.addresses.push(url);
+        }
+        if settings.addresses.is_empty() {
+            return Err(EsError::Config(
+                "no Elasticsearch/OpenSearch address given".to_string(),
+            ));
+        }
+        Ok(settings)
+    }
+}
+
+/// Which search engine answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Elasticsearch, with its major version.
+    Elasticsearch(u32),
+    /// OpenSearch, with its major version.
+    OpenSearch(u32),
+}
+
+/// Why a request to the engine failed. Messages never contain credentials.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EsError {
+    /// Invalid settings.
+    #[error("invalid Elasticsearch/OpenSearch settings: {0}")]
+    Config(String),
+    /// The engine could not be reached, after all retries.
+    #[error("cannot reach Elasticsearch/OpenSearch at {addresses}: {message}")]
+    Unreachable {
+        /// The addresses tried.
+        addresses: String,
+        /// The last error.
+        message: String,
+    },
+    /// The engine answered with an error status.
+    #[error("{method} {path} failed with HTTP {status}: {reason}")]
+    Status {
+        /// The request method.
+        method: String,
+        /// The request path.
+        path: String,
+        /// The HTTP status.
+        status: u16,
+        /// The engine's error type and reason.
+        reason: String,
+    },
+    /// The answer was not the JSON expected.
+    #[error("unexpected answer to {path}: {message}")]
+    Decode {
+        /// The request path.
+        path: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+impl EsError {
+    /// The HTTP status of an error answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            EsError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// A request body.
+#[derive(Debug, Clone)]
+pub enum RequestBody {
+    /// One JSON document.
+    Json(Value),
+    /// Newline-delimited JSON (bulk).
+    NdJson(Vec<Value>),
+}
+
+/// A client for one cluster, with retries.
+#[derive(Clone)]
+pub struct EsClient {
+    client: Elasticsearch,
+    settings: ConnectionSettings,
+    engine: std::sync::Arc<OnceCell<Engine>>,
+}
+
+impl std::fmt::Debug for EsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EsClient")
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+impl EsClient {
+    /// A client for these settings. Nothing is contacted until the first request.
+    pub fn new(settings: ConnectionSettings) -> Result<Self, EsError> {
+        let mut builder = match settings.addresses.as_slice() {
+            [single] => TransportBuilder::new(SingleNodeConnectionPool::new(single.clone())),
+            many => {
+                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), None))
+            }
+        };
+        builder = builder.timeout(settings.timeout);
+        if let Some(user) = &settings.user {
+            builder = builder.auth(Credentials::Basic(
+                user.clone(),
+                settings.password.clone().unwrap_or_default(),
+            ));
+        }
+        if settings.tls_insecure {
+            builder = builder.cert_validation(CertificateValidation::None);
+        }
+        let transport = builder
+            .build()
+            .map_err(|e| EsError::Config(format!("cannot build the transport: {e}")))?;
+        Ok(EsClient {
+            client: Elasticsearch::new(transport),
+            settings,
+            engine: std::sync::Arc::new(OnceCell::new()),
+        })
+    }
+
+    /// The addresses, for messages (no credentials).
+    pub fn addresses(&self) -> String {
+        self.settings
+            .addresses
+            .iter()
+            .map(|u| u.as_str().trim_end_matches('/').to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Which engine answers (asked once, then remembered).
+    pub async fn engine(&self) -> Result<Engine, EsError> {
+        self.engine
+            .get_or_try_init(|| async {
+                let info = self.request(Method::Get, "/", &[], None).await?;
+                let major = info["version"]["number"]
+                    .as_str()
+                    .and_then(|v| v.split('.').next())
+                    .and_then(|m| m.parse().ok())
+                    .ok_or_else(|| EsError::Decode {
+                        path: "/".to_string(),
+                        message: format!("no version number in {info}"),
+                    })?;
+                Ok(match info["version"]["distribution"].as_str() {
+                    Some("opensearch") => Engine::OpenSearch(major),
+                    _ => Engine::Elasticsearch(major),
+                })
+            })
+            .await
+            .copied()
+    }
+
+    /// Sends a request and returns the JSON answer; retries on 429, 5xx and connection errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<RequestBody>,
+    ) -> Result<Value, EsError> {
+        let mut attempt = 0;
+        let mut backoff = self.settings.initial_backoff;
+        loop {
+            match self.try_once(method, path, query, body.clone()).await {
+                Ok(value) => return Ok(value),
+                Err(error) if retriable(&error) && attempt < self.settings.max_retries => {
+                    attempt += 1;
+                    warn!(%error, attempt, wait = ?backoff, "Elasticsearch/OpenSearch request failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(self.settings.max_backoff);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn try_once(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<RequestBody>,
+    ) -> Result<Value, EsError> {
+        let query = (!query.is_empty()).then_some(query);
+        let sent = match body {
+            None => {
+                self.client
+                    .send::<(), _>(method, path, HeaderMap::new(), query, None, None)
+                    .await
+            }
+            Some(RequestBody::Json(json)) => {
+                self.client
+                    .send(
+                        method,
+                        path,
+                        HeaderMap::new(),
+                        query,
+                        Some(JsonBody::new(json)),
+                        None,
+                    )
+                    .await
+            }
+            Some(RequestBody::NdJson(lines)) => {
+                let lines: Vec<JsonBody<Value>> = lines.into_iter().map(JsonBody::new).collect();
+                self.client
+                    .send(
+                        method,
+                        path,
+                        HeaderMap::new(),
+                        query,
+                        Some(NdBody::new(lines)),
+                        None,
+                    )
+                    .await
+            }
+        };
+        let response = sent.map_err(|e| EsError::Unreachable {
+            addresses: self.addresses(),
+            message: e.to_string(),
+        })?;
+        let status = response.status_code().as_u16();
+        let text = response.text().await.map_err(|e| EsError::Unreachable {
+            addresses: self.addresses(),
+            message: e.to_string(),
+        })?;
+        let value: Value = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).map_err(|e| EsError::Decode {
+                path: path.to_string(),
+                message: format!("{e} in {}", truncate(&text, 300)),
+            })?
+        };
+        if (200..300).contains(&status) {
+            return Ok(value);
+        }
+        let reason = match &value["error"] {
+            Value::Object(error) => format!(
+                "{}: {}",
+                error.get("type").and_then(Value::as_str).unwrap_or("error"),
+                error.get("reason").and_then(Value::as_str).unwrap_or("")
+            ),
+            Value::String(s) => s.clone(),
+            _ => truncate(&text, 300),
+        };
+        Err(EsError::Status {
+            method: format!("{method:?}").to_uppercase(),
+            path: path.to_string(),
+            status,
+            reason,
+        })
+    }
+}
+
+fn retriable(error: &EsError) -> bool {
+    match error {
+        EsError::Unreachable { .. } => true,
+        EsError::Status { status, .. } => *status == 429 || *status >= 500,
+        _ => false,
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+/// An address with any credentials replaced, for messages.
+fn redact(address: &str) -> String {
+    match address.rsplit_once('@') {
+        Some((_, host)) => format!("<credentials>@{host}"),
+        None => address.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_parsed_like_stormcrawler_and_credentials_taken_out() {
+        let settings =
+            ConnectionSettings::for_addresses(&["es1;es2:9201", "https://u:secret@es3:443"])
+                .expect("settings");
+        let addresses: Vec<&str> = settings.addresses.iter().map(Url::as_str).collect();
+        assert_eq!(
+            addresses,
+            ["http://es1:9200/", "http://es2:9201/", "https://es3/"]
+        );
+        assert_eq!(settings.user.as_deref(), Some("u"));
+        assert_eq!(settings.password.as_deref(), Some("secret"));
+        let debug = format!("{settings:?}");
+        assert!(!debug.contains("secret"), "{debug}");
+        assert!(ConnectionSettings::for_addresses(&[" ; "]).is_err());
+        let err = ConnectionSettings::new("http://u:secret@bad host").expect_err("invalid");
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+}

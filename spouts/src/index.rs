@@ -1,0 +1,119 @@
+//! Creating the status index when it is missing, and reading what an existing one looks like. An
+//! existing index is used as it is: nothing here deletes or rewrites one.
+
+use elasticsearch::http::Method;
+use serde_json::Value;
+
+use crate::client::{EsClient, EsError, RequestBody};
+use crate::schema::status_index_body;
+
+/// How a new status index is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexSettings {
+    /// Its name (StormCrawler's `es.status.index.name`, `status` by default).
+    pub name: String,
+    /// Primary shards.
+    pub shards: u32,
+    /// Replicas.
+    pub replicas: u32,
+    /// Refresh interval, e.g. `5s`.
+    pub refresh_interval: String,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            name: "status".to_string(),
+            shards: 10,
+            replicas: 1,
+            refresh_interval: "5s".to_string(),
+        }
+    }
+}
+
+/// Whether the index was made now or was there already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexState {
+    /// Created with squall's mapping.
+    Created,
+    /// Already there; used as it is.
+    Existing,
+}
+
+/// Creates the status index unless it exists.
+pub async fn ensure_status_index(
+    client: &EsClient,
+    settings: &IndexSettings,
+) -> Result<IndexState, EsError> {
+    let path = format!("/{}", settings.name);
+    match client.request(Method::Get, &path, &[], None).await {
+        Ok(_) => return Ok(IndexState::Existing),
+        Err(error) if error.status() == Some(404) => {}
+        Err(error) => return Err(error),
+    }
+    let body = status_index_body(
+        settings.shards,
+        settings.replicas,
+        &settings.refresh_interval,
+    );
+    match client
+        .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
+        .await
+    {
+        Ok(_) => Ok(IndexState::Created),
+        // Another process created it in the meantime.
+        Err(EsError::Status { reason, .. }) if reason.contains("resource_already_exists") => {
+            Ok(IndexState::Existing)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The number of primary shards of an index.
+pub async fn shard_count(client: &EsClient, index: &str) -> Result<u32, EsError> {
+    let path = format!("/{index}/_settings");
+    let answer = client.request(Method::Get, &path, &[], None).await?;
+    answer
+        .as_object()
+        .and_then(|indices| indices.values().next())
+        .and_then(|settings| settings["settings"]["index"]["number_of_shards"].as_str())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| EsError::Decode {
+            path,
+            message: format!("no number_of_shards in {}", truncated(&answer)),
+        })
+}
+
+fn truncated(value: &Value) -> String {
+    let text = value.to_string();
+    text.chars().take(200).collect()
+}
+
+/// Which shards instance `instance` of `instances` reads: every `instances`-th shard from
+/// `instance`, as a search `preference` (`_shards:0,2,4`).
+pub fn shard_preference(shards: u32, instance: u32, instances: u32) -> Option<String> {
+    if instances <= 1 {
+        return None;
+    }
+    let mine: Vec<String> = (0..shards)
+        .filter(|s| s % instances == instance % instances)
+        .map(|s| s.to_string())
+        .collect();
+    Some(format!("_shards:{}", mine.join(",")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instances_split_the_shards() {
+        assert_eq!(shard_preference(10, 0, 1), None);
+        assert_eq!(
+            shard_preference(10, 0, 3).as_deref(),
+            Some("_shards:0,3,6,9")
+        );
+        assert_eq!(shard_preference(10, 2, 3).as_deref(), Some("_shards:2,5,8"));
+        assert_eq!(shard_preference(4, 1, 2).as_deref(), Some("_shards:1,3"));
+    }
+}

@@ -1,0 +1,280 @@
+//! The status index as StormCrawler keeps it: mapping, document ids, and documents.
+//!
+//! A document looks like this (StormCrawler's `StatusUpdaterBolt`):
+//!
+//! ```json
+//! { "url": "https://example.com/page", "status": "FETCHED", "key": "example.com",
+//!   "nextFetchDate": "2024-05-02T10:00:00.000Z",
+//!   "metadata": { "url%2Epath": ["https://example.com/"], "depth": ["1"] } }
+//! ```
+//!
+//! Metadata values are arrays of strings, with `.` in keys escaped as `%2E`; `nextFetchDate` is left
+//! out when the URL is never to be fetched again; the id is the hex SHA-256 of the URL.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use squall::model::{CrawlUrl, Metadata, Status};
+use squall::status::StatusWrite;
+use url::Url;
+
+/// Where the partition key is stored: StormCrawler's `es.status.routing.fieldname` /
+/// `es.status.bucket.field` (`key` by default, or a metadata field such as `metadata.hostname`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyField {
+    /// A top-level field (`key`).
+    TopLevel(String),
+    /// A metadata key (`metadata.hostname` stores the key as `metadata.hostname: [..]`).
+    Metadata(String),
+}
+
+impl KeyField {
+    /// Parses a field name: `metadata.X` is a metadata key, anything else a top-level field.
+    pub fn parse(field: &str) -> KeyField {
+        match field.strip_prefix("metadata.") {
+            Some(key) => KeyField::Metadata(key.to_string()),
+            None => KeyField::TopLevel(field.to_string()),
+        }
+    }
+
+    /// The field name as used in queries and aggregations (`key`, `metadata.hostname`).
+    pub fn query_field(&self) -> String {
+        match self {
+            KeyField::TopLevel(field) => field.clone(),
+            KeyField::Metadata(key) => format!("metadata.{}", escape_key(key)),
+        }
+    }
+}
+
+impl Default for KeyField {
+    fn default() -> Self {
+        KeyField::TopLevel("key".to_string())
+    }
+}
+
+/// The document id of a URL: the hex SHA-256 of its string.
+pub fn document_id(url: &str) -> String {
+    hex::encode(Sha256::digest(url.as_bytes()))
+}
+
+/// Escapes a metadata key for the index (`.` becomes `%2E`).
+pub fn escape_key(key: &str) -> String {
+    key.replace('.', "%2E")
+}
+
+/// Undoes [`escape_key`].
+pub fn unescape_key(key: &str) -> String {
+    key.replace("%2E", ".")
+}
+
+/// The date format StormCrawler writes: ISO 8601 with milliseconds, in UTC.
+pub fn format_date(date: DateTime<Utc>) -> String {
+    date.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The status index's settings and mapping (StormCrawler's `status.mapping`).
+pub fn status_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
+    json!({
+        "settings": { "index": {
+            "number_of_shards": shards,
+            "number_of_replicas": replicas,
+            "refresh_interval": refresh_interval
+        } },
+        "mappings": {
+            "dynamic_templates": [{ "metadata": {
+                "path_match": "metadata.*",
+                "match_mapping_type": "string",
+                "mapping": { "type": "keyword" }
+            } }],
+            "_source": { "enabled": true },
+            "properties": {
+                "key": { "type": "keyword", "index": true },
+                "nextFetchDate": { "type": "date", "format": "date_optional_time" },
+                "status": { "type": "keyword" },
+                "url": { "type": "keyword" }
+            }
+        }
+    })
+}
+
+/// The document for a status write.
+pub fn status_document(write: &StatusWrite, key_field: &KeyField) -> Value {
+    let mut metadata = Map::new();
+    for (key, values) in write.url.metadata.iter() {
+        metadata.insert(escape_key(key), json!(values));
+    }
+    if let KeyField::Metadata(name) = key_field {
+        metadata.insert(escape_key(name), json!([write.key]));
+    }
+    let mut doc = Map::new();
+    doc.insert("url".into(), json!(write.url.url.as_str()));
+    doc.insert("status".into(), json!(write.status.as_str()));
+    doc.insert("metadata".into(), Value::Object(metadata));
+    if let KeyField::TopLevel(field) = key_field {
+        doc.insert(field.clone(), json!(write.key));
+    }
+    if let Some(next) = write.next_fetch {
+        doc.insert("nextFetchDate".into(), json!(format_date(next)));
+    }
+    Value::Object(doc)
+}
+
+/// A status document read back from the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredDocument {
+    /// The URL and its metadata (keys unescaped).
+    pub url: CrawlUrl,
+    /// The partition key, when the document has one.
+    pub key: Option<String>,
+    /// The status, when it is one of the five.
+    pub status: Option<Status>,
+    /// When it is due; `None` means never.
+    pub next_fetch: Option<DateTime<Utc>>,
+}
+
+/// Why a document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unreadable status document: {0}")]
+pub struct DocumentError(pub String);
+
+/// Reads a document's `_source`, as written by squall or by StormCrawler.
+pub fn read_document(
+    source: &Value,
+    key_field: &KeyField,
+) -> Result<StoredDocument, DocumentError> {
+    let url = source
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or_else(|| DocumentError("no url field".to_string()))?;
+    let url = Url::parse(url).map_err(|e| DocumentError(format!("url {url:?}: {e}")))?;
+    let mut metadata = Metadata::new();
+    if let Some(Value::Object(fields)) = source.get("metadata") {
+        for (key, value) in fields {
+            let values = match value {
+                Value::Array(items) => items.iter().filter_map(value_as_string).collect(),
+                other => value_as_string(other).into_iter().collect(),
+            };
+            metadata.set_values(unescape_key(key), values);
+        }
+    }
+    let key = match key_field {
+        KeyField::TopLevel(field) => source
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        KeyField::Metadata(name) => {
+            let value = metadata.first(name).map(str::to_string);
+            metadata.remove(name);
+            value
+        }
+    };
+    let status = source
+        .get("status")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok());
+    let next_fetch = source
+        .get("nextFetchDate")
+        .and_then(Value::as_str)
+        .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+        .map(|d| d.with_timezone(&Utc));
+    Ok(StoredDocument {
+        url: CrawlUrl { url, metadata },
+        key,
+        status,
+        next_fetch,
+    })
+}
+
+fn value_as_string(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn write(status: Status, next: Option<DateTime<Utc>>) -> StatusWrite {
+        let mut url = CrawlUrl::new(Url::parse("https://example.com/page").expect("url"));
+        url.metadata.set("url.path", "https://example.com/");
+        url.metadata.set("depth", "1");
+        StatusWrite {
+            url,
+            key: "example.com".to_string(),
+            status,
+            next_fetch: next,
+        }
+    }
+
+    #[test]
+    fn document_ids_are_sha256_of_the_url() {
+        assert_eq!(
+            document_id("https://example.com/"),
+            "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7"
+        );
+    }
+
+    #[test]
+    fn documents_have_stormcrawlers_shape() {
+        let date = Utc
+            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
+            .single()
+            .expect("date");
+        let doc = status_document(&write(Status::Fetched, Some(date)), &KeyField::default());
+        assert_eq!(
+            doc,
+            json!({
+                "url": "https://example.com/page",
+                "status": "FETCHED",
+                "key": "example.com",
+                "nextFetchDate": "2024-05-02T10:00:00.000Z",
+                "metadata": { "url%2Epath": ["https://example.com/"], "depth": ["1"] }
+            })
+        );
+        let never = status_document(&write(Status::Error, None), &KeyField::default());
+        assert!(
+            never.get("nextFetchDate").is_none(),
+            "never: no date at all"
+        );
+    }
+
+    #[test]
+    fn key_in_metadata_and_round_trip() {
+        let field = KeyField::parse("metadata.hostname");
+        assert_eq!(field.query_field(), "metadata.hostname");
+        let date = Utc
+            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
+            .single()
+            .expect("date");
+        let original = write(Status::Discovered, Some(date));
+        let doc = status_document(&original, &field);
+        assert_eq!(doc["metadata"]["hostname"], json!(["example.com"]));
+        assert!(doc.get("key").is_none());
+        let read = read_document(&doc, &field).expect("readable");
+        assert_eq!(read.url, original.url);
+        assert_eq!(read.key.as_deref(), Some("example.com"));
+        assert_eq!(read.status, Some(Status::Discovered));
+        assert_eq!(read.next_fetch, Some(date));
+    }
+
+    #[test]
+    fn stormcrawler_documents_are_read() {
+        let doc = json!({
+            "url": "http://sc.test/a", "status": "FETCH_ERROR",
+            "nextFetchDate": "2024-01-01T00:00:00Z",
+            "metadata": { "fetch%2Eerror%2Ecount": ["2"], "hostname": ["sc.test"], "n": [3] },
+            "key": "sc.test"
+        });
+        let read = read_document(&doc, &KeyField::default()).expect("readable");
+        assert_eq!(read.url.metadata.first("fetch.error.count"), Some("2"));
+        assert_eq!(read.url.metadata.first("n"), Some("3"));
+        assert_eq!(read.status, Some(Status::FetchError));
+        assert!(read.next_fetch.is_some());
+        let bad = read_document(&json!({ "status": "FETCHED" }), &KeyField::default());
+        assert!(bad.is_err());
+    }
+}

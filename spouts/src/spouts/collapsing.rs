@@ -1,0 +1,97 @@
+//! The collapsing spout: field collapsing on the key, with the first due URLs of each key as inner
+//! hits, paging through keys up to a maximum offset.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
+
+use super::common::{QueryDate, SpoutQuery, SpoutSettings};
+use crate::client::EsClient;
+
+/// StormCrawler's `CollapsingSpout`.
+#[derive(Debug, Clone)]
+pub struct CollapsingSpout {
+    query: SpoutQuery,
+    date: QueryDate,
+    offset: usize,
+}
+
+impl CollapsingSpout {
+    /// A spout over `settings.index`.
+    pub fn new(client: EsClient, settings: SpoutSettings) -> Self {
+        let date = QueryDate::new(settings.reset_fetch_date_after);
+        CollapsingSpout {
+            query: SpoutQuery::new(client, settings),
+            date,
+            offset: 0,
+        }
+    }
+
+    /// The query for one page of keys, due up to `date`.
+    pub fn request_body(&self, date: DateTime<Utc>) -> Value {
+        let settings = &self.query.settings;
+        let mut collapse = json!({ "field": settings.key_field.query_field() });
+        if settings.max_urls_per_bucket > 1 {
+            collapse["inner_hits"] = json!({
+                "name": "urls_per_bucket",
+                "size": settings.max_urls_per_bucket,
+                "sort": self.query.bucket_sort(),
+            });
+        }
+        let mut body = json!({
+            "from": self.offset,
+            "size": settings.max_buckets,
+            "explain": false,
+            "track_total_hits": false,
+            "query": { "bool": { "filter": self.query.due_filters(date) } },
+            "collapse": collapse,
+        });
+        if let Some(global) = &settings.global_sort {
+            body["sort"] = json!([{ global.as_str(): "asc" }]);
+        }
+        body
+    }
+}
+
+#[async_trait]
+impl Spout for CollapsingSpout {
+    async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        let date = self.date.current();
+        let answer = self.query.search(self.request_body(date)).await?;
+        let groups = answer["hits"]["hits"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut batch = Vec::new();
+        for group in &groups {
+            let inner = group["inner_hits"]["urls_per_bucket"]["hits"]["hits"].as_array();
+            let hits: Vec<&Value> = match inner {
+                Some(inner) => inner.iter().collect(),
+                None => vec![group],
+            };
+            for hit in hits {
+                if let Some(due) = self.query.due_url(hit, None, busy) {
+                    batch.push(due);
+                }
+            }
+        }
+        metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
+        let settings = &self.query.settings;
+        if groups.len() == settings.max_buckets {
+            self.offset += groups.len();
+            if settings
+                .max_start_offset
+                .is_some_and(|max| self.offset > max)
+            {
+                self.offset = 0;
+            }
+        } else {
+            self.offset = 0;
+        }
+        if groups.is_empty() {
+            self.date.reset();
+        }
+        Ok(batch)
+    }
+}

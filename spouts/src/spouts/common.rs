@@ -1,0 +1,243 @@
+//! What the status-index spouts share: settings, the query date, shard selection, reading hits.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use elasticsearch::http::Method;
+use serde_json::{Value, json};
+use squall::model::{PartitionMode, partition_key};
+use squall::spout::{BusyUrls, DueUrl, SpoutError};
+use tracing::debug;
+
+use crate::client::{EsClient, RequestBody};
+use crate::index::{shard_count, shard_preference};
+use crate::schema::{KeyField, format_date, read_document};
+
+/// Settings of the status-index spouts, with StormCrawler's keys and defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpoutSettings {
+    /// `es.status.index.name`.
+    pub index: String,
+    /// `es.status.bucket.field`: the field holding the partition key.
+    pub key_field: KeyField,
+    /// `es.status.max.buckets`: hosts per query.
+    pub max_buckets: usize,
+    /// `es.status.max.urls.per.bucket`: URLs per host per query.
+    pub max_urls_per_bucket: usize,
+    /// `es.status.bucket.sort.field`: order within a host.
+    pub bucket_sort: Vec<String>,
+    /// `es.status.global.sort.field`: order of the hosts (by their earliest value); None: by size.
+    pub global_sort: Option<String>,
+    /// `es.status.filterQuery`: extra Lucene query-string filters.
+    pub filter_queries: Vec<String>,
+    /// `es.status.query.timeout`.
+    pub query_timeout: Option<Duration>,
+    /// `es.status.sample`: wrap the aggregation in a diversified sampler.
+    pub sample: bool,
+    /// `es.status.recentDate.increase`, minutes (aggregation spout).
+    pub recent_date_increase: Option<i64>,
+    /// `es.status.recentDate.min.gap`, minutes (aggregation spout).
+    pub recent_date_min_gap: Option<i64>,
+    /// `spout.reset.fetchdate.after`: the query date goes back to "now" this often.
+    pub reset_fetch_date_after: Option<Duration>,
+    /// `es.status.max.start.offset`: collapsing spout's deepest page.
+    pub max_start_offset: Option<usize>,
+    /// `es.status.max.urls.per.reload`: hybrid spout's per-host query size.
+    pub max_urls_per_reload: usize,
+    /// This process's share of the shards: instance `.0` of `.1`.
+    pub shard_split: (u32, u32),
+    /// Used when a document has no key.
+    pub partition_mode: PartitionMode,
+}
+
+impl Default for SpoutSettings {
+    fn default() -> Self {
+        SpoutSettings {
+            index: "status".to_string(),
+            key_field: KeyField::default(),
+            max_buckets: 10,
+            max_urls_per_bucket: 1,
+            bucket_sort: vec!["nextFetchDate".to_string(), "url".to_string()],
+            global_sort: Some("nextFetchDate".to_string()),
+            filter_queries: Vec::new(),
+            query_timeout: None,
+            sample: false,
+            recent_date_increase: None,
+            recent_date_min_gap: None,
+            reset_fetch_date_after: Some(Duration::from_secs(120)),
+            max_start_offset: None,
+            max_urls_per_reload: 1,
+            shard_split: (0, 1),
+            partition_mode: PartitionMode::ByHost,
+        }
+    }
+}
+
+/// The upper bound of the "due" range filter, reused between queries so that the engine can cache
+/// the filter, and reset to "now" periodically and whenever a query finds nothing.
+#[derive(Debug, Clone)]
+pub struct QueryDate {
+    date: Option<DateTime<Utc>>,
+    last_reset: Instant,
+    reset_after: Option<Duration>,
+}
+
+impl QueryDate {
+    /// A query date that resets after `reset_after`.
+    pub fn new(reset_after: Option<Duration>) -> Self {
+        QueryDate {
+            date: None,
+            last_reset: Instant::now(),
+            reset_after,
+        }
+    }
+
+    /// The date to query with.
+    pub fn current(&mut self) -> DateTime<Utc> {
+        if let Some(reset_after) = self.reset_after
+            && self.last_reset.elapsed() >= reset_after
+        {
+            self.date = None;
+        }
+        match self.date {
+            Some(date) => date,
+            None => {
+                let now = Utc::now();
+                self.date = Some(now);
+                self.last_reset = Instant::now();
+                now
+            }
+        }
+    }
+
+    /// Forgets the date: the next query uses "now".
+    pub fn reset(&mut self) {
+        self.date = None;
+    }
+
+    /// StormCrawler's "recent date" narrowing: move the date to `candidate + increase` minutes, unless
+    /// it is within `min_gap` minutes of the current one. Unlike StormCrawler, never past "now", so
+    /// URLs that are not due are never returned.
+    pub fn narrow(&mut self, candidate: DateTime<Utc>, increase: i64, min_gap: Option<i64>) {
+        let target = (candidate + TimeDelta::minutes(increase)).min(Utc::now());
+        if let (Some(gap), Some(current)) = (min_gap, self.date)
+            && (target - current).num_minutes().abs() <= gap
+        {
+            return;
+        }
+        self.date = Some(target);
+    }
+}
+
+/// Shard selection and the query plumbing the spouts share.
+#[derive(Debug, Clone)]
+pub struct SpoutQuery {
+    pub(crate) client: EsClient,
+    pub(crate) settings: SpoutSettings,
+    preference: Option<Option<String>>,
+}
+
+impl SpoutQuery {
+    pub(crate) fn new(client: EsClient, settings: SpoutSettings) -> Self {
+        SpoutQuery {
+            client,
+            settings,
+            preference: None,
+        }
+    }
+
+    /// The `preference` for this instance's shards (looked up once).
+    pub(crate) async fn preference(&mut self) -> Result<Option<String>, SpoutError> {
+        if let Some(preference) = &self.preference {
+            return Ok(preference.clone());
+        }
+        let (instance, instances) = self.settings.shard_split;
+        let preference = if instances > 1 {
+            let shards = shard_count(&self.client, &self.settings.index)
+                .await
+                .map_err(|e| SpoutError::with_source("cannot read the status index's shards", e))?;
+            if shards < instances {
+                return Err(SpoutError::new(format!(
+                    "{instances} instances cannot split {} with only {shards} shards",
+                    self.settings.index
+                )));
+            }
+            shard_preference(shards, instance, instances)
+        } else {
+            None
+        };
+        self.preference = Some(preference.clone());
+        Ok(preference)
+    }
+
+    /// The filters every query starts with: due by `date`, plus the configured query strings.
+    pub(crate) fn due_filters(&self, date: DateTime<Utc>) -> Vec<Value> {
+        let mut filters =
+            vec![json!({ "range": { "nextFetchDate": { "lte": format_date(date) } } })];
+        for query in &self.settings.filter_queries {
+            filters.push(json!({ "query_string": { "query": query } }));
+        }
+        filters
+    }
+
+    /// Sort clauses for the URLs of one host.
+    pub(crate) fn bucket_sort(&self) -> Vec<Value> {
+        self.settings
+            .bucket_sort
+            .iter()
+            .map(|field| json!({ field: "asc" }))
+            .collect()
+    }
+
+    /// Runs a search on the status index, on this instance's shards.
+    pub(crate) async fn search(&mut self, mut body: Value) -> Result<Value, SpoutError> {
+        if let Some(timeout) = self.settings.query_timeout {
+            body["timeout"] = json!(format!("{}ms", timeout.as_millis()));
+        }
+        let preference = self.preference().await?;
+        let path = format!("/{}/_search", self.settings.index);
+        let mut query: Vec<(&str, &str)> = Vec::new();
+        if let Some(preference) = preference.as_deref() {
+            query.push(("preference", preference));
+        }
+        let started = Instant::now();
+        let answer = self
+            .client
+            .request(Method::Post, &path, &query, Some(RequestBody::Json(body)))
+            .await
+            .map_err(|e| SpoutError::with_source("status index query failed", e))?;
+        metrics::histogram!("squall_es_query_seconds").record(started.elapsed().as_secs_f64());
+        debug!(took_ms = answer["took"].as_u64(), "status index query");
+        Ok(answer)
+    }
+
+    /// A hit's URL, with its key (the stored one, or the bucket's, or computed).
+    pub(crate) fn due_url(
+        &self,
+        hit: &Value,
+        bucket_key: Option<&str>,
+        busy: &BusyUrls,
+    ) -> Option<DueUrl> {
+        let doc = match read_document(&hit["_source"], &self.settings.key_field) {
+            Ok(doc) => doc,
+            Err(error) => {
+                debug!(%error, id = hit["_id"].as_str(), "skipping a document");
+                return None;
+            }
+        };
+        if busy.contains(doc.url.url.as_str()) {
+            return None;
+        }
+        let key = doc
+            .key
+            .or_else(|| bucket_key.map(str::to_string))
+            .unwrap_or_else(|| {
+                partition_key(
+                    &doc.url.url,
+                    &doc.url.metadata,
+                    self.settings.partition_mode,
+                )
+            });
+        Some(DueUrl { url: doc.url, key })
+    }
+}

@@ -1,0 +1,164 @@
+//! The hybrid spout: an aggregation learns which keys have due URLs, then light per-key queries with
+//! `search_after` refill a key as soon as everything it returned has been processed.
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
+
+use super::aggregation::AggregationSpout;
+use super::common::{QueryDate, SpoutQuery, SpoutSettings};
+use crate::client::{EsClient, RequestBody};
+
+/// One key learned from the aggregation.
+#[derive(Debug, Clone)]
+struct KnownKey {
+    key: String,
+    /// Sort values of the last URL returned for the key.
+    search_after: Option<Value>,
+    /// URLs returned for the key and possibly still in the topology.
+    outstanding: Vec<String>,
+    /// The last per-key query found nothing more.
+    exhausted: bool,
+}
+
+/// StormCrawler's `HybridSpout`, with the per-key queries batched in one `_msearch`.
+#[derive(Debug, Clone)]
+pub struct HybridSpout {
+    aggregation: AggregationSpout,
+    query: SpoutQuery,
+    date: QueryDate,
+    keys: Vec<KnownKey>,
+    last_aggregation: Option<Instant>,
+    aggregation_every: Duration,
+}
+
+impl HybridSpout {
+    /// A spout over `settings.index`; the aggregation runs again every `spout.reset.fetchdate.after`
+    /// (or when every known key is exhausted).
+    pub fn new(client: EsClient, settings: SpoutSettings) -> Self {
+        let aggregation_every = settings
+            .reset_fetch_date_after
+            .unwrap_or(Duration::from_secs(120));
+        HybridSpout {
+            aggregation: AggregationSpout::new(client.clone(), settings.clone()),
+            date: QueryDate::new(settings.reset_fetch_date_after),
+            query: SpoutQuery::new(client, settings),
+            keys: Vec::new(),
+            last_aggregation: None,
+            aggregation_every,
+        }
+    }
+
+    fn per_key_body(&self, date: chrono::DateTime<chrono::Utc>, known: &KnownKey) -> Value {
+        let settings = &self.query.settings;
+        let mut filters = vec![
+            json!({ "range": { "nextFetchDate": { "lte": crate::schema::format_date(date) } } }),
+        ];
+        filters.push(json!({ "term": { settings.key_field.query_field(): known.key } }));
+        let mut body = json!({
+            "size": settings.max_urls_per_reload,
+            "explain": false,
+            "track_total_hits": false,
+            "query": { "bool": { "filter": filters } },
+            "sort": self.query.bucket_sort(),
+        });
+        if let Some(after) = &known.search_after {
+            body["search_after"] = after.clone();
+        }
+        body
+    }
+
+    async fn aggregate(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        let batch = self.aggregation.next_batch(busy).await?;
+        self.last_aggregation = Some(Instant::now());
+        self.date.reset();
+        self.keys = self
+            .aggregation
+            .last_buckets
+            .iter()
+            .map(|(key, after)| KnownKey {
+                key: key.clone(),
+                search_after: after.clone(),
+                outstanding: Vec::new(),
+                exhausted: false,
+            })
+            .collect();
+        for due in &batch {
+            if let Some(known) = self.keys.iter_mut().find(|k| k.key == due.key) {
+                known.outstanding.push(due.url.url.to_string());
+            }
+        }
+        Ok(batch)
+    }
+}
+
+#[async_trait]
+impl Spout for HybridSpout {
+    async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        let stale = self
+            .last_aggregation
+            .is_none_or(|at| at.elapsed() >= self.aggregation_every);
+        if stale || self.keys.iter().all(|k| k.exhausted) {
+            return self.aggregate(busy).await;
+        }
+        // Keys whose URLs have all gone through the topology get their next URLs.
+        let date = self.date.current();
+        let mut ready = Vec::new();
+        for (i, known) in self.keys.iter_mut().enumerate() {
+            known.outstanding.retain(|url| busy.contains(url));
+            if known.outstanding.is_empty() && !known.exhausted {
+                ready.push(i);
+            }
+        }
+        if ready.is_empty() {
+            return Ok(Vec::new());
+        }
+        let index = self.query.settings.index.clone();
+        let preference = self.query.preference().await?;
+        let mut lines = Vec::with_capacity(ready.len() * 2);
+        for &i in &ready {
+            let mut header = json!({ "index": index });
+            // Only this instance's shards, as for the aggregation.
+            if let Some(preference) = &preference {
+                header["preference"] = json!(preference);
+            }
+            lines.push(header);
+            lines.push(self.per_key_body(date, &self.keys[i]));
+        }
+        let answer = self
+            .query
+            .client
+            .request(
+                elasticsearch::http::Method::Post,
+                "/_msearch",
+                &[],
+                Some(RequestBody::NdJson(lines)),
+            )
+            .await
+            .map_err(|e| SpoutError::with_source("per-key queries failed", e))?;
+        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+        let mut batch = Vec::new();
+        for (&i, response) in ready.iter().zip(responses.iter()) {
+            let hits = response["hits"]["hits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let known = &mut self.keys[i];
+            if hits.is_empty() {
+                known.exhausted = true;
+                continue;
+            }
+            known.search_after = hits.last().map(|h| h["sort"].clone());
+            for hit in &hits {
+                if let Some(due) = self.query.due_url(hit, Some(&known.key), busy) {
+                    known.outstanding.push(due.url.url.to_string());
+                    batch.push(due);
+                }
+            }
+        }
+        metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
+        Ok(batch)
+    }
+}

@@ -1,0 +1,11 @@
+//! The spouts over a status index: [`AggregationSpout`], [`CollapsingSpout`] and [`HybridSpout`].
+
+mod aggregation;
+mod collapsing;
+mod common;
+mod hybrid;
+
+pub use aggregation::AggregationSpout;
+pub use collapsing::CollapsingSpout;
+pub use common::{QueryDate, SpoutSettings};
+pub use hybrid::HybridSpout;

@@ -1,0 +1,132 @@
+//! The status writer: a [`StatusStore`] over the status index.
+//!
+//! One bulk request per batch, with a result for every item: DISCOVERED is written create-only (a
+//! conflict means the URL is known, which is success), every other status replaces the document, as
+//! StormCrawler does. An item the engine rejects fails only its own URL, with the engine's reason.
+
+use async_trait::async_trait;
+use elasticsearch::http::Method;
+use serde_json::{Value, json};
+use squall::model::Status;
+use squall::status::{StatusStore, StatusWrite, StoreError};
+use tracing::warn;
+
+use crate::client::{EsClient, RequestBody};
+use crate::schema::{KeyField, document_id, status_document};
+
+/// Where and how statuses are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterSettings {
+    /// The status index.
+    pub index: String,
+    /// Where the partition key goes.
+    pub key_field: KeyField,
+    /// Route documents by their key (StormCrawler's `es.status.routing`), so that a host's URLs
+    /// share a shard.
+    pub routing: bool,
+}
+
+/// Writes statuses to the status index.
+#[derive(Debug, Clone)]
+pub struct EsStatusStore {
+    client: EsClient,
+    settings: WriterSettings,
+}
+
+impl EsStatusStore {
+    /// A writer into `settings.index`.
+    pub fn new(client: EsClient, settings: WriterSettings) -> Self {
+        EsStatusStore { client, settings }
+    }
+
+    fn bulk_lines(&self, batch: &[StatusWrite]) -> Vec<Value> {
+        let mut lines = Vec::with_capacity(batch.len() * 2);
+        for write in batch {
+            let op = if write.status == Status::Discovered {
+                "create"
+            } else {
+                "index"
+            };
+            let mut action = json!({ "_id": document_id(write.url.url.as_str()) });
+            if self.settings.routing {
+                action["routing"] = json!(write.key);
+            }
+            lines.push(json!({ op: action }));
+            lines.push(status_document(write, &self.settings.key_field));
+        }
+        lines
+    }
+}
+
+#[async_trait]
+impl StatusStore for EsStatusStore {
+    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        if batch.is_empty() {
+            return Vec::new();
+        }
+        let path = format!("/{}/_bulk", self.settings.index);
+        let answer = self
+            .client
+            .request(
+                Method::Post,
+                &path,
+                &[],
+                Some(RequestBody::NdJson(self.bulk_lines(&batch))),
+            )
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(error) => {
+                let reason = format!("status bulk failed: {error}");
+                return vec![Err(StoreError(reason)); batch.len()];
+            }
+        };
+        let items = answer["items"].as_array().cloned().unwrap_or_default();
+        if items.len() != batch.len() {
+            let reason = format!(
+                "status bulk answered {} items for {} writes",
+                items.len(),
+                batch.len()
+            );
+            return vec![Err(StoreError(reason)); batch.len()];
+        }
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for (write, item) in batch.iter().zip(items) {
+            let result = item
+                .as_object()
+                .and_then(|o| o.values().next())
+                .cloned()
+                .unwrap_or(Value::Null);
+            let status = result["status"].as_u64().unwrap_or(0);
+            let outcome = if (200..300).contains(&status) {
+                Ok(())
+            } else if status == 409 && write.status == Status::Discovered {
+                // Already known: create-only keeps its status, as intended.
+                Ok(())
+            } else {
+                let reason = format!(
+                    "{} rejected {}: HTTP {status} {}: {}",
+                    self.settings.index,
+                    write.url.url,
+                    result["error"]["type"].as_str().unwrap_or("error"),
+                    result["error"]["reason"]
+                        .as_str()
+                        .unwrap_or("no reason given"),
+                );
+                warn!(%reason, "status write rejected");
+                Err(StoreError(reason))
+            };
+            outcomes.push(outcome);
+        }
+        outcomes
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        let path = format!("/{}/_refresh", self.settings.index);
+        self.client
+            .request(Method::Post, &path, &[], None)
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError(format!("refresh of {} failed: {e}", self.settings.index)))
+    }
+}
