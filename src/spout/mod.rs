@@ -46,6 +46,12 @@ impl BusyUrls {
     pub fn contains(&self, url: &str) -> bool {
         self.tracked.contains(url) || self.purgatory.contains_key(url)
     }
+
+    /// Whether `url` is still in the topology (buffered or in flight), as opposed to done and
+    /// waiting out the purgatory.
+    pub fn in_topology(&self, url: &str) -> bool {
+        self.tracked.contains(url)
+    }
 }
 
 /// Why a frontier query failed. The runner logs it, waits, and tries again.
@@ -102,4 +108,10 @@ pub trait Spout: Send {
 
     /// Told when a URL it returned could not be processed; it stays due in the frontier.
     async fn fail(&mut self, _url: &CrawlUrl) {}
+
+    /// How long a write may take to become visible to this spout's queries (an index's refresh
+    /// interval). The runner calls the crawl idle only after finding nothing for at least this long.
+    fn visibility_delay(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }

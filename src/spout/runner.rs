@@ -68,6 +68,8 @@ pub struct SpoutRunner {
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
+    /// When the current run of empty queries began.
+    first_empty_query: Option<Instant>,
     /// URLs failed recently: still due, waiting out the purgatory, so the crawl is not idle.
     failed_recently: std::collections::HashMap<String, Instant>,
     last_query_sent: Option<Instant>,
@@ -89,6 +91,7 @@ impl SpoutRunner {
             purgatory,
             state: RunnerState::default(),
             empty_queries: 0,
+            first_empty_query: None,
             failed_recently: std::collections::HashMap::new(),
             last_query_sent: None,
             last_query_received: None,
@@ -204,6 +207,7 @@ impl SpoutRunner {
                 warn!(%error, "frontier query failed; retrying after the query delay");
                 metrics::counter!("squall_spout_query_errors_total").increment(1);
                 self.empty_queries = 0;
+                self.first_empty_query = None;
                 return;
             }
         };
@@ -226,8 +230,10 @@ impl SpoutRunner {
         debug!(returned, added, being_processed, "frontier query");
         if returned == 0 && self.in_flight.is_empty() && self.buffer.is_empty() {
             self.empty_queries += 1;
+            self.first_empty_query.get_or_insert_with(Instant::now);
         } else {
             self.empty_queries = 0;
+            self.first_empty_query = None;
         }
     }
 
@@ -256,6 +262,7 @@ impl SpoutRunner {
         }
         // Anything heard back means work happened: not idle.
         self.empty_queries = 0;
+        self.first_empty_query = None;
     }
 
     fn publish(&mut self, state: &watch::Sender<RunnerState>) {
@@ -268,8 +275,15 @@ impl SpoutRunner {
         if self.failed_recently.len() < before {
             // They are out of the purgatory: ask the frontier again before calling the crawl idle.
             self.empty_queries = 0;
+            self.first_empty_query = None;
         }
+        // Writes may take a while to show in the frontier's answers (an index refresh): only a run of
+        // empty answers that lasted that long means there is nothing left.
+        let settled = self
+            .first_empty_query
+            .is_some_and(|first| first.elapsed() >= self.spout.visibility_delay());
         self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
+            && settled
             && self.in_flight.is_empty()
             && self.buffer.is_empty()
             && self.failed_recently.is_empty();

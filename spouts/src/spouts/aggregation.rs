@@ -71,6 +71,11 @@ impl AggregationSpout {
 
 #[async_trait]
 impl Spout for AggregationSpout {
+    fn visibility_delay(&self) -> std::time::Duration {
+        // A refresh, and a margin for the query that follows it.
+        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
@@ -107,7 +112,9 @@ impl Spout for AggregationSpout {
             }
         }
         metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
-        if buckets.is_empty() {
+        // Nothing new: the next query looks again with "now", so URLs that became due since the
+        // reused date are seen (and "nothing due" is never concluded from a stale date).
+        if batch.is_empty() {
             self.date.reset();
         } else if let (Some(increase), Some(candidate)) =
             (self.query.settings.recent_date_increase, last_first_date)

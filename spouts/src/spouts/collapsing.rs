@@ -56,6 +56,11 @@ impl CollapsingSpout {
 
 #[async_trait]
 impl Spout for CollapsingSpout {
+    fn visibility_delay(&self) -> std::time::Duration {
+        // A refresh, and a margin for the query that follows it.
+        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
@@ -89,8 +94,9 @@ impl Spout for CollapsingSpout {
         } else {
             self.offset = 0;
         }
-        if groups.is_empty() {
+        if batch.is_empty() {
             self.date.reset();
+            self.offset = 0;
         }
         Ok(batch)
     }

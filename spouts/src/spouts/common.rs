@@ -48,6 +48,8 @@ pub struct SpoutSettings {
     pub shard_split: (u32, u32),
     /// Used when a document has no key.
     pub partition_mode: PartitionMode,
+    /// The index's refresh interval: how long a write takes to show in queries.
+    pub refresh_interval: Duration,
 }
 
 impl Default for SpoutSettings {
@@ -69,6 +71,7 @@ impl Default for SpoutSettings {
             max_urls_per_reload: 1,
             shard_split: (0, 1),
             partition_mode: PartitionMode::ByHost,
+            refresh_interval: Duration::from_secs(5),
         }
     }
 }

@@ -96,6 +96,11 @@ impl HybridSpout {
 
 #[async_trait]
 impl Spout for HybridSpout {
+    fn visibility_delay(&self) -> std::time::Duration {
+        // A refresh, and a margin for the query that follows it.
+        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let stale = self
             .last_aggregation
@@ -107,7 +112,7 @@ impl Spout for HybridSpout {
         let date = self.date.current();
         let mut ready = Vec::new();
         for (i, known) in self.keys.iter_mut().enumerate() {
-            known.outstanding.retain(|url| busy.contains(url));
+            known.outstanding.retain(|url| busy.in_topology(url));
             if known.outstanding.is_empty() && !known.exhausted {
                 ready.push(i);
             }

@@ -1,0 +1,119 @@
+//! Shared helpers for the integration tests of the Elasticsearch/OpenSearch frontier, run against a
+//! real node (`scripts/opensearch start`; `OPENSEARCH_URL`, default http://127.0.0.1:9200).
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use elasticsearch::http::Method;
+use squall_spouts::client::{ConnectionSettings, EsClient};
+use squall_spouts::index::{IndexSettings, ensure_status_index};
+use squall_spouts::schema::KeyField;
+use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+use squall_spouts::{EsStatusStore, WriterSettings};
+
+/// The engine's address.
+pub fn base_url() -> String {
+    std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string())
+}
+
+/// A client for the test engine; fails loudly, with instructions, when no engine answers.
+pub async fn client() -> EsClient {
+    let url = base_url();
+    let mut settings = ConnectionSettings::new(&url).expect("OPENSEARCH_URL is an address");
+    settings.max_retries = 1;
+    let client = EsClient::new(settings.clone()).expect("client");
+    if let Err(error) = client.engine().await {
+        panic!(
+            "no OpenSearch node answers at {url} ({error}). Start one with `scripts/opensearch start` \
+             (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch)."
+        );
+    }
+    settings.max_retries = 6;
+    EsClient::new(settings).expect("client")
+}
+
+/// An index name no other test uses.
+pub fn unique_index(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{prefix}-{}-{nanos}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Creates a status index with squall's mapping.
+pub async fn status_index(client: &EsClient, prefix: &str, shards: u32) -> String {
+    let name = unique_index(prefix);
+    ensure_status_index(
+        client,
+        &IndexSettings {
+            name: name.clone(),
+            shards,
+            replicas: 0,
+            refresh_interval: "1s".to_string(),
+        },
+    )
+    .await
+    .expect("create the status index");
+    name
+}
+
+/// Deletes an index (cleanup; errors ignored).
+pub async fn delete_index(client: &EsClient, index: &str) {
+    let _ = client
+        .request(Method::Delete, &format!("/{index}"), &[], None)
+        .await;
+}
+
+/// The three spout strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Aggregation,
+    Collapsing,
+    Hybrid,
+}
+
+/// Spout settings for tests: a 1 s refresh, generous buckets.
+pub fn spout_settings(index: &str) -> SpoutSettings {
+    SpoutSettings {
+        index: index.to_string(),
+        max_buckets: 50,
+        max_urls_per_bucket: 5,
+        max_urls_per_reload: 5,
+        refresh_interval: Duration::from_secs(1),
+        reset_fetch_date_after: Some(Duration::from_secs(5)),
+        ..SpoutSettings::default()
+    }
+}
+
+/// A spout of `kind` over `index`.
+pub fn spout(
+    kind: Kind,
+    client: &EsClient,
+    settings: SpoutSettings,
+) -> Box<dyn squall::spout::Spout> {
+    match kind {
+        Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
+        Kind::Collapsing => Box::new(CollapsingSpout::new(client.clone(), settings)),
+        Kind::Hybrid => Box::new(HybridSpout::new(client.clone(), settings)),
+    }
+}
+
+/// The writer for `index`, routed by key.
+pub fn store(client: &EsClient, index: &str) -> EsStatusStore {
+    EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: index.to_string(),
+            key_field: KeyField::default(),
+            routing: true,
+        },
+    )
+}
