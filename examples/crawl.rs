@@ -53,8 +53,24 @@ struct Args {
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9200")]
     es_url: String,
     /// Spout strategy over an Elasticsearch/OpenSearch frontier.
-    #[arg(long, value_name = "NAME")]
-    spout: Option<String>,
+    #[arg(long, value_enum, value_name = "NAME", default_value_t = SpoutKind::Aggregation)]
+    spout: SpoutKind,
+    /// The status index (created with StormCrawler's mapping when missing; an existing one is used
+    /// as it is).
+    #[arg(long, value_name = "NAME", default_value = "status")]
+    es_index: String,
+    /// Primary shards of a status index created by this run.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    es_shards: u32,
+    /// Replicas of a status index created by this run.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    es_replicas: u32,
+    /// The field holding the partition key (`key`, or a metadata field such as `metadata.hostname`).
+    #[arg(long, value_name = "FIELD", default_value = "key")]
+    es_bucket_field: String,
+    /// This process's share of the index: instance I of N (`I/N`, e.g. `0/2`), reading only its shards.
+    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    es_instance: String,
     /// Stop after this many fetched pages (those in flight still finish).
     #[arg(long, value_name = "N")]
     max_pages: Option<u64>,
@@ -82,6 +98,16 @@ struct Args {
     /// The loopback port of the demo site; keep it the same to resume a demo crawl.
     #[arg(long, value_name = "PORT", default_value_t = 8787)]
     demo_port: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SpoutKind {
+    /// Terms aggregation on the key with top hits.
+    Aggregation,
+    /// Field collapsing on the key with inner hits.
+    Collapsing,
+    /// The aggregation learns the keys, light per-key queries refill them.
+    Hybrid,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -135,19 +161,6 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     }
     let config = builder.build()?;
 
-    if args.frontier == FrontierKind::Opensearch {
-        bail!(
-            "--frontier opensearch (with --es-url {} and --spout {}) is not available yet: the \
-             Elasticsearch/OpenSearch frontier arrives with the squall-spouts spouts; use the default \
-             embedded frontier",
-            args.es_url,
-            args.spout.as_deref().unwrap_or("aggregation")
-        );
-    }
-    if let Some(spout) = &args.spout {
-        bail!("--spout {spout} applies to --frontier opensearch only");
-    }
-
     let mut seeds: Vec<String> = args.seed_urls.clone();
     if let Some(path) = &args.seeds_file {
         let text = std::fs::read_to_string(path)
@@ -188,10 +201,17 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let frontier = EmbeddedFrontier::open(&args.frontier_path)?;
-    let limits = QueryLimits::from_config(&config);
-    let mut crawler =
-        CrawlerBuilder::new(config).frontier(frontier.spout(limits), frontier.clone());
+    let mut crawler = match args.frontier {
+        FrontierKind::Embedded => {
+            let frontier = EmbeddedFrontier::open(&args.frontier_path)?;
+            let limits = QueryLimits::from_config(&config);
+            CrawlerBuilder::new(config).frontier(frontier.spout(limits), frontier)
+        }
+        FrontierKind::Opensearch => {
+            let (spout, store) = index_frontier(&args, &config).await?;
+            CrawlerBuilder::new(config).spout(spout).status_store(store)
+        }
+    };
     for (host, addr) in resolve {
         crawler = crawler.resolve(host, addr);
     }
@@ -252,6 +272,72 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         site.shutdown().await;
     }
     Ok(())
+}
+
+/// The status-index frontier: connection, index (created if missing), writer and spout.
+async fn index_frontier(
+    args: &Args,
+    config: &squall::config::CrawlConfig,
+) -> anyhow::Result<(
+    Box<dyn squall::spout::Spout>,
+    Arc<dyn squall::status::StatusStore>,
+)> {
+    use squall_spouts::client::{ConnectionSettings, EsClient};
+    use squall_spouts::index::{IndexSettings, ensure_status_index, refresh_interval};
+    use squall_spouts::schema::KeyField;
+    use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+    use squall_spouts::{EsStatusStore, WriterSettings};
+
+    let (instance, instances) = args
+        .es_instance
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
+        .filter(|(i, n)| *n > 0 && i < n)
+        .with_context(|| format!("--es-instance {:?} is not I/N with I < N", args.es_instance))?;
+    let client = EsClient::new(ConnectionSettings::new(&args.es_url)?)?;
+    let engine = client.engine().await?;
+    let refresh = "1s";
+    let state = ensure_status_index(
+        &client,
+        &IndexSettings {
+            name: args.es_index.clone(),
+            shards: args.es_shards,
+            replicas: args.es_replicas,
+            refresh_interval: refresh.to_string(),
+        },
+    )
+    .await?;
+    eprintln!("status index {} on {engine:?}: {state:?}", args.es_index);
+    // Writes show in queries after a refresh; with refresh off, allow a long margin.
+    let visibility = refresh_interval(&client, &args.es_index)
+        .await?
+        .unwrap_or(Duration::from_secs(30));
+    let key_field = KeyField::parse(&args.es_bucket_field);
+    let store = EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: args.es_index.clone(),
+            key_field: key_field.clone(),
+            routing: true,
+        },
+    );
+    let settings = SpoutSettings {
+        index: args.es_index.clone(),
+        key_field,
+        max_buckets: config.frontier_max_buckets,
+        max_urls_per_bucket: config.frontier_max_urls_per_bucket,
+        max_urls_per_reload: config.frontier_max_urls_per_bucket,
+        shard_split: (instance, instances),
+        partition_mode: config.partition_url_mode,
+        refresh_interval: visibility,
+        ..SpoutSettings::default()
+    };
+    let spout: Box<dyn squall::spout::Spout> = match args.spout {
+        SpoutKind::Aggregation => Box::new(AggregationSpout::new(client, settings)),
+        SpoutKind::Collapsing => Box::new(CollapsingSpout::new(client, settings)),
+        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings)),
+    };
+    Ok((spout, Arc::new(store)))
 }
 
 /// `HOST:IP` or `HOST:PORT:IP` (IPv6 addresses may be bracketed).

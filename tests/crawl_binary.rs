@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 use squall_testsite::{Site, SiteSpec};
 
 fn crawl_binary() -> PathBuf {
@@ -220,4 +222,59 @@ async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
     let problems = site.expected().check_requests(&site.requests());
     assert!(problems.is_empty(), "{problems:#?}");
     site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawls_into_opensearch_with_each_spout() {
+    let engine = support::opensearch::client().await;
+    for spout in ["aggregation", "collapsing", "hybrid"] {
+        let site = Site::start(SiteSpec {
+            hosts: 4,
+            pages_per_host: 10,
+            ..SiteSpec::default()
+        })
+        .await
+        .expect("site");
+        let index = support::opensearch::unique_index("binary");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fetch_log = dir.path().join("fetch.jsonl");
+        let mut args = common_args(&dir.path().join("unused"), &fetch_log);
+        args.extend(
+            [
+                "--frontier",
+                "opensearch",
+                "--es-url",
+                &support::opensearch::base_url(),
+                "--es-index",
+                &index,
+                "--es-shards",
+                "2",
+                "--es-replicas",
+                "0",
+                "--spout",
+                spout,
+                "--max-duration",
+                "120",
+            ]
+            .map(str::to_string),
+        );
+        args.extend(site_args(&site));
+        let output =
+            tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
+                .await
+                .expect("join")
+                .expect("run");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{spout}: {stderr}");
+        assert!(stdout.contains("crawl stopped (Idle)"), "{spout}: {stdout}");
+        let problems = site.expected().check_requests(&site.requests());
+        assert!(problems.is_empty(), "{spout}: {problems:#?}");
+        assert_eq!(
+            lines(&fetch_log),
+            site.expected().reachable_in_scope_urls().len()
+        );
+        support::opensearch::delete_index(&engine, &index).await;
+        site.shutdown().await;
+    }
 }

@@ -84,6 +84,48 @@ pub async fn shard_count(client: &EsClient, index: &str) -> Result<u32, EsError>
         })
 }
 
+/// How often an index refreshes (its `refresh_interval`; 1 s when unset, the engines' default).
+/// Refresh turned off (`-1`) is reported as `None`.
+pub async fn refresh_interval(
+    client: &EsClient,
+    index: &str,
+) -> Result<Option<std::time::Duration>, EsError> {
+    let path = format!("/{index}/_settings");
+    let answer = client
+        .request(Method::Get, &path, &[("include_defaults", "true")], None)
+        .await?;
+    let settings = answer
+        .as_object()
+        .and_then(|i| i.values().next())
+        .cloned()
+        .unwrap_or_default();
+    let value = settings["settings"]["index"]["refresh_interval"]
+        .as_str()
+        .or_else(|| settings["defaults"]["index"]["refresh_interval"].as_str())
+        .unwrap_or("1s")
+        .to_string();
+    Ok(parse_time_value(&value))
+}
+
+/// Parses an engine time value (`500ms`, `5s`, `1m`); `-1` means off.
+pub fn parse_time_value(value: &str) -> Option<std::time::Duration> {
+    let value = value.trim();
+    let split = value
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let seconds = match unit {
+        "ms" => number / 1000.0,
+        "s" | "" => number,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        "d" => number * 86400.0,
+        _ => return None,
+    };
+    std::time::Duration::try_from_secs_f64(seconds).ok()
+}
+
 fn truncated(value: &Value) -> String {
     let text = value.to_string();
     text.chars().take(200).collect()
@@ -105,6 +147,15 @@ pub fn shard_preference(shards: u32, instance: u32, instances: u32) -> Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_values() {
+        use std::time::Duration;
+        assert_eq!(parse_time_value("5s"), Some(Duration::from_secs(5)));
+        assert_eq!(parse_time_value("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_time_value("1m"), Some(Duration::from_secs(60)));
+        assert_eq!(parse_time_value("-1"), None);
+    }
 
     #[test]
     fn instances_split_the_shards() {
