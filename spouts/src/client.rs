@@ -250,6 +250,43 @@ impl EsClient {
             .copied()
     }
 
+    /// Opens a point in time on `index` (OpenSearch's `_search/point_in_time`, Elasticsearch's `_pit`)
+    /// and returns its id.
+    pub async fn open_point_in_time(
+        &self,
+        index: &str,
+        keep_alive: &str,
+    ) -> Result<String, EsError> {
+        let (path, field) = match self.engine().await? {
+            Engine::OpenSearch(_) => (format!("/{index}/_search/point_in_time"), "pit_id"),
+            Engine::Elasticsearch(_) => (format!("/{index}/_pit"), "id"),
+        };
+        let answer = self
+            .request(Method::Post, &path, &[("keep_alive", keep_alive)], None)
+            .await?;
+        answer[field]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| EsError::Decode {
+                path,
+                message: format!("no {field} in {}", truncate(&answer.to_string(), 200)),
+            })
+    }
+
+    /// Closes a point in time.
+    pub async fn close_point_in_time(&self, id: &str) -> Result<(), EsError> {
+        let (path, body) = match self.engine().await? {
+            Engine::OpenSearch(_) => (
+                "/_search/point_in_time",
+                serde_json::json!({ "pit_id": [id] }),
+            ),
+            Engine::Elasticsearch(_) => ("/_pit", serde_json::json!({ "id": id })),
+        };
+        self.request(Method::Delete, path, &[], Some(RequestBody::Json(body)))
+            .await
+            .map(|_| ())
+    }
+
     /// Sends a request and returns the JSON answer; retries on 429, 5xx and connection errors.
     pub async fn request(
         &self,

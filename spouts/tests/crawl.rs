@@ -136,3 +136,135 @@ async fn collapsing_spout_crawls_the_site_to_the_end() {
 async fn hybrid_spout_crawls_the_site_to_the_end() {
     crawl_site(Kind::Hybrid).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
+    use elasticsearch::http::Method;
+    use serde_json::json;
+    use squall_spouts::client::RequestBody;
+    use squall_spouts::schema::{KeyField, document_id};
+    use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+    use squall_spouts::{EsStatusStore, WriterSettings};
+
+    let client = support::client().await;
+    let index = support::unique_index("sc-crawl");
+    let site = Site::start(SiteSpec {
+        hosts: 4,
+        pages_per_host: 10,
+        ..SiteSpec::default()
+    })
+    .await
+    .expect("site");
+    // StormCrawler's published mapping, and its seeds as StormCrawler's injector writes them, with
+    // the key in metadata.hostname (as news-crawl configures it).
+    client
+        .request(
+            Method::Put,
+            &format!("/{index}"),
+            &[],
+            Some(RequestBody::Json(json!({
+                "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
+                "mappings": {
+                    "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
+                        "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
+                    "_source": { "enabled": true },
+                    "properties": {
+                        "key": { "type": "keyword", "index": true },
+                        "nextFetchDate": { "type": "date", "format": "date_optional_time" },
+                        "status": { "type": "keyword" },
+                        "url": { "type": "keyword" }
+                    }
+                }
+            }))),
+        )
+        .await
+        .expect("StormCrawler index");
+    let mut lines = Vec::new();
+    for seed in site.seeds() {
+        let host = url::Url::parse(&seed)
+            .expect("seed")
+            .host_str()
+            .unwrap_or_default()
+            .to_string();
+        lines.push(json!({ "create": { "_id": document_id(&seed), "routing": host } }));
+        lines.push(json!({ "url": seed, "status": "DISCOVERED",
+            "nextFetchDate": "2024-01-01T00:00:00.000Z",
+            "metadata": { "hostname": [host], "depth": ["0"] } }));
+    }
+    client
+        .request(
+            Method::Post,
+            &format!("/{index}/_bulk"),
+            &[("refresh", "true")],
+            Some(RequestBody::NdJson(lines)),
+        )
+        .await
+        .expect("seed the index");
+
+    let key_field = KeyField::parse("metadata.hostname");
+    let store = EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: index.clone(),
+            key_field: key_field.clone(),
+            routing: true,
+        },
+    );
+    let spout = AggregationSpout::new(
+        client.clone(),
+        SpoutSettings {
+            key_field,
+            ..support::spout_settings(&index)
+        },
+    );
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=squall-test")
+        .and_then(|b| b.set("fetcher.server.delay=0.05"))
+        .and_then(|b| b.set("spout.min.delay.queries=200"))
+        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.build())
+        .expect("config");
+    let mut builder = CrawlerBuilder::new(config).frontier(spout, store.clone());
+    for host in site.host_names() {
+        builder = builder.resolve(host, site.addr());
+    }
+    // The seeds are given again, as when resuming any crawl: they define the scope, and, already in
+    // the index, they are left as StormCrawler wrote them (DISCOVERED is create-only).
+    let crawler = builder.build().expect("crawler");
+    let seeds = site.seeds();
+    let report = crawler.inject(seeds.iter().map(String::as_str)).await;
+    assert_eq!(report.accepted, seeds.len());
+    let summary = crawler
+        .run(RunLimits {
+            until_idle: true,
+            max_duration: Some(Duration::from_secs(120)),
+            ..RunLimits::default()
+        })
+        .await;
+    assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
+    let problems = site.expected().check_requests(&site.requests());
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // Every document is still in StormCrawler's shape: key in metadata.hostname, no top-level key.
+    store.flush().await.expect("refresh");
+    let with_key = client
+        .request(
+            Method::Post,
+            &format!("/{index}/_count"),
+            &[],
+            Some(RequestBody::Json(
+                json!({ "query": { "exists": { "field": "key" } } }),
+            )),
+        )
+        .await
+        .expect("count");
+    assert_eq!(with_key["count"], json!(0));
+    let without_hostname = client
+        .request(Method::Post, &format!("/{index}/_count"), &[],
+            Some(RequestBody::Json(json!({ "query": { "bool": { "must_not": { "exists": { "field": "metadata.hostname" } } } } }))))
+        .await
+        .expect("count");
+    assert_eq!(without_hostname["count"], json!(0));
+    site.shutdown().await;
+    support::delete_index(&client, &index).await;
+}

@@ -258,3 +258,34 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     support::delete_index(&client, &index).await;
 }
+
+#[tokio::test]
+async fn the_engine_is_detected_and_its_point_in_time_call_used() {
+    let client = support::client().await;
+    assert!(matches!(
+        client.engine().await.expect("engine"),
+        squall_spouts::client::Engine::OpenSearch(2)
+    ));
+    let index = support::status_index(&client, "pit", 1).await;
+    let store = support::store(&client, &index);
+    let outcomes = store
+        .store(vec![discovered("http://a.test/1", "a.test")])
+        .await;
+    assert_eq!(outcomes, [Ok(())]);
+    store.flush().await.expect("refresh");
+    let pit = client.open_point_in_time(&index, "1m").await.expect("open");
+    let answer = client
+        .request(
+            Method::Post,
+            "/_search",
+            &[],
+            Some(RequestBody::Json(
+                json!({ "pit": { "id": pit, "keep_alive": "1m" }, "size": 10 }),
+            )),
+        )
+        .await
+        .expect("search through the point in time");
+    assert_eq!(answer["hits"]["hits"].as_array().map(Vec::len), Some(1));
+    client.close_point_in_time(&pit).await.expect("close");
+    support::delete_index(&client, &index).await;
+}

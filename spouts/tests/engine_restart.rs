@@ -1,0 +1,183 @@
+//! The engine stopped and started again in the middle of a crawl: the crawl waits, resumes, and loses
+//! no status update. This test runs its own node (port 9250, its own home), so that stopping it
+//! disturbs no other test.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use squall::config::ConfigBuilder;
+use squall::status::StatusStore;
+use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
+use squall_spouts::client::{ConnectionSettings, EsClient};
+use squall_spouts::index::{IndexSettings, ensure_status_index};
+use squall_testsite::{ExpectedStatus, Site, SiteSpec};
+
+const PORT: &str = "9250";
+
+/// Runs `scripts/opensearch` for the restart node.
+fn node(command: &str) -> std::process::ExitStatus {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    Command::new(repo.join("scripts/opensearch"))
+        .arg(command)
+        .env("OPENSEARCH_PORT", PORT)
+        .env("OPENSEARCH_HEAP", "1g")
+        .env(
+            "OPENSEARCH_HOME",
+            repo.join("target/opensearch-restart-test"),
+        )
+        .status()
+        .expect("run scripts/opensearch")
+}
+
+/// Stops the restart node however the test ends.
+struct NodeGuard;
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = node("stop");
+    }
+}
+
+#[derive(Default)]
+struct Pages(AtomicU64);
+
+impl CrawlObserver for Pages {
+    fn on_event(&self, event: &CrawlEvent) {
+        if let CrawlEvent::Processed { fetch: Some(_), .. } = event {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
+    let _ = node("stop");
+    let _guard = NodeGuard;
+    assert!(
+        node("start").success(),
+        "the restart-test node did not start"
+    );
+    let mut connection =
+        ConnectionSettings::new(&format!("http://127.0.0.1:{PORT}")).expect("address");
+    // Enough patience to ride out a restart (about 10 s here).
+    connection.max_retries = 12;
+    connection.max_backoff = Duration::from_secs(4);
+    let client = EsClient::new(connection).expect("client");
+    let index = support::unique_index("restart");
+    ensure_status_index(
+        &client,
+        &IndexSettings {
+            name: index.clone(),
+            shards: 2,
+            replicas: 0,
+            refresh_interval: "1s".to_string(),
+        },
+    )
+    .await
+    .expect("status index");
+
+    let site = Site::start(SiteSpec {
+        hosts: 6,
+        pages_per_host: 20,
+        ..SiteSpec::default()
+    })
+    .await
+    .expect("site");
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=squall-test")
+        .and_then(|b| b.set("fetcher.server.delay=0.3"))
+        .and_then(|b| b.set("spout.min.delay.queries=200"))
+        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set("topology.shutdown.timeout=60"))
+        .and_then(|b| b.build())
+        .expect("config");
+    let store = support::store(&client, &index);
+    let pages = Arc::new(Pages::default());
+    let mut builder = CrawlerBuilder::new(config)
+        .spout(support::spout(
+            support::Kind::Aggregation,
+            &client,
+            support::spout_settings(&index),
+        ))
+        .status_store(Arc::new(store.clone()))
+        .observer(pages.clone());
+    for host in site.host_names() {
+        builder = builder.resolve(host, site.addr());
+    }
+    let crawler = builder.build().expect("crawler");
+    let seeds = site.seeds();
+    crawler.inject(seeds.iter().map(String::as_str)).await;
+    let crawl = tokio::spawn(crawler.run(RunLimits {
+        until_idle: true,
+        max_duration: Some(Duration::from_secs(300)),
+        ..RunLimits::default()
+    }));
+
+    // Mid-crawl: stop the engine, leave it down a moment, start it again with the same data.
+    while pages.0.load(Ordering::Relaxed) < 30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let restart = tokio::task::spawn_blocking(|| {
+        let stopped = node("stop").success();
+        std::thread::sleep(Duration::from_secs(2));
+        stopped && node("start").success()
+    })
+    .await
+    .expect("join");
+    assert!(restart, "the node did not restart");
+    let at_restart = pages.0.load(Ordering::Relaxed);
+
+    let summary = crawl.await.expect("crawl task");
+    assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
+    let expectation = site.expected();
+    assert!(
+        (at_restart as usize) < expectation.reachable_in_scope_urls().len(),
+        "the restart came after the crawl"
+    );
+
+    // Every URL's final status made it into the index.
+    store.flush().await.expect("refresh");
+    let mut wrong = Vec::new();
+    for (url, expected) in expectation.statuses() {
+        let id = squall_spouts::schema::document_id(url);
+        let answer = client
+            .request(
+                elasticsearch::http::Method::Get,
+                &format!("/{index}/_search"),
+                &[("q", &format!("_id:{id}"))],
+                None,
+            )
+            .await
+            .expect("search");
+        let status = answer["hits"]["hits"][0]["_source"]["status"]
+            .as_str()
+            .unwrap_or("missing");
+        let want = match expected {
+            ExpectedStatus::Fetched => "FETCHED",
+            ExpectedStatus::Redirection => "REDIRECTION",
+            ExpectedStatus::FetchError => "FETCH_ERROR",
+            ExpectedStatus::RobotsDenied => "ERROR",
+        };
+        if status != want {
+            wrong.push(format!("{url}: {status}, expected {want}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let problems = expectation.check_requests(&site.requests());
+    // Pages whose status write was refused while the engine was down are fetched again later.
+    eprintln!(
+        "restart after {at_restart} pages; {} request problems (re-fetches): {problems:?}",
+        problems.len()
+    );
+    let never: Vec<String> = problems
+        .into_iter()
+        .filter(|p| p.contains("never requested") || p.contains("must not"))
+        .collect();
+    assert!(never.is_empty(), "{never:#?}");
+    site.shutdown().await;
+}
