@@ -19,11 +19,13 @@ use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 const PORT: &str = "9250";
 
-/// Runs `scripts/opensearch` for the restart node.
-fn node(command: &str) -> std::process::ExitStatus {
+/// Runs `scripts/opensearch` for the restart node. `fresh` wipes its data first; a restart keeps it
+/// (whatever OPENSEARCH_CLEAN the caller's environment has, as CI's does).
+fn node_with(command: &str, fresh: bool) -> std::process::ExitStatus {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     Command::new(repo.join("scripts/opensearch"))
         .arg(command)
+        .env("OPENSEARCH_CLEAN", if fresh { "1" } else { "0" })
         .env("OPENSEARCH_PORT", PORT)
         .env("OPENSEARCH_HEAP", "1g")
         .env(
@@ -32,6 +34,10 @@ fn node(command: &str) -> std::process::ExitStatus {
         )
         .status()
         .expect("run scripts/opensearch")
+}
+
+fn node(command: &str) -> std::process::ExitStatus {
+    node_with(command, false)
 }
 
 /// Stops the restart node however the test ends.
@@ -59,7 +65,7 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
     let _ = node("stop");
     let _guard = NodeGuard;
     assert!(
-        node("start").success(),
+        node_with("start", true).success(),
         "the restart-test node did not start"
     );
     let mut connection =

@@ -289,3 +289,33 @@ async fn the_engine_is_detected_and_its_point_in_time_call_used() {
     client.close_point_in_time(&pit).await.expect("close");
     support::delete_index(&client, &index).await;
 }
+
+#[tokio::test]
+async fn the_diversified_sampler_keeps_every_host_and_caps_urls_per_host() {
+    let client = support::client().await;
+    let index = support::status_index(&client, "sample", 1).await;
+    let store = support::store(&client, &index);
+    let writes: Vec<StatusWrite> = (0..5)
+        .flat_map(|h| (0..6).map(move |p| (h, p)))
+        .map(|(h, p)| discovered(&format!("http://s{h}.test/{p}"), &format!("s{h}.test")))
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let mut spout = AggregationSpout::new(
+        client.clone(),
+        SpoutSettings {
+            sample: true,
+            max_buckets: 10,
+            max_urls_per_bucket: 2,
+            ..support::spout_settings(&index)
+        },
+    );
+    let batch = spout.next_batch(&BusyUrls::none()).await.expect("query");
+    let mut per_host = std::collections::BTreeMap::new();
+    for due in &batch {
+        *per_host.entry(due.key.clone()).or_insert(0) += 1;
+    }
+    assert_eq!(per_host.len(), 5, "{per_host:?}");
+    assert!(per_host.values().all(|n| *n <= 2), "{per_host:?}");
+    support::delete_index(&client, &index).await;
+}
