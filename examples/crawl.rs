@@ -71,6 +71,15 @@ struct Args {
     /// This process's share of the index: instance I of N (`I/N`, e.g. `0/2`), reading only its shards.
     #[arg(long, value_name = "I/N", default_value = "0/1")]
     es_instance: String,
+    /// With `--spout queue`: the queues index (`--es-index` is then the urls index).
+    #[arg(long, value_name = "NAME", default_value = "queues")]
+    es_queues_index: String,
+    /// With `--spout queue`: this process's name on its leases (default: host name and PID).
+    #[arg(long, value_name = "ID")]
+    instance_id: Option<String>,
+    /// With `--spout queue`: seconds a lease lasts without renewal.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    lease_ttl: f64,
     /// Stop after this many fetched pages (those in flight still finish).
     #[arg(long, value_name = "N")]
     max_pages: Option<u64>,
@@ -108,6 +117,8 @@ enum SpoutKind {
     Collapsing,
     /// The aggregation learns the keys, light per-key queries refill them.
     Hybrid,
+    /// A urls index and a queues index, with leases: any number of processes share one frontier.
+    Queue,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -313,6 +324,44 @@ async fn index_frontier(
         .await?
         .unwrap_or(Duration::from_secs(30));
     let key_field = KeyField::parse(&args.es_bucket_field);
+    if args.spout == SpoutKind::Queue {
+        use squall_spouts::queue::schema::queues_index_body;
+        use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+        let created = squall_spouts::index::ensure_index(
+            &client,
+            &args.es_queues_index,
+            queues_index_body(1, args.es_replicas, refresh),
+        )
+        .await?;
+        eprintln!("queues index {}: {created:?}", args.es_queues_index);
+        let lease_ttl = Duration::try_from_secs_f64(args.lease_ttl)
+            .ok()
+            .filter(|d| *d >= Duration::from_secs(1))
+            .with_context(|| {
+                format!(
+                    "--lease-ttl {} is not a number of seconds, 1 or more",
+                    args.lease_ttl
+                )
+            })?;
+        let mut settings = QueueSpoutSettings::new(&args.es_index, &args.es_queues_index);
+        settings.key_field = key_field.clone();
+        settings.lease_ttl = lease_ttl;
+        settings.max_queues = config.frontier_max_buckets;
+        settings.max_urls_per_queue = config.frontier_max_urls_per_bucket;
+        settings.refresh_interval = visibility;
+        settings.partition_mode = config.partition_url_mode;
+        if let Some(id) = &args.instance_id {
+            settings.owner = id.clone();
+        }
+        eprintln!("queue spout instance {}", settings.owner);
+        let store = QueueStatusStore::new(
+            client.clone(),
+            &args.es_index,
+            &args.es_queues_index,
+            key_field,
+        );
+        return Ok((Box::new(QueueSpout::new(client, settings)), Arc::new(store)));
+    }
     let store = EsStatusStore::new(
         client.clone(),
         WriterSettings {
@@ -336,6 +385,7 @@ async fn index_frontier(
         SpoutKind::Aggregation => Box::new(AggregationSpout::new(client, settings)),
         SpoutKind::Collapsing => Box::new(CollapsingSpout::new(client, settings)),
         SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings)),
+        SpoutKind::Queue => unreachable!("handled above"),
     };
     Ok((spout, Arc::new(store)))
 }

@@ -278,3 +278,170 @@ async fn crawls_into_opensearch_with_each_spout() {
         site.shutdown().await;
     }
 }
+
+/// Fetch-log entries: (url, key, started, finished).
+fn fetch_entries(path: &std::path::Path) -> Vec<(String, String, String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .map(|e| {
+            let field = |name: &str| e[name].as_str().unwrap_or_default().to_string();
+            (
+                field("url"),
+                field("key"),
+                field("started"),
+                field("finished"),
+            )
+        })
+        .collect()
+}
+
+/// Runs `processes` crawl binaries on one queue frontier; kills one with SIGKILL after `kill_after`
+/// fetches when asked. Returns the fetch logs and the site.
+async fn queue_crawl(
+    processes: usize,
+    kill_after: Option<usize>,
+) -> (Vec<PathBuf>, Site, tempfile::TempDir) {
+    let site = Site::start(SiteSpec {
+        hosts: 9,
+        pages_per_host: 15,
+        ..SiteSpec::default()
+    })
+    .await
+    .expect("site");
+    let urls = support::opensearch::unique_index("q-urls");
+    let queues = support::opensearch::unique_index("q-queues");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut children = Vec::new();
+    let mut logs = Vec::new();
+    for p in 0..processes {
+        let log = dir.path().join(format!("fetch-{p}.jsonl"));
+        let mut args = common_args(&dir.path().join("unused"), &log);
+        args.extend(
+            [
+                "--frontier",
+                "opensearch",
+                "--es-url",
+                &support::opensearch::base_url(),
+                "--spout",
+                "queue",
+                "--es-index",
+                &urls,
+                "--es-queues-index",
+                &queues,
+                "--es-shards",
+                "2",
+                "--es-replicas",
+                "0",
+                "--instance-id",
+                &format!("crawler-{p}"),
+                "--lease-ttl",
+                "5",
+                "--set",
+                "frontier.max.buckets=3",
+                "--max-duration",
+                "180",
+            ]
+            .map(str::to_string),
+        );
+        args.extend(site_args(&site));
+        children.push(
+            Command::new(crawl_binary())
+                .args(&args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start a crawler"),
+        );
+        logs.push(log);
+    }
+    if let Some(after) = kill_after {
+        let started = Instant::now();
+        while logs.iter().map(|l| lines(l)).sum::<usize>() < after {
+            assert!(started.elapsed() < Duration::from_secs(120), "no progress");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let victim = &mut children[1];
+        victim.kill().expect("SIGKILL");
+        let _ = victim.wait();
+    }
+    for (p, child) in children.into_iter().enumerate() {
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("join")
+            .expect("wait");
+        if kill_after.is_some() && p == 1 {
+            continue;
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "crawler {p}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("crawl stopped (Idle)"),
+            "crawler {p}: {stdout}"
+        );
+    }
+    let engine = support::opensearch::client().await;
+    support::opensearch::delete_index(&engine, &urls).await;
+    support::opensearch::delete_index(&engine, &queues).await;
+    (logs, site, dir)
+}
+
+/// No two fetches of one host, from any process, overlap in time.
+fn assert_no_host_overlap(logs: &[PathBuf]) {
+    let mut by_host: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+    for log in logs {
+        for (_, key, started, finished) in fetch_entries(log) {
+            by_host.entry(key).or_default().push((started, finished));
+        }
+    }
+    for (host, mut spans) in by_host {
+        spans.sort();
+        for pair in spans.windows(2) {
+            // RFC 3339 UTC with milliseconds sorts as text.
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "{host} fetched twice at once: {pair:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_share_one_queue_frontier() {
+    let _engine = support::opensearch::client().await;
+    let (logs, site, _dir) = queue_crawl(3, None).await;
+    let problems = site.expected().check_requests(&site.requests());
+    assert!(problems.is_empty(), "{problems:#?}");
+    let per_process: Vec<usize> = logs.iter().map(|l| lines(l)).collect();
+    assert_eq!(
+        per_process.iter().sum::<usize>(),
+        site.expected().reachable_in_scope_urls().len()
+    );
+    assert!(
+        per_process.iter().filter(|n| **n > 0).count() >= 2,
+        "the work was shared: {per_process:?}"
+    );
+    assert_no_host_overlap(&logs);
+    site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_loses_nothing() {
+    let _engine = support::opensearch::client().await;
+    let (logs, site, _dir) = queue_crawl(3, Some(40)).await;
+    let never: Vec<String> = site
+        .expected()
+        .check_requests(&site.requests())
+        .into_iter()
+        // URLs the killed process had in flight are fetched again by the others: allowed.
+        .filter(|p| !p.starts_with("requested "))
+        .collect();
+    assert!(never.is_empty(), "{never:#?}");
+    assert_no_host_overlap(&logs);
+    site.shutdown().await;
+}

@@ -45,23 +45,31 @@ pub async fn ensure_status_index(
     client: &EsClient,
     settings: &IndexSettings,
 ) -> Result<IndexState, EsError> {
-    let path = format!("/{}", settings.name);
-    match client.request(Method::Get, &path, &[], None).await {
-        Ok(_) => return Ok(IndexState::Existing),
-        Err(error) if error.status() == Some(404) => {}
-        Err(error) => return Err(error),
-    }
     let body = status_index_body(
         settings.shards,
         settings.replicas,
         &settings.refresh_interval,
     );
+    ensure_index(client, &settings.name, body).await
+}
+
+/// Creates an index with `body` unless it exists.
+pub async fn ensure_index(
+    client: &EsClient,
+    name: &str,
+    body: Value,
+) -> Result<IndexState, EsError> {
+    let path = format!("/{name}");
+    match client.request(Method::Get, &path, &[], None).await {
+        Ok(_) => return Ok(IndexState::Existing),
+        Err(error) if error.status() == Some(404) => {}
+        Err(error) => return Err(error),
+    }
     match client
         .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
         .await
     {
         Ok(_) => Ok(IndexState::Created),
-        // Another process created it in the meantime.
         Err(EsError::Status { reason, .. }) if reason.contains("resource_already_exists") => {
             Ok(IndexState::Existing)
         }

@@ -28,6 +28,8 @@
 
 pub mod client;
 pub mod index;
+pub mod migrate;
+pub mod queue;
 pub mod schema;
 pub mod spouts;
 mod writer;

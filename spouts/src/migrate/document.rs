@@ -1,0 +1,250 @@
+//! What happens to one document on its way from the source to the urls index: its key (kept, or
+//! computed from the URL and added to the bucket field) and its `nextFetchDate`.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use serde_json::{Map, Value, json};
+use squall::model::{PartitionMode, partition_key};
+
+use crate::queue::schema::queue_id;
+use crate::schema::{KeyField, escape_key, format_date, read_document};
+
+/// When a document is due, as read from its `nextFetchDate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextFetch {
+    /// No `nextFetchDate`: never to be fetched again (no constraint on its queue).
+    Never,
+    /// Due at this time.
+    At(DateTime<Utc>),
+    /// A `nextFetchDate` that could not be read; its queue is made due at once (the spout raises it
+    /// again), which keeps the invariant.
+    Unreadable,
+}
+
+impl NextFetch {
+    /// The date to lower the queue's `nextDue` to, if any: an unreadable date counts as the epoch.
+    pub fn due(self) -> Option<DateTime<Utc>> {
+        match self {
+            NextFetch::Never => None,
+            NextFetch::At(date) => Some(date),
+            NextFetch::Unreadable => Some(DateTime::<Utc>::UNIX_EPOCH),
+        }
+    }
+}
+
+/// A source document ready for the urls index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedDocument {
+    /// The document to write: the source unchanged, plus the key when the source had none.
+    pub document: Value,
+    /// Its queue key; `None` when the source has no key and no readable URL to compute one from.
+    pub key: Option<String>,
+    /// Whether the key was computed and added.
+    pub key_added: bool,
+    /// Its due date.
+    pub next_fetch: NextFetch,
+}
+
+/// Prepares a source document: keeps its key when it has one in `key_field`, otherwise computes it
+/// from the URL with `mode` and adds it (`metadata.X` fields get it as a one-element array).
+pub fn prepare_document(
+    source: &Value,
+    key_field: &KeyField,
+    mode: PartitionMode,
+) -> PreparedDocument {
+    let next_fetch = match source.get("nextFetchDate") {
+        None | Some(Value::Null) => NextFetch::Never,
+        Some(value) => parse_date(value).map_or(NextFetch::Unreadable, NextFetch::At),
+    };
+    let mut document = source.clone();
+    if let Some(key) = existing_key(source, key_field) {
+        return PreparedDocument {
+            document,
+            key: Some(key),
+            key_added: false,
+            next_fetch,
+        };
+    }
+    let computed = read_document(source, &KeyField::default())
+        .ok()
+        .map(|doc| partition_key(&doc.url.url, &doc.url.metadata, mode));
+    let key_added = match &computed {
+        Some(key) => insert_key(&mut document, key_field, key),
+        None => false,
+    };
+    PreparedDocument {
+        document,
+        key: computed.filter(|_| key_added),
+        key_added,
+        next_fetch,
+    }
+}
+
+/// The key a source document already has in `key_field` (a non-empty string, or the first of an
+/// array).
+pub fn existing_key(source: &Value, key_field: &KeyField) -> Option<String> {
+    let value = match key_field {
+        KeyField::TopLevel(field) => source.get(field),
+        KeyField::Metadata(name) => source
+            .get("metadata")
+            .and_then(|metadata| metadata.get(escape_key(name))),
+    };
+    let text = match value? {
+        Value::String(s) => Some(s.as_str()),
+        Value::Array(items) => items.first().and_then(Value::as_str),
+        _ => None,
+    };
+    text.filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// Puts `key` into the document's bucket field; false when the document has no room for it (not an
+/// object, or a `metadata` that is not an object).
+fn insert_key(document: &mut Value, key_field: &KeyField, key: &str) -> bool {
+    let Some(fields) = document.as_object_mut() else {
+        return false;
+    };
+    match key_field {
+        KeyField::TopLevel(field) => {
+            fields.insert(field.clone(), json!(key));
+            true
+        }
+        KeyField::Metadata(name) => {
+            let metadata = fields
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Map::new()));
+            match metadata.as_object_mut() {
+                Some(metadata) => {
+                    metadata.insert(escape_key(name), json!([key]));
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+}
+
+/// Reads a date the way the status mapping (`date_optional_time`) accepts it: ISO 8601 with or
+/// without an offset (UTC when none), a bare date, or epoch milliseconds.
+pub fn parse_date(value: &Value) -> Option<DateTime<Utc>> {
+    match value {
+        Value::String(text) => parse_date_text(text.trim()),
+        Value::Number(number) => number
+            .as_i64()
+            .or_else(|| number.as_f64().map(|f| f as i64))
+            .and_then(|millis| Utc.timestamp_millis_opt(millis).single()),
+        Value::Array(items) if items.len() == 1 => items.first().and_then(parse_date),
+        _ => None,
+    }
+}
+
+fn parse_date_text(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(date) = DateTime::parse_from_rfc3339(text) {
+        return Some(date.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z"] {
+        if let Ok(date) = DateTime::parse_from_str(text, format) {
+            return Some(date.with_timezone(&Utc));
+        }
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(date) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(date.and_utc());
+        }
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return date.and_hms_opt(0, 0, 0).map(|d| d.and_utc());
+    }
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse::<i64>()
+            .ok()
+            .and_then(|millis| Utc.timestamp_millis_opt(millis).single());
+    }
+    None
+}
+
+/// A bulk `update` pair that creates the queue of `key` when it is missing (with no `nextDue`: its
+/// URLs are never due) and leaves an existing one alone.
+pub fn ensure_queue(queues_index: &str, key: &str, now: DateTime<Utc>) -> [Value; 2] {
+    let now = format_date(now);
+    [
+        json!({ "update": { "_index": queues_index, "_id": queue_id(key), "retry_on_conflict": 5 } }),
+        json!({
+            "script": { "source": "ctx.op = 'noop'", "lang": "painless" },
+            "upsert": { "key": key, "firstSeen": now, "lastUpdated": now }
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_in_the_source_is_kept() {
+        let source = json!({ "url": "https://a.test/x", "key": "custom", "status": "DISCOVERED" });
+        let prepared = prepare_document(&source, &KeyField::default(), PartitionMode::ByHost);
+        assert_eq!(prepared.document, source);
+        assert_eq!(prepared.key.as_deref(), Some("custom"));
+        assert!(!prepared.key_added);
+        assert_eq!(prepared.next_fetch, NextFetch::Never);
+    }
+
+    #[test]
+    fn a_missing_key_is_computed_and_added() {
+        let source = json!({ "url": "https://News.Example.co.uk/x", "status": "FETCHED",
+                             "nextFetchDate": "2024-05-02T10:00:00.000Z" });
+        let prepared = prepare_document(&source, &KeyField::default(), PartitionMode::ByDomain);
+        assert_eq!(prepared.key.as_deref(), Some("example.co.uk"));
+        assert_eq!(prepared.document["key"], json!("example.co.uk"));
+        assert!(prepared.key_added);
+        assert_eq!(
+            prepared.next_fetch.due().map(format_date).as_deref(),
+            Some("2024-05-02T10:00:00.000Z")
+        );
+
+        let field = KeyField::parse("metadata.hostname");
+        let with_metadata = json!({ "url": "http://b.test/", "metadata": { "depth": ["1"] } });
+        let prepared = prepare_document(&with_metadata, &field, PartitionMode::ByHost);
+        assert_eq!(
+            prepared.document["metadata"],
+            json!({ "depth": ["1"], "hostname": ["b.test"] })
+        );
+        let again = prepare_document(&prepared.document, &field, PartitionMode::ByHost);
+        assert_eq!(again.document, prepared.document);
+        assert!(!again.key_added);
+    }
+
+    #[test]
+    fn documents_without_url_keep_their_shape() {
+        let source = json!({ "status": "ERROR" });
+        let prepared = prepare_document(&source, &KeyField::default(), PartitionMode::ByHost);
+        assert_eq!(prepared.document, source);
+        assert_eq!(prepared.key, None);
+    }
+
+    #[test]
+    fn dates_in_the_mappings_formats() {
+        let expected = Utc
+            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
+            .single()
+            .expect("date");
+        for text in [
+            "2024-05-02T10:00:00Z",
+            "2024-05-02T10:00:00.000Z",
+            "2024-05-02T12:00:00+02:00",
+            "2024-05-02T10:00:00.000+0000",
+            "2024-05-02T10:00:00",
+            "2024-05-02T10:00",
+            "1714644000000",
+        ] {
+            assert_eq!(parse_date(&json!(text)), Some(expected), "{text}");
+        }
+        assert_eq!(parse_date(&json!(1_714_644_000_000_i64)), Some(expected));
+        assert!(parse_date(&json!("2024-05-02")).is_some());
+        assert_eq!(parse_date(&json!("soon")), None);
+        assert_eq!(
+            NextFetch::Unreadable.due(),
+            Some(DateTime::<Utc>::UNIX_EPOCH)
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The writer of the queue frontier: URL documents into the urls index, and, first, one scripted
+//! upsert per key per batch into the queues index, so that a queue's `nextDue` is never later than its
+//! earliest due URL and a new host's queue exists as soon as its first URL is written.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use elasticsearch::http::Method;
+use squall::status::{StatusStore, StatusWrite, StoreError};
+
+use super::schema::lower_next_due;
+use crate::client::{EsClient, RequestBody};
+use crate::schema::KeyField;
+use crate::writer::{EsStatusStore, WriterSettings};
+
+/// Writes statuses to the urls index and keeps the queues index's invariant.
+#[derive(Debug, Clone)]
+pub struct QueueStatusStore {
+    client: EsClient,
+    urls: EsStatusStore,
+    urls_index: String,
+    queues_index: String,
+}
+
+impl QueueStatusStore {
+    /// A writer into `urls_index` (no routing; the key in `key_field`) and `queues_index`.
+    pub fn new(
+        client: EsClient,
+        urls_index: &str,
+        queues_index: &str,
+        key_field: KeyField,
+    ) -> Self {
+        QueueStatusStore {
+            urls: EsStatusStore::new(
+                client.clone(),
+                WriterSettings {
+                    index: urls_index.to_string(),
+                    key_field,
+                    routing: false,
+                },
+            ),
+            client,
+            urls_index: urls_index.to_string(),
+            queues_index: queues_index.to_string(),
+        }
+    }
+
+    /// Lowers `nextDue` of every key to the earliest date written for it; returns the keys whose
+    /// queue could not be updated, with the reason.
+    async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, String> {
+        let mut earliest: BTreeMap<&str, DateTime<Utc>> = BTreeMap::new();
+        for write in batch {
+            if let Some(due) = write.next_fetch {
+                earliest
+                    .entry(write.key.as_str())
+                    .and_modify(|d| *d = (*d).min(due))
+                    .or_insert(due);
+            }
+        }
+        let mut failed = BTreeMap::new();
+        if earliest.is_empty() {
+            return failed;
+        }
+        let now = Utc::now();
+        let keys: Vec<&str> = earliest.keys().copied().collect();
+        let lines: Vec<_> = earliest
+            .iter()
+            .flat_map(|(key, due)| lower_next_due(&self.queues_index, key, *due, now))
+            .collect();
+        let answer = self
+            .client
+            .request(
+                Method::Post,
+                "/_bulk",
+                &[],
+                Some(RequestBody::NdJson(lines)),
+            )
+            .await;
+        match answer {
+            Err(error) => {
+                for key in keys {
+                    failed.insert(key.to_string(), format!("queue update failed: {error}"));
+                }
+            }
+            Ok(answer) => {
+                let items = answer["items"].as_array().cloned().unwrap_or_default();
+                for (i, key) in keys.iter().enumerate() {
+                    let item = &items
+                        .get(i)
+                        .map(|v| v["update"].clone())
+                        .unwrap_or_default();
+                    let status = item["status"].as_u64().unwrap_or(0);
+                    if !(200..300).contains(&status) {
+                        failed.insert(
+                            key.to_string(),
+                            format!(
+                                "queue {key} not updated: HTTP {status} {}",
+                                item["error"]["reason"]
+                                    .as_str()
+                                    .unwrap_or("no answer for it")
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        failed
+    }
+}
+
+#[async_trait]
+impl StatusStore for QueueStatusStore {
+    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        // Queues first: if the URL writes then fail, a queue is at worst due too early (harmless);
+        // the other order could leave URLs that no queue points to.
+        let failed_keys = self.lower_queues(&batch).await;
+        let mut outcomes: Vec<Option<Result<(), StoreError>>> = vec![None; batch.len()];
+        let mut to_write = Vec::new();
+        let mut positions = Vec::new();
+        for (i, write) in batch.into_iter().enumerate() {
+            match failed_keys.get(&write.key) {
+                Some(reason) => outcomes[i] = Some(Err(StoreError(reason.clone()))),
+                None => {
+                    positions.push(i);
+                    to_write.push(write);
+                }
+            }
+        }
+        let written = self.urls.store(to_write).await;
+        for (i, outcome) in positions.into_iter().zip(written) {
+            outcomes[i] = Some(outcome);
+        }
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(StoreError("no outcome".to_string()))))
+            .collect()
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        let path = format!("/{},{}/_refresh", self.urls_index, self.queues_index);
+        self.client
+            .request(Method::Post, &path, &[], None)
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError(format!("refresh failed: {e}")))
+    }
+}

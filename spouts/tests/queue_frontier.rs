@@ -1,0 +1,207 @@
+//! The queue frontier (urls + queues indices, leases) against the real node.
+
+mod support;
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use elasticsearch::http::Method;
+use serde_json::json;
+use squall::frontier::conformance::{FrontierPair, check_frontier};
+use squall::model::{CrawlUrl, Status};
+use squall::spout::{BusyUrls, Spout};
+use squall::status::{StatusStore, StatusWrite};
+use squall_spouts::client::EsClient;
+use squall_spouts::index::ensure_index;
+use squall_spouts::queue::schema::{queue_id, queues_index_body};
+use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_spouts::schema::KeyField;
+
+async fn indices(client: &EsClient) -> (String, String) {
+    let urls = support::status_index(client, "q-urls", 2).await;
+    let queues = support::unique_index("q-queues");
+    ensure_index(client, &queues, queues_index_body(1, 0, "1s"))
+        .await
+        .expect("queues index");
+    (urls, queues)
+}
+
+fn settings(urls: &str, queues: &str, owner: &str) -> QueueSpoutSettings {
+    QueueSpoutSettings {
+        owner: owner.to_string(),
+        lease_ttl: Duration::from_secs(5),
+        refresh_interval: Duration::from_secs(1),
+        ..QueueSpoutSettings::new(urls, queues)
+    }
+}
+
+fn write(url: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> StatusWrite {
+    StatusWrite {
+        url: CrawlUrl::seed(url::Url::parse(url).expect("url")),
+        key: key.to_string(),
+        status,
+        next_fetch: due_in.map(|d| Utc::now() + d),
+    }
+}
+
+#[tokio::test]
+async fn the_queue_frontier_is_conformant() {
+    let client = support::client().await;
+    let created = std::sync::Mutex::new(Vec::new());
+    let result = check_frontier(|| {
+        let client = client.clone();
+        let created = &created;
+        async move {
+            let (urls, queues) = indices(&client).await;
+            if let Ok(mut list) = created.lock() {
+                list.push(urls.clone());
+                list.push(queues.clone());
+            }
+            FrontierPair::new(
+                QueueSpout::new(client.clone(), settings(&urls, &queues, "conformance")),
+                QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default()),
+            )
+        }
+    })
+    .await;
+    for index in created.lock().map(|l| l.clone()).unwrap_or_default() {
+        support::delete_index(&client, &index).await;
+    }
+    assert_eq!(result, Ok(()));
+}
+
+#[tokio::test]
+async fn the_writer_keeps_next_due_at_the_earliest_url_and_creates_queues_at_once() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let outcomes = store
+        .store(vec![
+            write(
+                "http://a.test/later",
+                "a.test",
+                Status::Discovered,
+                Some(TimeDelta::hours(2)),
+            ),
+            write(
+                "http://a.test/sooner",
+                "a.test",
+                Status::Discovered,
+                Some(TimeDelta::hours(1)),
+            ),
+            write("http://b.test/never", "b.test", Status::Error, None),
+        ])
+        .await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    // A later write with an earlier date lowers it; one with a later date does not raise it.
+    let outcomes = store
+        .store(vec![
+            write(
+                "http://a.test/soonest",
+                "a.test",
+                Status::Discovered,
+                Some(TimeDelta::minutes(30)),
+            ),
+            write(
+                "http://a.test/much-later",
+                "a.test",
+                Status::Discovered,
+                Some(TimeDelta::days(3)),
+            ),
+        ])
+        .await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    let queue = client
+        .request(
+            Method::Get,
+            &format!("/{queues}/_doc/{}", queue_id("a.test")),
+            &[],
+            None,
+        )
+        .await
+        .expect("queue a.test exists");
+    let next_due = queue["_source"]["nextDue"].as_str().expect("nextDue");
+    let soonest = client
+        .request(
+            Method::Get,
+            &format!(
+                "/{urls}/_doc/{}",
+                squall_spouts::schema::document_id("http://a.test/soonest")
+            ),
+            &[],
+            None,
+        )
+        .await
+        .expect("url doc");
+    assert_eq!(Some(next_due), soonest["_source"]["nextFetchDate"].as_str());
+    // A key whose only URL is never due gets no queue that could ever become due.
+    let b = client
+        .request(
+            Method::Get,
+            &format!("/{queues}/_doc/{}", queue_id("b.test")),
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        b.is_err(),
+        "no queue for a key with nothing ever due: {b:?}"
+    );
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
+
+#[tokio::test]
+async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let writes = (0..4)
+        .map(|i| {
+            write(
+                &format!("http://shared.test/{i}"),
+                "shared.test",
+                Status::Discovered,
+                Some(TimeDelta::seconds(-1)),
+            )
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+
+    let mut first = QueueSpout::new(client.clone(), settings(&urls, &queues, "first"));
+    let mut second = QueueSpout::new(client.clone(), settings(&urls, &queues, "second"));
+    let busy = BusyUrls::none();
+    let from_first = first.next_batch(&busy).await.expect("first");
+    assert_eq!(from_first.len(), 4);
+    store.flush().await.expect("refresh");
+    let from_second = second.next_batch(&busy).await.expect("second");
+    assert!(
+        from_second.is_empty(),
+        "the queue is leased to the first process: {from_second:?}"
+    );
+    assert_eq!(first.held_keys(), ["shared.test"]);
+
+    // The first process dies (it never renews): after the lease, the second takes the queue over.
+    drop(first);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let taken = second.next_batch(&busy).await.expect("second again");
+    assert_eq!(
+        taken.len(),
+        4,
+        "nothing is lost: the unprocessed URLs come back"
+    );
+    assert_eq!(second.held_keys(), ["shared.test"]);
+    let doc = client
+        .request(
+            Method::Get,
+            &format!("/{queues}/_doc/{}", queue_id("shared.test")),
+            &[],
+            None,
+        )
+        .await
+        .expect("queue");
+    assert_eq!(doc["_source"]["leaseOwner"], json!("second"));
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
