@@ -78,6 +78,8 @@ struct Claim {
     seq_no: i64,
     primary_term: i64,
     lease_until: DateTime<Utc>,
+    /// When a writer last changed the queue, as of the claim.
+    last_updated: Option<DateTime<Utc>>,
     /// URLs returned and possibly still in the topology.
     outstanding: Vec<String>,
 }
@@ -189,6 +191,10 @@ impl QueueSpout {
             else {
                 continue;
             };
+            let last_updated = hit["_source"]["lastUpdated"]
+                .as_str()
+                .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+                .map(|d| d.with_timezone(&Utc));
             let lease_until = self.lease_until();
             let lease = json!({ "leaseOwner": self.settings.owner, "leaseUntil": format_date(lease_until) });
             if let Some((seq_no, primary_term)) =
@@ -200,6 +206,7 @@ impl QueueSpout {
                         seq_no,
                         primary_term,
                         lease_until,
+                        last_updated,
                         outstanding: Vec::new(),
                     },
                 );
@@ -309,7 +316,20 @@ impl QueueSpout {
         let Some(claim) = self.claims.remove(key) else {
             return Ok(());
         };
-        let next_due = self.earliest_due(key).await?;
+        // A writer that changed the queue moments ago may have URLs the urls index does not show
+        // yet: then look again soon rather than trust the stale view (which could raise nextDue past
+        // them and starve them).
+        let visibility =
+            TimeDelta::from_std(self.settings.refresh_interval + Duration::from_secs(1))
+                .unwrap_or(TimeDelta::seconds(2));
+        let recently_written = claim
+            .last_updated
+            .is_some_and(|t| Utc::now() - t < visibility);
+        let next_due = if recently_written {
+            Some(format_date(Utc::now() + visibility))
+        } else {
+            self.earliest_due(key).await?
+        };
         let now = format_date(Utc::now());
         let doc = json!({ "nextDue": next_due, "leaseOwner": Value::Null, "leaseUntil": now, "lastUpdated": now });
         if self
