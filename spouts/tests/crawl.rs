@@ -9,7 +9,7 @@ use std::time::Duration;
 use squall::config::ConfigBuilder;
 use squall::status::StatusStore;
 use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
-use squall_testsite::{ExpectedStatus, Site, SiteSpec};
+use squall_testsite::{Site, SiteSpec};
 use support::Kind;
 
 #[derive(Default)]
@@ -92,31 +92,7 @@ async fn crawl_site(kind: Kind) {
 
     // Every URL's final status is in the index.
     store.flush().await.expect("refresh");
-    let mut wrong = Vec::new();
-    for (url, expected) in expectation.statuses() {
-        let id = squall_spouts::schema::document_id(url);
-        let answer = client
-            .request(
-                elasticsearch::http::Method::Get,
-                &format!("/{index}/_search"),
-                &[("q", &format!("_id:{id}"))],
-                None,
-            )
-            .await
-            .expect("search by id");
-        let status = answer["hits"]["hits"][0]["_source"]["status"]
-            .as_str()
-            .unwrap_or("missing");
-        let want = match expected {
-            ExpectedStatus::Fetched => "FETCHED",
-            ExpectedStatus::Redirection => "REDIRECTION",
-            ExpectedStatus::FetchError => "FETCH_ERROR",
-            ExpectedStatus::RobotsDenied => "ERROR",
-        };
-        if status != want {
-            wrong.push(format!("{url}: {status}, expected {want}"));
-        }
-    }
+    let wrong = support::wrong_statuses(&client, &index, &expectation).await;
     assert!(wrong.is_empty(), "{kind:?}: {wrong:#?}");
     site.shutdown().await;
     support::delete_index(&client, &index).await;

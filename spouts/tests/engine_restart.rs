@@ -15,7 +15,7 @@ use squall::status::StatusStore;
 use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
 use squall_spouts::client::{ConnectionSettings, EsClient};
 use squall_spouts::index::{IndexSettings, ensure_status_index};
-use squall_testsite::{ExpectedStatus, Site, SiteSpec};
+use squall_testsite::{Site, SiteSpec};
 
 const PORT: &str = "9250";
 
@@ -148,31 +148,7 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
 
     // Every URL's final status made it into the index.
     store.flush().await.expect("refresh");
-    let mut wrong = Vec::new();
-    for (url, expected) in expectation.statuses() {
-        let id = squall_spouts::schema::document_id(url);
-        let answer = client
-            .request(
-                elasticsearch::http::Method::Get,
-                &format!("/{index}/_search"),
-                &[("q", &format!("_id:{id}"))],
-                None,
-            )
-            .await
-            .expect("search");
-        let status = answer["hits"]["hits"][0]["_source"]["status"]
-            .as_str()
-            .unwrap_or("missing");
-        let want = match expected {
-            ExpectedStatus::Fetched => "FETCHED",
-            ExpectedStatus::Redirection => "REDIRECTION",
-            ExpectedStatus::FetchError => "FETCH_ERROR",
-            ExpectedStatus::RobotsDenied => "ERROR",
-        };
-        if status != want {
-            wrong.push(format!("{url}: {status}, expected {want}"));
-        }
-    }
+    let wrong = support::wrong_statuses(&client, &index, &expectation).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
     let problems = expectation.check_requests(&site.requests());
     // Pages whose status write was refused while the engine was down are fetched again later.

@@ -117,3 +117,38 @@ pub fn store(client: &EsClient, index: &str) -> EsStatusStore {
         },
     )
 }
+
+/// Every URL the site lists against its status in `index`: the mismatches, as lines.
+pub async fn wrong_statuses(
+    client: &EsClient,
+    index: &str,
+    expectation: &squall_testsite::Expectation,
+) -> Vec<String> {
+    use squall_testsite::ExpectedStatus;
+    let mut wrong = Vec::new();
+    for (url, expected) in expectation.statuses() {
+        let id = squall_spouts::schema::document_id(url);
+        let answer = client
+            .request(
+                Method::Get,
+                &format!("/{index}/_search"),
+                &[("q", &format!("_id:{id}"))],
+                None,
+            )
+            .await
+            .expect("search by id");
+        let status = answer["hits"]["hits"][0]["_source"]["status"]
+            .as_str()
+            .unwrap_or("missing");
+        let want = match expected {
+            ExpectedStatus::Fetched => "FETCHED",
+            ExpectedStatus::Redirection => "REDIRECTION",
+            ExpectedStatus::FetchError => "FETCH_ERROR",
+            ExpectedStatus::RobotsDenied => "ERROR",
+        };
+        if status != want {
+            wrong.push(format!("{url}: {status}, expected {want}"));
+        }
+    }
+    wrong
+}
