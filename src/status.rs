@@ -114,6 +114,8 @@ pub fn prepare_write(
             || k == keys::IS_SITEMAP
             || k == keys::TRIMMED
             || k == keys::SITEMAP_SOURCE
+            || k == keys::QUEUE_CRAWL_DELAY
+            || k == keys::QUEUE_BLOCKED_UNTIL
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS
             || key_matches(&settings.persist_keys, k)

@@ -205,3 +205,83 @@ async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;
 }
+
+#[tokio::test]
+async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
+    use squall::model::keys;
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    // One process got a 429 with Retry-After from blocked.test, and learned a 2.5 s Crawl-delay
+    // from slow.test's robots.txt.
+    let mut held = write(
+        "http://blocked.test/1",
+        "blocked.test",
+        Status::FetchError,
+        Some(TimeDelta::seconds(-1)),
+    );
+    let until = Utc::now() + TimeDelta::hours(1);
+    held.url
+        .metadata
+        .set(keys::QUEUE_BLOCKED_UNTIL, until.to_rfc3339());
+    let mut slow = write(
+        "http://slow.test/1",
+        "slow.test",
+        Status::Fetched,
+        Some(TimeDelta::seconds(-1)),
+    );
+    slow.url.metadata.set(keys::QUEUE_CRAWL_DELAY, "2.500");
+    assert!(
+        store
+            .store(vec![held, slow])
+            .await
+            .iter()
+            .all(Result::is_ok)
+    );
+    store.flush().await.expect("refresh");
+
+    let doc = client
+        .request(
+            Method::Get,
+            &format!("/{queues}/_doc/{}", queue_id("slow.test")),
+            &[],
+            None,
+        )
+        .await
+        .expect("queue");
+    assert_eq!(doc["_source"]["crawlDelaySeconds"], json!(2.5));
+    let url_doc = client
+        .request(
+            Method::Get,
+            &format!(
+                "/{urls}/_doc/{}",
+                squall_spouts::schema::document_id("http://slow.test/1")
+            ),
+            &[],
+            None,
+        )
+        .await
+        .expect("url");
+    assert!(
+        url_doc["_source"]["metadata"]
+            .get("queue%2Ecrawl%2Edelay")
+            .is_none(),
+        "queue state stays on the queue"
+    );
+
+    // Another process: it does not take the held queue, and it keeps the learned delay.
+    let mut other = QueueSpout::new(client.clone(), settings(&urls, &queues, "other"));
+    let batch = other.next_batch(&BusyUrls::none()).await.expect("batch");
+    let keys_emitted: Vec<&str> = batch.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(
+        keys_emitted,
+        ["slow.test"],
+        "blocked.test is held back until its Retry-After ends"
+    );
+    assert_eq!(
+        batch[0].url.metadata.first(keys::QUEUE_CRAWL_DELAY),
+        Some("2.500")
+    );
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}

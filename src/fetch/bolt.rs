@@ -213,6 +213,16 @@ impl FetcherBolt {
                     Some(tuple) => {
                         let key = tuple.key.clone();
                         let queue = queues.entry(key.clone()).or_insert_with(HostQueue::new);
+                        // A delay another process learned for this queue (carried by a shared frontier).
+                        if let Some(delay) = tuple
+                            .url
+                            .metadata
+                            .first(keys::QUEUE_CRAWL_DELAY)
+                            .and_then(|d| d.parse::<f64>().ok())
+                            .and_then(|d| Duration::try_from_secs_f64(d).ok())
+                        {
+                            queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
+                        }
                         if queue.items.is_empty() {
                             ring.push_back(key);
                         }
@@ -376,8 +386,20 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
             .map(|wait| wait.min(settings.max_retry_after)),
         _ => None,
     };
+    let mut tuple = tuple;
     if let Some(hold) = hold {
         debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
+        let until = chrono::Utc::now() + chrono::TimeDelta::from_std(hold).unwrap_or_default();
+        tuple.url.metadata.set(
+            keys::QUEUE_BLOCKED_UNTIL,
+            until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        );
+    }
+    if let Some(delay) = crawl_delay {
+        tuple.url.metadata.set(
+            keys::QUEUE_CRAWL_DELAY,
+            format!("{:.3}", delay.as_secs_f64()),
+        );
     }
     Completed {
         key,

@@ -38,11 +38,29 @@ pub fn queue_id(key: &str) -> String {
     document_id(key)
 }
 
-/// The painless script that lowers `nextDue` to `params.due` (and never raises it). Dates are compared
-/// as strings: every writer uses [`format_date`]'s fixed-width UTC form.
-pub const LOWER_NEXT_DUE: &str = "if (ctx._source.nextDue == null || \
-    ctx._source.nextDue.compareTo(params.due) > 0) { ctx._source.nextDue = params.due; \
-    ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
+/// The painless script that lowers `nextDue` to `params.due` (never raising it), pushes
+/// `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay; each
+/// parameter may be null. Dates are compared as strings: every writer uses [`format_date`]'s
+/// fixed-width UTC form.
+pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
+    if (params.due != null && (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0)) \
+    { ctx._source.nextDue = params.due; changed = true } \
+    if (params.blocked != null && (ctx._source.blockedUntil == null || ctx._source.blockedUntil.compareTo(params.blocked) < 0)) \
+    { ctx._source.blockedUntil = params.blocked; changed = true } \
+    if (params.delay != null && ctx._source.crawlDelaySeconds != params.delay) \
+    { ctx._source.crawlDelaySeconds = params.delay; changed = true } \
+    if (changed) { ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
+
+/// What a batch of writes says about one queue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueChange {
+    /// The earliest due date written for the key.
+    pub due: Option<DateTime<Utc>>,
+    /// The latest Retry-After hold reported for the key.
+    pub blocked_until: Option<DateTime<Utc>>,
+    /// The crawl delay learned from the key's robots.txt, in seconds.
+    pub crawl_delay: Option<f64>,
+}
 
 /// A bulk `update` pair that creates the queue of `key` if missing, or lowers its `nextDue` to `due`.
 pub fn lower_next_due(
@@ -51,14 +69,39 @@ pub fn lower_next_due(
     due: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> [Value; 2] {
-    let due = format_date(due);
+    let change = QueueChange {
+        due: Some(due),
+        ..QueueChange::default()
+    };
+    queue_update(queues_index, key, &change, now)
+}
+
+/// A bulk `update` pair applying `change` to the queue of `key`, creating it if missing.
+pub fn queue_update(
+    queues_index: &str,
+    key: &str,
+    change: &QueueChange,
+    now: DateTime<Utc>,
+) -> [Value; 2] {
+    let due = change.due.map(format_date);
+    let blocked = change.blocked_until.map(format_date);
     let now = format_date(now);
+    let mut upsert = json!({ "key": key, "firstSeen": now, "lastUpdated": now });
+    if let Some(due) = &due {
+        upsert["nextDue"] = json!(due);
+    }
+    if let Some(blocked) = &blocked {
+        upsert["blockedUntil"] = json!(blocked);
+    }
+    if let Some(delay) = change.crawl_delay {
+        upsert["crawlDelaySeconds"] = json!(delay);
+    }
     [
         json!({ "update": { "_index": queues_index, "_id": queue_id(key), "retry_on_conflict": 5 } }),
         json!({
             "script": { "source": LOWER_NEXT_DUE, "lang": "painless",
-                        "params": { "due": due, "now": now } },
-            "upsert": { "key": key, "nextDue": due, "firstSeen": now, "lastUpdated": now }
+                        "params": { "due": due, "blocked": blocked, "delay": change.crawl_delay, "now": now } },
+            "upsert": upsert
         }),
     ]
 }

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::model::{PartitionMode, partition_key};
+use squall::model::{PartitionMode, keys, partition_key};
 use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use tracing::{debug, info};
 
@@ -80,6 +80,8 @@ struct Claim {
     lease_until: DateTime<Utc>,
     /// When a writer last changed the queue, as of the claim.
     last_updated: Option<DateTime<Utc>>,
+    /// The queue's crawl delay learned from robots.txt (by any process), in seconds.
+    crawl_delay: Option<f64>,
     /// URLs returned and possibly still in the topology.
     outstanding: Vec<String>,
 }
@@ -207,6 +209,7 @@ impl QueueSpout {
                         primary_term,
                         lease_until,
                         last_updated,
+                        crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
                         outstanding: Vec::new(),
                     },
                 );
@@ -411,10 +414,16 @@ impl QueueSpout {
                         self.settings.partition_mode,
                     )
                 });
+                let mut url = doc.url;
                 if let Some(claim) = self.claims.get_mut(&key) {
-                    claim.outstanding.push(doc.url.url.to_string());
+                    claim.outstanding.push(url.url.to_string());
+                    // Every process keeps the delay one of them learned from robots.txt.
+                    if let Some(delay) = claim.crawl_delay {
+                        url.metadata
+                            .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
+                    }
                 }
-                batch.push(DueUrl { url: doc.url, key });
+                batch.push(DueUrl { url, key });
                 taken += 1;
             }
             // Nothing due that is not already done (waiting for the refresh): give the queue back.

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
+use squall::model::keys;
 use squall::status::{StatusStore, StatusWrite, StoreError};
 
-use super::schema::lower_next_due;
+use super::schema::{QueueChange, queue_update};
 use crate::client::{EsClient, RequestBody};
 use crate::schema::KeyField;
 use crate::writer::{EsStatusStore, WriterSettings};
@@ -46,16 +47,36 @@ impl QueueStatusStore {
         }
     }
 
-    /// Lowers `nextDue` of every key to the earliest date written for it; returns the keys whose
+    /// Lowers `nextDue` of every key to the earliest date written for it, and stores the politeness
+    /// state the fetcher reported (Retry-After holds, robots crawl delays); returns the keys whose
     /// queue could not be updated, with the reason.
     async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, String> {
-        let mut earliest: BTreeMap<&str, DateTime<Utc>> = BTreeMap::new();
+        let mut earliest: BTreeMap<&str, QueueChange> = BTreeMap::new();
         for write in batch {
+            let blocked = write
+                .url
+                .metadata
+                .first(keys::QUEUE_BLOCKED_UNTIL)
+                .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+                .map(|d| d.with_timezone(&Utc));
+            let delay = write
+                .url
+                .metadata
+                .first(keys::QUEUE_CRAWL_DELAY)
+                .and_then(|d| d.parse::<f64>().ok());
+            if write.next_fetch.is_none() && blocked.is_none() && delay.is_none() {
+                continue;
+            }
+            let change = earliest.entry(write.key.as_str()).or_default();
             if let Some(due) = write.next_fetch {
-                earliest
-                    .entry(write.key.as_str())
-                    .and_modify(|d| *d = (*d).min(due))
-                    .or_insert(due);
+                change.due = Some(change.due.map_or(due, |d| d.min(due)));
+            }
+            if let Some(blocked) = blocked {
+                change.blocked_until =
+                    Some(change.blocked_until.map_or(blocked, |b| b.max(blocked)));
+            }
+            if delay.is_some() {
+                change.crawl_delay = delay;
             }
         }
         let mut failed = BTreeMap::new();
@@ -66,7 +87,7 @@ impl QueueStatusStore {
         let keys: Vec<&str> = earliest.keys().copied().collect();
         let lines: Vec<_> = earliest
             .iter()
-            .flat_map(|(key, due)| lower_next_due(&self.queues_index, key, *due, now))
+            .flat_map(|(key, change)| queue_update(&self.queues_index, key, change, now))
             .collect();
         let answer = self
             .client
@@ -118,7 +139,10 @@ impl StatusStore for QueueStatusStore {
         let mut outcomes: Vec<Option<Result<(), StoreError>>> = vec![None; batch.len()];
         let mut to_write = Vec::new();
         let mut positions = Vec::new();
-        for (i, write) in batch.into_iter().enumerate() {
+        for (i, mut write) in batch.into_iter().enumerate() {
+            // Queue state, now on the queue: not kept on the URL.
+            write.url.metadata.remove(keys::QUEUE_BLOCKED_UNTIL);
+            write.url.metadata.remove(keys::QUEUE_CRAWL_DELAY);
             match failed_keys.get(&write.key) {
                 Some(reason) => outcomes[i] = Some(Err(StoreError(reason.clone()))),
                 None => {
