@@ -133,28 +133,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
     .expect("site");
     // StormCrawler's published mapping, and its seeds as StormCrawler's injector writes them, with
     // the key in metadata.hostname (as news-crawl configures it).
-    client
-        .request(
-            Method::Put,
-            &format!("/{index}"),
-            &[],
-            Some(RequestBody::Json(json!({
-                "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
-                "mappings": {
-                    "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
-                        "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
-                    "_source": { "enabled": true },
-                    "properties": {
-                        "key": { "type": "keyword", "index": true },
-                        "nextFetchDate": { "type": "date", "format": "date_optional_time" },
-                        "status": { "type": "keyword" },
-                        "url": { "type": "keyword" }
-                    }
-                }
-            }))),
-        )
-        .await
-        .expect("StormCrawler index");
+    support::stormcrawler_index(&client, &index).await;
     let mut lines = Vec::new();
     for seed in site.seeds() {
         let host = url::Url::parse(&seed)

@@ -113,28 +113,7 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
     let client = support::client().await;
     let index = support::unique_index("stormcrawler");
     // StormCrawler's own mapping (archetype `ES_IndexInit.sh` / OpenSearch `status.mapping`).
-    client
-        .request(
-            Method::Put,
-            &format!("/{index}"),
-            &[],
-            Some(RequestBody::Json(json!({
-                "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
-                "mappings": {
-                    "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
-                        "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
-                    "_source": { "enabled": true },
-                    "properties": {
-                        "key": { "type": "keyword", "index": true },
-                        "nextFetchDate": { "type": "date", "format": "date_optional_time" },
-                        "status": { "type": "keyword" },
-                        "url": { "type": "keyword" }
-                    }
-                }
-            }))),
-        )
-        .await
-        .expect("create StormCrawler index");
+    support::stormcrawler_index(&client, &index).await;
     // Documents as StormCrawler writes them, the key in metadata.hostname (news-crawl's setup).
     let docs = [
         (

@@ -152,3 +152,32 @@ pub async fn wrong_statuses(
     }
     wrong
 }
+
+/// Creates `index` with StormCrawler's published status mapping (its archetype's `ES_IndexInit.sh`
+/// / OpenSearch `status.mapping`), written out here rather than taken from squall's own schema, so
+/// that the tests check compatibility with StormCrawler's index and not with ourselves.
+pub async fn stormcrawler_index(client: &EsClient, index: &str) {
+    let body = serde_json::json!({
+        "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
+        "mappings": {
+            "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
+                "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
+            "_source": { "enabled": true },
+            "properties": {
+                "key": { "type": "keyword", "index": true },
+                "nextFetchDate": { "type": "date", "format": "date_optional_time" },
+                "status": { "type": "keyword" },
+                "url": { "type": "keyword" }
+            }
+        }
+    });
+    client
+        .request(
+            Method::Put,
+            &format!("/{index}"),
+            &[],
+            Some(squall_spouts::client::RequestBody::Json(body)),
+        )
+        .await
+        .expect("create a StormCrawler status index");
+}
