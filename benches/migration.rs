@@ -11,103 +11,42 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::quick;
+use common::frontier_data::{
+    EarliestDue, Generator, Targets, call, create, delete, finish_load, load,
+};
+use common::{engine_client, quick};
 use elasticsearch::http::Method;
-use serde_json::{Value, json};
-use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
+use serde_json::json;
+use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::migrate::{MigrationOptions, migrate};
-use squall_spouts::schema::{document_id, format_date, status_index_body};
-
-async fn call(
-    client: &EsClient,
-    method: Method,
-    path: &str,
-    query: &[(&str, &str)],
-    body: Option<Value>,
-) -> Value {
-    match client
-        .request(method, path, query, body.map(RequestBody::Json))
-        .await
-    {
-        Ok(answer) => answer,
-        Err(e) => panic!("{path}: {e}"),
-    }
-}
-
-/// A skewed host distribution: host h gets about 1/(h+1) of the URLs.
-fn host_for(i: u64, hosts: u64) -> u64 {
-    let x = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64;
-    ((hosts as f64).powf(x) - 1.0).floor() as u64 % hosts
-}
+use squall_spouts::schema::status_index_body;
 
 async fn load_source(client: &EsClient, index: &str, docs: u64) {
-    call(
+    let targets = Targets {
+        status: Some(index.to_string()),
+        queue_frontier: None,
+    };
+    create(client, &targets, 4).await;
+    let generator = Generator::new((docs / 100).max(10), chrono::Utc::now());
+    load(
         client,
-        Method::Put,
-        &format!("/{index}"),
-        &[],
-        Some(status_index_body(4, 0, "-1")),
+        &generator,
+        &targets,
+        0..docs,
+        &mut EarliestDue::new(),
     )
     .await;
-    let hosts = (docs / 100).max(10);
-    let statuses = [
-        "DISCOVERED",
-        "FETCHED",
-        "FETCHED",
-        "FETCH_ERROR",
-        "REDIRECTION",
-        "ERROR",
-    ];
-    let now = chrono::Utc::now();
-    let batch = 5000;
-    let mut i = 0;
-    while i < docs {
-        let mut lines = Vec::with_capacity(batch as usize * 2);
-        for n in i..(i + batch).min(docs) {
-            let host = format!("host-{}.test", host_for(n, hosts));
-            let url = format!("https://{host}/page/{n}");
-            let status = statuses[(n % statuses.len() as u64) as usize];
-            let offset = chrono::TimeDelta::minutes((n % 20_000) as i64 - 10_000);
-            let mut doc = json!({
-                "url": url, "status": status, "key": host,
-                "metadata": { "url%2Epath": [format!("https://{host}/")], "depth": [(n % 5).to_string()] }
-            });
-            if status != "ERROR" {
-                doc["nextFetchDate"] = json!(format_date(now + offset));
-            }
-            lines.push(json!({ "index": { "_id": document_id(&url), "routing": host } }));
-            lines.push(doc);
-        }
-        if let Err(e) = client
-            .request(
-                Method::Post,
-                &format!("/{index}/_bulk"),
-                &[],
-                Some(RequestBody::NdJson(lines)),
-            )
-            .await
-        {
-            panic!("loading the source: {e}");
-        }
-        i += batch;
-    }
-    call(
-        client,
-        Method::Post,
-        &format!("/{index}/_refresh"),
-        &[],
-        None,
-    )
-    .await;
+    finish_load(client, &targets, "1s").await;
 }
 
-async fn reindex(client: &EsClient, source: &str, target: &str) -> f64 {
+/// Seconds the engine takes to `_reindex` `source` into a new index of `shards` shards.
+async fn reindex(client: &EsClient, source: &str, target: &str, shards: u32) -> f64 {
     call(
         client,
         Method::Put,
         &format!("/{target}"),
         &[],
-        Some(status_index_body(10, 0, "-1")),
+        Some(RequestBody::Json(status_index_body(shards, 0, "-1"))),
     )
     .await;
     let started = Instant::now();
@@ -116,7 +55,9 @@ async fn reindex(client: &EsClient, source: &str, target: &str) -> f64 {
         Method::Post,
         "/_reindex",
         &[("wait_for_completion", "false")],
-        Some(json!({ "source": { "index": source, "size": 1000 }, "dest": { "index": target } })),
+        Some(RequestBody::Json(
+            json!({ "source": { "index": source, "size": 1000 }, "dest": { "index": target } }),
+        )),
     )
     .await;
     let task = task["task"].as_str().unwrap_or_default().to_string();
@@ -132,28 +73,17 @@ async fn reindex(client: &EsClient, source: &str, target: &str) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let url =
-        std::env::var("SQUALL_BENCH_ES").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string());
-    let docs: u64 = std::env::var("SQUALL_BENCH_DOCS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if quick() { 20_000 } else { 1_000_000 });
-    let mut settings = match ConnectionSettings::new(&url) {
-        Ok(settings) => settings,
-        Err(e) => panic!("{e}"),
-    };
-    settings.timeout = Duration::from_secs(120);
-    let client = match EsClient::new(settings) {
-        Ok(client) => client,
-        Err(e) => panic!("{e}"),
-    };
+    let docs: u64 = common::env_or("DOCS", if quick() { 20_000 } else { 1_000_000 });
+    let client = engine_client();
     let run = std::process::id();
     let source = format!("bench-source-{run}");
     let started = Instant::now();
     load_source(&client, &source, docs).await;
     let load_seconds = started.elapsed().as_secs_f64();
 
-    let reindex_seconds = reindex(&client, &source, &format!("bench-reindex-{run}")).await;
+    // The same number of shards as the migration's urls index.
+    let shards = MigrationOptions::new(&source, "urls", "queues").urls_shards;
+    let reindex_seconds = reindex(&client, &source, &format!("bench-reindex-{run}"), shards).await;
 
     let dir = std::env::temp_dir();
     let mut full = MigrationOptions::new(
@@ -211,16 +141,16 @@ async fn main() {
             "resumed_run_verified": resumed.verification.ok,
         })
     );
-    for index in [
-        source.clone(),
-        format!("bench-reindex-{run}"),
-        full.urls.clone(),
-        full.queues.clone(),
-        half.urls.clone(),
-        half.queues.clone(),
-    ] {
-        let _ = client
-            .request(Method::Delete, &format!("/{index}"), &[], None)
-            .await;
-    }
+    delete(
+        &client,
+        &[
+            &source,
+            &format!("bench-reindex-{run}"),
+            &full.urls,
+            &full.queues,
+            &half.urls,
+            &half.queues,
+        ],
+    )
+    .await;
 }

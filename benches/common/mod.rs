@@ -51,3 +51,32 @@ pub fn runs() -> usize {
 pub fn quick() -> bool {
     std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
+
+pub mod frontier_data;
+
+/// The engine address of the benchmarks that need one: `SQUALL_BENCH_ES`, default the local node.
+pub fn engine_url() -> String {
+    std::env::var("SQUALL_BENCH_ES").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string())
+}
+
+/// A client with a long timeout (loading and `_update_by_query` of millions of documents).
+pub fn engine_client() -> squall_spouts::client::EsClient {
+    let url = engine_url();
+    let mut settings = match squall_spouts::client::ConnectionSettings::new(&url) {
+        Ok(settings) => settings,
+        Err(e) => panic!("{e}"),
+    };
+    settings.timeout = std::time::Duration::from_secs(300);
+    match squall_spouts::client::EsClient::new(settings) {
+        Ok(client) => client,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The value of `SQUALL_BENCH_<name>` parsed, or `default`.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(format!("SQUALL_BENCH_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -74,7 +74,13 @@ pub struct SpoutRunner {
     failed_recently: std::collections::HashMap<String, Instant>,
     last_query_sent: Option<Instant>,
     last_query_received: Option<Instant>,
+    /// The last query returned nothing.
+    last_answer_empty: bool,
 }
+
+/// The shortest pause after a query that returned nothing, whatever the minimum delay: a spout that
+/// answers "nothing" without asking its frontier (all its queues busy) must not be asked in a loop.
+const EMPTY_ANSWER_PAUSE: Duration = Duration::from_millis(50);
 
 impl SpoutRunner {
     /// A runner around `spout`.
@@ -95,6 +101,7 @@ impl SpoutRunner {
             failed_recently: std::collections::HashMap::new(),
             last_query_sent: None,
             last_query_received: None,
+            last_answer_empty: false,
         }
     }
 
@@ -169,7 +176,7 @@ impl SpoutRunner {
         let Some(sent) = self.last_query_sent else {
             return true;
         };
-        if sent.elapsed() < self.settings.min_delay {
+        if sent.elapsed() < self.min_gap() {
             return false;
         }
         if self.buffer.is_empty() {
@@ -179,11 +186,20 @@ impl SpoutRunner {
             .is_some_and(|received| received.elapsed() >= self.settings.max_delay)
     }
 
+    /// The least time between two queries.
+    fn min_gap(&self) -> Duration {
+        if self.last_answer_empty {
+            self.settings.min_delay.max(EMPTY_ANSWER_PAUSE)
+        } else {
+            self.settings.min_delay
+        }
+    }
+
     fn time_to_next_query(&self) -> Duration {
         let Some(sent) = self.last_query_sent else {
             return Duration::ZERO;
         };
-        let min_wait = self.settings.min_delay.saturating_sub(sent.elapsed());
+        let min_wait = self.min_gap().saturating_sub(sent.elapsed());
         if self.buffer.is_empty() {
             return min_wait.max(Duration::from_millis(1));
         }
@@ -206,12 +222,14 @@ impl SpoutRunner {
             Err(error) => {
                 warn!(%error, "frontier query failed; retrying after the query delay");
                 metrics::counter!("squall_spout_query_errors_total").increment(1);
+                self.last_answer_empty = true;
                 self.empty_queries = 0;
                 self.first_empty_query = None;
                 return;
             }
         };
         let returned = batch.len();
+        self.last_answer_empty = returned == 0;
         let mut added = 0;
         let mut being_processed = 0;
         for due in batch {

@@ -17,6 +17,7 @@ use squall::model::{PartitionMode, keys, partition_key};
 use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use tracing::{debug, info};
 
+use super::batched::{ConditionalUpdate, conditional_updates, earliest_dues};
 use super::schema::queue_id;
 use crate::client::{EsClient, EsError, RequestBody};
 use crate::schema::{KeyField, format_date, read_document};
@@ -84,6 +85,15 @@ struct Claim {
     crawl_delay: Option<f64>,
     /// URLs returned and possibly still in the topology.
     outstanding: Vec<String>,
+}
+
+/// A due queue listed, to be claimed.
+struct Candidate {
+    key: String,
+    seq_no: i64,
+    primary_term: i64,
+    /// Its search hit.
+    hit: Value,
 }
 
 /// The spout over a urls index and a queues index.
@@ -177,15 +187,17 @@ impl QueueSpout {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        let mut claimed = 0;
+        // Up to `room` unheld queues, claimed together in one conditional bulk.
+        let mut candidates = Vec::new();
         for hit in hits {
-            if self.claims.len() >= self.settings.max_queues {
+            if candidates.len() >= room {
                 break;
             }
             let Some(key) = hit["_source"]["key"].as_str().map(str::to_string) else {
                 continue;
             };
-            if self.claims.contains_key(&key) {
+            if self.claims.contains_key(&key) || candidates.iter().any(|c: &Candidate| c.key == key)
+            {
                 continue;
             }
             let (Some(seq_no), Some(primary_term)) =
@@ -193,28 +205,48 @@ impl QueueSpout {
             else {
                 continue;
             };
+            candidates.push(Candidate {
+                key,
+                seq_no,
+                primary_term,
+                hit,
+            });
+        }
+        let lease_until = self.lease_until();
+        let lease =
+            json!({ "leaseOwner": self.settings.owner, "leaseUntil": format_date(lease_until) });
+        let updates: Vec<ConditionalUpdate> = candidates
+            .iter()
+            .map(|c| ConditionalUpdate {
+                key: c.key.clone(),
+                seq_no: c.seq_no,
+                primary_term: c.primary_term,
+                doc: lease.clone(),
+            })
+            .collect();
+        let outcomes =
+            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
+        let mut claimed = 0;
+        for (Candidate { key, hit, .. }, outcome) in candidates.into_iter().zip(outcomes) {
+            let Some((seq_no, primary_term)) = outcome else {
+                continue;
+            };
             let last_updated = hit["_source"]["lastUpdated"]
                 .as_str()
                 .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
                 .map(|d| d.with_timezone(&Utc));
-            let lease_until = self.lease_until();
-            let lease = json!({ "leaseOwner": self.settings.owner, "leaseUntil": format_date(lease_until) });
-            if let Some((seq_no, primary_term)) =
-                self.update_queue(&key, seq_no, primary_term, lease).await?
-            {
-                self.claims.insert(
-                    key,
-                    Claim {
-                        seq_no,
-                        primary_term,
-                        lease_until,
-                        last_updated,
-                        crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
-                        outstanding: Vec::new(),
-                    },
-                );
-                claimed += 1;
-            }
+            self.claims.insert(
+                key,
+                Claim {
+                    seq_no,
+                    primary_term,
+                    lease_until,
+                    last_updated,
+                    crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
+                    outstanding: Vec::new(),
+                },
+            );
+            claimed += 1;
         }
         if claimed > 0 {
             debug!(claimed, held = self.claims.len(), "queues claimed");
@@ -233,43 +265,52 @@ impl QueueSpout {
             .filter(|(_, c)| c.lease_until - Utc::now() < half)
             .map(|(k, _)| k.clone())
             .collect();
-        for key in due {
-            let Some(claim) = self.claims.get(&key).cloned() else {
+        if due.is_empty() {
+            return Ok(());
+        }
+        let lease_until = self.lease_until();
+        let lease = json!({ "leaseUntil": format_date(lease_until) });
+        let updates: Vec<ConditionalUpdate> = due
+            .iter()
+            .filter_map(|key| {
+                self.claims.get(key).map(|claim| ConditionalUpdate {
+                    key: key.clone(),
+                    seq_no: claim.seq_no,
+                    primary_term: claim.primary_term,
+                    doc: lease.clone(),
+                })
+            })
+            .collect();
+        let outcomes =
+            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
+        for (update, outcome) in updates.into_iter().zip(outcomes) {
+            let key = update.key;
+            if let Some((seq_no, primary_term)) = outcome {
+                if let Some(c) = self.claims.get_mut(&key) {
+                    c.seq_no = seq_no;
+                    c.primary_term = primary_term;
+                    c.lease_until = lease_until;
+                }
                 continue;
-            };
-            let lease_until = self.lease_until();
-            let lease = json!({ "leaseUntil": format_date(lease_until) });
-            match self
-                .update_queue(&key, claim.seq_no, claim.primary_term, lease.clone())
-                .await?
-            {
-                Some((seq_no, primary_term)) => {
-                    if let Some(c) = self.claims.get_mut(&key) {
-                        c.seq_no = seq_no;
-                        c.primary_term = primary_term;
+            }
+            // A writer lowered nextDue meanwhile (or the lease was lost): re-read and retry once.
+            match self.reread(&key).await? {
+                Some((owner, seq_no, primary_term))
+                    if owner.as_deref() == Some(self.settings.owner.as_str()) =>
+                {
+                    if let Some((s, t)) = self
+                        .update_queue(&key, seq_no, primary_term, lease.clone())
+                        .await?
+                        && let Some(c) = self.claims.get_mut(&key)
+                    {
+                        c.seq_no = s;
+                        c.primary_term = t;
                         c.lease_until = lease_until;
                     }
                 }
-                None => {
-                    // A writer lowered nextDue meanwhile (or the lease was lost): re-read and retry once.
-                    match self.reread(&key).await? {
-                        Some((owner, seq_no, primary_term))
-                            if owner.as_deref() == Some(self.settings.owner.as_str()) =>
-                        {
-                            if let Some((s, t)) =
-                                self.update_queue(&key, seq_no, primary_term, lease).await?
-                                && let Some(c) = self.claims.get_mut(&key)
-                            {
-                                c.seq_no = s;
-                                c.primary_term = t;
-                                c.lease_until = lease_until;
-                            }
-                        }
-                        _ => {
-                            info!(%key, "lease lost to another process");
-                            self.claims.remove(&key);
-                        }
-                    }
+                _ => {
+                    info!(%key, "lease lost to another process");
+                    self.claims.remove(&key);
                 }
             }
         }
@@ -290,64 +331,79 @@ impl QueueSpout {
         }
     }
 
-    /// The earliest `nextFetchDate` of a key's URLs (None: none will ever be due).
-    async fn earliest_due(&self, key: &str) -> Result<Option<String>, SpoutError> {
-        let body = json!({
-            "size": 1,
-            "track_total_hits": false,
-            "_source": ["nextFetchDate"],
-            "query": { "bool": { "filter": [
-                { "term": { self.settings.key_field.query_field(): key } },
-                { "exists": { "field": "nextFetchDate" } }
-            ] } },
-            "sort": [ { "nextFetchDate": "asc" } ]
-        });
-        let path = format!("/{}/_search", self.settings.urls_index);
-        let answer = self
-            .client
-            .request(Method::Post, &path, &[], Some(RequestBody::Json(body)))
-            .await
-            .map_err(|e| SpoutError::with_source("reading a queue's next date failed", e))?;
-        Ok(answer["hits"]["hits"][0]["_source"]["nextFetchDate"]
-            .as_str()
-            .map(str::to_string))
+    /// How long a write may take to show in the urls index, with a margin.
+    fn visibility(&self) -> TimeDelta {
+        TimeDelta::from_std(self.settings.refresh_interval + Duration::from_secs(1))
+            .unwrap_or(TimeDelta::seconds(2))
     }
 
-    /// Gives a drained queue back: `nextDue` raised to its earliest URL, lease cleared; if a writer
-    /// changed the document meanwhile, only the lease is cleared (its lower `nextDue` stays).
-    async fn release(&mut self, key: &str) -> Result<(), SpoutError> {
-        let Some(claim) = self.claims.remove(key) else {
+    /// Whether a writer changed the queue so recently that its URLs may not show yet.
+    fn recently_written(&self, claim: &Claim) -> bool {
+        claim
+            .last_updated
+            .is_some_and(|t| Utc::now() - t < self.visibility())
+    }
+
+    /// Gives drained queues back: `nextDue` raised to each one's earliest URL, lease cleared; if a
+    /// writer changed a document meanwhile, only its lease is cleared (its lower `nextDue` stays).
+    async fn release_all(&mut self, keys: Vec<String>) -> Result<(), SpoutError> {
+        let claims: Vec<(String, Claim)> = keys
+            .into_iter()
+            .filter_map(|key| self.claims.remove(&key).map(|claim| (key, claim)))
+            .collect();
+        if claims.is_empty() {
             return Ok(());
-        };
+        }
         // A writer that changed the queue moments ago may have URLs the urls index does not show
         // yet: then look again soon rather than trust the stale view (which could raise nextDue past
         // them and starve them).
-        let visibility =
-            TimeDelta::from_std(self.settings.refresh_interval + Duration::from_secs(1))
-                .unwrap_or(TimeDelta::seconds(2));
-        let recently_written = claim
-            .last_updated
-            .is_some_and(|t| Utc::now() - t < visibility);
-        let next_due = if recently_written {
-            Some(format_date(Utc::now() + visibility))
-        } else {
-            self.earliest_due(key).await?
-        };
+        let soon = format_date(Utc::now() + self.visibility());
+        let recently_written = |claim: &Claim| self.recently_written(claim);
+        let to_read: Vec<String> = claims
+            .iter()
+            .filter(|(_, claim)| !recently_written(claim))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let read = earliest_dues(
+            &self.client,
+            &self.settings.urls_index,
+            &self.settings.key_field,
+            &to_read,
+        )
+        .await?;
+        let mut earliest: BTreeMap<String, Option<String>> =
+            to_read.into_iter().zip(read).collect();
         let now = format_date(Utc::now());
-        let doc = json!({ "nextDue": next_due, "leaseOwner": Value::Null, "leaseUntil": now, "lastUpdated": now });
-        if self
-            .update_queue(key, claim.seq_no, claim.primary_term, doc)
-            .await?
-            .is_some()
-        {
-            return Ok(());
-        }
-        if let Some((owner, seq_no, primary_term)) = self.reread(key).await?
-            && owner.as_deref() == Some(self.settings.owner.as_str())
-        {
-            let lease_only = json!({ "leaseOwner": Value::Null, "leaseUntil": now });
-            self.update_queue(key, seq_no, primary_term, lease_only)
-                .await?;
+        let updates: Vec<ConditionalUpdate> = claims
+            .iter()
+            .map(|(key, claim)| {
+                let next_due = if recently_written(claim) {
+                    Some(soon.clone())
+                } else {
+                    earliest.remove(key).flatten()
+                };
+                ConditionalUpdate {
+                    key: key.clone(),
+                    seq_no: claim.seq_no,
+                    primary_term: claim.primary_term,
+                    doc: json!({ "nextDue": next_due, "leaseOwner": Value::Null, "leaseUntil": now, "lastUpdated": now }),
+                }
+            })
+            .collect();
+        let outcomes =
+            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
+        for (update, outcome) in updates.into_iter().zip(outcomes) {
+            if outcome.is_some() {
+                continue;
+            }
+            let key = update.key;
+            if let Some((owner, seq_no, primary_term)) = self.reread(&key).await?
+                && owner.as_deref() == Some(self.settings.owner.as_str())
+            {
+                let lease_only = json!({ "leaseOwner": Value::Null, "leaseUntil": now });
+                self.update_queue(&key, seq_no, primary_term, lease_only)
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -426,14 +482,18 @@ impl QueueSpout {
                 batch.push(DueUrl { url, key });
                 taken += 1;
             }
-            // Nothing due that is not already done (waiting for the refresh): give the queue back.
-            if taken == 0 {
+            // Nothing due that is not already done (waiting for the refresh): give the queue back,
+            // unless a writer changed it moments ago and its URLs may not show yet: then keep it and
+            // read it again with the next query.
+            let fresh = self
+                .claims
+                .get(key)
+                .is_some_and(|claim| self.recently_written(claim));
+            if taken == 0 && !fresh {
                 drained.push(key.clone());
             }
         }
-        for key in drained {
-            self.release(&key).await?;
-        }
+        self.release_all(drained).await?;
         metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
         Ok(batch)
     }

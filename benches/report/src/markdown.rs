@@ -1,0 +1,55 @@
+//! The whole generated Markdown: the sections in order and the plot links.
+
+use crate::plots::Plot;
+use crate::results::Results;
+use crate::stages::Stage;
+use crate::tables::{machine_section, spouts_section, stages_section};
+
+/// The Markdown report; image links are `link_prefix` followed by the file name.
+pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: &str) -> String {
+    [
+        machine_section(results.machine.as_ref()),
+        spouts_section(results.spouts.as_ref()),
+        stages_section(stages),
+        plots_section(plots, link_prefix),
+    ]
+    .join("\n")
+}
+
+/// "### Plots": one image link per SVG drawn.
+fn plots_section(plots: &[Plot], link_prefix: &str) -> String {
+    let mut out = String::from("### Plots\n\n");
+    if plots.is_empty() {
+        out.push_str("No plots: no results to draw in this run.\n");
+    }
+    for plot in plots {
+        out.push_str(&format!(
+            "![{}]({link_prefix}{})\n\n",
+            plot.title.replace(['[', ']'], ""),
+            plot.file
+        ));
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_use_the_prefix() {
+        let plots = [Plot {
+            file: "spouts-urls-per-second.svg",
+            title: "URLs".to_string(),
+        }];
+        let md = report(&Results::default(), &[], &plots, "benches/results/");
+        assert!(md.contains("### Machine"));
+        assert!(
+            md.ends_with("![URLs](benches/results/spouts-urls-per-second.svg)\n"),
+            "{md}"
+        );
+    }
+}

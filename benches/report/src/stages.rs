@@ -1,0 +1,297 @@
+//! The "other stages": each squall stage against its baseline, shared by the
+//! table and the ratio plot so both show the same figures.
+
+use crate::format::{NONE, divide, num, opt_spread, ratio, setting};
+use crate::results::{Fetcher, Migration, Parser, Politeness, Results, Spread, Writer};
+
+/// Said of a stage whose result file does not exist.
+pub const NOT_RUN: &str = "not run in this run";
+
+/// One stage compared with its baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stage {
+    /// Short name, e.g. "status writer".
+    pub name: &'static str,
+    /// The stage column: name and unit.
+    pub label: String,
+    /// Whether the stage's result file exists.
+    pub ran: bool,
+    /// squall's figure, formatted.
+    pub squall: String,
+    /// The baseline's figure, formatted.
+    pub baseline: String,
+    /// squall divided by the baseline.
+    pub ratio: Option<f64>,
+    /// The ratio aimed for, if any.
+    pub aim: Option<f64>,
+    /// The aim as shown in the table.
+    pub aim_text: String,
+    /// Appended to the ratio cell when the aim is missed, e.g. " (below aim)".
+    pub miss: Option<String>,
+}
+
+impl Stage {
+    /// The ratio cell: the ratio, and the miss note if any.
+    pub fn ratio_cell(&self) -> String {
+        format!(
+            "{}{}",
+            ratio(self.ratio),
+            self.miss.as_deref().unwrap_or("")
+        )
+    }
+}
+
+/// All five stages, in table order; stages that did not run say so.
+pub fn stages(results: &Results) -> Vec<Stage> {
+    vec![
+        writer(results.writer.as_ref()),
+        fetcher(results.fetcher.as_ref()),
+        parser(results.parser.as_ref()),
+        migration(results.migration.as_ref()),
+        politeness(results.politeness.as_ref()),
+    ]
+}
+
+/// A stage with no result file.
+fn not_run(name: &'static str, label: String, aim: Option<f64>, aim_text: String) -> Stage {
+    Stage {
+        name,
+        label,
+        ran: false,
+        squall: NOT_RUN.to_string(),
+        baseline: NONE.to_string(),
+        ratio: None,
+        aim,
+        aim_text,
+        miss: None,
+    }
+}
+
+/// Text for an aim of "at least".
+fn at_least(aim: f64) -> String {
+    format!("≥ {}", setting(aim))
+}
+
+/// " (below aim)" when the ratio is below the aim.
+fn below(ratio: Option<f64>, aim: f64) -> Option<String> {
+    ratio
+        .filter(|r| *r < aim)
+        .map(|_| " (below aim)".to_string())
+}
+
+/// A spread with a unit, or `–`.
+fn with_unit(s: Option<&Spread>, unit: &str) -> String {
+    match s {
+        Some(_) => format!("{} {unit}", opt_spread(s)),
+        None => NONE.to_string(),
+    }
+}
+
+/// A plain value with a unit, or `–`.
+fn value_with_unit(x: Option<f64>, unit: &str) -> String {
+    x.map_or_else(|| NONE.to_string(), |x| format!("{} {unit}", num(x)))
+}
+
+/// A stage measured as two spreads.
+struct SpreadStage<'a> {
+    name: &'static str,
+    label: String,
+    squall: Option<&'a Spread>,
+    baseline_name: &'static str,
+    baseline: Option<&'a Spread>,
+    unit: &'static str,
+    ratio: Option<f64>,
+    aim: f64,
+}
+
+impl SpreadStage<'_> {
+    /// Builds the row; the ratio falls back to the medians' quotient.
+    fn build(self) -> Stage {
+        let ratio = self.ratio.or_else(|| {
+            divide(
+                self.squall.map(|s| s.median),
+                self.baseline.map(|s| s.median),
+            )
+        });
+        Stage {
+            name: self.name,
+            label: self.label,
+            ran: true,
+            squall: with_unit(self.squall, self.unit),
+            baseline: format!(
+                "{}: {}",
+                self.baseline_name,
+                with_unit(self.baseline, self.unit)
+            ),
+            ratio,
+            aim: Some(self.aim),
+            aim_text: at_least(self.aim),
+            miss: below(ratio, self.aim),
+        }
+    }
+}
+
+/// The status writer against raw `_bulk`.
+fn writer(w: Option<&Writer>) -> Stage {
+    const AIM: f64 = 0.9;
+    let name = "status writer";
+    let Some(w) = w else {
+        return not_run(name, name.to_string(), Some(AIM), at_least(AIM));
+    };
+    let mut label = name.to_string();
+    if let (Some(d), Some(b)) = (w.documents, w.batch) {
+        label = format!(
+            "{name} ({} docs, batches of {})",
+            crate::format::thousands(d),
+            crate::format::thousands(b)
+        );
+    }
+    SpreadStage {
+        name,
+        label,
+        squall: w.writer_docs_per_second.as_ref(),
+        baseline_name: "raw `_bulk`",
+        baseline: w.bulk_docs_per_second.as_ref(),
+        unit: "docs/s",
+        ratio: w.ratio_writer_to_bulk,
+        aim: AIM,
+    }
+    .build()
+}
+
+/// The fetcher against a plain load generator.
+fn fetcher(f: Option<&Fetcher>) -> Stage {
+    const AIM: f64 = 0.8;
+    let name = "fetcher";
+    let Some(f) = f else {
+        return not_run(name, name.to_string(), Some(AIM), at_least(AIM));
+    };
+    let label = match f.concurrency {
+        Some(c) => format!("{name} ({c} concurrent)"),
+        None => name.to_string(),
+    };
+    SpreadStage {
+        name,
+        label,
+        squall: f.fetcher_pages_per_second.as_ref(),
+        baseline_name: "load generator",
+        baseline: f.load_generator_pages_per_second.as_ref(),
+        unit: "pages/s",
+        ratio: f.ratio_fetcher_to_load_generator,
+        aim: AIM,
+    }
+    .build()
+}
+
+/// The parser against the bare tokenizer.
+fn parser(p: Option<&Parser>) -> Stage {
+    const AIM: f64 = 0.8;
+    let name = "parser";
+    let Some(p) = p else {
+        return not_run(name, name.to_string(), Some(AIM), at_least(AIM));
+    };
+    let label = match (p.pages, p.mib) {
+        (Some(pages), Some(mib)) => format!("{name} ({pages} pages, {} MiB)", num(mib)),
+        _ => name.to_string(),
+    };
+    SpreadStage {
+        name,
+        label,
+        squall: p.parser_mib_per_second.as_ref(),
+        baseline_name: "bare tokenizer",
+        baseline: p.tokenizer_mib_per_second.as_ref(),
+        unit: "MiB/s",
+        ratio: p.ratio_parser_to_tokenizer,
+        aim: AIM,
+    }
+    .build()
+}
+
+/// The status index migration against `_reindex`; no aim.
+fn migration(m: Option<&Migration>) -> Stage {
+    let name = "migration";
+    let Some(m) = m else {
+        return not_run(name, name.to_string(), None, NONE.to_string());
+    };
+    let label = match m.documents {
+        Some(d) => format!("{name} ({} docs)", crate::format::thousands(d)),
+        None => name.to_string(),
+    };
+    let mut squall = value_with_unit(m.migration_docs_per_second, "docs/s");
+    let verified = [m.full_run_verified, m.resumed_run_verified];
+    if verified.contains(&Some(false)) {
+        squall.push_str("; result NOT verified");
+    } else if verified.contains(&Some(true)) {
+        squall.push_str("; verified");
+    }
+    let ratio = m
+        .ratio_migration_to_reindex
+        .or_else(|| divide(m.migration_docs_per_second, m.reindex_docs_per_second));
+    Stage {
+        name,
+        label,
+        ran: true,
+        squall,
+        baseline: format!(
+            "`_reindex`: {}",
+            value_with_unit(m.reindex_docs_per_second, "docs/s")
+        ),
+        ratio,
+        aim: None,
+        aim_text: NONE.to_string(),
+        miss: None,
+    }
+}
+
+/// Steady crawl rate against the ideal `hosts / delay`. The aim is 1.0 but
+/// never above it: the ratio is not marked below aim, while a gap between two
+/// fetches to one host shorter than the delay, or overlapping fetches, is.
+fn politeness(p: Option<&Politeness>) -> Stage {
+    const AIM: f64 = 1.0;
+    let name = "politeness (steady)";
+    let aim_text = "≈ 1.0, gap ≥ delay".to_string();
+    let Some(p) = p else {
+        return not_run(name, "politeness".to_string(), Some(AIM), aim_text);
+    };
+    let label = match p.hosts {
+        Some(h) => format!("politeness ({h} hosts)"),
+        None => "politeness".to_string(),
+    };
+    let mut squall = value_with_unit(p.steady_pages_per_second, "pages/s");
+    if let Some(gap) = p.smallest_gap_seconds {
+        squall.push_str(&format!("; smallest gap {} s", setting(gap)));
+        if let Some(delay) = p.delay_seconds {
+            squall.push_str(&format!(" (delay {} s)", setting(delay)));
+        }
+    }
+    let mut baseline = format!(
+        "ideal: {}",
+        value_with_unit(p.ideal_pages_per_second, "pages/s")
+    );
+    if let (Some(h), Some(d)) = (p.hosts, p.delay_seconds) {
+        baseline.push_str(&format!(" ({h} hosts / {} s)", setting(d)));
+    }
+    let mut notes = Vec::new();
+    if let (Some(gap), Some(delay)) = (p.smallest_gap_seconds, p.delay_seconds)
+        && gap < delay
+    {
+        notes.push("gap below delay");
+    }
+    if p.overlapping_fetches.is_some_and(|n| n > 0) {
+        notes.push("overlapping fetches");
+    }
+    let ratio = p
+        .steady_ratio_to_ideal
+        .or_else(|| divide(p.steady_pages_per_second, p.ideal_pages_per_second));
+    Stage {
+        name,
+        label,
+        ran: true,
+        squall,
+        baseline,
+        ratio,
+        aim: Some(AIM),
+        aim_text,
+        miss: (!notes.is_empty()).then(|| format!(" ({})", notes.join(", "))),
+    }
+}

@@ -1,0 +1,499 @@
+//! Markdown sections: machine, spouts and other stages.
+
+use std::fmt::Write as _;
+
+use crate::format::{NONE, divide, num, opt_spread, ratio, setting, size, spread, thousands};
+use crate::results::{Machine, ShardSkew, SpoutResult, SpoutSize, Spouts};
+use crate::stages::{NOT_RUN, Stage};
+
+/// The spout every other spout is compared with.
+pub const REFERENCE_SPOUT: &str = "aggregation";
+/// The spout the headlines are about.
+pub const HEADLINE_SPOUT: &str = "queue";
+
+/// Renders a Markdown table; `|` inside cells is escaped.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let line = |cells: &mut dyn Iterator<Item = String>| {
+        let cells: Vec<String> = cells.map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(&mut header.iter().map(|h| h.to_string()));
+    out.push_str(&line(&mut header.iter().map(|_| "---".to_string())));
+    for row in rows {
+        out.push_str(&line(&mut row.iter().cloned()));
+    }
+    out
+}
+
+/// A paragraph saying the file behind a section was not there.
+fn not_run(file: &str) -> String {
+    format!("_{}_ (no `{file}`).\n", capitalised(NOT_RUN))
+}
+
+/// The text with its first letter in upper case.
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+/// "### Machine": what the benchmarks ran on.
+pub fn machine_section(machine: Option<&Machine>) -> String {
+    let mut out = String::from("### Machine\n\n");
+    let Some(m) = machine else {
+        out.push_str(&not_run("machine.json"));
+        return out;
+    };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut add = |key: &str, value: Option<String>| {
+        if let Some(v) = value {
+            rows.push(vec![key.to_string(), v]);
+        }
+    };
+    add("CPU", m.cpu.clone());
+    add("cores", m.cores.map(|c| c.to_string()));
+    add("memory", m.memory_gib.map(|g| format!("{} GiB", num(g))));
+    add("OS", m.os.clone());
+    add("Rust", m.rustc.clone());
+    add("OpenSearch", m.opensearch.clone());
+    add("OpenSearch heap", m.heap.clone());
+    add("date", m.date.clone());
+    add("command", m.command.as_ref().map(|c| format!("`{c}`")));
+    add(
+        "mode",
+        m.quick
+            .map(|q| if q { "quick (small sizes)" } else { "full" }.to_string()),
+    );
+    if rows.is_empty() {
+        out.push_str("`machine.json` records nothing.\n");
+    } else {
+        out.push_str(&table(&["", ""], &rows));
+    }
+    out
+}
+
+/// "### Spouts": method, one table per size, headlines and shard skew.
+pub fn spouts_section(spouts: Option<&Spouts>) -> String {
+    let mut out = String::from("### Spouts\n\n");
+    let Some(s) = spouts else {
+        out.push_str(&not_run("spouts.json"));
+        return out;
+    };
+    let sizes = sorted_sizes(s);
+    out.push_str(&method(s));
+    if sizes.is_empty() {
+        out.push_str("`spouts.json` has no sizes.\n");
+        return out;
+    }
+    let names = spout_names(&sizes);
+    for sz in &sizes {
+        let _ = writeln!(out, "\n#### {} URLs\n", size(sz.urls));
+        if let Some(line) = size_line(sz) {
+            let _ = writeln!(out, "{line}\n");
+        }
+        out.push_str(&size_table(sz, &names));
+    }
+    let headlines = headlines(&sizes);
+    if !headlines.is_empty() {
+        out.push_str("\nHeadlines:\n\n");
+        for h in headlines {
+            let _ = writeln!(out, "- {h}");
+        }
+    }
+    let skew_rows: Vec<Vec<String>> = sizes
+        .iter()
+        .filter_map(|sz| {
+            let shards = sz.shards.as_ref()?;
+            Some(vec![
+                size(sz.urls),
+                skew_cell(shards.status_routed.as_ref()),
+                skew_cell(shards.urls.as_ref()),
+            ])
+        })
+        .collect();
+    if !skew_rows.is_empty() {
+        out.push_str("\nShard skew:\n\n");
+        out.push_str(&table(
+            &[
+                "URLs",
+                "status index routed by host: skew (largest/mean)",
+                "urls index: skew",
+            ],
+            &skew_rows,
+        ));
+    }
+    out
+}
+
+/// The sizes in ascending order of URLs.
+pub fn sorted_sizes(s: &Spouts) -> Vec<&SpoutSize> {
+    let mut sizes: Vec<&SpoutSize> = s.sizes.iter().collect();
+    sizes.sort_by_key(|sz| sz.urls);
+    sizes
+}
+
+/// Spout names in order of first appearance over all sizes.
+pub fn spout_names(sizes: &[&SpoutSize]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for sz in sizes {
+        for sp in &sz.spouts {
+            if !names.contains(&sp.spout) {
+                names.push(sp.spout.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The spout named `name` at one size.
+pub fn find<'a>(sz: &'a SpoutSize, name: &str) -> Option<&'a SpoutResult> {
+    sz.spouts.iter().find(|sp| sp.spout == name)
+}
+
+/// One sentence on how the spouts were measured.
+fn method(s: &Spouts) -> String {
+    let mut parts = vec![match s.window_seconds {
+        Some(w) => format!(
+            "Each spout fed an immediate-ack fetcher for a window of {} s",
+            setting(w)
+        ),
+        None => "Each spout fed an immediate-ack fetcher".to_string(),
+    }];
+    if let Some(runs) = s.runs {
+        parts.push(format!(
+            "{runs} runs per spout and size (median, with min–max over the runs)"
+        ));
+    }
+    if let Some(r) = &s.runner {
+        let mut settings = Vec::new();
+        if let Some(d) = r.min_delay_ms {
+            settings.push(format!("min delay {} ms", setting(d)));
+        }
+        if let Some(p) = r.max_pending {
+            settings.push(format!("max pending {}", thousands(p)));
+        }
+        if let Some(p) = r.purgatory_seconds {
+            settings.push(format!("purgatory {} s", setting(p)));
+        }
+        if !settings.is_empty() {
+            parts.push(format!("runner: {}", settings.join(", ")));
+        }
+    }
+    if let Some(q) = &s.query_budget {
+        let mut budget = Vec::new();
+        if let Some(h) = q.hosts_per_query {
+            budget.push(format!("{} hosts per query", thousands(h)));
+        }
+        if let Some(u) = q.urls_per_host {
+            budget.push(format!("{} URLs per host", thousands(u)));
+        }
+        if !budget.is_empty() {
+            parts.push(format!("query budget: {}", budget.join(", ")));
+        }
+    }
+    if let Some(shards) = s.shards {
+        parts.push(format!("status index of {shards} shards"));
+    }
+    format!("{}.\n", parts.join("; "))
+}
+
+/// "20,000 hosts, 100,000 URLs due; index loaded in 120 s."
+fn size_line(sz: &SpoutSize) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(h) = sz.hosts {
+        parts.push(format!("{} hosts", thousands(h)));
+    }
+    if let Some(d) = sz.due_urls {
+        parts.push(format!("{} URLs due", thousands(d)));
+    }
+    let mut line = parts.join(", ");
+    if let Some(l) = sz.load_seconds {
+        if !line.is_empty() {
+            line.push_str("; ");
+        }
+        line.push_str(&format!("index loaded in {} s", num(l)));
+    }
+    (!line.is_empty()).then(|| format!("{line}."))
+}
+
+/// The spout table at one size.
+fn size_table(sz: &SpoutSize, names: &[String]) -> String {
+    let reference = find(sz, REFERENCE_SPOUT).and_then(|r| r.urls_per_second.map(|u| u.median));
+    let rows: Vec<Vec<String>> = names
+        .iter()
+        .filter_map(|n| find(sz, n))
+        .map(|sp| {
+            vec![
+                sp.spout.clone(),
+                opt_spread(sp.urls_per_second.as_ref()),
+                ratio(divide(sp.urls_per_second.map(|u| u.median), reference)),
+                opt_spread(sp.query_ms_p50.as_ref()),
+                opt_spread(sp.query_ms_p99.as_ref()),
+                opt_spread(sp.first_url_seconds.as_ref()),
+                opt_spread(sp.hosts_per_1000_urls.as_ref()),
+                new_host_cell(sp),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "spout",
+            "URLs/s (median, min–max)",
+            "× aggregation",
+            "query p50 ms",
+            "query p99 ms",
+            "first URL s",
+            "hosts per 1,000 URLs",
+            "new host s",
+        ],
+        &rows,
+    )
+}
+
+/// The new host cell: spread, and how many trials did not see the host.
+pub fn new_host_cell(sp: &SpoutResult) -> String {
+    let missed = sp.new_host_missed.unwrap_or(0);
+    match (sp.new_host_seconds.as_ref(), sp.new_host_trials) {
+        (Some(s), trials) => {
+            let mut cell = spread(s);
+            if missed > 0 {
+                match trials {
+                    Some(t) => cell.push_str(&format!(" ({missed} of {t} not seen)")),
+                    None => cell.push_str(&format!(" ({missed} not seen)")),
+                }
+            }
+            cell
+        }
+        (None, Some(t)) if t > 0 && missed == t => format!("not seen in {t} trials"),
+        (None, _) => NONE.to_string(),
+    }
+}
+
+/// Headline comparisons of the queue spout with the aggregation spout.
+fn headlines(sizes: &[&SpoutSize]) -> Vec<String> {
+    let median = |sz: &SpoutSize, name: &str| {
+        find(sz, name).and_then(|sp| sp.urls_per_second.map(|u| u.median))
+    };
+    let mut out: Vec<String> = sizes
+        .iter()
+        .filter_map(|sz| {
+            let r = divide(median(sz, HEADLINE_SPOUT), median(sz, REFERENCE_SPOUT))?;
+            Some(format!(
+                "{HEADLINE_SPOUT} spout / {REFERENCE_SPOUT} spout URLs per second at {}: {}×",
+                size(sz.urls),
+                ratio(Some(r))
+            ))
+        })
+        .collect();
+    let p99 =
+        |sz: &SpoutSize| find(sz, HEADLINE_SPOUT).and_then(|sp| sp.query_ms_p99.map(|q| q.median));
+    if let (Some(first), Some(last)) = (sizes.first(), sizes.last())
+        && sizes.len() > 1
+        && let (Some(a), Some(b)) = (p99(first), p99(last))
+    {
+        let change = divide(Some(b), Some(a))
+            .map(|r| format!(" ({}×)", ratio(Some(r))))
+            .unwrap_or_default();
+        out.push(format!(
+            "{HEADLINE_SPOUT} spout p99 query latency: {} ms at {} → {} ms at {}{change}",
+            num(a),
+            size(first.urls),
+            num(b),
+            size(last.urls)
+        ));
+    }
+    out
+}
+
+/// Skew of one index, with the largest shard and the mean.
+fn skew_cell(s: Option<&ShardSkew>) -> String {
+    let Some(s) = s else {
+        return NONE.to_string();
+    };
+    let largest = s.docs.iter().copied().max();
+    let mean = (!s.docs.is_empty())
+        .then(|| s.docs.iter().map(|d| *d as f64).sum::<f64>() / s.docs.len() as f64);
+    let skew = s.skew.or_else(|| divide(largest.map(|l| l as f64), mean));
+    let mut cell = ratio(skew);
+    if let (Some(l), Some(m)) = (largest, mean) {
+        cell.push_str(&format!(" (largest {}, mean {})", thousands(l), num(m)));
+    }
+    cell
+}
+
+/// "### Other stages": each stage against its baseline.
+pub fn stages_section(stages: &[Stage]) -> String {
+    let mut out = String::from("### Other stages\n\n");
+    let rows: Vec<Vec<String>> = stages
+        .iter()
+        .map(|s| {
+            vec![
+                s.label.clone(),
+                s.squall.clone(),
+                s.baseline.clone(),
+                s.ratio_cell(),
+                s.aim_text.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["stage", "squall", "baseline", "ratio", "aim"],
+        &rows,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Results, parse};
+    use crate::stages::stages;
+
+    const SPOUTS: &str = r#"{"benchmark":"spouts","window_seconds":20.0,"runs":3,"shards":8,
+      "runner":{"min_delay_ms":0,"max_pending":2000,"purgatory_seconds":30},
+      "query_budget":{"hosts_per_query":100,"urls_per_host":10},
+      "sizes":[
+       {"urls":5000000,"hosts":100000,"due_urls":500000,"load_seconds":600.0,
+        "shards":{"status_routed":{"docs":[700000,600000],"skew":1.12},"urls":{"docs":[625000,625000],"skew":1.0}},
+        "spouts":[
+         {"spout":"aggregation","urls_per_second":{"median":500.0,"min":450.0,"max":520.0},
+          "query_ms_p99":{"median":800.0,"min":700.0,"max":900.0},
+          "new_host_seconds":null,"new_host_missed":3,"new_host_trials":3},
+         {"spout":"queue","urls_per_second":{"median":20000.0,"min":19000.0,"max":21000.0},
+          "query_ms_p99":{"median":40.0,"min":35.0,"max":45.0},
+          "new_host_seconds":{"median":2.5,"min":2.0,"max":3.0},"new_host_missed":1,"new_host_trials":3}]},
+       {"urls":1000000,
+        "spouts":[
+         {"spout":"aggregation","urls_per_second":{"median":1000.0,"min":900.0,"max":1100.0}},
+         {"spout":"queue","urls_per_second":{"median":25000.0,"min":24000.0,"max":26000.0},
+          "query_ms_p99":{"median":20.0,"min":18.0,"max":22.0}},
+         {"spout":"hybrid","hosts_per_1000_urls":null}]}]}"#;
+
+    fn spouts() -> String {
+        let s: Spouts = match parse(SPOUTS) {
+            Ok(s) => s,
+            Err(e) => panic!("sample spouts.json: {e:#}"),
+        };
+        spouts_section(Some(&s))
+    }
+
+    #[test]
+    fn table_escapes_pipes() {
+        let t = table(&["a", "b"], &[vec!["x|y".into(), "z".into()]]);
+        assert_eq!(t, "| a | b |\n| --- | --- |\n| x\\|y | z |\n");
+    }
+
+    #[test]
+    fn spouts_tables_in_size_order_with_ratios() {
+        let md = spouts();
+        let one = md.find("#### 1 M URLs").unwrap_or(usize::MAX);
+        let five = md.find("#### 5 M URLs").unwrap_or(0);
+        assert!(one < five, "{md}");
+        assert!(md.contains("20 s"), "{md}");
+        assert!(md.contains("max pending 2,000"), "{md}");
+        assert!(md.contains("100,000 hosts, 500,000 URLs due; index loaded in 600 s."));
+        assert!(
+            md.contains("| queue | 25,000 (24,000–26,000) | 25.00 | – | 20.0 (18.0–22.0) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| aggregation | 1,000 (900–1,100) | 1.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| hybrid | – | – | – | – | – | – | – |"),
+            "{md}"
+        );
+        assert!(md.contains("not seen in 3 trials"), "{md}");
+        assert!(md.contains("2.50 (2.00–3.00) (1 of 3 not seen)"), "{md}");
+    }
+
+    #[test]
+    fn spouts_headlines_and_skew() {
+        let md = spouts();
+        assert!(
+            md.contains("- queue spout / aggregation spout URLs per second at 1 M: 25.00×"),
+            "{md}"
+        );
+        assert!(md.contains("at 5 M: 40.00×"), "{md}");
+        assert!(
+            md.contains("- queue spout p99 query latency: 20.0 ms at 1 M → 40.0 ms at 5 M (2.00×)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 5 M | 1.12 (largest 700,000, mean 650,000) | 1.00 (largest 625,000, mean 625,000) |"),
+            "{md}"
+        );
+        assert!(!md.contains("| 1 M | "), "no shard data at 1 M: {md}");
+    }
+
+    #[test]
+    fn missing_sections_say_not_run() {
+        assert!(spouts_section(None).contains("Not run in this run"));
+        assert!(machine_section(None).contains("Not run in this run"));
+        let md = stages_section(&stages(&Results::default()));
+        assert!(
+            md.contains("| status writer | not run in this run | – | – | ≥ 0.9 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| migration | not run in this run | – | – | – |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn machine_table() -> anyhow::Result<()> {
+        let m: Machine = parse(r#"{"cpu":"AMD EPYC","cores":2,"memory_gib":23.4,"quick":false}"#)?;
+        let md = machine_section(Some(&m));
+        assert!(md.contains("| CPU | AMD EPYC |"), "{md}");
+        assert!(md.contains("| memory | 23.4 GiB |"), "{md}");
+        assert!(md.contains("| mode | full |"), "{md}");
+        assert!(!md.contains("OpenSearch"), "{md}");
+        Ok(())
+    }
+
+    #[test]
+    fn stage_rows_mark_missed_aims() -> anyhow::Result<()> {
+        let results = Results {
+            writer: Some(parse(
+                r#"{"writer_docs_per_second":{"median":95000,"min":94000,"max":96000},
+                    "bulk_docs_per_second":{"median":100000,"min":99000,"max":101000},
+                    "ratio_writer_to_bulk":0.95}"#,
+            )?),
+            fetcher: Some(parse(
+                r#"{"fetcher_pages_per_second":{"median":700,"min":690,"max":710},
+                    "load_generator_pages_per_second":{"median":1000,"min":990,"max":1010}}"#,
+            )?),
+            politeness: Some(parse(
+                r#"{"delay_seconds":0.5,"hosts":50,"ideal_pages_per_second":100.0,
+                    "smallest_gap_seconds":0.500012,"steady_pages_per_second":99.46,
+                    "steady_ratio_to_ideal":0.9946}"#,
+            )?),
+            migration: Some(parse(
+                r#"{"migration_docs_per_second":9324.9,"reindex_docs_per_second":21245.8,
+                    "ratio_migration_to_reindex":0.4389,"full_run_verified":true}"#,
+            )?),
+            ..Results::default()
+        };
+        let md = stages_section(&stages(&results));
+        assert!(
+            md.contains("| status writer | 95,000 (94,000–96,000) docs/s | raw `_bulk`: 100,000 (99,000–101,000) docs/s | 0.95 | ≥ 0.9 |"),
+            "{md}"
+        );
+        assert!(md.contains("| 0.70 (below aim) | ≥ 0.8 |"), "{md}");
+        assert!(
+            md.contains("| politeness (50 hosts) | 99.5 pages/s; smallest gap 0.500012 s (delay 0.5 s) | ideal: 100 pages/s (50 hosts / 0.5 s) | 0.99 | ≈ 1.0, gap ≥ delay |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| migration | 9,325 docs/s; verified | `_reindex`: 21,246 docs/s | 0.44 | – |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| parser | not run in this run |"), "{md}");
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! The status writer against a raw `_bulk` of the same documents (the engine's own ingest limit).
+//!
+//! Both write the same generated statuses into a fresh status index routed by host, in requests of
+//! the same size, one request in flight. The writer builds its requests from `StatusWrite`s and reads
+//! every item's outcome; the raw `_bulk` sends request bodies serialized before the clock starts,
+//! over a bare HTTP client, and only checks the `errors` flag. Interleaved and repeated.
+//!
+//! `cargo bench --bench writer` prints JSON. Needs a node: `SQUALL_BENCH_ES` (default
+//! http://127.0.0.1:9200). `SQUALL_BENCH_DOCS` documents per run (default 200,000; quick 10,000),
+//! `SQUALL_BENCH_BATCH` per request (default 1,000), `SQUALL_BENCH_RUNS` (default 5; quick 1).
+
+mod common;
+
+use std::time::Instant;
+
+use chrono::Utc;
+use common::frontier_data::{Generator, call, delete};
+use common::{Spread, engine_client, engine_url, env_or, quick, runs};
+use elasticsearch::http::Method;
+use serde_json::json;
+use squall::status::{StatusStore, StatusWrite};
+use squall_spouts::client::{EsClient, RequestBody};
+use squall_spouts::schema::{KeyField, document_id, status_document, status_index_body};
+use squall_spouts::{EsStatusStore, WriterSettings};
+
+async fn fresh_index(client: &EsClient, index: &str) {
+    delete(client, &[index]).await;
+    call(
+        client,
+        Method::Put,
+        &format!("/{index}"),
+        &[],
+        Some(RequestBody::Json(status_index_body(4, 0, "1s"))),
+    )
+    .await;
+}
+
+/// Documents per second through the status writer.
+async fn through_writer(client: &EsClient, index: &str, batches: &[Vec<StatusWrite>]) -> f64 {
+    fresh_index(client, index).await;
+    let store = EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: index.to_string(),
+            key_field: KeyField::default(),
+            routing: true,
+        },
+    );
+    let documents: usize = batches.iter().map(Vec::len).sum();
+    let started = Instant::now();
+    for batch in batches {
+        let outcomes = store.store(batch.clone()).await;
+        if let Some(Err(e)) = outcomes.into_iter().find(Result::is_err) {
+            panic!("writer: {e}");
+        }
+    }
+    documents as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Documents per second of a raw `_bulk` with bodies serialized beforehand.
+async fn raw_bulk(client: &EsClient, index: &str, batches: &[Vec<StatusWrite>]) -> f64 {
+    fresh_index(client, index).await;
+    let mut bodies = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let mut body = String::new();
+        for write in batch {
+            let action = json!({ "index": { "_id": document_id(write.url.url.as_str()), "routing": write.key } });
+            body.push_str(&action.to_string());
+            body.push('\n');
+            body.push_str(&status_document(write, &KeyField::default()).to_string());
+            body.push('\n');
+        }
+        bodies.push(body);
+    }
+    let http = reqwest::Client::new();
+    let url = format!("{}/{index}/_bulk", engine_url().trim_end_matches('/'));
+    let documents: usize = batches.iter().map(Vec::len).sum();
+    let started = Instant::now();
+    for body in bodies {
+        let answer = http
+            .post(&url)
+            .header("content-type", "application/x-ndjson")
+            .body(body)
+            .send()
+            .await;
+        let text = match answer {
+            Ok(answer) => answer.text().await.unwrap_or_default(),
+            Err(e) => panic!("raw bulk: {e}"),
+        };
+        if text.contains("\"errors\":true") {
+            panic!("raw bulk had errors: {}", &text[..text.len().min(500)]);
+        }
+    }
+    documents as f64 / started.elapsed().as_secs_f64()
+}
+
+#[tokio::main]
+async fn main() {
+    let client = engine_client();
+    let documents: u64 = env_or("DOCS", if quick() { 10_000 } else { 200_000 });
+    let batch: usize = env_or("BATCH", 1000);
+    let generator = Generator::new((documents / 50).max(10), Utc::now());
+    let writes: Vec<StatusWrite> = (0..documents).map(|n| generator.write(n)).collect();
+    let batches: Vec<Vec<StatusWrite>> = writes.chunks(batch).map(<[_]>::to_vec).collect();
+    let index = format!("bench-writer-{}", std::process::id());
+    let (mut writer, mut bulk) = (Vec::new(), Vec::new());
+    for run in 0..runs() {
+        // Alternate which goes first, so that neither always meets a warmer engine.
+        if run % 2 == 0 {
+            writer.push(through_writer(&client, &index, &batches).await);
+            bulk.push(raw_bulk(&client, &index, &batches).await);
+        } else {
+            bulk.push(raw_bulk(&client, &index, &batches).await);
+            writer.push(through_writer(&client, &index, &batches).await);
+        }
+    }
+    delete(&client, &[&index]).await;
+    let (writer, bulk) = (Spread::of(&writer), Spread::of(&bulk));
+    println!(
+        "{:#}",
+        json!({
+            "benchmark": "writer",
+            "documents": documents,
+            "batch": batch,
+            "writer_docs_per_second": writer.json(),
+            "bulk_docs_per_second": bulk.json(),
+            "ratio_writer_to_bulk": writer.median / bulk.median,
+        })
+    );
+}
