@@ -207,6 +207,86 @@ async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
 }
 
 #[tokio::test]
+async fn a_date_written_while_the_queue_is_held_survives_its_release() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let first = write(
+        "http://held.test/a",
+        "held.test",
+        Status::Discovered,
+        Some(TimeDelta::seconds(-1)),
+    );
+    let later = write(
+        "http://held.test/b",
+        "held.test",
+        Status::Discovered,
+        Some(TimeDelta::days(1)),
+    );
+    assert!(
+        store
+            .store(vec![first, later])
+            .await
+            .iter()
+            .all(Result::is_ok)
+    );
+    store.flush().await.expect("refresh");
+    // Past the window in which the spout distrusts a freshly written queue.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+
+    let mut spout = QueueSpout::new(client.clone(), settings(&urls, &queues, "holder"));
+    let busy = BusyUrls::none();
+    let batch = spout.next_batch(&busy).await.expect("first read");
+    assert_eq!(batch.len(), 1, "only /a is due: {batch:?}");
+    // Fetched and failed: due again in a minute, sooner than /b, written while the queue is held.
+    let retry = write(
+        "http://held.test/a",
+        "held.test",
+        Status::FetchError,
+        Some(TimeDelta::minutes(1)),
+    );
+    assert!(store.store(vec![retry]).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let again = spout.next_batch(&busy).await.expect("second read");
+    assert!(again.is_empty(), "nothing is due now: {again:?}");
+    assert!(
+        spout.held_keys().is_empty(),
+        "the drained queue is given back"
+    );
+
+    let queue = client
+        .request(
+            Method::Get,
+            &format!("/{queues}/_doc/{}", queue_id("held.test")),
+            &[],
+            None,
+        )
+        .await
+        .expect("queue");
+    let url = client
+        .request(
+            Method::Get,
+            &format!(
+                "/{urls}/_doc/{}",
+                squall_spouts::schema::document_id("http://held.test/a")
+            ),
+            &[],
+            None,
+        )
+        .await
+        .expect("url doc");
+    assert_eq!(
+        queue["_source"]["nextDue"].as_str(),
+        url["_source"]["nextFetchDate"].as_str(),
+        "the queue is due again when /a is, not when /b is: {queue}"
+    );
+    assert_eq!(queue["_source"]["leaseOwner"], json!(null));
+    assert!(queue["_source"].get("heldDue").is_none(), "{queue}");
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
+
+#[tokio::test]
 async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
     use squall::model::keys;
     let client = support::client().await;

@@ -1,7 +1,10 @@
-//! The queue spout's engine calls for many queues at once: conditional updates of queue documents in
-//! one `_bulk`, and the earliest due date of many keys in one `_msearch`. One round trip per step,
-//! whatever the number of queues held.
+//! The queue spout's engine calls for many queues at once: conditional or scripted updates of queue
+//! documents in one `_bulk`, and the next due date of many keys in one aggregation. One round trip
+//! per step, whatever the number of queues held.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::spout::SpoutError;
@@ -9,7 +12,7 @@ use tracing::warn;
 
 use super::schema::queue_id;
 use crate::client::{EsClient, RequestBody};
-use crate::schema::KeyField;
+use crate::schema::{KeyField, format_date};
 
 /// A partial update of a queue document that applies only if nobody changed it since `seq_no`.
 #[derive(Debug, Clone)]
@@ -82,59 +85,115 @@ pub(crate) async fn conditional_updates(
         .collect())
 }
 
-/// The earliest `nextFetchDate` of each key's URLs, in one `_msearch` (`None`: never due again).
-pub(crate) async fn earliest_dues(
+/// A scripted update of one queue document.
+#[derive(Debug, Clone)]
+pub(crate) struct ScriptedUpdate {
+    /// The queue's key.
+    pub key: String,
+    /// The script's parameters.
+    pub params: Value,
+}
+
+/// Runs `script` on each queue in one `_bulk`: per update, whether it changed the document (`false`
+/// when the script chose not to, or the document is gone).
+pub(crate) async fn scripted_updates(
     client: &EsClient,
-    urls_index: &str,
-    key_field: &KeyField,
-    keys: &[String],
-) -> Result<Vec<Option<String>>, SpoutError> {
-    if keys.is_empty() {
+    queues_index: &str,
+    script: &str,
+    updates: &[ScriptedUpdate],
+) -> Result<Vec<bool>, SpoutError> {
+    if updates.is_empty() {
         return Ok(Vec::new());
     }
-    let mut lines = Vec::with_capacity(keys.len() * 2);
-    for key in keys {
-        lines.push(json!({ "index": urls_index }));
-        lines.push(json!({
-            "size": 1,
-            "track_total_hits": false,
-            "_source": ["nextFetchDate"],
-            "query": { "bool": { "filter": [
-                { "term": { key_field.query_field(): key } },
-                { "exists": { "field": "nextFetchDate" } }
-            ] } },
-            "sort": [ { "nextFetchDate": "asc" } ]
-        }));
+    let mut lines = Vec::with_capacity(updates.len() * 2);
+    for update in updates {
+        lines.push(json!({ "update": { "_id": queue_id(&update.key), "retry_on_conflict": 5 } }));
+        lines.push(
+            json!({ "script": { "source": script, "lang": "painless", "params": update.params } }),
+        );
     }
     let answer = client
         .request(
             Method::Post,
-            "/_msearch",
+            &format!("/{queues_index}/_bulk"),
             &[],
             Some(RequestBody::NdJson(lines)),
         )
         .await
-        .map_err(|e| SpoutError::with_source("reading queues' next dates failed", e))?;
-    let responses = answer["responses"].as_array().cloned().unwrap_or_default();
-    if responses.len() != keys.len() {
+        .map_err(|e| SpoutError::with_source("queue updates failed", e))?;
+    let items = answer["items"].as_array().cloned().unwrap_or_default();
+    if items.len() != updates.len() {
         return Err(SpoutError::new(format!(
-            "reading queues' next dates: {} answers for {} queues",
-            responses.len(),
-            keys.len()
+            "queue updates: the engine answered {} items for {} updates",
+            items.len(),
+            updates.len()
         )));
     }
-    responses
+    updates
         .iter()
-        .zip(keys)
-        .map(|(response, key)| {
-            if let Some(error) = response.get("error") {
-                return Err(SpoutError::new(format!(
-                    "reading the next date of queue {key} failed: {error}"
-                )));
+        .zip(items)
+        .map(|(update, item)| {
+            let result = &item["update"];
+            match result["status"].as_u64() {
+                Some(200..=299) => Ok(result["result"].as_str() != Some("noop")),
+                Some(404) => Ok(false),
+                _ => Err(SpoutError::new(format!(
+                    "updating queue {} failed: {}",
+                    update.key, result["error"]
+                ))),
             }
-            Ok(response["hits"]["hits"][0]["_source"]["nextFetchDate"]
-                .as_str()
-                .map(str::to_string))
         })
         .collect()
+}
+
+/// The earliest `nextFetchDate` of each key's URLs, leaving out the documents `exclude_ids`, in one
+/// aggregation. Keys with no such URL are absent.
+pub(crate) async fn next_dues(
+    client: &EsClient,
+    urls_index: &str,
+    key_field: &KeyField,
+    keys: &[String],
+    exclude_ids: Vec<String>,
+) -> Result<BTreeMap<String, String>, SpoutError> {
+    if keys.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let field = key_field.query_field();
+    let body = json!({
+        "size": 0,
+        "track_total_hits": false,
+        "query": { "bool": {
+            "filter": [
+                { "terms": { field.clone(): keys } },
+                { "exists": { "field": "nextFetchDate" } }
+            ],
+            "must_not": [ { "ids": { "values": exclude_ids } } ]
+        } },
+        "aggs": { "keys": {
+            "terms": { "field": field, "size": keys.len() },
+            "aggs": { "next": { "min": { "field": "nextFetchDate" } } }
+        } }
+    });
+    let answer = client
+        .request(
+            Method::Post,
+            &format!("/{urls_index}/_search"),
+            &[],
+            Some(RequestBody::Json(body)),
+        )
+        .await
+        .map_err(|e| SpoutError::with_source("reading queues' next dates failed", e))?;
+    let buckets = answer["aggregations"]["keys"]["buckets"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Ok(buckets
+        .iter()
+        .filter_map(|bucket| {
+            let key = bucket["key"].as_str()?.to_string();
+            let millis = bucket["next"]["value"].as_f64()?;
+            let date = DateTime::<Utc>::from_timestamp_millis(millis as i64)?;
+            Some((key, format_date(date)))
+        })
+        .collect())
 }

@@ -27,7 +27,8 @@ pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> 
                 "firstSeen": { "type": "date", "format": "date_optional_time" },
                 "lastUpdated": { "type": "date", "format": "date_optional_time" },
                 "crawlDelaySeconds": { "type": "float" },
-                "blockedUntil": { "type": "date", "format": "date_optional_time" }
+                "blockedUntil": { "type": "date", "format": "date_optional_time" },
+                "heldDue": { "type": "date", "format": "date_optional_time" }
             }
         }
     })
@@ -40,9 +41,13 @@ pub fn queue_id(key: &str) -> String {
 
 /// The painless script that lowers `nextDue` to `params.due` (never raising it), pushes
 /// `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay; each
-/// parameter may be null. Dates are compared as strings: every writer uses [`format_date`]'s
-/// fixed-width UTC form.
+/// parameter may be null. While the queue is leased, it also keeps the earliest due date written in
+/// `heldDue`, which the release folds into `nextDue` (the owner cannot see URLs written since its
+/// last read). Dates are compared as strings: every writer uses [`format_date`]'s fixed-width UTC
+/// form.
 pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
+    if (params.due != null && ctx._source.leaseOwner != null && (ctx._source.heldDue == null || ctx._source.heldDue.compareTo(params.due) > 0)) \
+    { ctx._source.heldDue = params.due; changed = true } \
     if (params.due != null && (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0)) \
     { ctx._source.nextDue = params.due; changed = true } \
     if (params.blocked != null && (ctx._source.blockedUntil == null || ctx._source.blockedUntil.compareTo(params.blocked) < 0)) \
@@ -50,6 +55,21 @@ pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
     if (params.delay != null && ctx._source.crawlDelaySeconds != params.delay) \
     { ctx._source.crawlDelaySeconds = params.delay; changed = true } \
     if (changed) { ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
+
+/// The painless script that extends a lease to `params.until`, only for its owner `params.owner`
+/// (a no-op otherwise: the lease was lost).
+pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) \
+    { ctx._source.leaseUntil = params.until } else { ctx.op = 'noop' }";
+
+/// The painless script that gives a queue back, only for its lease owner `params.owner`: `nextDue`
+/// becomes the earlier of `params.next` (the earliest date the owner saw among the URLs it did not
+/// just process; null for none) and `heldDue` (the earliest date written while it held the queue),
+/// and the lease is cleared.
+pub const RELEASE_QUEUE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
+    def next = params.next; def held = ctx._source.heldDue; \
+    if (held != null && (next == null || next.compareTo(held) > 0)) { next = held } \
+    ctx._source.nextDue = next; ctx._source.remove('heldDue'); ctx._source.leaseOwner = null; \
+    ctx._source.leaseUntil = params.now; ctx._source.lastUpdated = params.now }";
 
 /// What a batch of writes says about one queue.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,10 +1,8 @@
-//! The queue spout: lists due, unleased queues; claims them with conditional updates; reads each
-//! claimed queue's due URLs; renews leases while it works; releases a drained queue, raising its
-//! `nextDue` conditionally so that a concurrent lowering by a writer is never lost.
-//!
-//! Every step costs in proportion to the queues listed and the URLs emitted, not to the size of the
-//! urls index. Only a queue's lease owner fetches from it, so per-host politeness holds across
-//! processes; a process that dies loses nothing, as its leases expire and others take its queues.
+//! The queue spout: lists due, unleased queues; claims them with conditional updates (so two
+//! processes never both win one); reads the claimed queues' due URLs in one search; renews leases
+//! while it works; releases a drained queue with an owner-checked script that sets `nextDue` to the
+//! earlier of what it saw in the urls index and what writers recorded while it held the queue
+//! (`heldDue`), so that no write made during the lease is lost.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,14 +11,16 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::model::{PartitionMode, keys, partition_key};
+use squall::model::{CrawlUrl, PartitionMode, keys, partition_key};
 use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use tracing::{debug, info};
 
-use super::batched::{ConditionalUpdate, conditional_updates, earliest_dues};
-use super::schema::queue_id;
-use crate::client::{EsClient, EsError, RequestBody};
-use crate::schema::{KeyField, format_date, read_document};
+use super::batched::{
+    ConditionalUpdate, ScriptedUpdate, conditional_updates, next_dues, scripted_updates,
+};
+use super::schema::{RELEASE_QUEUE, RENEW_LEASE};
+use crate::client::{EsClient, RequestBody};
+use crate::schema::{KeyField, document_id, format_date, read_document};
 
 /// Settings of a queue spout.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,8 +76,6 @@ pub fn default_owner() -> String {
 /// A queue this process holds.
 #[derive(Debug, Clone)]
 struct Claim {
-    seq_no: i64,
-    primary_term: i64,
     lease_until: DateTime<Utc>,
     /// When a writer last changed the queue, as of the claim.
     last_updated: Option<DateTime<Utc>>,
@@ -85,6 +83,9 @@ struct Claim {
     crawl_delay: Option<f64>,
     /// URLs returned and possibly still in the topology.
     outstanding: Vec<String>,
+    /// URLs returned under this claim and not failed: their new dates were written while the queue
+    /// was held (into `heldDue`), and the index may still show their old ones.
+    emitted: Vec<String>,
 }
 
 /// A due queue listed, to be claimed.
@@ -121,40 +122,6 @@ impl QueueSpout {
 
     fn lease_until(&self) -> DateTime<Utc> {
         Utc::now() + TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60))
-    }
-
-    /// A conditional partial update of a queue document; `Ok(None)` when someone changed it first.
-    async fn update_queue(
-        &self,
-        key: &str,
-        seq_no: i64,
-        primary_term: i64,
-        doc: Value,
-    ) -> Result<Option<(i64, i64)>, SpoutError> {
-        let path = format!("/{}/_update/{}", self.settings.queues_index, queue_id(key));
-        let seq = seq_no.to_string();
-        let term = primary_term.to_string();
-        let query = [
-            ("if_seq_no", seq.as_str()),
-            ("if_primary_term", term.as_str()),
-        ];
-        match self
-            .client
-            .request(
-                Method::Post,
-                &path,
-                &query,
-                Some(RequestBody::Json(json!({ "doc": doc }))),
-            )
-            .await
-        {
-            Ok(answer) => Ok(Some((
-                answer["_seq_no"].as_i64().unwrap_or(seq_no),
-                answer["_primary_term"].as_i64().unwrap_or(primary_term),
-            ))),
-            Err(EsError::Status { status: 409, .. }) => Ok(None),
-            Err(error) => Err(SpoutError::with_source("queue update failed", error)),
-        }
     }
 
     /// Lists due queues nobody holds, and claims them until `max_queues` are held.
@@ -228,9 +195,9 @@ impl QueueSpout {
             conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
         let mut claimed = 0;
         for (Candidate { key, hit, .. }, outcome) in candidates.into_iter().zip(outcomes) {
-            let Some((seq_no, primary_term)) = outcome else {
+            if outcome.is_none() {
                 continue;
-            };
+            }
             let last_updated = hit["_source"]["lastUpdated"]
                 .as_str()
                 .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
@@ -238,12 +205,11 @@ impl QueueSpout {
             self.claims.insert(
                 key,
                 Claim {
-                    seq_no,
-                    primary_term,
                     lease_until,
                     last_updated,
                     crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
                     outstanding: Vec::new(),
+                    emitted: Vec::new(),
                 },
             );
             claimed += 1;
@@ -255,80 +221,39 @@ impl QueueSpout {
         Ok(())
     }
 
-    /// Renews leases that are past half their life.
+    /// Renews leases that are past half their life, in one bulk; a lease found taken is dropped.
     async fn renew_leases(&mut self) -> Result<(), SpoutError> {
         let half =
             TimeDelta::from_std(self.settings.lease_ttl / 2).unwrap_or(TimeDelta::seconds(30));
-        let due: Vec<String> = self
+        let lease_until = self.lease_until();
+        let until = format_date(lease_until);
+        let updates: Vec<ScriptedUpdate> = self
             .claims
             .iter()
             .filter(|(_, c)| c.lease_until - Utc::now() < half)
-            .map(|(k, _)| k.clone())
-            .collect();
-        if due.is_empty() {
-            return Ok(());
-        }
-        let lease_until = self.lease_until();
-        let lease = json!({ "leaseUntil": format_date(lease_until) });
-        let updates: Vec<ConditionalUpdate> = due
-            .iter()
-            .filter_map(|key| {
-                self.claims.get(key).map(|claim| ConditionalUpdate {
-                    key: key.clone(),
-                    seq_no: claim.seq_no,
-                    primary_term: claim.primary_term,
-                    doc: lease.clone(),
-                })
+            .map(|(key, _)| ScriptedUpdate {
+                key: key.clone(),
+                params: json!({ "owner": self.settings.owner, "until": until }),
             })
             .collect();
-        let outcomes =
-            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
-        for (update, outcome) in updates.into_iter().zip(outcomes) {
-            let key = update.key;
-            if let Some((seq_no, primary_term)) = outcome {
-                if let Some(c) = self.claims.get_mut(&key) {
-                    c.seq_no = seq_no;
-                    c.primary_term = primary_term;
-                    c.lease_until = lease_until;
+        let renewed = scripted_updates(
+            &self.client,
+            &self.settings.queues_index,
+            RENEW_LEASE,
+            &updates,
+        )
+        .await?;
+        for (update, renewed) in updates.into_iter().zip(renewed) {
+            if renewed {
+                if let Some(claim) = self.claims.get_mut(&update.key) {
+                    claim.lease_until = lease_until;
                 }
-                continue;
-            }
-            // A writer lowered nextDue meanwhile (or the lease was lost): re-read and retry once.
-            match self.reread(&key).await? {
-                Some((owner, seq_no, primary_term))
-                    if owner.as_deref() == Some(self.settings.owner.as_str()) =>
-                {
-                    if let Some((s, t)) = self
-                        .update_queue(&key, seq_no, primary_term, lease.clone())
-                        .await?
-                        && let Some(c) = self.claims.get_mut(&key)
-                    {
-                        c.seq_no = s;
-                        c.primary_term = t;
-                        c.lease_until = lease_until;
-                    }
-                }
-                _ => {
-                    info!(%key, "lease lost to another process");
-                    self.claims.remove(&key);
-                }
+            } else {
+                info!(key = %update.key, "lease lost to another process");
+                self.claims.remove(&update.key);
             }
         }
         Ok(())
-    }
-
-    /// The queue document's owner and version.
-    async fn reread(&self, key: &str) -> Result<Option<(Option<String>, i64, i64)>, SpoutError> {
-        let path = format!("/{}/_doc/{}", self.settings.queues_index, queue_id(key));
-        match self.client.request(Method::Get, &path, &[], None).await {
-            Ok(doc) => Ok(Some((
-                doc["_source"]["leaseOwner"].as_str().map(str::to_string),
-                doc["_seq_no"].as_i64().unwrap_or(0),
-                doc["_primary_term"].as_i64().unwrap_or(1),
-            ))),
-            Err(EsError::Status { status: 404, .. }) => Ok(None),
-            Err(error) => Err(SpoutError::with_source("reading a queue failed", error)),
-        }
     }
 
     /// How long a write may take to show in the urls index, with a margin.
@@ -344,8 +269,9 @@ impl QueueSpout {
             .is_some_and(|t| Utc::now() - t < self.visibility())
     }
 
-    /// Gives drained queues back: `nextDue` raised to each one's earliest URL, lease cleared; if a
-    /// writer changed a document meanwhile, only its lease is cleared (its lower `nextDue` stays).
+    /// Gives drained queues back in one bulk: `nextDue` becomes the earliest date among the URLs
+    /// this process did not just process (one aggregation for all of them), or the earliest date
+    /// written while it held the queue, whichever comes first.
     async fn release_all(&mut self, keys: Vec<String>) -> Result<(), SpoutError> {
         let claims: Vec<(String, Claim)> = keys
             .into_iter()
@@ -354,61 +280,41 @@ impl QueueSpout {
         if claims.is_empty() {
             return Ok(());
         }
-        // A writer that changed the queue moments ago may have URLs the urls index does not show
-        // yet: then look again soon rather than trust the stale view (which could raise nextDue past
-        // them and starve them).
-        let soon = format_date(Utc::now() + self.visibility());
-        let recently_written = |claim: &Claim| self.recently_written(claim);
-        let to_read: Vec<String> = claims
+        let keys: Vec<String> = claims.iter().map(|(key, _)| key.clone()).collect();
+        let processed: Vec<String> = claims
             .iter()
-            .filter(|(_, claim)| !recently_written(claim))
-            .map(|(key, _)| key.clone())
+            .flat_map(|(_, claim)| claim.emitted.iter().map(|url| document_id(url)))
             .collect();
-        let read = earliest_dues(
+        let next = next_dues(
             &self.client,
             &self.settings.urls_index,
             &self.settings.key_field,
-            &to_read,
+            &keys,
+            processed,
         )
         .await?;
-        let mut earliest: BTreeMap<String, Option<String>> =
-            to_read.into_iter().zip(read).collect();
         let now = format_date(Utc::now());
-        let updates: Vec<ConditionalUpdate> = claims
-            .iter()
-            .map(|(key, claim)| {
-                let next_due = if recently_written(claim) {
-                    Some(soon.clone())
-                } else {
-                    earliest.remove(key).flatten()
-                };
-                ConditionalUpdate {
-                    key: key.clone(),
-                    seq_no: claim.seq_no,
-                    primary_term: claim.primary_term,
-                    doc: json!({ "nextDue": next_due, "leaseOwner": Value::Null, "leaseUntil": now, "lastUpdated": now }),
-                }
+        let updates: Vec<ScriptedUpdate> = keys
+            .into_iter()
+            .map(|key| ScriptedUpdate {
+                params: json!({ "owner": self.settings.owner, "next": next.get(&key), "now": now }),
+                key,
             })
             .collect();
-        let outcomes =
-            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
-        for (update, outcome) in updates.into_iter().zip(outcomes) {
-            if outcome.is_some() {
-                continue;
-            }
-            let key = update.key;
-            if let Some((owner, seq_no, primary_term)) = self.reread(&key).await?
-                && owner.as_deref() == Some(self.settings.owner.as_str())
-            {
-                let lease_only = json!({ "leaseOwner": Value::Null, "leaseUntil": now });
-                self.update_queue(&key, seq_no, primary_term, lease_only)
-                    .await?;
-            }
-        }
+        scripted_updates(
+            &self.client,
+            &self.settings.queues_index,
+            RELEASE_QUEUE,
+            &updates,
+        )
+        .await?;
         Ok(())
     }
 
-    /// Due URLs of the keys whose earlier URLs have all left the topology, in one `_msearch`.
+    /// Due URLs of the held queues whose earlier URLs have all left the topology, in one search.
+    ///
+    /// A queue with nothing left to give is released, unless a writer changed it moments ago (its
+    /// URLs may not show yet) or the search was cut off before reaching it.
     async fn read_urls(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let mut ready = Vec::new();
         for (key, claim) in self.claims.iter_mut() {
@@ -420,79 +326,76 @@ impl QueueSpout {
         if ready.is_empty() {
             return Ok(Vec::new());
         }
-        let now = format_date(Utc::now());
-        let mut lines = Vec::with_capacity(ready.len() * 2);
-        for key in &ready {
-            lines.push(json!({ "index": self.settings.urls_index }));
-            lines.push(json!({
-                "size": self.settings.max_urls_per_queue * 2,
-                "track_total_hits": false,
-                "query": { "bool": { "filter": [
-                    { "term": { self.settings.key_field.query_field(): key } },
-                    { "range": { "nextFetchDate": { "lte": now } } }
-                ] } },
-                "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
-            }));
-        }
+        let size = (ready.len() * self.settings.max_urls_per_queue).clamp(1, 10_000);
+        let body = json!({
+            "size": size,
+            "track_total_hits": false,
+            "query": { "bool": { "filter": [
+                { "terms": { self.settings.key_field.query_field(): ready } },
+                { "range": { "nextFetchDate": { "lte": format_date(Utc::now()) } } }
+            ] } },
+            "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
+        });
         let answer = self
             .client
             .request(
                 Method::Post,
-                "/_msearch",
+                &format!("/{}/_search", self.settings.urls_index),
                 &[],
-                Some(RequestBody::NdJson(lines)),
+                Some(RequestBody::Json(body)),
             )
             .await
             .map_err(|e| SpoutError::with_source("reading queues' URLs failed", e))?;
-        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+        let hits = answer["hits"]["hits"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let complete = hits.len() < size;
+        let mut taken: BTreeMap<String, usize> = BTreeMap::new();
         let mut batch = Vec::new();
-        let mut drained = Vec::new();
-        for (key, response) in ready.iter().zip(responses.iter()) {
-            let hits = response["hits"]["hits"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let mut taken = 0;
-            for hit in &hits {
-                if taken >= self.settings.max_urls_per_queue {
-                    break;
-                }
-                let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
-                    continue;
-                };
-                if busy.contains(doc.url.url.as_str()) {
-                    continue;
-                }
-                let key = doc.key.clone().unwrap_or_else(|| {
-                    partition_key(
-                        &doc.url.url,
-                        &doc.url.metadata,
-                        self.settings.partition_mode,
-                    )
-                });
-                let mut url = doc.url;
-                if let Some(claim) = self.claims.get_mut(&key) {
-                    claim.outstanding.push(url.url.to_string());
-                    // Every process keeps the delay one of them learned from robots.txt.
-                    if let Some(delay) = claim.crawl_delay {
-                        url.metadata
-                            .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
-                    }
-                }
-                batch.push(DueUrl { url, key });
-                taken += 1;
+        for hit in &hits {
+            let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
+                continue;
+            };
+            if busy.contains(doc.url.url.as_str()) {
+                continue;
             }
-            // Nothing due that is not already done (waiting for the refresh): give the queue back,
-            // unless a writer changed it moments ago and its URLs may not show yet: then keep it and
-            // read it again with the next query.
-            let fresh = self
-                .claims
-                .get(key)
-                .is_some_and(|claim| self.recently_written(claim));
-            if taken == 0 && !fresh {
-                drained.push(key.clone());
+            let key = doc.key.clone().unwrap_or_else(|| {
+                partition_key(
+                    &doc.url.url,
+                    &doc.url.metadata,
+                    self.settings.partition_mode,
+                )
+            });
+            let Some(claim) = self.claims.get_mut(&key) else {
+                continue;
+            };
+            let count = taken.entry(key.clone()).or_default();
+            if *count >= self.settings.max_urls_per_queue {
+                continue;
             }
+            *count += 1;
+            let mut url = doc.url;
+            claim.outstanding.push(url.url.to_string());
+            claim.emitted.push(url.url.to_string());
+            // Every process keeps the delay one of them learned from robots.txt.
+            if let Some(delay) = claim.crawl_delay {
+                url.metadata
+                    .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
+            }
+            batch.push(DueUrl { url, key });
         }
+        let drained: Vec<String> = ready
+            .into_iter()
+            .filter(|key| {
+                complete
+                    && !taken.contains_key(key)
+                    && self
+                        .claims
+                        .get(key)
+                        .is_some_and(|claim| !self.recently_written(claim))
+            })
+            .collect();
         self.release_all(drained).await?;
         metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
         Ok(batch)
@@ -505,6 +408,14 @@ impl Spout for QueueSpout {
     /// runs out, so "nothing left" is concluded only after that long.
     fn visibility_delay(&self) -> Duration {
         self.settings.refresh_interval + self.settings.lease_ttl + Duration::from_millis(500)
+    }
+
+    /// A URL that failed stays due: the release must see its date in the index.
+    async fn fail(&mut self, url: &CrawlUrl) {
+        let url = url.url.as_str();
+        for claim in self.claims.values_mut() {
+            claim.emitted.retain(|emitted| emitted != url);
+        }
     }
 
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
