@@ -11,7 +11,8 @@
 //! `cargo bench --bench spouts` prints JSON. Needs a node: `SQUALL_BENCH_ES` (default
 //! http://127.0.0.1:9200), with 3–4 GB of heap for the default sizes. Settings (env, `SQUALL_BENCH_`
 //! prefix): `SIZES` (default `1000000,5000000`; quick `5000,20000`), `WINDOW` seconds (20; quick 3),
-//! `RUNS` (3; quick 1), `SHARDS` (8), `HOSTS` (largest size / 50), `MIN_DELAY_MS` (0).
+//! `RUNS` (3; quick 1), `SHARDS` (8), `HOSTS` (largest size / 50), `MIN_DELAY_MS` (0), `SPOUTS`
+//! (names, default all four), `QUEUES_HELD` (1000).
 
 mod common;
 
@@ -44,6 +45,10 @@ use tokio_util::sync::CancellationToken;
 /// Hosts per query and URLs per host per query: the same budget for every spout.
 const HOSTS_PER_QUERY: usize = 100;
 const URLS_PER_HOST: usize = 10;
+/// Queues the queue spout holds at once (it claims up to this many per query, and reads
+/// `URLS_PER_HOST` URLs of each). With politeness on, a crawler fetches at most this many hosts at
+/// once, so a real one holds hundreds to thousands.
+const QUEUES_HELD: usize = 1000;
 /// Refresh interval of both frontiers during the benchmark.
 const REFRESH: Duration = Duration::from_secs(1);
 
@@ -62,6 +67,15 @@ impl Kind {
         Kind::Hybrid,
         Kind::Queue,
     ];
+
+    /// The spouts to run: `SQUALL_BENCH_SPOUTS` (comma-separated names), default all four.
+    fn selected() -> Vec<Kind> {
+        let wanted = std::env::var("SQUALL_BENCH_SPOUTS").unwrap_or_default();
+        Kind::ALL
+            .into_iter()
+            .filter(|k| wanted.is_empty() || wanted.split(',').any(|w| w.trim() == k.name()))
+            .collect()
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -98,7 +112,7 @@ impl Indices {
                 client.clone(),
                 QueueSpoutSettings {
                     owner: owner.to_string(),
-                    max_queues: HOSTS_PER_QUERY,
+                    max_queues: env_or("QUEUES_HELD", QUEUES_HELD),
                     max_urls_per_queue: URLS_PER_HOST,
                     refresh_interval: REFRESH,
                     ..QueueSpoutSettings::new(&self.urls, &self.queues)
@@ -399,6 +413,7 @@ async fn main() {
     let runs: usize = env_or("RUNS", if quick() { 1 } else { 3 });
     let shards: u32 = env_or("SHARDS", 8);
     let hosts: u64 = env_or("HOSTS", (largest / 50).max(10));
+    let kinds = Kind::selected();
     let run = std::process::id();
     let indices = Indices {
         status: format!("bench-status-{run}"),
@@ -445,8 +460,8 @@ async fn main() {
 
         let mut trials: Vec<(Kind, Trial)> = Vec::new();
         for r in 0..runs {
-            for i in 0..Kind::ALL.len() {
-                let kind = Kind::ALL[(i + r) % Kind::ALL.len()];
+            for i in 0..kinds.len() {
+                let kind = kinds[(i + r) % kinds.len()];
                 eprintln!("spouts: {size} URLs, run {r}, {}", kind.name());
                 let owner = format!("bench-{run}-{size}-{r}");
                 let trial = run_trial(kind, &client, &indices, &owner, Until::Window(window)).await;
@@ -459,8 +474,8 @@ async fn main() {
         nothing_due(&client, &indices).await;
         let mut new_hosts: Vec<(Kind, Option<Duration>)> = Vec::new();
         for r in 0..runs {
-            for i in 0..Kind::ALL.len() {
-                let kind = Kind::ALL[(i + r) % Kind::ALL.len()];
+            for i in 0..kinds.len() {
+                let kind = kinds[(i + r) % kinds.len()];
                 let until = Until::NewHost {
                     host: format!("new-{}-{size}-{r}.test", kind.name()),
                     settle: Duration::from_secs(3),
@@ -475,7 +490,7 @@ async fn main() {
         }
 
         let mut spouts = Vec::new();
-        for kind in Kind::ALL {
+        for &kind in &kinds {
             let mine: Vec<&Trial> = trials
                 .iter()
                 .filter(|(k, _)| *k == kind)
@@ -544,7 +559,8 @@ async fn main() {
             "runs": runs,
             "shards": shards,
             "runner": { "min_delay_ms": env_or::<u64>("MIN_DELAY_MS", 0), "max_pending": 2000, "purgatory_seconds": 30 },
-            "query_budget": { "hosts_per_query": HOSTS_PER_QUERY, "urls_per_host": URLS_PER_HOST },
+            "query_budget": { "hosts_per_query": HOSTS_PER_QUERY, "urls_per_host": URLS_PER_HOST,
+                "queues_held": env_or("QUEUES_HELD", QUEUES_HELD) },
             "sizes": results,
         })
     );

@@ -37,6 +37,9 @@ pub struct QueueSpoutSettings {
     pub lease_ttl: Duration,
     /// Queues held at once.
     pub max_queues: usize,
+    /// Queues claimed by one query at most: a spout holding many queues fills up over a few
+    /// queries, and its first URLs come after a small claim rather than a large one.
+    pub max_claims_per_query: usize,
     /// Due URLs read per queue per query.
     pub max_urls_per_queue: usize,
     /// How long a write takes to show in queries (the indices' refresh interval).
@@ -46,7 +49,8 @@ pub struct QueueSpoutSettings {
 }
 
 impl QueueSpoutSettings {
-    /// Defaults for the two indices: 60 s leases, 100 queues of 10 URLs, owner from host and PID.
+    /// Defaults for the two indices: 60 s leases, 100 queues of 10 URLs (claimed up to 100 per
+    /// query), owner from host and PID.
     pub fn new(urls_index: &str, queues_index: &str) -> Self {
         QueueSpoutSettings {
             urls_index: urls_index.to_string(),
@@ -55,6 +59,7 @@ impl QueueSpoutSettings {
             owner: default_owner(),
             lease_ttl: Duration::from_secs(60),
             max_queues: 100,
+            max_claims_per_query: 100,
             max_urls_per_queue: 10,
             refresh_interval: Duration::from_secs(1),
             partition_mode: PartitionMode::ByHost,
@@ -126,7 +131,11 @@ impl QueueSpout {
 
     /// Lists due queues nobody holds, and claims them until `max_queues` are held.
     async fn claim_queues(&mut self) -> Result<(), SpoutError> {
-        let room = self.settings.max_queues.saturating_sub(self.claims.len());
+        let room = self
+            .settings
+            .max_queues
+            .saturating_sub(self.claims.len())
+            .min(self.settings.max_claims_per_query.max(1));
         if room == 0 {
             return Ok(());
         }
