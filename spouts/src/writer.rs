@@ -70,7 +70,9 @@ impl StatusStore for EsStatusStore {
             .request(
                 Method::Post,
                 &path,
-                &[],
+                // Only what is read back: each item's status and error, not its index, id, version
+                // and shard counts.
+                &[("filter_path", "errors,items.*.status,items.*.error")],
                 Some(RequestBody::NdJson(self.bulk_lines(&batch))),
             )
             .await;
@@ -81,7 +83,8 @@ impl StatusStore for EsStatusStore {
                 return vec![Err(StoreError(reason)); batch.len()];
             }
         };
-        let items = answer["items"].as_array().cloned().unwrap_or_default();
+        let no_items = Vec::new();
+        let items = answer["items"].as_array().unwrap_or(&no_items);
         if items.len() != batch.len() {
             let reason = format!(
                 "status bulk answered {} items for {} writes",
@@ -95,8 +98,7 @@ impl StatusStore for EsStatusStore {
             let result = item
                 .as_object()
                 .and_then(|o| o.values().next())
-                .cloned()
-                .unwrap_or(Value::Null);
+                .unwrap_or(&Value::Null);
             let status = result["status"].as_u64().unwrap_or(0);
             let outcome = if (200..300).contains(&status) {
                 Ok(())
