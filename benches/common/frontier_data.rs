@@ -1,8 +1,9 @@
 //! Generated frontier data for the engine benchmarks, and its bulk loader.
 //!
 //! URL number `n` always becomes the same document: a host drawn from a Zipf-like distribution over
-//! `hosts` hosts (host `h` gets about `1/(h+1)` of the URLs), a status and a due date (a tenth of the
-//! URLs are due, spread over the last 30 days; the rest are due over the next 30 days, or never),
+//! `hosts` hosts (host `h` gets about `1/(h+1)` of the URLs), a status and a due date (a third of the
+//! URLs are due, spread over the last 30 days, as in a crawl that cannot keep up; the rest are due
+//! over the next 30 days, or never),
 //! and the metadata a crawl leaves behind (depth, the linking page, the HTTP status code). Sizes grow
 //! by loading further ranges of `n`.
 //!
@@ -101,7 +102,7 @@ impl Generator {
 
     /// Whether URL `n` is due at the epoch.
     pub fn is_due(n: u64) -> bool {
-        n % 10 == 0
+        n % 3 == 0
     }
 
     /// URL `n` as the status updater would write it.
@@ -129,7 +130,7 @@ impl Generator {
                 _ => Status::FetchError,
             };
             (status, Some(self.epoch - TimeDelta::minutes(minutes)))
-        } else if n % 50 == 1 {
+        } else if n % 50 == 1 || n % 50 == 2 {
             (Status::Error, None)
         } else if n % 20 == 3 {
             (

@@ -84,6 +84,8 @@ pub struct QueryBudget {
     pub hosts_per_query: Option<u64>,
     /// URLs per host.
     pub urls_per_host: Option<u64>,
+    /// Queues the queue spout holds at once.
+    pub queues_held: Option<u64>,
 }
 
 /// The spout measurements at one index size.

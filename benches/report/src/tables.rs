@@ -188,12 +188,20 @@ fn method(s: &Spouts) -> String {
         if let Some(u) = q.urls_per_host {
             budget.push(format!("{} URLs per host", thousands(u)));
         }
+        if let Some(held) = q.queues_held {
+            budget.push(format!(
+                "the queue spout holds up to {} queues",
+                thousands(held)
+            ));
+        }
         if !budget.is_empty() {
             parts.push(format!("query budget: {}", budget.join(", ")));
         }
     }
     if let Some(shards) = s.shards {
-        parts.push(format!("status index of {shards} shards"));
+        parts.push(format!(
+            "status index and urls index of {shards} shards each"
+        ));
     }
     format!("{}.\n", parts.join("; "))
 }

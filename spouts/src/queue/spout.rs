@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::model::{CrawlUrl, PartitionMode, keys, partition_key};
+use squall::model::{CrawlUrl, PartitionMode, keys};
 use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use tracing::{debug, info};
 
@@ -321,9 +321,6 @@ impl QueueSpout {
     }
 
     /// Due URLs of the held queues whose earlier URLs have all left the topology, in one search.
-    ///
-    /// A queue with nothing left to give is released, unless a writer changed it moments ago (its
-    /// URLs may not show yet) or the search was cut off before reaching it.
     async fn read_urls(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let mut ready = Vec::new();
         for (key, claim) in self.claims.iter_mut() {
@@ -335,15 +332,23 @@ impl QueueSpout {
         if ready.is_empty() {
             return Ok(Vec::new());
         }
-        let size = (ready.len() * self.settings.max_urls_per_queue).clamp(1, 10_000);
+        // One aggregation over the ready queues only: each one's earliest due URLs, at most
+        // `max_urls_per_queue` of them, whatever the other queues hold.
+        let field = self.settings.key_field.query_field();
         let body = json!({
-            "size": size,
+            "size": 0,
             "track_total_hits": false,
             "query": { "bool": { "filter": [
-                { "terms": { self.settings.key_field.query_field(): ready } },
+                { "terms": { field.clone(): ready } },
                 { "range": { "nextFetchDate": { "lte": format_date(Utc::now()) } } }
             ] } },
-            "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
+            "aggs": { "queues": {
+                "terms": { "field": field, "size": ready.len(), "shard_size": ready.len() },
+                "aggs": { "due": { "top_hits": {
+                    "size": self.settings.max_urls_per_queue,
+                    "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
+                } } }
+            } }
         });
         let answer = self
             .client
@@ -355,50 +360,50 @@ impl QueueSpout {
             )
             .await
             .map_err(|e| SpoutError::with_source("reading queues' URLs failed", e))?;
-        let hits = answer["hits"]["hits"]
+        let no_buckets = Vec::new();
+        let buckets = answer["aggregations"]["queues"]["buckets"]
             .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let complete = hits.len() < size;
-        let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+            .unwrap_or(&no_buckets);
+        let mut with_due = std::collections::BTreeSet::new();
         let mut batch = Vec::new();
-        for hit in &hits {
-            let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
+        for bucket in buckets {
+            let Some(key) = bucket["key"].as_str() else {
                 continue;
             };
-            if busy.contains(doc.url.url.as_str()) {
-                continue;
-            }
-            let key = doc.key.clone().unwrap_or_else(|| {
-                partition_key(
-                    &doc.url.url,
-                    &doc.url.metadata,
-                    self.settings.partition_mode,
-                )
-            });
-            let Some(claim) = self.claims.get_mut(&key) else {
+            with_due.insert(key.to_string());
+            let Some(claim) = self.claims.get_mut(key) else {
                 continue;
             };
-            let count = taken.entry(key.clone()).or_default();
-            if *count >= self.settings.max_urls_per_queue {
-                continue;
+            let no_hits = Vec::new();
+            let hits = bucket["due"]["hits"]["hits"].as_array().unwrap_or(&no_hits);
+            for hit in hits {
+                let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
+                    continue;
+                };
+                // Done and waiting for the refresh to show its new date: not due again.
+                if busy.contains(doc.url.url.as_str()) {
+                    continue;
+                }
+                let mut url = doc.url;
+                claim.outstanding.push(url.url.to_string());
+                claim.emitted.push(url.url.to_string());
+                // Every process keeps the delay one of them learned from robots.txt.
+                if let Some(delay) = claim.crawl_delay {
+                    url.metadata
+                        .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
+                }
+                batch.push(DueUrl {
+                    url,
+                    key: key.to_string(),
+                });
             }
-            *count += 1;
-            let mut url = doc.url;
-            claim.outstanding.push(url.url.to_string());
-            claim.emitted.push(url.url.to_string());
-            // Every process keeps the delay one of them learned from robots.txt.
-            if let Some(delay) = claim.crawl_delay {
-                url.metadata
-                    .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
-            }
-            batch.push(DueUrl { url, key });
         }
+        // A queue with no due URL left is given back, unless a writer changed it moments ago (its
+        // URLs may not show yet). One whose due URLs are all done but not yet refreshed stays.
         let drained: Vec<String> = ready
             .into_iter()
             .filter(|key| {
-                complete
-                    && !taken.contains_key(key)
+                !with_due.contains(key)
                     && self
                         .claims
                         .get(key)
