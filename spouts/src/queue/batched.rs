@@ -46,23 +46,7 @@ pub(crate) async fn conditional_updates(
         } }));
         lines.push(json!({ "doc": update.doc }));
     }
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{queues_index}/_bulk"),
-            &[],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .map_err(|e| SpoutError::with_source("queue updates failed", e))?;
-    let items = answer["items"].as_array().cloned().unwrap_or_default();
-    if items.len() != updates.len() {
-        return Err(SpoutError::new(format!(
-            "queue updates: the engine answered {} items for {} updates",
-            items.len(),
-            updates.len()
-        )));
-    }
+    let items = bulk_items(client, queues_index, lines, updates.len()).await?;
     Ok(updates
         .iter()
         .zip(items)
@@ -83,6 +67,38 @@ pub(crate) async fn conditional_updates(
             }
         })
         .collect())
+}
+
+/// Sends queue updates in one `_bulk` and returns its items, one per update.
+async fn bulk_items(
+    client: &EsClient,
+    queues_index: &str,
+    lines: Vec<Value>,
+    expected: usize,
+) -> Result<Vec<Value>, SpoutError> {
+    let answer = client
+        .request(
+            Method::Post,
+            &format!("/{queues_index}/_bulk"),
+            &[],
+            Some(RequestBody::NdJson(lines)),
+        )
+        .await
+        .map_err(|e| SpoutError::with_source("queue updates failed", e))?;
+    let items = match answer {
+        Value::Object(mut answer) => match answer.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    if items.len() != expected {
+        return Err(SpoutError::new(format!(
+            "queue updates: the engine answered {} items for {expected} updates",
+            items.len()
+        )));
+    }
+    Ok(items)
 }
 
 /// A scripted update of one queue document.
@@ -112,23 +128,7 @@ pub(crate) async fn scripted_updates(
             json!({ "script": { "source": script, "lang": "painless", "params": update.params } }),
         );
     }
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{queues_index}/_bulk"),
-            &[],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .map_err(|e| SpoutError::with_source("queue updates failed", e))?;
-    let items = answer["items"].as_array().cloned().unwrap_or_default();
-    if items.len() != updates.len() {
-        return Err(SpoutError::new(format!(
-            "queue updates: the engine answered {} items for {} updates",
-            items.len(),
-            updates.len()
-        )));
-    }
+    let items = bulk_items(client, queues_index, lines, updates.len()).await?;
     updates
         .iter()
         .zip(items)
