@@ -102,7 +102,7 @@ impl Generator {
 
     /// Whether URL `n` is due at the epoch.
     pub fn is_due(n: u64) -> bool {
-        n % 3 == 0
+        n.is_multiple_of(3)
     }
 
     /// URL `n` as the status updater would write it.

@@ -310,3 +310,49 @@ impl SpoutRunner {
         state.send_replace(self.state);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::spout::{DueUrl, SpoutError};
+
+    /// A spout with nothing to give, answering at once without any I/O.
+    struct Empty(Arc<AtomicUsize>);
+
+    #[async_trait]
+    impl Spout for Empty {
+        async fn next_batch(&mut self, _busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(Vec::new())
+        }
+    }
+
+    // Two workers: a busy-looping runner must not keep the test itself from running.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spout_that_answers_nothing_is_not_asked_in_a_loop() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let runner = SpoutRunner::new(
+            Box::new(Empty(Arc::clone(&calls))),
+            RunnerSettings {
+                min_delay: Duration::ZERO,
+                ..RunnerSettings::default()
+            },
+        );
+        let (out, _tuples) = mpsc::channel(8);
+        let (ack_sender, acks) = mpsc::unbounded_channel();
+        let (state, _state) = watch::channel(RunnerState::default());
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stop.cancel();
+        let _ = running.await;
+        let calls = calls.load(Ordering::Relaxed);
+        // Without the pause after an empty answer this is a busy loop of many thousands of calls;
+        // with it, one call per 50 ms at most.
+        assert!((2..=20).contains(&calls), "{calls} calls in 500 ms");
+    }
+}
