@@ -349,7 +349,6 @@ async fn index_frontier(
         settings.max_queues = config.frontier_max_buckets;
         settings.max_urls_per_queue = config.frontier_max_urls_per_bucket;
         settings.refresh_interval = visibility;
-        settings.partition_mode = config.partition_url_mode;
         if let Some(id) = &args.instance_id {
             settings.owner = id.clone();
         }

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::model::{CrawlUrl, PartitionMode, keys};
+use squall::model::{CrawlUrl, keys};
 use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use tracing::{debug, info};
 
@@ -44,8 +44,6 @@ pub struct QueueSpoutSettings {
     pub max_urls_per_queue: usize,
     /// How long a write takes to show in queries (the indices' refresh interval).
     pub refresh_interval: Duration,
-    /// Used when a document has no key.
-    pub partition_mode: PartitionMode,
 }
 
 impl QueueSpoutSettings {
@@ -62,7 +60,6 @@ impl QueueSpoutSettings {
             max_claims_per_query: 100,
             max_urls_per_queue: 10,
             refresh_interval: Duration::from_secs(1),
-            partition_mode: PartitionMode::ByHost,
         }
     }
 }
