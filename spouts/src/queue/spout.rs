@@ -5,7 +5,7 @@
 //! (`heldDue`), so that no write made during the lease is lost.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -85,9 +85,9 @@ struct Claim {
     crawl_delay: Option<f64>,
     /// URLs returned and possibly still in the topology.
     outstanding: Vec<String>,
-    /// URLs returned under this claim and not failed: their new dates were written while the queue
-    /// was held (into `heldDue`), and the index may still show their old ones.
-    emitted: Vec<String>,
+    /// URLs that left the topology (processed, not failed) so recently that the index may still
+    /// show their old dates, with when that was seen; their new dates went into `heldDue`.
+    recently_done: Vec<(String, Instant)>,
 }
 
 /// A due queue listed, to be claimed.
@@ -215,7 +215,7 @@ impl QueueSpout {
                     last_updated,
                     crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
                     outstanding: Vec::new(),
-                    emitted: Vec::new(),
+                    recently_done: Vec::new(),
                 },
             );
             claimed += 1;
@@ -289,7 +289,7 @@ impl QueueSpout {
         let keys: Vec<String> = claims.iter().map(|(key, _)| key.clone()).collect();
         let processed: Vec<String> = claims
             .iter()
-            .flat_map(|(_, claim)| claim.emitted.iter().map(|url| document_id(url)))
+            .flat_map(|(_, claim)| claim.recently_done.iter().map(|(url, _)| document_id(url)))
             .collect();
         let next = next_dues(
             &self.client,
@@ -320,8 +320,20 @@ impl QueueSpout {
     /// Due URLs of the held queues whose earlier URLs have all left the topology, in one search.
     async fn read_urls(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let mut ready = Vec::new();
+        let visibility = self.settings.refresh_interval + Duration::from_secs(1);
         for (key, claim) in self.claims.iter_mut() {
-            claim.outstanding.retain(|url| busy.in_topology(url));
+            let (in_topology, done): (Vec<String>, Vec<String>) = claim
+                .outstanding
+                .drain(..)
+                .partition(|url| busy.in_topology(url));
+            claim.outstanding = in_topology;
+            let seen = Instant::now();
+            claim
+                .recently_done
+                .extend(done.into_iter().map(|url| (url, seen)));
+            claim
+                .recently_done
+                .retain(|(_, at)| at.elapsed() < visibility);
             if claim.outstanding.is_empty() {
                 ready.push(key.clone());
             }
@@ -383,7 +395,6 @@ impl QueueSpout {
                 }
                 let mut url = doc.url;
                 claim.outstanding.push(url.url.to_string());
-                claim.emitted.push(url.url.to_string());
                 // Every process keeps the delay one of them learned from robots.txt.
                 if let Some(delay) = claim.crawl_delay {
                     url.metadata
@@ -425,7 +436,8 @@ impl Spout for QueueSpout {
     async fn fail(&mut self, url: &CrawlUrl) {
         let url = url.url.as_str();
         for claim in self.claims.values_mut() {
-            claim.emitted.retain(|emitted| emitted != url);
+            claim.outstanding.retain(|outstanding| outstanding != url);
+            claim.recently_done.retain(|(done, _)| done != url);
         }
     }
 
