@@ -15,7 +15,7 @@ use squall_spouts::migrate::{
     Checkpoint, MigrateError, MigrationOptions, Position, migrate, verify,
 };
 use squall_spouts::queue::schema::queue_id;
-use squall_spouts::schema::{KeyField, document_id, format_date, status_index_body};
+use squall_spouts::schema::{KeyField, document_id, format_date};
 
 const STATUSES: [&str; 5] = [
     "DISCOVERED",
@@ -52,16 +52,7 @@ fn base_date() -> DateTime<Utc> {
 /// Builds a source of 300 documents over 20 hosts plus `never.test` (5 documents, none with a
 /// `nextFetchDate`): every 4th without a key, every 7th without `nextFetchDate`, dates in two forms.
 async fn build_source(client: &EsClient, style: KeyStyle) -> Source {
-    let name = support::unique_index("migration-source");
-    client
-        .request(
-            Method::Put,
-            &format!("/{name}"),
-            &[],
-            Some(RequestBody::Json(status_index_body(3, 0, "1s"))),
-        )
-        .await
-        .expect("create the source index");
+    let name = support::status_index(client, "migration-source", 3).await;
     let mut docs = BTreeMap::new();
     let mut expected: BTreeMap<String, Option<DateTime<Utc>>> = BTreeMap::new();
     let mut add = |host: String, url: String, j: usize, date: Option<DateTime<Utc>>| {
@@ -512,16 +503,7 @@ async fn errors_name_the_problem() {
 #[tokio::test]
 async fn documents_without_url_are_copied_too_even_when_resumed() {
     let client = support::client().await;
-    let name = support::unique_index("migration-odd-source");
-    client
-        .request(
-            Method::Put,
-            &format!("/{name}"),
-            &[],
-            Some(RequestBody::Json(status_index_body(2, 0, "1s"))),
-        )
-        .await
-        .expect("create the source index");
+    let name = support::status_index(&client, "migration-odd-source", 2).await;
     let mut lines = Vec::new();
     for j in 0..5 {
         let url = format!("https://odd.test/{j}");
