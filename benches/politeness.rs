@@ -58,7 +58,7 @@ async fn main() {
         .set("http.agent.name=squall-bench")
         .and_then(|b| b.set(&format!("fetcher.server.delay={delay}")))
         .and_then(|b| b.set("spout.min.delay.queries=100"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.build());
     let config = match config {
         Ok(config) => config,

@@ -106,10 +106,12 @@ pub struct CrawlConfig {
     /// `partition.url.mode`: `byHost`, `byDomain` or `byIP`.
     #[serde(rename = "partition.url.mode")]
     pub partition_url_mode: PartitionMode,
-    /// `urlfilter.ignore.outside.host`: keep only URLs on one of the seeds' hosts.
+    /// `urlfilter.ignore.outside.host`: keep only outlinks and redirect targets on the host of the
+    /// page they were found on (seeds are always kept).
     #[serde(rename = "urlfilter.ignore.outside.host")]
     pub urlfilter_ignore_outside_host: bool,
-    /// `urlfilter.ignore.outside.domain`: keep only URLs on one of the seeds' registrable domains.
+    /// `urlfilter.ignore.outside.domain`: keep only outlinks and redirect targets on the registrable
+    /// domain of the page they were found on (seeds are always kept).
     #[serde(rename = "urlfilter.ignore.outside.domain")]
     pub urlfilter_ignore_outside_domain: bool,
     /// `urlfilter.schemes`: URL schemes that may be crawled.

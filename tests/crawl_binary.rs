@@ -7,32 +7,9 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use support::binary::{crawl_binary, lines, site_args};
+
 use squall_testsite::{Site, SiteSpec};
-
-fn crawl_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let target_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target directory");
-    let binary = target_dir.join("examples").join("crawl");
-    assert!(
-        binary.exists(),
-        "{} is missing: run the tests with `cargo test`, which builds the examples",
-        binary.display()
-    );
-    binary
-}
-
-fn site_args(site: &Site) -> Vec<String> {
-    let mut args = Vec::new();
-    for host in site.host_names() {
-        args.push("--resolve".to_string());
-        args.push(format!("{host}:{}", site.addr().ip()));
-    }
-    args.extend(site.seeds());
-    args
-}
 
 fn common_args(frontier: &std::path::Path, fetch_log: &std::path::Path) -> Vec<String> {
     [
@@ -47,17 +24,11 @@ fn common_args(frontier: &std::path::Path, fetch_log: &std::path::Path) -> Vec<S
         "--set",
         "spout.min.delay.queries=100",
         "--set",
-        "urlfilter.ignore.outside.host=true",
+        &SiteSpec::exclude_outside_hosts(),
         "--until-idle",
     ]
     .map(str::to_string)
     .to_vec()
-}
-
-fn lines(path: &std::path::Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,7 +54,7 @@ async fn crawls_a_multi_host_site_fetching_each_reachable_page_once() {
         .set("http.agent.name=squall-test")
         .and_then(|b| b.set("fetcher.server.delay=0.02"))
         .and_then(|b| b.set("spout.min.delay.queries=100"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.build())
         .expect("config");
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,5 +1,5 @@
 //! HTTP behaviour against real servers on loopback: conditional re-fetches, redirects followed or
-//! recorded, and the private-address guard.
+//! recorded, the private-address guard, and links found only inside `<noscript>`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,10 +35,23 @@ async fn serve(State(seen): State<Seen>, headers: HeaderMap, uri: Uri) -> Respon
             "<a href=/other>o</a>",
         )
             .into_response(),
+        // A documentation generator's book: the sidebar is built by script, and the table of
+        // contents is reachable only through the <noscript> iframe.
+        "/book/" => html(
+            "<html><head><script src=/book/toc.js></script></head><body><nav id=sidebar></nav>\
+             <noscript><iframe class=sidebar-iframe-outer src=toc.html></iframe></noscript>\
+             <main>Introduction</main></body></html>",
+        ),
+        "/book/toc.html" => html("<ol><li><a href=chapter-1.html>One</a></li></ol>"),
+        "/book/chapter-1.html" => html("<p>Chapter one</p>"),
         "/hop" => (StatusCode::FOUND, [(header::LOCATION, "/landing")]).into_response(),
         "/landing" => ([(header::CONTENT_TYPE, "text/html")], "<a href=next>n</a>").into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+fn html(body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, "text/html")], body).into_response()
 }
 
 async fn server() -> (std::net::SocketAddr, Seen) {
@@ -183,4 +196,32 @@ async fn the_private_address_guard_refuses_loopback() {
     );
     let name = frontier.lookup(&by_name).expect("lookup").expect("stored");
     assert_eq!(name.status, Status::Error, "{:?}", name.metadata);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_reached_only_through_a_noscript_iframe_is_crawled() {
+    let (addr, seen) = server().await;
+    let book = format!("http://site.test:{}/book/", addr.port());
+    let idle = RunLimits {
+        until_idle: true,
+        max_duration: Some(Duration::from_secs(30)),
+        ..RunLimits::default()
+    };
+    let config = config(&["urlfilter.ignore.outside.host=true"]);
+    let (frontier, _dir) = crawl(config, std::slice::from_ref(&book), addr, idle).await;
+    for path in ["/book/toc.html", "/book/chapter-1.html"] {
+        let url = format!("http://site.test:{}{path}", addr.port());
+        let stored = frontier.lookup(&url).expect("lookup");
+        assert_eq!(stored.map(|s| s.status), Some(Status::Fetched), "{url}");
+    }
+    let paths: Vec<String> = seen
+        .lock()
+        .expect("seen")
+        .iter()
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p == "/book/chapter-1.html"),
+        "{paths:?}"
+    );
 }

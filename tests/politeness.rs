@@ -44,7 +44,7 @@ async fn no_host_is_fetched_twice_at_once_or_sooner_than_the_delay() {
         .set("http.agent.name=squall-test")
         .and_then(|b| b.set(&format!("fetcher.server.delay={delay}")))
         .and_then(|b| b.set("spout.min.delay.queries=100"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.build())
         .expect("config");
     let dir = tempfile::tempdir().expect("temp dir");

@@ -44,7 +44,7 @@ async fn crawl_site(kind: Kind) {
         .set("http.agent.name=squall-test")
         .and_then(|b| b.set("fetcher.server.delay=0.05"))
         .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.set("status.updater.flush.interval=0.2"))
         .and_then(|b| b.build())
         .expect("config");
@@ -176,7 +176,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
         .set("http.agent.name=squall-test")
         .and_then(|b| b.set("fetcher.server.delay=0.05"))
         .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.build())
         .expect("config");
     let mut builder = CrawlerBuilder::new(config).frontier(spout, store.clone());

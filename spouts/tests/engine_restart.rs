@@ -98,7 +98,7 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
         .set("http.agent.name=squall-test")
         .and_then(|b| b.set("fetcher.server.delay=0.3"))
         .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
         .and_then(|b| b.set("topology.shutdown.timeout=60"))
         .and_then(|b| b.build())
         .expect("config");

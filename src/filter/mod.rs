@@ -5,7 +5,7 @@
 //!
 //! * [`BasicNormalizer`]: rewrites a URL into a canonical form without changing the page it points to;
 //! * [`SchemeFilter`]: keeps only some schemes (`http` and `https` by default);
-//! * [`ScopeFilter`]: keeps only URLs on the seeds' hosts or registrable domains;
+//! * [`ScopeFilter`]: keeps only outlinks on their source page's host or registrable domain;
 //! * [`RegexFilter`]: include and exclude regular expressions;
 //! * [`DepthFilter`]: drops URLs deeper than a maximum depth.
 
@@ -65,7 +65,7 @@ impl FilterChain {
     }
 
     /// Appends a shared filter at the end of the chain (keep a clone of the `Arc` to reach the
-    /// filter later, e.g. to add seeds to a [`ScopeFilter`]).
+    /// filter later).
     pub fn push(&mut self, filter: Arc<dyn UrlFilter>) {
         self.filters.push(filter);
     }

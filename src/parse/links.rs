@@ -1,6 +1,6 @@
 //! Streaming extraction of links, base href, title and robots directives from HTML.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use lol_html::html_content::{Element, TextChunk};
@@ -39,6 +39,9 @@ pub struct ExtractedPage {
 /// Memory a single page's parse may use; a hostile page fails instead of exhausting memory.
 const MAX_PARSER_MEMORY: usize = 16 * 1024 * 1024;
 
+/// The most `<noscript>` markup kept from one page for its second parse.
+const MAX_NOSCRIPT_BYTES: usize = 1024 * 1024;
+
 /// Extracts links and directives from `html`, decoded as `charset` (an encoding label; UTF-8 when
 /// unknown or unusable). `<meta charset>` in the page switches the decoding as browsers do.
 pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
@@ -46,162 +49,279 @@ pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
 }
 
 /// Like [`extract`], also collecting up to `max_text_bytes` of visible text (0: none).
+///
+/// What a `<noscript>` element holds counts as markup: a crawler runs no script, so its links
+/// (frames included) and text are what such a client sees. The HTML tokenizer reads it as raw text;
+/// it is parsed a second time, as a fragment, when the element closes.
 pub fn extract_with_text(
     html: &[u8],
     charset: Option<&str>,
     max_text_bytes: usize,
 ) -> ExtractedPage {
-    let found = Rc::new(RefCell::new(ExtractedPage::default()));
-    let title = Rc::new(RefCell::new(String::new()));
-    let text = Rc::new(RefCell::new(String::new()));
-    let hidden_depth = Rc::new(RefCell::new(0usize));
     let encoding = charset
         .and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes()))
         .and_then(AsciiCompatibleEncoding::new)
         .unwrap_or_else(AsciiCompatibleEncoding::utf_8);
+    let found = Rc::new(Found::new(max_text_bytes));
+    run(html, encoding, &found, Part::Document);
+    found.finish()
+}
 
-    let link_handler = |name: &'static str, attribute: &'static str| {
-        let found = Rc::clone(&found);
+/// Which part of a page a parse reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The whole document.
+    Document,
+    /// The markup of a `<noscript>` element: links and text only.
+    Noscript,
+}
+
+/// What one page's parses collect.
+struct Found {
+    page: RefCell<ExtractedPage>,
+    title: RefCell<String>,
+    text: RefCell<String>,
+    max_text_bytes: usize,
+    /// Depth of `script`, `style`, `noscript` and `template` elements around the current text.
+    hidden_depth: Cell<usize>,
+    /// The raw markup of the `<noscript>` element being read.
+    noscript: RefCell<String>,
+}
+
+impl Found {
+    fn new(max_text_bytes: usize) -> Self {
+        Found {
+            page: RefCell::new(ExtractedPage::default()),
+            title: RefCell::new(String::new()),
+            text: RefCell::new(String::new()),
+            max_text_bytes,
+            hidden_depth: Cell::new(0),
+            noscript: RefCell::new(String::new()),
+        }
+    }
+
+    fn add_link(&self, name: &'static str, href: String, rel: &str) {
+        let mut page = self.page.borrow_mut();
+        if name == "link" {
+            let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
+            if rels.contains(&"canonical") && page.canonical.is_none() {
+                page.canonical = Some(href.clone());
+            }
+            // Only links that lead to other pages; stylesheets, icons etc. are not crawled.
+            if !rels.iter().any(|r| matches!(*r, "canonical" | "alternate")) {
+                return;
+            }
+        }
+        page.links.push(RawLink {
+            href,
+            nofollow: rel.split_ascii_whitespace().any(|r| r == "nofollow"),
+            element: name,
+        });
+    }
+
+    fn add_robots_directives(&self, content: &str) {
+        let mut page = self.page.borrow_mut();
+        for directive in content.split(',').map(str::trim) {
+            match directive {
+                "noindex" => page.noindex = true,
+                "nofollow" => page.nofollow = true,
+                "none" => {
+                    page.noindex = true;
+                    page.nofollow = true;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_text(&self, piece: &str) {
+        let piece = piece.trim();
+        let mut text = self.text.borrow_mut();
+        if self.hidden_depth.get() > 0 || piece.is_empty() || text.len() >= self.max_text_bytes {
+            return;
+        }
+        if !text.is_empty() && !text.ends_with(' ') {
+            text.push(' ');
+        }
+        text.push_str(piece);
+    }
+
+    /// Parses the `<noscript>` markup just read, adding its links and text where it stood.
+    fn parse_noscript(self: &Rc<Self>) {
+        let markup = self.noscript.take();
+        if markup.trim().is_empty() {
+            return;
+        }
+        // A fragment has no <body>: give it one, so that its text counts as visible.
+        let fragment = format!("<body>{markup}</body>");
+        let hidden = self.hidden_depth.replace(0);
+        run(
+            fragment.as_bytes(),
+            AsciiCompatibleEncoding::utf_8(),
+            self,
+            Part::Noscript,
+        );
+        self.hidden_depth.set(hidden);
+    }
+
+    fn finish(&self) -> ExtractedPage {
+        let mut page = self.page.take();
+        let title = decode(self.title.take().trim());
+        if !title.is_empty() {
+            page.title = Some(title);
+        }
+        if self.max_text_bytes > 0 {
+            let mut text = decode(&self.text.take());
+            if text.len() > self.max_text_bytes {
+                let mut cut = self.max_text_bytes;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+            }
+            page.text = Some(text);
+        }
+        page
+    }
+}
+
+/// One streaming parse of `html` into `found`.
+fn run(html: &[u8], encoding: AsciiCompatibleEncoding, found: &Rc<Found>, part: Part) {
+    let mut handlers = link_handlers(found);
+    if part == Part::Document {
+        handlers.extend(head_handlers(found));
+        handlers.extend(noscript_handlers(found));
+    }
+    if found.max_text_bytes > 0 {
+        handlers.extend(text_handlers(found));
+    }
+    let settings = Settings::new()
+        .with_encoding(encoding)
+        .with_adjust_charset_on_meta_tag(part == Part::Document)
+        .with_memory_settings(
+            MemorySettings::new()
+                .with_max_allowed_memory_usage(MAX_PARSER_MEMORY)
+                .with_graceful_bail_out_on_memory_limit_exceeded(true),
+        );
+    let settings = handlers
+        .into_iter()
+        .fold(settings, Settings::append_element_content_handler);
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    // A parse error (broken markup, memory cap) keeps what was found up to that point.
+    let _ = rewriter.write(html).and_then(|()| rewriter.end());
+}
+
+type Handlers = Vec<(
+    std::borrow::Cow<'static, lol_html::Selector>,
+    lol_html::ElementContentHandlers<'static>,
+)>;
+
+/// `a`, `area`, `link`, `frame` and `iframe` targets.
+fn link_handlers(found: &Rc<Found>) -> Handlers {
+    let handler = |name: &'static str, attribute: &'static str| {
+        let found = Rc::clone(found);
         move |el: &mut Element<'_, '_>| {
             if let Some(href) = el.get_attribute(attribute) {
                 let rel = el
                     .get_attribute("rel")
                     .unwrap_or_default()
                     .to_ascii_lowercase();
-                let href = decode_owned(href);
-                let mut page = found.borrow_mut();
-                if name == "link" {
-                    let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
-                    if rels.contains(&"canonical") && page.canonical.is_none() {
-                        page.canonical = Some(href.clone());
-                    }
-                    // Only links that lead to other pages; stylesheets, icons etc. are not crawled.
-                    if !rels.iter().any(|r| matches!(*r, "canonical" | "alternate")) {
-                        return Ok(());
-                    }
-                }
-                page.links.push(RawLink {
-                    href,
-                    nofollow: rel.split_ascii_whitespace().any(|r| r == "nofollow"),
-                    element: name,
-                });
+                found.add_link(name, decode_owned(href), &rel);
             }
             Ok(())
         }
     };
-    let base_found = Rc::clone(&found);
-    let meta_found = Rc::clone(&found);
-    let title_text = Rc::clone(&title);
-    let settings = Settings::new()
-        .with_encoding(encoding)
-        .with_adjust_charset_on_meta_tag(true)
-        .with_memory_settings(
-            MemorySettings::new()
-                .with_max_allowed_memory_usage(MAX_PARSER_MEMORY)
-                .with_graceful_bail_out_on_memory_limit_exceeded(true),
-        )
-        .append_element_content_handler(element!("a[href]", link_handler("a", "href")))
-        .append_element_content_handler(element!("area[href]", link_handler("area", "href")))
-        .append_element_content_handler(element!("link[href]", link_handler("link", "href")))
-        .append_element_content_handler(element!("frame[src]", link_handler("frame", "src")))
-        .append_element_content_handler(element!("iframe[src]", link_handler("iframe", "src")))
-        .append_element_content_handler(element!("base[href]", move |el| {
-            let mut page = base_found.borrow_mut();
+    vec![
+        element!("a[href]", handler("a", "href")),
+        element!("area[href]", handler("area", "href")),
+        element!("link[href]", handler("link", "href")),
+        element!("frame[src]", handler("frame", "src")),
+        element!("iframe[src]", handler("iframe", "src")),
+    ]
+}
+
+/// `<base href>`, `<meta name="robots">` and `<title>`.
+fn head_handlers(found: &Rc<Found>) -> Handlers {
+    let base = Rc::clone(found);
+    let meta = Rc::clone(found);
+    let title = Rc::clone(found);
+    vec![
+        element!("base[href]", move |el| {
+            let mut page = base.page.borrow_mut();
             if page.base.is_none() {
                 page.base = el.get_attribute("href").map(|h| decode(&h));
             }
             Ok(())
-        }))
-        .append_element_content_handler(element!("meta[name]", move |el| {
+        }),
+        element!("meta[name]", move |el| {
             let name = el.get_attribute("name").unwrap_or_default();
             if name.eq_ignore_ascii_case("robots") {
-                let content = el
-                    .get_attribute("content")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                let mut page = meta_found.borrow_mut();
-                for directive in content.split(',').map(str::trim) {
-                    match directive {
-                        "noindex" => page.noindex = true,
-                        "nofollow" => page.nofollow = true,
-                        "none" => {
-                            page.noindex = true;
-                            page.nofollow = true;
-                        }
-                        _ => {}
-                    }
-                }
+                let content = el.get_attribute("content").unwrap_or_default();
+                meta.add_robots_directives(&content.to_ascii_lowercase());
             }
             Ok(())
-        }))
-        .append_element_content_handler(text!("title", move |chunk: &mut TextChunk<'_>| {
-            let mut title = title_text.borrow_mut();
+        }),
+        text!("title", move |chunk: &mut TextChunk<'_>| {
+            let mut title = title.title.borrow_mut();
             if title.len() < 4096 {
                 title.push_str(chunk.as_str());
             }
             Ok(())
-        }));
-    let settings = if max_text_bytes > 0 {
-        let hidden_start = Rc::clone(&hidden_depth);
-        let hidden_text = Rc::clone(&hidden_depth);
-        let body_text = Rc::clone(&text);
-        settings
-            .append_element_content_handler(element!(
-                "script, style, noscript, template",
-                move |el| {
-                    *hidden_start.borrow_mut() += 1;
-                    let hidden_end = Rc::clone(&hidden_start);
-                    let on_end: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
-                        let mut depth = hidden_end.borrow_mut();
-                        *depth = depth.saturating_sub(1);
-                        Ok(())
-                    });
-                    if let Some(handlers) = el.end_tag_handlers() {
-                        handlers.push(on_end);
-                    }
-                    Ok(())
-                }
-            ))
-            .append_element_content_handler(text!("body", move |chunk: &mut TextChunk<'_>| {
-                if *hidden_text.borrow() == 0 {
-                    let mut text = body_text.borrow_mut();
-                    if text.len() < max_text_bytes {
-                        let piece = chunk.as_str();
-                        if !piece.trim().is_empty() {
-                            if !text.is_empty() && !text.ends_with(' ') {
-                                text.push(' ');
-                            }
-                            text.push_str(piece.trim());
-                        }
-                    }
-                }
-                Ok(())
-            }))
-    } else {
-        settings
-    };
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // A parse error (broken markup, memory cap) keeps what was found up to that point.
-    let _ = rewriter.write(html).and_then(|()| rewriter.end());
+        }),
+    ]
+}
 
-    let mut page = found.take();
-    let title = title.take();
-    let title = decode(title.trim());
-    if !title.is_empty() {
-        page.title = Some(title);
-    }
-    if max_text_bytes > 0 {
-        let mut text = decode(&text.take());
-        if text.len() > max_text_bytes {
-            let mut cut = max_text_bytes;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
+/// Collects each `<noscript>` element's raw markup and parses it when the element closes.
+fn noscript_handlers(found: &Rc<Found>) -> Handlers {
+    let on_element = Rc::clone(found);
+    let on_text = Rc::clone(found);
+    vec![
+        element!("noscript", move |el| {
+            on_element.noscript.borrow_mut().clear();
+            let on_end = Rc::clone(&on_element);
+            let parse: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
+                on_end.parse_noscript();
+                Ok(())
+            });
+            if let Some(handlers) = el.end_tag_handlers() {
+                handlers.push(parse);
             }
-            text.truncate(cut);
-        }
-        page.text = Some(text);
-    }
-    page
+            Ok(())
+        }),
+        text!("noscript", move |chunk: &mut TextChunk<'_>| {
+            let mut markup = on_text.noscript.borrow_mut();
+            if markup.len() < MAX_NOSCRIPT_BYTES {
+                markup.push_str(chunk.as_str());
+            }
+            Ok(())
+        }),
+    ]
+}
+
+/// Visible text: what `body` holds outside `script`, `style`, `noscript` (read as markup on its
+/// own) and `template`.
+fn text_handlers(found: &Rc<Found>) -> Handlers {
+    let hidden = Rc::clone(found);
+    let text = Rc::clone(found);
+    vec![
+        element!("script, style, noscript, template", move |el| {
+            hidden.hidden_depth.set(hidden.hidden_depth.get() + 1);
+            let on_end = Rc::clone(&hidden);
+            let unhide: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
+                let depth = &on_end.hidden_depth;
+                depth.set(depth.get().saturating_sub(1));
+                Ok(())
+            });
+            if let Some(handlers) = el.end_tag_handlers() {
+                handlers.push(unhide);
+            }
+            Ok(())
+        }),
+        text!("body", move |chunk: &mut TextChunk<'_>| {
+            text.add_text(chunk.as_str());
+            Ok(())
+        }),
+    ]
 }
 
 fn decode(value: &str) -> String {
@@ -275,5 +395,34 @@ mod tests {
         let page = extract(latin1, Some("iso-8859-1"));
         assert_eq!(page.title.as_deref(), Some("caf\u{e9}"));
         assert_eq!(page.links[0].href, "/caf\u{e9}");
+    }
+
+    #[test]
+    fn noscript_content_is_read_as_markup() {
+        let html = br#"<html><head><title>Book</title>
+            <noscript><link rel="alternate" href="/feed"></noscript></head>
+            <body><p>before</p><noscript><iframe src="toc.html"></iframe>
+            <p>Enable <b>JavaScript</b> &amp; <a href="/plain">read on</a></p></noscript>
+            <a href="/after">after</a></body></html>"#;
+        let page = extract_with_text(html, None, 200);
+        let hrefs: Vec<(&str, &str)> = page
+            .links
+            .iter()
+            .map(|l| (l.href.as_str(), l.element))
+            .collect();
+        assert_eq!(
+            hrefs,
+            [
+                ("/feed", "link"),
+                ("toc.html", "iframe"),
+                ("/plain", "a"),
+                ("/after", "a")
+            ]
+        );
+        assert_eq!(
+            page.text.as_deref(),
+            Some("before Enable JavaScript & read on after")
+        );
+        assert_eq!(page.title.as_deref(), Some("Book"));
     }
 }

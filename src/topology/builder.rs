@@ -156,10 +156,6 @@ impl CrawlerBuilder {
             None => Arc::new(config.scheduler()?),
         };
 
-        let scope = Arc::new(ScopeFilter::new(
-            config.urlfilter_ignore_outside_host,
-            config.urlfilter_ignore_outside_domain,
-        ));
         let mut normalizer = BasicNormalizer::new();
         if !config.urlnormalizer_remove_query_params.is_empty() {
             normalizer =
@@ -172,7 +168,10 @@ impl CrawlerBuilder {
         filters.push(Arc::new(SchemeFilter::new(
             config.urlfilter_schemes.clone(),
         )));
-        filters.push(scope.clone());
+        filters.push(Arc::new(ScopeFilter::new(
+            config.urlfilter_ignore_outside_host,
+            config.urlfilter_ignore_outside_domain,
+        )));
         if !config.urlfilter_include.is_empty() || !config.urlfilter_exclude.is_empty() {
             filters.push(Arc::new(RegexFilter::new(
                 &config.urlfilter_include,
@@ -273,7 +272,6 @@ impl CrawlerBuilder {
             stats,
             seed_filters: SeedFilters {
                 normalizer,
-                scope,
                 filters,
             },
             scheduler,
@@ -284,13 +282,11 @@ impl CrawlerBuilder {
 /// What seeds go through before they enter the frontier.
 pub(crate) struct SeedFilters {
     normalizer: Arc<BasicNormalizer>,
-    scope: Arc<ScopeFilter>,
     filters: FilterChain,
 }
 
 impl SeedFilters {
-    /// Parses, normalizes and filters seeds, widens the scope to their hosts, and writes them as
-    /// DISCOVERED.
+    /// Parses, normalizes and filters seeds, and writes them as DISCOVERED.
     pub(crate) async fn inject<'a>(
         &self,
         seeds: impl IntoIterator<Item = &'a str>,
@@ -322,7 +318,6 @@ impl SeedFilters {
                 continue;
             }
             let url = self.normalizer.normalize(parsed);
-            self.scope.add_seed(&url);
             let seed = CrawlUrl::seed(url);
             let Some(url) = self.filters.filter(None, seed.url.clone(), &seed.metadata) else {
                 report

@@ -1,3 +1,4 @@
 //! Shared helpers for the integration tests.
 
+pub mod binary;
 pub mod opensearch;

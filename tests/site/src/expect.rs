@@ -22,8 +22,22 @@ pub enum ExpectedStatus {
     RobotsDenied,
 }
 
+/// Which links a crawler follows, for [`Site::expected_with`](crate::Site::expected_with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Every in-scope host of the site, whatever page links to it (a crawl
+    /// that excludes the out-of-scope hosts, e.g. with
+    /// [`SiteSpec::outside_hosts_pattern`](crate::SiteSpec::outside_hosts_pattern)).
+    #[default]
+    SiteHosts,
+    /// Only links (and redirects) to the host of the page they are found on,
+    /// as StormCrawler's `urlfilter.ignore.outside.host`: the seeds' hosts,
+    /// each reached from its own seed.
+    SourceHost,
+}
+
 /// What a crawler must do when started from the site's seeds, if it stays on
-/// the seeds' hosts, respects `rel="nofollow"` and robots.txt, records a
+/// the site's in-scope hosts (see [`Scope`]), respects `rel="nofollow"` and robots.txt, records a
 /// redirect's target as a new URL (without following it within the same
 /// fetch), drops fragments and has no depth limit.
 ///
@@ -40,23 +54,28 @@ pub struct Expectation {
 }
 
 impl Expectation {
-    /// Simulates a correct crawl of `model` served on `port`.
-    pub(crate) fn compute(model: &Model, port: u16) -> Expectation {
+    /// Simulates a correct crawl of `model` served on `port`, following links
+    /// as `scope` says.
+    pub(crate) fn compute(model: &Model, port: u16, scope: Scope) -> Expectation {
         let in_scope: HashSet<&str> = model.in_scope.iter().map(String::as_str).collect();
         let mut statuses = BTreeMap::new();
         let mut redirects = BTreeMap::new();
         let mut cx = Crawl {
             in_scope: &in_scope,
+            scope,
             avoid: BTreeSet::new(),
             seen: BTreeSet::new(),
             queue: VecDeque::new(),
         };
         let mut nofollow: Vec<Loc> = Vec::new();
         for host in &model.in_scope {
-            cx.discover(&Loc {
-                host: host.clone(),
-                path: "/".to_owned(),
-            });
+            cx.discover(
+                None,
+                &Loc {
+                    host: host.clone(),
+                    path: "/".to_owned(),
+                },
+            );
         }
         while let Some(loc) = cx.queue.pop_front() {
             let url = loc.url(port);
@@ -68,7 +87,7 @@ impl Expectation {
                 Some(Doc::Html(page)) => {
                     for link in &page.links {
                         if !link.nofollow {
-                            cx.discover(&link.target);
+                            cx.discover(Some(&loc), &link.target);
                         } else if in_scope.contains(link.target.host.as_str()) {
                             nofollow.push(link.target.clone());
                         } else {
@@ -80,7 +99,7 @@ impl Expectation {
                 Some(Doc::Pdf(_) | Doc::Robots) => ExpectedStatus::Fetched,
                 Some(Doc::Redirect(target)) => {
                     redirects.insert(url.clone(), target.url(port));
-                    cx.discover(target);
+                    cx.discover(Some(&loc), target);
                     ExpectedStatus::Redirection
                 }
                 Some(Doc::Status(_)) | None => ExpectedStatus::FetchError,
@@ -215,6 +234,7 @@ impl Expectation {
 /// State of the simulated crawl.
 struct Crawl<'a> {
     in_scope: &'a HashSet<&'a str>,
+    scope: Scope,
     /// Out-of-scope URLs seen in links or redirects.
     avoid: BTreeSet<Loc>,
     /// In-scope URLs discovered.
@@ -223,7 +243,13 @@ struct Crawl<'a> {
 }
 
 impl Crawl<'_> {
-    fn discover(&mut self, loc: &Loc) {
+    /// `loc` found on the page at `from` (None for a seed).
+    fn discover(&mut self, from: Option<&Loc>, loc: &Loc) {
+        let other_host = from.is_some_and(|from| from.host != loc.host);
+        if self.scope == Scope::SourceHost && other_host {
+            // Dropped by the filter, but it may still be reached from its own host.
+            return;
+        }
         if !self.in_scope.contains(loc.host.as_str()) {
             self.avoid.insert(loc.clone());
         } else if self.seen.insert(loc.clone()) {

@@ -51,7 +51,7 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use expect::{Expectation, ExpectedStatus};
+pub use expect::{Expectation, ExpectedStatus, Scope};
 pub use hostile::{HostileExpectation, HostileOutcome, HostileSite};
 pub use server::{RequestRecord, Site};
 pub use spec::SiteSpec;

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::model::{Doc, Model, ROBOTS_TXT, render_page, render_pdf};
-use crate::{Expectation, SiteSpec};
+use crate::{Expectation, Scope, SiteSpec};
 
 /// One request received by the site.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,7 +303,12 @@ impl Site {
 
     /// What a correct crawl from [`Site::seeds`] does.
     pub fn expected(&self) -> Expectation {
-        Expectation::compute(&self.model, self.port())
+        Expectation::compute(&self.model, self.port(), Scope::SiteHosts)
+    }
+
+    /// What a correct crawl following links as `scope` says does (see [`Scope`]).
+    pub fn expected_with(&self, scope: Scope) -> Expectation {
+        Expectation::compute(&self.model, self.port(), scope)
     }
 
     /// The body this site serves for `host` and `path` (exact path, no

@@ -114,6 +114,20 @@ impl SiteSpec {
         (0..self.hosts).map(Self::host_name).collect()
     }
 
+    /// A regular expression matching every URL on an out-of-scope host: a
+    /// crawler that excludes it (StormCrawler's and squall's
+    /// `urlfilter.exclude`) stays on the site's in-scope hosts, following
+    /// links between them.
+    pub fn outside_hosts_pattern() -> &'static str {
+        r"^https?://outside-\d+\.test[:/]"
+    }
+
+    /// The configuration override (`urlfilter.exclude=[...]`) that keeps a
+    /// crawl off the out-of-scope hosts, for `--set` or `ConfigBuilder::set`.
+    pub fn exclude_outside_hosts() -> String {
+        format!("urlfilter.exclude=['{}']", Self::outside_hosts_pattern())
+    }
+
     /// Names of the out-of-scope hosts, in index order.
     pub fn outside_host_names(&self) -> Vec<String> {
         (0..self.outside_hosts)
@@ -148,6 +162,10 @@ impl SiteSpec {
     /// What a correct crawler started from [`SiteSpec::seeds`] must do, for a
     /// site served on `port`.
     pub fn expectation(&self, port: u16) -> crate::Expectation {
-        crate::Expectation::compute(&crate::model::Model::generate(self), port)
+        crate::Expectation::compute(
+            &crate::model::Model::generate(self),
+            port,
+            crate::Scope::SiteHosts,
+        )
     }
 }

@@ -1,0 +1,47 @@
+//! Running the crawl binary (`examples/crawl.rs`) against the local test site. Each test crate uses
+//! the part it needs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use squall_testsite::Site;
+
+/// The crawl binary beside the test executables (`cargo test` builds the examples).
+pub fn crawl_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let target_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target directory");
+    let binary = target_dir.join("examples").join("crawl");
+    assert!(
+        binary.exists(),
+        "{} is missing: run the tests with `cargo test`, which builds the examples",
+        binary.display()
+    );
+    binary
+}
+
+/// `--resolve` arguments sending every host name of the site to its loopback address.
+pub fn resolve_args(site: &Site) -> Vec<String> {
+    let mut args = Vec::new();
+    for host in site.host_names() {
+        args.push("--resolve".to_string());
+        args.push(format!("{host}:{}", site.addr().ip()));
+    }
+    args
+}
+
+/// [`resolve_args`] followed by the site's seeds.
+pub fn site_args(site: &Site) -> Vec<String> {
+    let mut args = resolve_args(site);
+    args.extend(site.seeds());
+    args
+}
+
+/// Lines in a file (fetch-log entries); 0 when it does not exist yet.
+pub fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
