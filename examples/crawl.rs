@@ -68,6 +68,12 @@ struct Args {
     /// The field holding the partition key (`key`, or a metadata field such as `metadata.hostname`).
     #[arg(long, value_name = "FIELD", default_value = "key")]
     es_bucket_field: String,
+    /// How new status documents are routed (StormCrawler's `es.status.routing`): `true` by their
+    /// key, `false` not at all, `auto` as a sample of the existing index shows (a new or empty index
+    /// is routed). A value the index contradicts stops the crawl at start.
+    #[arg(long, value_name = "auto|true|false", default_value = "auto",
+          value_parser = ["auto", "true", "false"])]
+    es_routing: String,
     /// This process's share of the index: instance I of N (`I/N`, e.g. `0/2`), reading only its shards.
     #[arg(long, value_name = "I/N", default_value = "0/1")]
     es_instance: String,
@@ -158,11 +164,11 @@ fn init_tracing() {
 async fn crawl(args: Args) -> anyhow::Result<()> {
     let mut builder = ConfigBuilder::new();
     if args.demo_site {
-        // The demo crawls our own loopback site and stays on its hosts; a config file or --set may
-        // still change both.
+        // The demo crawls our own loopback site and stays off its out-of-scope hosts; a config file
+        // or --set may still change both.
         builder = builder
             .set("http.agent.name=squall-demo")?
-            .set("urlfilter.ignore.outside.host=true")?;
+            .set(&SiteSpec::exclude_outside_hosts())?;
     }
     if let Some(path) = &args.config {
         builder = builder.yaml_file(path)?;
@@ -294,7 +300,9 @@ async fn index_frontier(
     Arc<dyn squall::status::StatusStore>,
 )> {
     use squall_spouts::client::{ConnectionSettings, EsClient};
-    use squall_spouts::index::{IndexSettings, ensure_status_index, refresh_interval};
+    use squall_spouts::index::{
+        IndexSettings, ensure_status_index, refresh_interval, routing_for, sample_routing,
+    };
     use squall_spouts::schema::KeyField;
     use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
     use squall_spouts::{EsStatusStore, WriterSettings};
@@ -361,14 +369,38 @@ async fn index_frontier(
         );
         return Ok((Box::new(QueueSpout::new(client, settings)), Arc::new(store)));
     }
+    // New documents are routed as the index's existing ones were, so that a URL's writes find its
+    // document; updates of the URLs the spouts read follow their documents (store.routes()).
+    let requested = match args.es_routing.as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    let sample = sample_routing(&client, &args.es_index, 100).await?;
+    let routing = routing_for(&args.es_index, requested, sample)?;
+    if sample.is_mixed() {
+        eprintln!(
+            "warning: status index {} holds routed and unrouted documents ({} and {} of {} \
+             sampled); new documents are routed: {routing}",
+            args.es_index,
+            sample.routed,
+            sample.unrouted,
+            sample.sampled()
+        );
+    }
+    eprintln!(
+        "status index {}: es.status.routing {routing}",
+        args.es_index
+    );
     let store = EsStatusStore::new(
         client.clone(),
         WriterSettings {
             index: args.es_index.clone(),
             key_field: key_field.clone(),
-            routing: true,
+            routing,
         },
     );
+    let routes = store.routes();
     let settings = SpoutSettings {
         index: args.es_index.clone(),
         key_field,
@@ -381,9 +413,13 @@ async fn index_frontier(
         ..SpoutSettings::default()
     };
     let spout: Box<dyn squall::spout::Spout> = match args.spout {
-        SpoutKind::Aggregation => Box::new(AggregationSpout::new(client, settings)),
-        SpoutKind::Collapsing => Box::new(CollapsingSpout::new(client, settings)),
-        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings)),
+        SpoutKind::Aggregation => {
+            Box::new(AggregationSpout::new(client, settings).with_routes(routes))
+        }
+        SpoutKind::Collapsing => {
+            Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
+        }
+        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings).with_routes(routes)),
         SpoutKind::Queue => unreachable!("handled above"),
     };
     Ok((spout, Arc::new(store)))

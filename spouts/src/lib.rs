@@ -21,7 +21,8 @@
 //! let store = EsStatusStore::new(client.clone(), WriterSettings {
 //!     index: "status".into(), key_field: KeyField::default(), routing: true,
 //! });
-//! let spout = AggregationSpout::new(client, SpoutSettings::default());
+//! // Updates of the URLs the spout reads go where their documents live, whatever their routing.
+//! let spout = AggregationSpout::new(client, SpoutSettings::default()).with_routes(store.routes());
 //! // CrawlerBuilder::new(config).frontier(spout, store).build()?
 //! # let _ = (store, spout); Ok(()) }
 //! ```
@@ -30,8 +31,10 @@ pub mod client;
 pub mod index;
 pub mod migrate;
 pub mod queue;
+pub mod routes;
 pub mod schema;
 pub mod spouts;
 mod writer;
 
+pub use routes::{DocumentRoutes, Routing};
 pub use writer::{EsStatusStore, WriterSettings};

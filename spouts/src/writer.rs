@@ -3,6 +3,11 @@
 //! One bulk request per batch, with a result for every item: DISCOVERED is written create-only (a
 //! conflict means the URL is known, which is success), every other status replaces the document, as
 //! StormCrawler does. An item the engine rejects fails only its own URL, with the engine's reason.
+//!
+//! Routing: an update of a URL a spout read from the index goes where that document lives (the
+//! routing its hit showed, recorded in [`DocumentRoutes`]), whatever the setting; a new document
+//! (DISCOVERED, create-only) and any URL without a record are routed as [`WriterSettings::routing`]
+//! says.
 
 use async_trait::async_trait;
 use elasticsearch::http::Method;
@@ -12,6 +17,7 @@ use squall::status::{StatusStore, StatusWrite, StoreError};
 use tracing::warn;
 
 use crate::client::{EsClient, RequestBody};
+use crate::routes::{DocumentRoutes, Routing};
 use crate::schema::{KeyField, document_id, status_document};
 
 /// Where and how statuses are written.
@@ -21,8 +27,10 @@ pub struct WriterSettings {
     pub index: String,
     /// Where the partition key goes.
     pub key_field: KeyField,
-    /// Route documents by their key (StormCrawler's `es.status.routing`), so that a host's URLs
-    /// share a shard.
+    /// Route new documents by their key (StormCrawler's `es.status.routing`), so that a host's URLs
+    /// share a shard. It must match how the index's existing documents were written
+    /// ([`crate::index::sample_routing`] and [`crate::index::check_routing`] tell); updates of
+    /// documents read by a spout with [`DocumentRoutes`] wired follow the document instead.
     pub routing: bool,
 }
 
@@ -31,12 +39,37 @@ pub struct WriterSettings {
 pub struct EsStatusStore {
     client: EsClient,
     settings: WriterSettings,
+    routes: DocumentRoutes,
 }
 
 impl EsStatusStore {
     /// A writer into `settings.index`.
     pub fn new(client: EsClient, settings: WriterSettings) -> Self {
-        EsStatusStore { client, settings }
+        EsStatusStore {
+            client,
+            settings,
+            routes: DocumentRoutes::new(),
+        }
+    }
+
+    /// The routes of the documents the spouts read, shared with this writer: give it to the spout
+    /// (`with_routes`) so that updates land on the documents they replace.
+    pub fn routes(&self) -> DocumentRoutes {
+        self.routes.clone()
+    }
+
+    /// The routing of `write`: the recorded one for an update of a document a spout read, else the
+    /// setting's.
+    fn routing(&self, write: &StatusWrite) -> Option<String> {
+        if write.status != Status::Discovered
+            && let Some(recorded) = self.routes.get(write.url.url.as_str())
+        {
+            return match recorded {
+                Routing::Routed(routing) => Some(routing),
+                Routing::Unrouted => None,
+            };
+        }
+        self.settings.routing.then(|| write.key.clone())
     }
 
     fn bulk_lines(&self, batch: &[StatusWrite]) -> Vec<Value> {
@@ -48,8 +81,8 @@ impl EsStatusStore {
                 "index"
             };
             let mut action = json!({ "_id": document_id(write.url.url.as_str()) });
-            if self.settings.routing {
-                action["routing"] = json!(write.key);
+            if let Some(routing) = self.routing(write) {
+                action["routing"] = json!(routing);
             }
             lines.push(json!({ op: action }));
             lines.push(status_document(write, &self.settings.key_field));
@@ -101,6 +134,11 @@ impl StatusStore for EsStatusStore {
                 .unwrap_or(&Value::Null);
             let status = result["status"].as_u64().unwrap_or(0);
             let outcome = if (200..300).contains(&status) {
+                if write.status != Status::Discovered {
+                    // The document is updated: its record is done with. A failed write keeps it,
+                    // for the spout to replace when it returns the URL again.
+                    self.routes.remove(write.url.url.as_str());
+                }
                 Ok(())
             } else if status == 409 && write.status == Status::Discovered {
                 // Already known: create-only keeps its status, as intended.

@@ -8,6 +8,7 @@ use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
 use crate::client::EsClient;
+use crate::routes::DocumentRoutes;
 
 /// StormCrawler's `CollapsingSpout`.
 #[derive(Debug, Clone)]
@@ -26,6 +27,14 @@ impl CollapsingSpout {
             date,
             offset: 0,
         }
+    }
+
+    /// Records in `routes` how the document of each URL returned was routed, so that the writer
+    /// sharing them ([`crate::EsStatusStore::routes`]) updates that document and not a copy on the
+    /// key's shard (needed when the index holds documents not routed as the writer routes new ones).
+    pub fn with_routes(mut self, routes: DocumentRoutes) -> Self {
+        self.query.set_routes(routes);
+        self
     }
 
     /// The query for one page of keys, due up to `date`.

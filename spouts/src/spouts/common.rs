@@ -11,6 +11,7 @@ use tracing::debug;
 
 use crate::client::{EsClient, RequestBody};
 use crate::index::{shard_count, shard_preference};
+use crate::routes::{DocumentRoutes, Routing};
 use crate::schema::{KeyField, format_date, read_document};
 
 /// Settings of the status-index spouts, with StormCrawler's keys and defaults.
@@ -138,6 +139,8 @@ pub struct SpoutQuery {
     pub(crate) client: EsClient,
     pub(crate) settings: SpoutSettings,
     preference: Option<Option<String>>,
+    /// Where the routing of each returned URL's document is recorded, for the writer.
+    routes: Option<DocumentRoutes>,
 }
 
 impl SpoutQuery {
@@ -146,7 +149,13 @@ impl SpoutQuery {
             client,
             settings,
             preference: None,
+            routes: None,
         }
+    }
+
+    /// Records the routing of every hit turned into a URL in `routes`.
+    pub(crate) fn set_routes(&mut self, routes: DocumentRoutes) {
+        self.routes = Some(routes);
     }
 
     /// The `preference` for this instance's shards (looked up once).
@@ -214,7 +223,8 @@ impl SpoutQuery {
         Ok(answer)
     }
 
-    /// A hit's URL, with its key (the stored one, or the bucket's, or computed).
+    /// A hit's URL, with its key (the stored one, or the bucket's, or computed). With routes set, the
+    /// hit's `_routing` is recorded for the URL, so that its update goes to this very document.
     pub(crate) fn due_url(
         &self,
         hit: &Value,
@@ -241,6 +251,9 @@ impl SpoutQuery {
                     self.settings.partition_mode,
                 )
             });
+        if let Some(routes) = &self.routes {
+            routes.record(doc.url.url.as_str(), Routing::of_hit(hit));
+        }
         Some(DueUrl { url: doc.url, key })
     }
 }

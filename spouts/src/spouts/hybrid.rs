@@ -10,6 +10,7 @@ use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
 use super::aggregation::AggregationSpout;
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
 use crate::client::{EsClient, RequestBody};
+use crate::routes::DocumentRoutes;
 
 /// One key learned from the aggregation.
 #[derive(Debug, Clone)]
@@ -49,6 +50,15 @@ impl HybridSpout {
             last_aggregation: None,
             aggregation_every,
         }
+    }
+
+    /// Records in `routes` how the document of each URL returned was routed (by the aggregation and
+    /// by the per-key queries), so that the writer sharing them ([`crate::EsStatusStore::routes`])
+    /// updates that document and not a copy on the key's shard.
+    pub fn with_routes(mut self, routes: DocumentRoutes) -> Self {
+        self.aggregation = self.aggregation.with_routes(routes.clone());
+        self.query.set_routes(routes);
+        self
     }
 
     fn per_key_body(&self, date: chrono::DateTime<chrono::Utc>, known: &KnownKey) -> Value {
