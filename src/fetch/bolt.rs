@@ -181,6 +181,7 @@ impl FetcherBolt {
                     if let Some(tuple) = queue.items.pop_front() {
                         queued -= 1;
                         queue.in_flight += 1;
+                        tuple.ack.started();
                         let shared = Arc::clone(&shared);
                         let task_key = key.clone();
                         let handle =

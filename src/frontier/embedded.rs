@@ -293,7 +293,11 @@ impl EmbeddedFrontier {
                 let (item, _) = item?;
                 let (_, _, url) = item.value();
                 if busy.contains(url) {
-                    held += 1;
+                    // Only URLs not yet started by the fetcher count toward the share: once a
+                    // host's URLs are being fetched, the next ones may go to its fetcher queue.
+                    if busy.is_waiting(url) {
+                        held += 1;
+                    }
                     continue;
                 }
                 let Some(value) = urls.get(url)? else {
@@ -377,6 +381,11 @@ pub struct EmbeddedSpout {
 
 #[async_trait]
 impl Spout for EmbeddedSpout {
+    /// It skips busy URLs while reading.
+    fn reads_past_busy(&self) -> bool {
+        true
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let frontier = self.frontier.clone();
         let limits = self.limits;

@@ -4,9 +4,15 @@
 //! A [`Spout`] only knows how to ask its frontier for due URLs. The [`SpoutRunner`] around it owns
 //! everything else: the buffer (round-robin over queues), the in-flight set, the purgatory, the pacing
 //! of queries, and the acks and fails coming back from the topology.
+//!
+//! Queries are driven by demand: as soon as the topology has taken every buffered URL (the fetcher's
+//! queues run low), the runner asks again, at once if the last answer brought new URLs. The minimum
+//! delay between queries (`spout.min.delay.queries`) applies after an answer with nothing new, and an
+//! ack after such an answer shortens it to the time the frontier takes to show writes.
 
 mod buffer;
 mod runner;
+mod waiting;
 
 pub use buffer::UrlBuffer;
 pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
@@ -26,6 +32,7 @@ use crate::model::CrawlUrl;
 #[derive(Clone)]
 pub struct BusyUrls {
     tracked: Arc<DashSet<String>>,
+    waiting: Arc<DashSet<String>>,
     purgatory: Cache<String, ()>,
 }
 
@@ -34,12 +41,21 @@ impl BusyUrls {
     pub fn none() -> Self {
         BusyUrls {
             tracked: Arc::new(DashSet::new()),
+            waiting: Arc::new(DashSet::new()),
             purgatory: Cache::new(1),
         }
     }
 
-    pub(crate) fn new(tracked: Arc<DashSet<String>>, purgatory: Cache<String, ()>) -> Self {
-        BusyUrls { tracked, purgatory }
+    pub(crate) fn new(
+        tracked: Arc<DashSet<String>>,
+        waiting: Arc<DashSet<String>>,
+        purgatory: Cache<String, ()>,
+    ) -> Self {
+        BusyUrls {
+            tracked,
+            waiting,
+            purgatory,
+        }
     }
 
     /// Whether `url` is busy.
@@ -51,6 +67,13 @@ impl BusyUrls {
     /// waiting out the purgatory.
     pub fn in_topology(&self, url: &str) -> bool {
         self.tracked.contains(url)
+    }
+
+    /// Whether `url` is buffered or waiting in the fetcher's queue, not yet started: what counts
+    /// toward a queue's share of the topology. A URL being fetched, parsed or written no longer
+    /// does, so a busy host is paced by its politeness delay, not by the round trip of its writes.
+    pub fn is_waiting(&self, url: &str) -> bool {
+        self.waiting.contains(url)
     }
 }
 
@@ -113,5 +136,22 @@ pub trait Spout: Send {
     /// interval). The runner calls the crawl idle only after finding nothing for at least this long.
     fn visibility_delay(&self) -> std::time::Duration {
         std::time::Duration::ZERO
+    }
+
+    /// Whether a query can bring URLs of a queue beyond those busy in the topology (the spout skips
+    /// busy URLs while reading). The runner then asks again as soon as the fetcher has started the
+    /// last waiting URL of a queue, rather than after the minimum delay between queries.
+    fn reads_past_busy(&self) -> bool {
+        false
+    }
+
+    /// How long a status write takes to show in this spout's answers: zero for a store that shows
+    /// writes at once, an index's refresh interval otherwise (the default: [`visibility_delay`]).
+    /// After an answer with nothing new, an ack (a URL's writes are done, so new URLs may be due)
+    /// lets the runner ask again once this has passed, rather than after the minimum delay.
+    ///
+    /// [`visibility_delay`]: Spout::visibility_delay
+    fn write_visibility(&self) -> std::time::Duration {
+        self.visibility_delay()
     }
 }

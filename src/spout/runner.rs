@@ -10,13 +10,16 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::waiting::Waiting;
 use super::{BusyUrls, Spout, UrlBuffer};
 use crate::topology::{AckHandle, AckMessage, Tuple};
 
 /// How a runner paces and limits itself (StormCrawler's `spout.*` and `topology.max.spout.pending`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunnerSettings {
-    /// Minimum time between two queries (`spout.min.delay.queries`).
+    /// Minimum time between a query that brought nothing new and the next one
+    /// (`spout.min.delay.queries`); after an answer with new URLs the next query goes as soon as
+    /// they have all been taken by the topology.
     pub min_delay: Duration,
     /// A query runs after this long even when URLs are still buffered (`spout.max.delay.queries`).
     pub max_delay: Duration,
@@ -65,6 +68,8 @@ pub struct SpoutRunner {
     in_flight: std::collections::HashSet<String>,
     /// Buffered and in-flight URLs, shared with the spout through [`BusyUrls`].
     tracked: Arc<DashSet<String>>,
+    /// Buffered and emitted URLs the fetcher has not started, by queue.
+    waiting: Waiting,
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
@@ -74,8 +79,14 @@ pub struct SpoutRunner {
     failed_recently: std::collections::HashMap<String, Instant>,
     last_query_sent: Option<Instant>,
     last_query_received: Option<Instant>,
-    /// The last query returned nothing.
+    /// The last query brought no new URL (or failed).
     last_answer_empty: bool,
+    /// The first ack after such an answer: writes were made since, so URLs may be due.
+    acked_since_empty_answer: Option<Instant>,
+    /// Since such an answer, the fetcher started the last waiting URL of a queue.
+    demand_since_empty_answer: bool,
+    /// How long the last query took.
+    last_query_took: Duration,
 }
 
 /// The shortest pause after a query that returned nothing, whatever the minimum delay: a spout that
@@ -94,6 +105,7 @@ impl SpoutRunner {
             buffer: UrlBuffer::new(),
             in_flight: std::collections::HashSet::new(),
             tracked: Arc::new(DashSet::new()),
+            waiting: Waiting::default(),
             purgatory,
             state: RunnerState::default(),
             empty_queries: 0,
@@ -102,6 +114,9 @@ impl SpoutRunner {
             last_query_sent: None,
             last_query_received: None,
             last_answer_empty: false,
+            acked_since_empty_answer: None,
+            demand_since_empty_answer: false,
+            last_query_took: Duration::ZERO,
         }
     }
 
@@ -142,6 +157,7 @@ impl SpoutRunner {
                     };
                     if let Some(due) = self.buffer.pop() {
                         self.in_flight.insert(due.url.url.as_str().to_string());
+                        self.waiting.emitted(due.url.url.as_str(), &due.key);
                         self.state.emitted += 1;
                         metrics::counter!("squall_spout_emitted_total").increment(1);
                         let ack = AckHandle::new(due.url.clone(), emit_sender.clone());
@@ -173,10 +189,10 @@ impl SpoutRunner {
         if self.buffer.len() >= self.settings.max_pending {
             return false;
         }
-        let Some(sent) = self.last_query_sent else {
-            return true;
-        };
-        if sent.elapsed() < self.min_gap() {
+        if self
+            .earliest_next_query()
+            .is_some_and(|earliest| Instant::now() < earliest)
+        {
             return false;
         }
         if self.buffer.is_empty() {
@@ -186,20 +202,30 @@ impl SpoutRunner {
             .is_some_and(|received| received.elapsed() >= self.settings.max_delay)
     }
 
-    /// The least time between two queries.
-    fn min_gap(&self) -> Duration {
-        if self.last_answer_empty {
-            self.settings.min_delay.max(EMPTY_ANSWER_PAUSE)
-        } else {
-            self.settings.min_delay
+    /// When the next query may go: right after an answer with new URLs (demand decides); after one
+    /// with nothing new, once the minimum delay has passed or, sooner, once a write acked since
+    /// then can show in the frontier's answers, or once a queue ran dry in the fetcher (for spouts
+    /// that read past busy URLs; never spending more than half the time querying).
+    fn earliest_next_query(&self) -> Option<Instant> {
+        let sent = self.last_query_sent?;
+        if !self.last_answer_empty {
+            return Some(sent);
         }
+        let after_min_delay = sent + self.settings.min_delay;
+        let after_write = self
+            .acked_since_empty_answer
+            .map(|acked| acked + self.spout.write_visibility());
+        let mut at = after_write.map_or(after_min_delay, |w| w.min(after_min_delay));
+        if self.demand_since_empty_answer {
+            at = at.min(sent + self.last_query_took * 2);
+        }
+        Some(at.max(sent + EMPTY_ANSWER_PAUSE))
     }
 
     fn time_to_next_query(&self) -> Duration {
-        let Some(sent) = self.last_query_sent else {
-            return Duration::ZERO;
-        };
-        let min_wait = self.min_gap().saturating_sub(sent.elapsed());
+        let min_wait = self.earliest_next_query().map_or(Duration::ZERO, |at| {
+            at.saturating_duration_since(Instant::now())
+        });
         if self.buffer.is_empty() {
             return min_wait.max(Duration::from_millis(1));
         }
@@ -212,10 +238,17 @@ impl SpoutRunner {
 
     async fn query(&mut self) {
         self.last_query_sent = Some(Instant::now());
+        self.acked_since_empty_answer = None;
+        self.demand_since_empty_answer = false;
         let started = Instant::now();
-        let busy = BusyUrls::new(Arc::clone(&self.tracked), self.purgatory.clone());
+        let busy = BusyUrls::new(
+            Arc::clone(&self.tracked),
+            self.waiting.shared(),
+            self.purgatory.clone(),
+        );
         let result = self.spout.next_batch(&busy).await;
         self.last_query_received = Some(Instant::now());
+        self.last_query_took = started.elapsed();
         metrics::histogram!("squall_spout_query_seconds").record(started.elapsed().as_secs_f64());
         let batch = match result {
             Ok(batch) => batch,
@@ -229,7 +262,6 @@ impl SpoutRunner {
             }
         };
         let returned = batch.len();
-        self.last_answer_empty = returned == 0;
         let mut added = 0;
         let mut being_processed = 0;
         for due in batch {
@@ -241,11 +273,13 @@ impl SpoutRunner {
             let url = url.to_string();
             self.failed_recently.remove(&url);
             if self.buffer.push(due) {
+                self.waiting.buffered(&url);
                 self.tracked.insert(url);
                 added += 1;
             }
         }
         debug!(returned, added, being_processed, "frontier query");
+        self.last_answer_empty = added == 0;
         if returned == 0 && self.in_flight.is_empty() && self.buffer.is_empty() {
             self.empty_queries += 1;
             self.first_empty_query.get_or_insert_with(Instant::now);
@@ -256,7 +290,19 @@ impl SpoutRunner {
     }
 
     async fn on_ack(&mut self, message: AckMessage) {
+        let wrote = matches!(message, AckMessage::Acked(_));
+        if wrote && self.last_answer_empty && self.acked_since_empty_answer.is_none() {
+            self.acked_since_empty_answer = Some(Instant::now());
+        }
+        let url = match &message {
+            AckMessage::Started(url) => url.as_str(),
+            AckMessage::Acked(url) | AckMessage::Failed { url, .. } => url.url.as_str(),
+        };
+        if self.waiting.left(url) && self.spout.reads_past_busy() {
+            self.demand_since_empty_answer = true;
+        }
         match message {
+            AckMessage::Started(_) => {}
             AckMessage::Acked(url) => {
                 let key = url.url.as_str().to_string();
                 self.in_flight.remove(&key);
@@ -354,5 +400,86 @@ mod tests {
         // Without the pause after an empty answer this is a busy loop of many thousands of calls;
         // with it, one call per 50 ms at most.
         assert!((2..=20).contains(&calls), "{calls} calls in 500 ms");
+    }
+
+    /// Answers from a script: one list of URL paths per call, then nothing.
+    struct Scripted {
+        answers: std::collections::VecDeque<Vec<&'static str>>,
+        calls: Arc<std::sync::Mutex<Vec<Instant>>>,
+    }
+
+    #[async_trait]
+    impl Spout for Scripted {
+        async fn next_batch(&mut self, _busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+            if let Ok(mut calls) = self.calls.lock() {
+                calls.push(Instant::now());
+            }
+            let paths = self.answers.pop_front().unwrap_or_default();
+            Ok(paths
+                .into_iter()
+                .map(|path| {
+                    let url = url::Url::parse(&format!("http://a.test{path}")).expect("URL");
+                    DueUrl {
+                        url: crate::model::CrawlUrl::seed(url),
+                        key: "a.test".to_string(),
+                    }
+                })
+                .collect())
+        }
+    }
+
+    /// Runs a scripted spout with a long minimum delay; every tuple is acked after `ack_after`.
+    async fn run_scripted(answers: Vec<Vec<&'static str>>, ack_after: Duration) -> Vec<Instant> {
+        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let spout = Scripted {
+            answers: answers.into(),
+            calls: Arc::clone(&calls),
+        };
+        let runner = SpoutRunner::new(
+            Box::new(spout),
+            RunnerSettings {
+                min_delay: Duration::from_secs(30),
+                ..RunnerSettings::default()
+            },
+        );
+        let (out, mut tuples) = mpsc::channel::<Tuple>(8);
+        let (ack_sender, acks) = mpsc::unbounded_channel();
+        let (state, _state) = watch::channel(RunnerState::default());
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        let acker = tokio::spawn(async move {
+            while let Some(tuple) = tuples.recv().await {
+                tokio::time::sleep(ack_after).await;
+                tuple.ack.ack();
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        stop.cancel();
+        let _ = running.await;
+        acker.abort();
+        calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answers_with_new_urls_are_followed_by_a_query_as_soon_as_they_are_taken() {
+        let answers = vec![vec!["/1", "/2"], vec!["/3"], vec!["/4"], vec![]];
+        let calls = run_scripted(answers, Duration::ZERO).await;
+        // With the 30 s minimum delay between every two queries there would be one call in 1.5 s.
+        // After the empty fourth answer, the acks that follow it allow one more query, no loop.
+        assert!((4..=6).contains(&calls.len()), "{calls:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_ack_after_an_answer_with_nothing_new_brings_the_next_query_forward() {
+        // The second answer repeats the URL in flight: nothing new. Its ack (a write) means the
+        // frontier changed, and this spout shows writes at once: the third query follows the ack.
+        let answers = vec![vec!["/1"], vec!["/1"], vec!["/2"], vec![]];
+        let calls = run_scripted(answers, Duration::from_millis(300)).await;
+        assert!(calls.len() >= 3, "{calls:?}");
+        let gap = calls[2] - calls[1];
+        assert!(
+            gap >= Duration::from_millis(200) && gap < Duration::from_secs(5),
+            "the third query came {gap:?} after the second"
+        );
     }
 }

@@ -11,6 +11,9 @@ use crate::model::CrawlUrl;
 /// What the spout runner hears about a URL it emitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AckMessage {
+    /// The fetcher took the URL (given as emitted) out of its queue to fetch it: the queue is one
+    /// shorter, which the runner reads as demand for more of that queue.
+    Started(String),
     /// The URL was processed and its writes are durable.
     Acked(CrawlUrl),
     /// The URL was not processed; it stays due in the frontier and may be emitted again later.
@@ -41,6 +44,14 @@ impl AckHandle {
     /// The URL as the spout emitted it.
     pub fn url(&self) -> Option<&CrawlUrl> {
         self.url.as_ref()
+    }
+
+    /// Tells the runner that the fetcher has started on the URL (it left the fetcher's queue); the
+    /// outcome is still owed.
+    pub fn started(&self) {
+        if let Some(url) = &self.url {
+            let _ = self.sender.send(AckMessage::Started(url.url.to_string()));
+        }
     }
 
     /// Reports success.

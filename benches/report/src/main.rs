@@ -3,6 +3,7 @@
 
 mod format;
 mod markdown;
+mod one_host;
 mod plots;
 mod results;
 mod splice;
@@ -23,7 +24,7 @@ use clap::Parser;
 )]
 struct Cli {
     /// Directory holding machine.json, spouts.json, writer.json, fetcher.json,
-    /// parser.json, politeness.json and migration.json (any of them may be
+    /// parser.json, politeness.json, one_host.json and migration.json (any of them may be
     /// missing); the SVGs and summary.md are written here too.
     #[arg(long, value_name = "DIR")]
     results: PathBuf,

@@ -275,6 +275,8 @@ pub struct Results {
     pub politeness: Option<Politeness>,
     /// `migration.json`.
     pub migration: Option<Migration>,
+    /// `one_host.json`.
+    pub one_host: Option<crate::one_host::OneHost>,
 }
 
 impl Results {
@@ -288,6 +290,7 @@ impl Results {
             parser: read_optional(dir, "parser.json")?,
             politeness: read_optional(dir, "politeness.json")?,
             migration: read_optional(dir, "migration.json")?,
+            one_host: read_optional(dir, "one_host.json")?,
         })
     }
 }

@@ -317,10 +317,15 @@ impl QueueSpout {
         Ok(())
     }
 
-    /// Due URLs of the held queues whose earlier URLs have all left the topology, in one search.
+    /// Due URLs of the held queues that are not already in the topology, in one search: a queue is
+    /// read again as soon as the runner asks (the fetcher has taken what it had), while its earlier
+    /// URLs are still being fetched, so one busy host is never limited to one read per round trip.
     async fn read_urls(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
-        let mut ready = Vec::new();
         let visibility = self.settings.refresh_interval + Duration::from_secs(1);
+        let mut ready = Vec::new();
+        // URLs of the held queues that must not come back: in the topology, or done so recently
+        // that the index may still show their old dates.
+        let mut skip = Vec::new();
         for (key, claim) in self.claims.iter_mut() {
             let (in_topology, done): (Vec<String>, Vec<String>) = claim
                 .outstanding
@@ -334,9 +339,9 @@ impl QueueSpout {
             claim
                 .recently_done
                 .retain(|(_, at)| at.elapsed() < visibility);
-            if claim.outstanding.is_empty() {
-                ready.push(key.clone());
-            }
+            skip.extend(claim.outstanding.iter().map(|url| document_id(url)));
+            skip.extend(claim.recently_done.iter().map(|(url, _)| document_id(url)));
+            ready.push(key.clone());
         }
         if ready.is_empty() {
             return Ok(Vec::new());
@@ -347,10 +352,13 @@ impl QueueSpout {
         let body = json!({
             "size": 0,
             "track_total_hits": false,
-            "query": { "bool": { "filter": [
-                { "terms": { field.clone(): ready } },
-                { "range": { "nextFetchDate": { "lte": format_date(Utc::now()) } } }
-            ] } },
+            "query": { "bool": {
+                "filter": [
+                    { "terms": { field.clone(): ready } },
+                    { "range": { "nextFetchDate": { "lte": format_date(Utc::now()) } } }
+                ],
+                "must_not": [ { "ids": { "values": skip } } ]
+            } },
             "aggs": { "queues": {
                 "terms": { "field": field, "size": ready.len(), "shard_size": ready.len() },
                 "aggs": { "due": { "top_hits": {
@@ -406,16 +414,15 @@ impl QueueSpout {
                 });
             }
         }
-        // A queue with no due URL left is given back, unless a writer changed it moments ago (its
-        // URLs may not show yet). One whose due URLs are all done but not yet refreshed stays.
+        // A queue with no due URL left and none in the topology is given back, unless a writer
+        // changed it moments ago (its URLs may not show yet).
         let drained: Vec<String> = ready
             .into_iter()
             .filter(|key| {
                 !with_due.contains(key)
-                    && self
-                        .claims
-                        .get(key)
-                        .is_some_and(|claim| !self.recently_written(claim))
+                    && self.claims.get(key).is_some_and(|claim| {
+                        claim.outstanding.is_empty() && !self.recently_written(claim)
+                    })
             })
             .collect();
         self.release_all(drained).await?;
@@ -430,6 +437,16 @@ impl Spout for QueueSpout {
     /// runs out, so "nothing left" is concluded only after that long.
     fn visibility_delay(&self) -> Duration {
         self.settings.refresh_interval + self.settings.lease_ttl + Duration::from_millis(500)
+    }
+
+    /// Its reads leave out the URLs in the topology.
+    fn reads_past_busy(&self) -> bool {
+        true
+    }
+
+    /// A write shows in the urls index after a refresh.
+    fn write_visibility(&self) -> Duration {
+        self.settings.refresh_interval
     }
 
     /// A URL that failed stays due: the release must see its date in the index.

@@ -1,0 +1,278 @@
+//! A crawl of one host: does the frontier keep the fetcher busy at the politeness limit?
+//!
+//! `cargo bench --bench one_host` crawls a generated one-host site (loopback, default settings but
+//! the delay; every page of the host injected as a seed, as the politeness benchmark does, so that
+//! link discovery does not limit the rate) on the embedded frontier and on the queue frontier
+//! (SQUALL_BENCH_ES), for per-host delays of 0.5, 0.1 and 0.02 s. Each crawl has the same budget
+//! (`SQUALL_BENCH_ONE_HOST_SECONDS`, default 30 s; 3 s with SQUALL_BENCH_QUICK=1); the two frontiers
+//! alternate, in the opposite order on every other repetition (`SQUALL_BENCH_RUNS`, default 2).
+//!
+//! Figures, from the fetch records: pages per second from the first fetch to the last, against the
+//! ideal 1 / delay (the politeness limit); the smallest gap between the end of one fetch and the
+//! start of the next (never below the delay); overlapping fetches (must be 0). Prints JSON.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use common::{Spread, engine_client, env_or, quick};
+use squall::config::{ConfigBuilder, CrawlConfig};
+use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits};
+use squall_spouts::client::EsClient;
+use squall_spouts::index::{IndexSettings, ensure_index, ensure_status_index};
+use squall_spouts::queue::schema::queues_index_body;
+use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_spouts::schema::KeyField;
+use squall_testsite::{Site, SiteSpec};
+
+const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frontier {
+    Embedded,
+    Queue,
+}
+
+impl Frontier {
+    fn name(self) -> &'static str {
+        match self {
+            Frontier::Embedded => "embedded",
+            Frontier::Queue => "queue",
+        }
+    }
+}
+
+/// Start and end of every fetch, in the order they finished.
+#[derive(Default)]
+struct Fetches(Mutex<Vec<(DateTime<Utc>, DateTime<Utc>)>>);
+
+impl CrawlObserver for Fetches {
+    fn on_event(&self, event: &CrawlEvent) {
+        if let CrawlEvent::Processed {
+            fetch: Some(fetch), ..
+        } = event
+            && let Ok(mut fetches) = self.0.lock()
+        {
+            fetches.push((fetch.started, fetch.finished));
+        }
+    }
+}
+
+/// What one crawl measured.
+struct Measured {
+    fetches: usize,
+    pages_per_second: f64,
+    smallest_gap: f64,
+    overlaps: usize,
+}
+
+fn seconds(d: chrono::TimeDelta) -> f64 {
+    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
+fn measure(mut spans: Vec<(DateTime<Utc>, DateTime<Utc>)>) -> Measured {
+    spans.sort();
+    let mut smallest_gap = f64::INFINITY;
+    let mut overlaps = 0;
+    for pair in spans.windows(2) {
+        let gap = seconds(pair[1].0 - pair[0].1);
+        if gap < 0.0 {
+            overlaps += 1;
+        }
+        smallest_gap = smallest_gap.min(gap);
+    }
+    if std::env::var("SQUALL_BENCH_GAPS").is_ok() {
+        let mut gaps: Vec<(f64, f64)> = spans
+            .windows(2)
+            .map(|p| (seconds(p[1].0 - p[0].0), seconds(p[0].0 - spans[0].0)))
+            .collect();
+        gaps.sort_by(|a, b| b.0.total_cmp(&a.0));
+        eprintln!("largest gaps (gap, at): {:?}", &gaps[..gaps.len().min(8)]);
+    }
+    let pages_per_second = match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) if spans.len() > 1 => {
+            (spans.len() - 1) as f64 / seconds(last.0 - first.0)
+        }
+        _ => 0.0,
+    };
+    Measured {
+        fetches: spans.len(),
+        pages_per_second,
+        smallest_gap,
+        overlaps,
+    }
+}
+
+fn config(delay: f64) -> CrawlConfig {
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=squall-bench")
+        .and_then(|b| b.set(&format!("fetcher.server.delay={delay}")))
+        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
+        .and_then(|b| b.build());
+    match config {
+        Ok(config) => config,
+        Err(e) => panic!("config: {e}"),
+    }
+}
+
+/// A fresh pair of queue-frontier indices.
+async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatusStore) {
+    let urls = format!("bench-one-host-urls-{run}");
+    let queues = format!("bench-one-host-queues-{run}");
+    for index in [&urls, &queues] {
+        let _ = client
+            .request(
+                elasticsearch::http::Method::Delete,
+                &format!("/{index}"),
+                &[],
+                None,
+            )
+            .await;
+    }
+    let settings = IndexSettings {
+        name: urls.clone(),
+        shards: 1,
+        replicas: 0,
+        refresh_interval: "1s".to_string(),
+    };
+    if let Err(e) = ensure_status_index(client, &settings).await {
+        panic!("urls index: {e}");
+    }
+    if let Err(e) = ensure_index(client, &queues, queues_index_body(1, 0, "1s")).await {
+        panic!("queues index: {e}");
+    }
+    let spout = QueueSpout::new(client.clone(), QueueSpoutSettings::new(&urls, &queues));
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    (spout, store)
+}
+
+/// One crawl of the site's host with `delay`, for `budget`.
+async fn crawl(
+    site: &Site,
+    frontier: Frontier,
+    delay: f64,
+    budget: Duration,
+    run: &str,
+) -> Measured {
+    let config = config(delay);
+    let fetches = Arc::new(Fetches::default());
+    let dir = std::env::temp_dir().join(format!("squall-one-host-{}-{run}", std::process::id()));
+    let builder = CrawlerBuilder::new(config.clone()).observer(fetches.clone());
+    let builder = match frontier {
+        Frontier::Embedded => {
+            let embedded = match EmbeddedFrontier::open(&dir) {
+                Ok(frontier) => frontier,
+                Err(e) => panic!("frontier: {e}"),
+            };
+            builder.frontier(
+                embedded.spout(QueryLimits::from_config(&config)),
+                embedded.clone(),
+            )
+        }
+        Frontier::Queue => {
+            let (spout, store) = queue_frontier(&engine_client(), run).await;
+            builder.frontier(spout, store)
+        }
+    };
+    let mut builder = builder;
+    for host in site.host_names() {
+        builder = builder.resolve(host, site.addr());
+    }
+    let crawler = match builder.build() {
+        Ok(crawler) => crawler,
+        Err(e) => panic!("crawler: {e}"),
+    };
+    let urls = site.expected().reachable_in_scope_urls();
+    crawler.inject(urls.iter().map(String::as_str)).await;
+    crawler
+        .run(RunLimits {
+            max_duration: Some(budget),
+            until_idle: true,
+            ..RunLimits::default()
+        })
+        .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    let spans = fetches.0.lock().map(|f| f.clone()).unwrap_or_default();
+    measure(spans)
+}
+
+#[tokio::main]
+async fn main() {
+    let budget = Duration::from_secs(env_or("ONE_HOST_SECONDS", if quick() { 3 } else { 30 }));
+    let runs = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
+    // Enough pages that the fastest crawl does not run out within the budget.
+    let pages = (budget.as_secs_f64() / DELAYS[2] * 1.5) as usize;
+    let spec = SiteSpec {
+        hosts: 1,
+        pages_per_host: pages.max(50),
+        outside_hosts: 0,
+        robots_host: None,
+        ..SiteSpec::default()
+    };
+    let site = match Site::start(spec).await {
+        Ok(site) => site,
+        Err(e) => panic!("site: {e}"),
+    };
+    let mut rows = Vec::new();
+    for delay in DELAYS {
+        let mut by_frontier: Vec<(Frontier, Vec<Measured>)> = vec![
+            (Frontier::Embedded, Vec::new()),
+            (Frontier::Queue, Vec::new()),
+        ];
+        for repetition in 0..runs {
+            let order: Vec<usize> = if repetition % 2 == 0 {
+                vec![0, 1]
+            } else {
+                vec![1, 0]
+            };
+            for i in order {
+                let frontier = by_frontier[i].0;
+                let run = format!("{}-{delay}-{repetition}", frontier.name());
+                site.clear_requests();
+                let measured = crawl(&site, frontier, delay, budget, &run).await;
+                eprintln!(
+                    "one host, {} frontier, delay {delay} s: {} fetches, {:.2} pages/s",
+                    frontier.name(),
+                    measured.fetches,
+                    measured.pages_per_second
+                );
+                by_frontier[i].1.push(measured);
+            }
+        }
+        for (frontier, measured) in by_frontier {
+            rows.push(row(frontier, delay, &measured));
+        }
+    }
+    let report = serde_json::json!({
+        "benchmark": "one_host",
+        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
+        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+        "budget_seconds": budget.as_secs_f64(),
+        "runs": runs,
+        "site_pages": site.expected().reachable_in_scope_urls().len(),
+        "settings": "defaults (spout.min.delay.queries 2 s, frontier.max.urls.per.bucket 10, status.updater.flush.interval 1 s) but fetcher.server.delay",
+        "crawls": rows,
+    });
+    println!("{report:#}");
+    site.shutdown().await;
+}
+
+/// The JSON row of one frontier at one delay.
+fn row(frontier: Frontier, delay: f64, measured: &[Measured]) -> serde_json::Value {
+    let rates: Vec<f64> = measured.iter().map(|m| m.pages_per_second).collect();
+    let rate = Spread::of(&rates);
+    let ideal = 1.0 / delay;
+    serde_json::json!({
+        "frontier": frontier.name(),
+        "delay_seconds": delay,
+        "ideal_pages_per_second": ideal,
+        "pages_per_second": rate.json(),
+        "ratio_to_ideal": rate.median / ideal,
+        "fetches": measured.iter().map(|m| m.fetches).collect::<Vec<_>>(),
+        "smallest_gap_seconds": measured.iter().map(|m| m.smallest_gap).fold(f64::INFINITY, f64::min),
+        "overlapping_fetches": measured.iter().map(|m| m.overlaps).sum::<usize>(),
+    })
+}
