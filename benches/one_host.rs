@@ -5,7 +5,7 @@
 //! link discovery does not limit the rate) on the embedded frontier and on the queue frontier
 //! (SQUALL_BENCH_ES), for per-host delays of 0.5, 0.1 and 0.02 s. Each crawl has the same budget
 //! (`SQUALL_BENCH_ONE_HOST_SECONDS`, default 30 s; 3 s with SQUALL_BENCH_QUICK=1); the two frontiers
-//! alternate, in the opposite order on every other repetition (`SQUALL_BENCH_RUNS`, default 2).
+//! alternate, in the opposite order on every other repetition (`SQUALL_BENCH_RUNS`, default 3).
 //!
 //! Figures, from the fetch records: pages per second from the first fetch to the last, against the
 //! ideal 1 / delay (the politeness limit); the smallest gap between the end of one fetch and the
@@ -202,7 +202,7 @@ async fn crawl(
 #[tokio::main]
 async fn main() {
     let budget = Duration::from_secs(env_or("ONE_HOST_SECONDS", if quick() { 3 } else { 30 }));
-    let runs = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
+    let runs = if quick() { 1 } else { env_or("RUNS", 3).max(1) };
     // Enough pages that the fastest crawl does not run out within the budget.
     let pages = (budget.as_secs_f64() / DELAYS[2] * 1.5) as usize;
     let spec = SiteSpec {

@@ -172,7 +172,9 @@ pub struct CrawlConfig {
     /// `spout.ttl.purgatory`: seconds an acked or failed URL is not emitted again.
     #[serde(rename = "spout.ttl.purgatory")]
     pub spout_ttl_purgatory: f64,
-    /// `spout.min.delay.queries`: milliseconds between two frontier queries.
+    /// `spout.min.delay.queries`: milliseconds after a frontier query that brought nothing new before
+    /// the next one (an answer with new URLs is followed by the next query as soon as the fetcher has
+    /// taken them; an ack or a host's fetcher queue running dry can bring it forward).
     #[serde(rename = "spout.min.delay.queries")]
     pub spout_min_delay_queries: u64,
     /// `spout.max.delay.queries`: milliseconds after which a new query runs even if URLs are buffered.
