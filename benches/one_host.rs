@@ -2,10 +2,11 @@
 //!
 //! `cargo bench --bench one_host` crawls a generated one-host site (loopback, default settings but
 //! the delay; every page of the host injected as a seed, as the politeness benchmark does, so that
-//! link discovery does not limit the rate) on the embedded frontier and on the queue frontier
-//! (SQUALL_BENCH_ES), for per-host delays of 0.5, 0.1 and 0.02 s. Each crawl has the same budget
-//! (`SQUALL_BENCH_ONE_HOST_SECONDS`, default 30 s; 3 s with SQUALL_BENCH_QUICK=1); the two frontiers
-//! alternate, in the opposite order on every other repetition (`SQUALL_BENCH_RUNS`, default 3).
+//! link discovery does not limit the rate) on the embedded frontier, on the queue frontier and on a
+//! StormCrawler status index read by the aggregation spout (both at SQUALL_BENCH_ES), for per-host
+//! delays of 0.5, 0.1 and 0.02 s. Each crawl has the same budget (`SQUALL_BENCH_ONE_HOST_SECONDS`,
+//! default 30 s; 3 s with SQUALL_BENCH_QUICK=1); the frontiers take turns, each going first in turn
+//! (`SQUALL_BENCH_RUNS`, default 3).
 //!
 //! Figures, from the fetch records: pages per second from the first fetch to the last, against the
 //! ideal 1 / delay (the politeness limit); the smallest gap between the end of one fetch and the
@@ -26,6 +27,8 @@ use squall_spouts::index::{IndexSettings, ensure_index, ensure_status_index};
 use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::schema::KeyField;
+use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+use squall_spouts::{EsStatusStore, WriterSettings};
 use squall_testsite::{Site, SiteSpec};
 
 const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
@@ -34,13 +37,27 @@ const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
 enum Frontier {
     Embedded,
     Queue,
+    /// StormCrawler's status index read by the aggregation spout.
+    Aggregation,
 }
 
 impl Frontier {
+    const ALL: [Frontier; 3] = [Frontier::Embedded, Frontier::Queue, Frontier::Aggregation];
+
     fn name(self) -> &'static str {
         match self {
             Frontier::Embedded => "embedded",
             Frontier::Queue => "queue",
+            Frontier::Aggregation => "status index (aggregation)",
+        }
+    }
+
+    /// The name as it goes into index and directory names.
+    fn slug(self) -> &'static str {
+        match self {
+            Frontier::Embedded => "embedded",
+            Frontier::Queue => "queue",
+            Frontier::Aggregation => "aggregation",
         }
     }
 }
@@ -149,6 +166,52 @@ async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatu
     (spout, store)
 }
 
+/// A fresh status index read by the aggregation spout, with the writer sharing its routes.
+async fn status_index_frontier(
+    client: &EsClient,
+    run: &str,
+    config: &CrawlConfig,
+) -> (AggregationSpout, EsStatusStore) {
+    let index = format!("bench-one-host-status-{run}");
+    let _ = client
+        .request(
+            elasticsearch::http::Method::Delete,
+            &format!("/{index}"),
+            &[],
+            None,
+        )
+        .await;
+    let settings = IndexSettings {
+        name: index.clone(),
+        shards: 1,
+        replicas: 0,
+        refresh_interval: "1s".to_string(),
+    };
+    if let Err(e) = ensure_status_index(client, &settings).await {
+        panic!("status index: {e}");
+    }
+    let store = EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: index.clone(),
+            key_field: KeyField::default(),
+            routing: true,
+        },
+    );
+    let spout = AggregationSpout::new(
+        client.clone(),
+        SpoutSettings {
+            index,
+            max_buckets: config.frontier_max_buckets,
+            max_urls_per_bucket: config.frontier_max_urls_per_bucket,
+            refresh_interval: Duration::from_secs(1),
+            ..SpoutSettings::default()
+        },
+    )
+    .with_routes(store.routes());
+    (spout, store)
+}
+
 /// One crawl of the site's host with `delay`, for `budget`.
 async fn crawl(
     site: &Site,
@@ -174,6 +237,10 @@ async fn crawl(
         }
         Frontier::Queue => {
             let (spout, store) = queue_frontier(&engine_client(), run).await;
+            builder.frontier(spout, store)
+        }
+        Frontier::Aggregation => {
+            let (spout, store) = status_index_frontier(&engine_client(), run, &config).await;
             builder.frontier(spout, store)
         }
     };
@@ -218,19 +285,14 @@ async fn main() {
     };
     let mut rows = Vec::new();
     for delay in DELAYS {
-        let mut by_frontier: Vec<(Frontier, Vec<Measured>)> = vec![
-            (Frontier::Embedded, Vec::new()),
-            (Frontier::Queue, Vec::new()),
-        ];
+        let mut by_frontier: Vec<(Frontier, Vec<Measured>)> =
+            Frontier::ALL.iter().map(|f| (*f, Vec::new())).collect();
         for repetition in 0..runs {
-            let order: Vec<usize> = if repetition % 2 == 0 {
-                vec![0, 1]
-            } else {
-                vec![1, 0]
-            };
-            for i in order {
+            // Each frontier goes first, second and last in turn.
+            let n = by_frontier.len();
+            for i in (0..n).map(|k| (k + repetition) % n) {
                 let frontier = by_frontier[i].0;
-                let run = format!("{}-{delay}-{repetition}", frontier.name());
+                let run = format!("{}-{delay}-{repetition}", frontier.slug());
                 site.clear_requests();
                 let measured = crawl(&site, frontier, delay, budget, &run).await;
                 eprintln!(

@@ -298,3 +298,33 @@ async fn the_diversified_sampler_keeps_every_host_and_caps_urls_per_host() {
     assert!(per_host.values().all(|n| *n <= 2), "{per_host:?}");
     support::delete_index(&client, &index).await;
 }
+
+#[tokio::test]
+async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
+    let client = support::client().await;
+    let index = support::status_index(&client, "past-busy", 2).await;
+    let store = support::store(&client, &index);
+    // One host, 15 due URLs in date order.
+    let writes: Vec<StatusWrite> = (0..15)
+        .map(|p| {
+            let mut write = discovered(&format!("http://one.test/{p:02}"), "one.test");
+            write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - p));
+            write
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    // The first five are being fetched: a query must bring the next five (before, the aggregation
+    // and collapsing spouts returned the same five, which the runner drops, until a refresh).
+    let in_topology: Vec<String> = (0..5).map(|p| format!("http://one.test/{p:02}")).collect();
+    for kind in [Kind::Aggregation, Kind::Collapsing] {
+        let mut spout = support::spout(kind, &client, support::spout_settings(&index));
+        assert!(spout.reads_past_busy(), "{kind:?}");
+        let busy = BusyUrls::in_topology_of(in_topology.clone());
+        let batch = spout.next_batch(&busy).await.expect("query");
+        let urls: Vec<String> = batch.iter().map(|d| d.url.url.to_string()).collect();
+        let expected: Vec<String> = (5..10).map(|p| format!("http://one.test/{p:02}")).collect();
+        assert_eq!(urls, expected, "{kind:?}");
+    }
+    support::delete_index(&client, &index).await;
+}

@@ -37,6 +37,16 @@ pub struct BusyUrls {
 }
 
 impl BusyUrls {
+    /// A set of URLs in the topology (buffered or in flight, none waiting for the fetcher), for
+    /// spouts used outside a runner, e.g. in tests.
+    pub fn in_topology_of<I: IntoIterator<Item = String>>(urls: I) -> Self {
+        let busy = BusyUrls::none();
+        for url in urls {
+            busy.tracked.insert(url);
+        }
+        busy
+    }
+
     /// An empty set, for spouts used outside a runner.
     pub fn none() -> Self {
         BusyUrls {
@@ -67,6 +77,12 @@ impl BusyUrls {
     /// waiting out the purgatory.
     pub fn in_topology(&self, url: &str) -> bool {
         self.tracked.contains(url)
+    }
+
+    /// Every URL still in the topology (buffered or in flight), for spouts that leave them out of
+    /// their queries. At most `topology.max.spout.pending` plus what is buffered.
+    pub fn in_topology_urls(&self) -> Vec<String> {
+        self.tracked.iter().map(|url| url.key().clone()).collect()
     }
 
     /// Whether `url` is buffered or waiting in the fetcher's queue, not yet started: what counts

@@ -39,7 +39,8 @@ impl AggregationSpout {
         self
     }
 
-    /// The query for due URLs up to `date`.
+    /// The query for due URLs up to `date`, less the URLs that were in the topology at the last
+    /// [`next_batch`](Spout::next_batch).
     pub fn request_body(&self, date: DateTime<Utc>) -> Value {
         let settings = &self.query.settings;
         let field = settings.key_field.query_field();
@@ -72,7 +73,7 @@ impl AggregationSpout {
             "size": 0,
             "explain": false,
             "track_total_hits": false,
-            "query": { "bool": { "filter": self.query.due_filters(date) } },
+            "query": self.query.due_query(date),
             "aggs": aggs,
         })
     }
@@ -85,7 +86,13 @@ impl Spout for AggregationSpout {
         self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
     }
 
+    /// Its queries leave out the URLs in the topology.
+    fn reads_past_busy(&self) -> bool {
+        true
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        self.query.skip_busy(busy);
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
         let aggregations = &answer["aggregations"];

@@ -37,7 +37,8 @@ impl CollapsingSpout {
         self
     }
 
-    /// The query for one page of keys, due up to `date`.
+    /// The query for one page of keys, due up to `date`, less the URLs that were in the topology at
+    /// the last [`next_batch`](Spout::next_batch).
     pub fn request_body(&self, date: DateTime<Utc>) -> Value {
         let settings = &self.query.settings;
         let mut collapse = json!({ "field": settings.key_field.query_field() });
@@ -53,7 +54,7 @@ impl CollapsingSpout {
             "size": settings.max_buckets,
             "explain": false,
             "track_total_hits": false,
-            "query": { "bool": { "filter": self.query.due_filters(date) } },
+            "query": self.query.due_query(date),
             "collapse": collapse,
         });
         if let Some(global) = &settings.global_sort {
@@ -70,7 +71,13 @@ impl Spout for CollapsingSpout {
         self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
     }
 
+    /// Its queries leave out the URLs in the topology.
+    fn reads_past_busy(&self) -> bool {
+        true
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+        self.query.skip_busy(busy);
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
         let groups = answer["hits"]["hits"]

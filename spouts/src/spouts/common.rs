@@ -12,7 +12,7 @@ use tracing::debug;
 use crate::client::{EsClient, RequestBody};
 use crate::index::{shard_count, shard_preference};
 use crate::routes::{DocumentRoutes, Routing};
-use crate::schema::{KeyField, format_date, read_document};
+use crate::schema::{KeyField, document_id, format_date, read_document};
 
 /// Settings of the status-index spouts, with StormCrawler's keys and defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +141,8 @@ pub struct SpoutQuery {
     preference: Option<Option<String>>,
     /// Where the routing of each returned URL's document is recorded, for the writer.
     routes: Option<DocumentRoutes>,
+    /// Ids of the documents of the URLs in the topology, left out of the next query.
+    skip_ids: Vec<String>,
 }
 
 impl SpoutQuery {
@@ -150,7 +152,28 @@ impl SpoutQuery {
             settings,
             preference: None,
             routes: None,
+            skip_ids: Vec::new(),
         }
+    }
+
+    /// Leaves the URLs in the topology out of the next queries, so that a host's next due URLs come
+    /// back rather than those already being fetched.
+    pub(crate) fn skip_busy(&mut self, busy: &BusyUrls) {
+        self.skip_ids = busy
+            .in_topology_urls()
+            .iter()
+            .map(|url| document_id(url))
+            .collect();
+    }
+
+    /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
+    /// topology.
+    pub(crate) fn due_query(&self, date: DateTime<Utc>) -> Value {
+        let mut query = json!({ "bool": { "filter": self.due_filters(date) } });
+        if !self.skip_ids.is_empty() {
+            query["bool"]["must_not"] = json!([{ "ids": { "values": self.skip_ids } }]);
+        }
+        query
     }
 
     /// Records the routing of every hit turned into a URL in `routes`.
