@@ -61,9 +61,9 @@ impl EsStatusStore {
     /// The routing of `write`: the recorded one for an update of a document a spout read, else the
     /// setting's.
     fn routing(&self, write: &StatusWrite) -> Option<String> {
-        if write.status != Status::Discovered
-            && let Some(recorded) = self.routes.get(write.url.url.as_str())
-        {
+        // Even a create-only DISCOVERED write of a URL read from the index goes where its document
+        // lives: routed elsewhere, it would make a second copy instead of conflicting.
+        if let Some(recorded) = self.routes.get(write.url.url.as_str()) {
             return match recorded {
                 Routing::Routed(routing) => Some(routing),
                 Routing::Unrouted => None,

@@ -154,7 +154,10 @@ impl Found {
         }
         // A fragment has no <body>: give it one, so that its text counts as visible.
         let fragment = format!("<body>{markup}</body>");
-        let hidden = self.hidden_depth.replace(0);
+        // Visible unless something around the <noscript> (a template) hides it: the element's own
+        // share of the depth is lifted while its markup is read.
+        let hidden = self.hidden_depth.get();
+        self.hidden_depth.set(hidden.saturating_sub(1));
         run(
             fragment.as_bytes(),
             AsciiCompatibleEncoding::utf_8(),
@@ -424,5 +427,13 @@ mod tests {
             Some("before Enable JavaScript & read on after")
         );
         assert_eq!(page.title.as_deref(), Some("Book"));
+    }
+
+    #[test]
+    fn noscript_inside_a_template_stays_hidden() {
+        let html = b"<body><template><noscript><p>hidden</p><a href=/t>t</a></noscript></template>\
+            <p>shown</p></body>";
+        let page = extract_with_text(html, None, 100);
+        assert_eq!(page.text.as_deref(), Some("shown"));
     }
 }

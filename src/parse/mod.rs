@@ -213,7 +213,17 @@ impl ParserBolt {
                         url.metadata.set_values(key, values.to_vec());
                     }
                     if !nofollow_header && self.settings.emit_outlinks {
-                        *outlinks = self.outlinks(url, parse.links, self.settings.max_outlinks);
+                        // Filters (the scope above all) judge links against the page they are on:
+                        // after followed redirects, the final URL.
+                        let page = if base_url == url.url {
+                            std::borrow::Cow::Borrowed(&*url)
+                        } else {
+                            std::borrow::Cow::Owned(CrawlUrl {
+                                url: base_url.clone(),
+                                metadata: url.metadata.clone(),
+                            })
+                        };
+                        *outlinks = self.outlinks(&page, parse.links, self.settings.max_outlinks);
                     }
                 }
             }

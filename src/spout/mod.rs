@@ -5,10 +5,14 @@
 //! everything else: the buffer (round-robin over queues), the in-flight set, the purgatory, the pacing
 //! of queries, and the acks and fails coming back from the topology.
 //!
-//! Queries are driven by demand: as soon as the topology has taken every buffered URL (the fetcher's
-//! queues run low), the runner asks again, at once if the last answer brought new URLs. The minimum
-//! delay between queries (`spout.min.delay.queries`) applies after an answer with nothing new, and an
-//! ack after such an answer shortens it to the time the frontier takes to show writes.
+//! Queries are driven by demand: as soon as the topology has taken every buffered URL into the
+//! fetcher's queues, the runner asks again, at once if the last answer brought new URLs. What keeps a
+//! host from filling the topology is its share: a spout returns at most `frontier.max.urls.per.bucket`
+//! URLs per queue that are still waiting for the fetcher ([`BusyUrls::waiting_in`]). The minimum
+//! delay between queries (`spout.min.delay.queries`) applies after an answer with nothing new (and
+//! after a failed query); an ack after such an answer shortens it to the time the frontier takes to
+//! show writes, and so does, for spouts that read past busy URLs, a queue whose last waiting URL the
+//! fetcher has started.
 
 mod buffer;
 mod runner;
@@ -20,7 +24,7 @@ pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dashmap::DashSet;
+use dashmap::{DashMap, DashSet};
 use moka::sync::Cache;
 
 use crate::model::CrawlUrl;
@@ -33,6 +37,7 @@ use crate::model::CrawlUrl;
 pub struct BusyUrls {
     tracked: Arc<DashSet<String>>,
     waiting: Arc<DashSet<String>>,
+    waiting_per_key: Arc<DashMap<String, usize>>,
     purgatory: Cache<String, ()>,
 }
 
@@ -52,6 +57,7 @@ impl BusyUrls {
         BusyUrls {
             tracked: Arc::new(DashSet::new()),
             waiting: Arc::new(DashSet::new()),
+            waiting_per_key: Arc::new(DashMap::new()),
             purgatory: Cache::new(1),
         }
     }
@@ -59,11 +65,13 @@ impl BusyUrls {
     pub(crate) fn new(
         tracked: Arc<DashSet<String>>,
         waiting: Arc<DashSet<String>>,
+        waiting_per_key: Arc<DashMap<String, usize>>,
         purgatory: Cache<String, ()>,
     ) -> Self {
         BusyUrls {
             tracked,
             waiting,
+            waiting_per_key,
             purgatory,
         }
     }
@@ -90,6 +98,13 @@ impl BusyUrls {
     /// does, so a busy host is paced by its politeness delay, not by the round trip of its writes.
     pub fn is_waiting(&self, url: &str) -> bool {
         self.waiting.contains(url)
+    }
+
+    /// How many URLs of queue `key` are waiting ([`is_waiting`](Self::is_waiting)): a spout that
+    /// reads past busy URLs returns at most its per-queue share minus this, so that a host with a
+    /// long backlog does not fill the topology while others wait.
+    pub fn waiting_in(&self, key: &str) -> usize {
+        self.waiting_per_key.get(key).map_or(0, |count| *count)
     }
 }
 

@@ -70,6 +70,8 @@ pub struct SpoutRunner {
     tracked: Arc<DashSet<String>>,
     /// Buffered and emitted URLs the fetcher has not started, by queue.
     waiting: Waiting,
+    /// The last query failed: the next waits out the minimum delay, whatever happens meanwhile.
+    last_query_failed: bool,
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
@@ -106,6 +108,7 @@ impl SpoutRunner {
             in_flight: std::collections::HashSet::new(),
             tracked: Arc::new(DashSet::new()),
             waiting: Waiting::default(),
+            last_query_failed: false,
             purgatory,
             state: RunnerState::default(),
             empty_queries: 0,
@@ -157,7 +160,6 @@ impl SpoutRunner {
                     };
                     if let Some(due) = self.buffer.pop() {
                         self.in_flight.insert(due.url.url.as_str().to_string());
-                        self.waiting.emitted(due.url.url.as_str(), &due.key);
                         self.state.emitted += 1;
                         metrics::counter!("squall_spout_emitted_total").increment(1);
                         let ack = AckHandle::new(due.url.clone(), emit_sender.clone());
@@ -212,6 +214,9 @@ impl SpoutRunner {
             return Some(sent);
         }
         let after_min_delay = sent + self.settings.min_delay;
+        if self.last_query_failed {
+            return Some(after_min_delay.max(sent + EMPTY_ANSWER_PAUSE));
+        }
         let after_write = self
             .acked_since_empty_answer
             .map(|acked| acked + self.spout.write_visibility());
@@ -223,6 +228,10 @@ impl SpoutRunner {
     }
 
     fn time_to_next_query(&self) -> Duration {
+        if self.buffer.len() >= self.settings.max_pending {
+            // No query until the topology takes from the buffer; acks wake the loop.
+            return self.settings.max_delay.max(Duration::from_millis(1));
+        }
         let min_wait = self.earliest_next_query().map_or(Duration::ZERO, |at| {
             at.saturating_duration_since(Instant::now())
         });
@@ -243,12 +252,14 @@ impl SpoutRunner {
         let started = Instant::now();
         let busy = BusyUrls::new(
             Arc::clone(&self.tracked),
-            self.waiting.shared(),
+            self.waiting.urls(),
+            self.waiting.per_key(),
             self.purgatory.clone(),
         );
         let result = self.spout.next_batch(&busy).await;
         self.last_query_received = Some(Instant::now());
         self.last_query_took = started.elapsed();
+        self.last_query_failed = result.is_err();
         metrics::histogram!("squall_spout_query_seconds").record(started.elapsed().as_secs_f64());
         let batch = match result {
             Ok(batch) => batch,
@@ -272,8 +283,9 @@ impl SpoutRunner {
             }
             let url = url.to_string();
             self.failed_recently.remove(&url);
+            let key = due.key.clone();
             if self.buffer.push(due) {
-                self.waiting.buffered(&url);
+                self.waiting.buffered(&url, &key);
                 self.tracked.insert(url);
                 added += 1;
             }
@@ -406,10 +418,15 @@ mod tests {
     struct Scripted {
         answers: std::collections::VecDeque<Vec<&'static str>>,
         calls: Arc<std::sync::Mutex<Vec<Instant>>>,
+        reads_past_busy: bool,
     }
 
     #[async_trait]
     impl Spout for Scripted {
+        fn reads_past_busy(&self) -> bool {
+            self.reads_past_busy
+        }
+
         async fn next_batch(&mut self, _busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
             if let Ok(mut calls) = self.calls.lock() {
                 calls.push(Instant::now());
@@ -428,12 +445,26 @@ mod tests {
         }
     }
 
-    /// Runs a scripted spout with a long minimum delay; every tuple is acked after `ack_after`.
-    async fn run_scripted(answers: Vec<Vec<&'static str>>, ack_after: Duration) -> Vec<Instant> {
+    /// What the stand-in fetcher does with each tuple, after a pause.
+    #[derive(Clone, Copy)]
+    enum Consumer {
+        /// Acks it.
+        Ack(Duration),
+        /// Starts it (it leaves the fetcher's queue) and never acks it.
+        Start(Duration),
+    }
+
+    /// Runs a scripted spout with a long minimum delay, its tuples handled as `consumer` says.
+    async fn run_scripted(
+        answers: Vec<Vec<&'static str>>,
+        consumer: Consumer,
+        reads_past_busy: bool,
+    ) -> Vec<Instant> {
         let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
         let spout = Scripted {
             answers: answers.into(),
             calls: Arc::clone(&calls),
+            reads_past_busy,
         };
         let runner = SpoutRunner::new(
             Box::new(spout),
@@ -448,9 +479,19 @@ mod tests {
         let stop = CancellationToken::new();
         let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
         let acker = tokio::spawn(async move {
+            let mut started = Vec::new();
             while let Some(tuple) = tuples.recv().await {
-                tokio::time::sleep(ack_after).await;
-                tuple.ack.ack();
+                match consumer {
+                    Consumer::Ack(after) => {
+                        tokio::time::sleep(after).await;
+                        tuple.ack.ack();
+                    }
+                    Consumer::Start(after) => {
+                        tokio::time::sleep(after).await;
+                        tuple.ack.started();
+                        started.push(tuple);
+                    }
+                }
             }
         });
         tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -463,7 +504,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn answers_with_new_urls_are_followed_by_a_query_as_soon_as_they_are_taken() {
         let answers = vec![vec!["/1", "/2"], vec!["/3"], vec!["/4"], vec![]];
-        let calls = run_scripted(answers, Duration::ZERO).await;
+        let calls = run_scripted(answers, Consumer::Ack(Duration::ZERO), false).await;
         // With the 30 s minimum delay between every two queries there would be one call in 1.5 s.
         // After the empty fourth answer, the acks that follow it allow one more query, no loop.
         assert!((4..=6).contains(&calls.len()), "{calls:?}");
@@ -474,12 +515,30 @@ mod tests {
         // The second answer repeats the URL in flight: nothing new. Its ack (a write) means the
         // frontier changed, and this spout shows writes at once: the third query follows the ack.
         let answers = vec![vec!["/1"], vec!["/1"], vec!["/2"], vec![]];
-        let calls = run_scripted(answers, Duration::from_millis(300)).await;
+        let calls = run_scripted(answers, Consumer::Ack(Duration::from_millis(300)), false).await;
         assert!(calls.len() >= 3, "{calls:?}");
         let gap = calls[2] - calls[1];
         assert!(
             gap >= Duration::from_millis(200) && gap < Duration::from_secs(5),
             "the third query came {gap:?} after the second"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_queue_running_dry_in_the_fetcher_brings_the_next_query_forward() {
+        // The second answer brings nothing new; nothing is acked. When the fetcher starts the last
+        // waiting URL of the queue, a spout that reads past busy URLs is asked again; one that
+        // cannot waits out the 30 s minimum delay.
+        let answers = || vec![vec!["/1"], vec!["/1"], vec!["/2"], vec![]];
+        let start = Consumer::Start(Duration::from_millis(300));
+        let calls = run_scripted(answers(), start, true).await;
+        assert!(calls.len() >= 3, "{calls:?}");
+        let gap = calls[2] - calls[1];
+        assert!(
+            gap >= Duration::from_millis(200) && gap < Duration::from_secs(5),
+            "the third query came {gap:?} after the second"
+        );
+        let calls = run_scripted(answers(), start, false).await;
+        assert_eq!(calls.len(), 2, "{calls:?}");
     }
 }

@@ -393,7 +393,12 @@ impl QueueSpout {
             };
             let no_hits = Vec::new();
             let hits = bucket["due"]["hits"]["hits"].as_array().unwrap_or(&no_hits);
-            for hit in hits {
+            // The queue's share: URLs still waiting for the fetcher count against it.
+            let room = self
+                .settings
+                .max_urls_per_queue
+                .saturating_sub(busy.waiting_in(key));
+            for hit in hits.iter().take(room) {
                 let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
                     continue;
                 };

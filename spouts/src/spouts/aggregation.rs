@@ -103,6 +103,7 @@ impl Spout for AggregationSpout {
         };
         let buckets = partition["buckets"].as_array().cloned().unwrap_or_default();
         let mut batch = Vec::new();
+        let mut taken = std::collections::HashMap::new();
         let mut last_first_date = None;
         self.last_buckets.clear();
         for bucket in &buckets {
@@ -122,7 +123,9 @@ impl Spout for AggregationSpout {
                 self.last_buckets.push((key.clone(), last_sort));
             }
             for hit in &hits {
-                if let Some(due) = self.query.due_url(hit, key.as_deref(), busy) {
+                if let Some(due) = self.query.due_url(hit, key.as_deref(), busy)
+                    && self.query.has_room(&due.key, &mut taken, busy)
+                {
                     batch.push(due);
                 }
             }

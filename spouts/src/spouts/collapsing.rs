@@ -85,6 +85,7 @@ impl Spout for CollapsingSpout {
             .cloned()
             .unwrap_or_default();
         let mut batch = Vec::new();
+        let mut taken = std::collections::HashMap::new();
         for group in &groups {
             let inner = group["inner_hits"]["urls_per_bucket"]["hits"]["hits"].as_array();
             let hits: Vec<&Value> = match inner {
@@ -92,7 +93,9 @@ impl Spout for CollapsingSpout {
                 None => vec![group],
             };
             for hit in hits {
-                if let Some(due) = self.query.due_url(hit, None, busy) {
+                if let Some(due) = self.query.due_url(hit, None, busy)
+                    && self.query.has_room(&due.key, &mut taken, busy)
+                {
                     batch.push(due);
                 }
             }

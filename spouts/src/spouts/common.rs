@@ -1,5 +1,6 @@
 //! What the status-index spouts share: settings, the query date, shard selection, reading hits.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -164,6 +165,22 @@ impl SpoutQuery {
             .iter()
             .map(|url| document_id(url))
             .collect();
+    }
+
+    /// Whether queue `key` may have one more URL in this answer: its URLs waiting for the fetcher
+    /// plus those already taken from this answer stay within `max_urls_per_bucket`.
+    pub(crate) fn has_room(
+        &self,
+        key: &str,
+        taken: &mut HashMap<String, usize>,
+        busy: &BusyUrls,
+    ) -> bool {
+        let taken = taken.entry(key.to_string()).or_default();
+        if busy.waiting_in(key) + *taken >= self.settings.max_urls_per_bucket {
+            return false;
+        }
+        *taken += 1;
+        true
     }
 
     /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
