@@ -38,6 +38,7 @@ pub struct BusyUrls {
     tracked: Arc<DashSet<String>>,
     waiting: Arc<DashSet<String>>,
     waiting_per_key: Arc<DashMap<String, usize>>,
+    recently_done: Arc<[String]>,
     purgatory: Cache<String, ()>,
 }
 
@@ -58,6 +59,7 @@ impl BusyUrls {
             tracked: Arc::new(DashSet::new()),
             waiting: Arc::new(DashSet::new()),
             waiting_per_key: Arc::new(DashMap::new()),
+            recently_done: Arc::from(Vec::new()),
             purgatory: Cache::new(1),
         }
     }
@@ -66,12 +68,14 @@ impl BusyUrls {
         tracked: Arc<DashSet<String>>,
         waiting: Arc<DashSet<String>>,
         waiting_per_key: Arc<DashMap<String, usize>>,
+        recently_done: Arc<[String]>,
         purgatory: Cache<String, ()>,
     ) -> Self {
         BusyUrls {
             tracked,
             waiting,
             waiting_per_key,
+            recently_done,
             purgatory,
         }
     }
@@ -91,6 +95,13 @@ impl BusyUrls {
     /// their queries. At most `topology.max.spout.pending` plus what is buffered.
     pub fn in_topology_urls(&self) -> Vec<String> {
         self.tracked.iter().map(|url| url.key().clone()).collect()
+    }
+
+    /// URLs that left the topology so recently that the frontier may not show their writes yet
+    /// (within its [`write_visibility`](Spout::write_visibility) and a second): a query that leaves
+    /// them out does not get back, with their old dates, URLs that are already done.
+    pub fn recently_done(&self) -> &[String] {
+        &self.recently_done
     }
 
     /// Whether `url` is buffered or waiting in the fetcher's queue, not yet started: what counts

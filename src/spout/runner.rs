@@ -72,6 +72,8 @@ pub struct SpoutRunner {
     waiting: Waiting,
     /// The last query failed: the next waits out the minimum delay, whatever happens meanwhile.
     last_query_failed: bool,
+    /// URLs acked or failed lately, oldest first, kept while the frontier may not show their writes.
+    recently_done: std::collections::VecDeque<(String, Instant)>,
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
@@ -109,6 +111,7 @@ impl SpoutRunner {
             tracked: Arc::new(DashSet::new()),
             waiting: Waiting::default(),
             last_query_failed: false,
+            recently_done: std::collections::VecDeque::new(),
             purgatory,
             state: RunnerState::default(),
             empty_queries: 0,
@@ -254,6 +257,7 @@ impl SpoutRunner {
             Arc::clone(&self.tracked),
             self.waiting.urls(),
             self.waiting.per_key(),
+            self.recently_done(),
             self.purgatory.clone(),
         );
         let result = self.spout.next_batch(&busy).await;
@@ -301,6 +305,22 @@ impl SpoutRunner {
         }
     }
 
+    /// The URLs done within the frontier's write visibility and a second, forgetting older ones.
+    fn recently_done(&mut self) -> Arc<[String]> {
+        let window = self.spout.write_visibility() + Duration::from_secs(1);
+        while self
+            .recently_done
+            .front()
+            .is_some_and(|(_, done)| done.elapsed() > window)
+        {
+            self.recently_done.pop_front();
+        }
+        self.recently_done
+            .iter()
+            .map(|(url, _)| url.clone())
+            .collect()
+    }
+
     async fn on_ack(&mut self, message: AckMessage) {
         let wrote = matches!(message, AckMessage::Acked(_));
         if wrote && self.last_answer_empty && self.acked_since_empty_answer.is_none() {
@@ -319,6 +339,7 @@ impl SpoutRunner {
                 let key = url.url.as_str().to_string();
                 self.in_flight.remove(&key);
                 self.tracked.remove(&key);
+                self.recently_done.push_back((key.clone(), Instant::now()));
                 self.purgatory.insert(key, ());
                 self.state.acked += 1;
                 metrics::counter!("squall_spout_acked_total").increment(1);

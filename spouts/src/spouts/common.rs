@@ -157,12 +157,13 @@ impl SpoutQuery {
         }
     }
 
-    /// Leaves the URLs in the topology out of the next queries, so that a host's next due URLs come
-    /// back rather than those already being fetched.
+    /// Leaves the URLs in the topology, and those done too recently for the index to show it, out of
+    /// the next queries, so that a host's next due URLs come back rather than those already taken.
     pub(crate) fn skip_busy(&mut self, busy: &BusyUrls) {
-        self.skip_ids = busy
-            .in_topology_urls()
+        let in_topology = busy.in_topology_urls();
+        self.skip_ids = in_topology
             .iter()
+            .chain(busy.recently_done())
             .map(|url| document_id(url))
             .collect();
     }
