@@ -92,6 +92,7 @@ async fn fetcher(site: &Site, urls: &[Url]) -> f64 {
                     .send(Tuple {
                         url: crawl_url,
                         key,
+                        hints: Default::default(),
                         ack,
                     })
                     .await

@@ -79,6 +79,7 @@ fn parser_pass(parser: &ParserBolt, pages: &[Bytes], base: &Url) -> usize {
             ack: AckHandle::new(url.clone(), ack_tx.clone()),
             url,
             key: "news.test".to_string(),
+            hints: Default::default(),
         };
         let page = FetchedPage {
             tuple,

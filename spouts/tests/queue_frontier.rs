@@ -232,7 +232,7 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
     );
     store.flush().await.expect("refresh");
     // Past the window in which the spout distrusts a freshly written queue.
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
 
     let mut spout = QueueSpout::new(client.clone(), settings(&urls, &queues, "holder"));
     let busy = BusyUrls::none();
@@ -359,8 +359,12 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
         "blocked.test is held back until its Retry-After ends"
     );
     assert_eq!(
-        batch[0].url.metadata.first(keys::QUEUE_CRAWL_DELAY),
-        Some("2.500")
+        batch[0].hints.crawl_delay,
+        Some(std::time::Duration::from_millis(2500))
+    );
+    assert!(
+        batch[0].hints.lease.as_ref().is_some_and(|l| l.is_valid()),
+        "handed out under the queue's lease"
     );
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;

@@ -180,6 +180,20 @@ impl FetcherBolt {
                 if queue.in_flight < settings.threads_per_queue && queue.next_allowed <= now {
                     if let Some(tuple) = queue.items.pop_front() {
                         queued -= 1;
+                        // Fencing: a queue whose lease this process lost is fetched by its new
+                        // owner; what waits here for it goes back to the frontier unfetched.
+                        if !tuple.hints.may_fetch() {
+                            debug!(key = %key, url = %tuple.url.url, "lease lost; not fetched");
+                            metrics::counter!("squall_fetch_fenced_total").increment(1);
+                            tuple.ack.fail(format!(
+                                "the lease on queue {key} was lost before the fetch; left due"
+                            ));
+                            if !queue.items.is_empty() {
+                                ring.push_back(key);
+                                wake = Some(now);
+                            }
+                            continue;
+                        }
                         queue.in_flight += 1;
                         tuple.ack.started();
                         let shared = Arc::clone(&shared);
@@ -215,13 +229,7 @@ impl FetcherBolt {
                         let key = tuple.key.clone();
                         let queue = queues.entry(key.clone()).or_insert_with(HostQueue::new);
                         // A delay another process learned for this queue (carried by a shared frontier).
-                        if let Some(delay) = tuple
-                            .url
-                            .metadata
-                            .first(keys::QUEUE_CRAWL_DELAY)
-                            .and_then(|d| d.parse::<f64>().ok())
-                            .and_then(|d| Duration::try_from_secs_f64(d).ok())
-                        {
+                        if let Some(delay) = tuple.hints.crawl_delay {
                             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
                         }
                         if queue.items.is_empty() {

@@ -309,13 +309,11 @@ impl EmbeddedFrontier {
                 let Ok(parsed) = Url::parse(url) else {
                     continue;
                 };
-                batch.push(DueUrl {
-                    url: CrawlUrl {
-                        url: parsed,
-                        metadata: record.metadata,
-                    },
-                    key: key.to_string(),
-                });
+                let url = CrawlUrl {
+                    url: parsed,
+                    metadata: record.metadata,
+                };
+                batch.push(DueUrl::new(url, key));
                 taken += 1;
             }
             if taken > 0 {

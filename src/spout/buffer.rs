@@ -76,10 +76,7 @@ mod tests {
     use url::Url;
 
     fn due(url: &str, key: &str) -> DueUrl {
-        DueUrl {
-            url: CrawlUrl::new(Url::parse(url).expect("url")),
-            key: key.to_string(),
-        }
+        DueUrl::new(CrawlUrl::new(Url::parse(url).expect("url")), key)
     }
 
     #[test]

@@ -15,10 +15,12 @@
 //! fetcher has started.
 
 mod buffer;
+mod hints;
 mod runner;
 mod waiting;
 
 pub use buffer::UrlBuffer;
+pub use hints::{Lease, QueueHints};
 pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
 
 use std::sync::Arc;
@@ -156,6 +158,19 @@ pub struct DueUrl {
     pub url: CrawlUrl,
     /// Its partition key (host, domain or IP), as stored in the frontier.
     pub key: String,
+    /// What the frontier says about the queue: a shared crawl delay, the lease to fetch under.
+    pub hints: QueueHints,
+}
+
+impl DueUrl {
+    /// A URL of queue `key`, with no hints.
+    pub fn new(url: CrawlUrl, key: impl Into<String>) -> Self {
+        DueUrl {
+            url,
+            key: key.into(),
+            hints: QueueHints::default(),
+        }
+    }
 }
 
 /// A frontier query strategy: reads URLs that are due for fetching.
@@ -196,4 +211,16 @@ pub trait Spout: Send {
     fn write_visibility(&self) -> std::time::Duration {
         self.visibility_delay()
     }
+
+    /// Whether the whole frontier is idle: nothing due and no queue held by any process. Asked
+    /// only after this spout's own answers came back empty; a frontier shared by several processes
+    /// answers for all of them, so that one process does not stop while another still holds work.
+    /// The default, for frontiers one process owns, is `true`: its empty answers say it all.
+    async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {
+        Ok(true)
+    }
+
+    /// Called once when the runner stops, after the URLs in flight came back: a spout that holds
+    /// shared state (leases) gives it back here.
+    async fn close(&mut self) {}
 }

@@ -79,6 +79,8 @@ pub struct SpoutRunner {
     empty_queries: u32,
     /// When the current run of empty queries began.
     first_empty_query: Option<Instant>,
+    /// The frontier, asked after the last empty answer, still had work (due or held elsewhere).
+    frontier_busy: bool,
     /// URLs failed recently: still due, waiting out the purgatory, so the crawl is not idle.
     failed_recently: std::collections::HashMap<String, Instant>,
     last_query_sent: Option<Instant>,
@@ -116,6 +118,7 @@ impl SpoutRunner {
             state: RunnerState::default(),
             empty_queries: 0,
             first_empty_query: None,
+            frontier_busy: false,
             failed_recently: std::collections::HashMap::new(),
             last_query_sent: None,
             last_query_received: None,
@@ -166,7 +169,7 @@ impl SpoutRunner {
                         self.state.emitted += 1;
                         metrics::counter!("squall_spout_emitted_total").increment(1);
                         let ack = AckHandle::new(due.url.clone(), emit_sender.clone());
-                        permit.send(Tuple { url: due.url, key: due.key, ack });
+                        permit.send(Tuple { url: due.url, key: due.key, hints: due.hints, ack });
                     }
                 }
                 _ = tokio::time::sleep(wait) => {}
@@ -186,6 +189,7 @@ impl SpoutRunner {
             }
             self.publish(&state);
         }
+        self.spout.close().await;
         self.publish(&state);
     }
 
@@ -299,6 +303,13 @@ impl SpoutRunner {
         if returned == 0 && self.in_flight.is_empty() && self.buffer.is_empty() {
             self.empty_queries += 1;
             self.first_empty_query.get_or_insert_with(Instant::now);
+            self.frontier_busy = match self.spout.frontier_idle().await {
+                Ok(idle) => !idle,
+                Err(error) => {
+                    warn!(%error, "could not tell whether the frontier is idle");
+                    true
+                }
+            };
         } else {
             self.empty_queries = 0;
             self.first_empty_query = None;
@@ -381,6 +392,7 @@ impl SpoutRunner {
             .is_some_and(|first| first.elapsed() >= self.spout.visibility_delay());
         self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
             && settled
+            && !self.frontier_busy
             && self.in_flight.is_empty()
             && self.buffer.is_empty()
             && self.failed_recently.is_empty();
@@ -457,10 +469,7 @@ mod tests {
                 .into_iter()
                 .map(|path| {
                     let url = url::Url::parse(&format!("http://a.test{path}")).expect("URL");
-                    DueUrl {
-                        url: crate::model::CrawlUrl::seed(url),
-                        key: "a.test".to_string(),
-                    }
+                    DueUrl::new(crate::model::CrawlUrl::seed(url), "a.test")
                 })
                 .collect())
         }

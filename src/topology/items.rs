@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::AckHandle;
 use crate::model::{CrawlUrl, Status};
+use crate::spout::QueueHints;
 
 /// A URL emitted by the spout, on its way to the fetcher.
 #[derive(Debug)]
@@ -13,6 +14,8 @@ pub struct Tuple {
     pub url: CrawlUrl,
     /// Its partition key: the fetcher's politeness queue.
     pub key: String,
+    /// What the frontier says about the queue (shared crawl delay, lease).
+    pub hints: QueueHints,
     /// Reports the outcome back to the spout.
     pub ack: AckHandle,
 }

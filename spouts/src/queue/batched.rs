@@ -1,10 +1,6 @@
-//! The queue spout's engine calls for many queues at once: conditional or scripted updates of queue
-//! documents in one `_bulk`, and the next due date of many keys in one aggregation. One round trip
-//! per step, whatever the number of queues held.
+//! The queue spout's updates of many queue documents at once: conditional or scripted, in one
+//! `_bulk`. One round trip per step, whatever the number of queues held.
 
-use std::collections::BTreeMap;
-
-use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::spout::SpoutError;
@@ -12,7 +8,6 @@ use tracing::warn;
 
 use super::schema::queue_id;
 use crate::client::{EsClient, RequestBody};
-use crate::schema::{KeyField, format_date};
 
 /// A partial update of a queue document that applies only if nobody changed it since `seq_no`.
 #[derive(Debug, Clone)]
@@ -144,56 +139,4 @@ pub(crate) async fn scripted_updates(
             }
         })
         .collect()
-}
-
-/// The earliest `nextFetchDate` of each key's URLs, leaving out the documents `exclude_ids`, in one
-/// aggregation. Keys with no such URL are absent.
-pub(crate) async fn next_dues(
-    client: &EsClient,
-    urls_index: &str,
-    key_field: &KeyField,
-    keys: &[String],
-    exclude_ids: Vec<String>,
-) -> Result<BTreeMap<String, String>, SpoutError> {
-    if keys.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let field = key_field.query_field();
-    let body = json!({
-        "size": 0,
-        "track_total_hits": false,
-        "query": { "bool": {
-            "filter": [
-                { "terms": { field.clone(): keys } },
-                { "exists": { "field": "nextFetchDate" } }
-            ],
-            "must_not": [ { "ids": { "values": exclude_ids } } ]
-        } },
-        "aggs": { "keys": {
-            "terms": { "field": field, "size": keys.len() },
-            "aggs": { "next": { "min": { "field": "nextFetchDate" } } }
-        } }
-    });
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{urls_index}/_search"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await
-        .map_err(|e| SpoutError::with_source("reading queues' next dates failed", e))?;
-    let buckets = answer["aggregations"]["keys"]["buckets"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    Ok(buckets
-        .iter()
-        .filter_map(|bucket| {
-            let key = bucket["key"].as_str()?.to_string();
-            let millis = bucket["next"]["value"].as_f64()?;
-            let date = DateTime::<Utc>::from_timestamp_millis(millis as i64)?;
-            Some((key, format_date(date)))
-        })
-        .collect())
 }

@@ -1,10 +1,48 @@
 //! The dual-index queue frontier: a urls index (StormCrawler-shaped documents, no routing) and a
-//! queues index (one document per key, with `nextDue`, a lease and shared politeness state).
+//! queues index (one document per key, with `nextDue`, a lease and shared politeness state), shared
+//! by any number of crawler processes.
+//!
+//! # Invariants
+//!
+//! 1. **At most one live lease per queue.** A process claims a queue only with a conditional update
+//!    (`if_seq_no`) of the version its listing showed unleased (`leaseUntil` missing or past); of
+//!    several processes racing for it, one wins and the others get a conflict. Renewals and
+//!    releases are scripts that do nothing unless `leaseOwner` is still the caller.
+//! 2. **A process fetches from a queue only while its lease is valid.** Leases are renewed in the
+//!    background every quarter TTL, not by the query loop. Each URL handed out carries
+//!    the queue's [`Lease`](squall::spout::Lease), which this process trusts for four fifths of the
+//!    TTL after the request that set it was sent; the fetcher checks it before each fetch and fails
+//!    the URL back unfetched once it lapsed or was revoked (fencing). Another process can claim the
+//!    queue only after the full TTL, by its clock.
+//! 3. **For a queue nobody holds, `nextDue` is no later than its earliest URL's date**, once writes
+//!    are visible. Writers only lower `nextDue` (one scripted upsert per key per batch, before the
+//!    URL documents, so no URL is ever written without its queue). Only a release raises it: to the
+//!    earliest date the owner's read found, or to `heldDue` — the earliest due date written since
+//!    the last release — when the last write came after the claim less the urls index's visibility
+//!    delay ([`QueueSpoutSettings::visibility`]), since such a write may not have shown in the read.
+//!    Writers record every due date they write (not only those that lower `nextDue`), so a URL
+//!    written just before a claim, read and release is never stranded. A DISCOVERED write of a URL
+//!    that already exists changes nothing and touches no queue. A queue given back early (hold
+//!    ended, share exceeded, process stopping, lease lost) keeps its `nextDue` untouched.
+//! 4. **Every due URL is eventually emitted.** By 3, a queue with a due URL is listed as due once
+//!    unheld; by 5 it is claimed within a bound; its owner reads its earliest URLs, leaving out only
+//!    those in its topology or done within the visibility delay.
+//! 5. **Fairness.** Listing puts never-held queues first, then those given back longest ago. A
+//!    process holds at most its share (the queues with work divided by the live processes, from a
+//!    heartbeat in the workers index), and gives back a queue held longer than
+//!    [`max_hold`](QueueSpoutSettings::max_hold) while due queues wait. With D due queues and C
+//!    queues held by all processes together, a due queue is claimed within about
+//!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
 
 mod batched;
+mod claims;
+mod reads;
 pub mod schema;
+mod settings;
 pub mod spout;
+mod upkeep;
 mod writer;
 
-pub use spout::{QueueSpout, QueueSpoutSettings};
+pub use settings::{QueueSpoutSettings, default_owner};
+pub use spout::QueueSpout;
 pub use writer::QueueStatusStore;

@@ -39,17 +39,21 @@ pub fn queue_id(key: &str) -> String {
     document_id(key)
 }
 
-/// The painless script that lowers `nextDue` to `params.due` (never raising it), pushes
-/// `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay; each
-/// parameter may be null. While the queue is leased, it also keeps the earliest due date written in
-/// `heldDue`, which the release folds into `nextDue` (the owner cannot see URLs written since its
-/// last read). Dates are compared as strings: every writer uses [`format_date`]'s fixed-width UTC
-/// form.
+/// The painless script a writer runs on a queue per batch: lowers `nextDue` to `params.due`
+/// (never raising it), pushes `blockedUntil` later to `params.blocked`, and records `params.delay` as
+/// the crawl delay; each parameter may be null.
+///
+/// Every due date written is also recorded, whether or not it lowers `nextDue`: `heldDue` keeps the
+/// earliest one since the queue was last given back, and `lastUpdated` when the last one was
+/// written. A release folds `heldDue` into `nextDue` when that write may not have been visible to
+/// the owner's read of the urls index (see [`RELEASE_QUEUE`]), so no URL written moments before a
+/// release is stranded. Dates are compared as strings: every writer uses [`format_date`]'s
+/// fixed-width UTC form.
 pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
-    if (params.due != null && ctx._source.leaseOwner != null && (ctx._source.heldDue == null || ctx._source.heldDue.compareTo(params.due) > 0)) \
-    { ctx._source.heldDue = params.due; changed = true } \
-    if (params.due != null && (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0)) \
-    { ctx._source.nextDue = params.due; changed = true } \
+    if (params.due != null) { \
+      if (ctx._source.heldDue == null || ctx._source.heldDue.compareTo(params.due) > 0) { ctx._source.heldDue = params.due } \
+      if (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0) { ctx._source.nextDue = params.due } \
+      changed = true } \
     if (params.blocked != null && (ctx._source.blockedUntil == null || ctx._source.blockedUntil.compareTo(params.blocked) < 0)) \
     { ctx._source.blockedUntil = params.blocked; changed = true } \
     if (params.delay != null && ctx._source.crawlDelaySeconds != params.delay) \
@@ -61,15 +65,26 @@ pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
 pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) \
     { ctx._source.leaseUntil = params.until } else { ctx.op = 'noop' }";
 
-/// The painless script that gives a queue back, only for its lease owner `params.owner`: `nextDue`
-/// becomes the earlier of `params.next` (the earliest date the owner saw among the URLs it did not
-/// just process; null for none) and `heldDue` (the earliest date written while it held the queue),
-/// and the lease is cleared.
+/// The painless script that gives a queue back, only for its lease owner `params.owner`.
+///
+/// `nextDue` becomes `params.next`, the earliest date the owner's read found among the queue's URLs
+/// (null for none) — or `heldDue` if earlier, when the last due date was written at or after
+/// `params.seenBefore`: such a write may not have shown in that read (the owner passes the time of
+/// its claim less the urls index's visibility delay). `nextDue` is never raised otherwise, so it
+/// stays no later than the earliest URL. The lease is cleared and `leaseUntil` set to `params.now`,
+/// which puts the queue behind the due queues that waited longer.
 pub const RELEASE_QUEUE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
-    def next = params.next; def held = ctx._source.heldDue; \
-    if (held != null && (next == null || next.compareTo(held) > 0)) { next = held } \
+    def next = params.next; def held = ctx._source.heldDue; def written = ctx._source.lastUpdated; \
+    if (held != null && written != null && written.compareTo(params.seenBefore) >= 0 && (next == null || next.compareTo(held) > 0)) { next = held } \
     ctx._source.nextDue = next; ctx._source.remove('heldDue'); ctx._source.leaseOwner = null; \
-    ctx._source.leaseUntil = params.now; ctx._source.lastUpdated = params.now }";
+    ctx._source.leaseUntil = params.now }";
+
+/// The painless script that drops a lease without touching `nextDue`, only for its owner
+/// `params.owner`: for a queue given back while it may still have due URLs (its hold ran out, or the
+/// process holds more than its share, or it stops). `nextDue` was not raised while the queue was
+/// held, so it is still no later than the earliest URL.
+pub const DROP_LEASE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
+    ctx._source.leaseOwner = null; ctx._source.leaseUntil = params.now }";
 
 /// What a batch of writes says about one queue.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -109,6 +124,7 @@ pub fn queue_update(
     let mut upsert = json!({ "key": key, "firstSeen": now, "lastUpdated": now });
     if let Some(due) = &due {
         upsert["nextDue"] = json!(due);
+        upsert["heldDue"] = json!(due);
     }
     if let Some(blocked) = &blocked {
         upsert["blockedUntil"] = json!(blocked);

@@ -1,119 +1,72 @@
-//! The queue spout: lists due, unleased queues; claims them with conditional updates (so two
-//! processes never both win one); reads the claimed queues' due URLs in one search; renews leases
-//! while it works; releases a drained queue with an owner-checked script that sets `nextDue` to the
-//! earlier of what it saw in the urls index and what writers recorded while it held the queue
-//! (`heldDue`), so that no write made during the lease is lost.
+//! The queue spout: claims due queues, reads their URLs with one light query per queue, hands them
+//! out under the queue's lease, and gives each queue back when it is drained, when it was held long
+//! enough while others wait, or when this process holds more than its share.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{TimeDelta, Utc};
 use elasticsearch::http::Method;
-use serde_json::{Value, json};
-use squall::model::{CrawlUrl, keys};
-use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
-use tracing::{debug, info};
+use serde_json::json;
+use squall::model::CrawlUrl;
+use squall::spout::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
+use tracing::debug;
 
-use super::batched::{
-    ConditionalUpdate, ScriptedUpdate, conditional_updates, next_dues, scripted_updates,
-};
-use super::schema::{RELEASE_QUEUE, RENEW_LEASE};
+use super::batched::{ScriptedUpdate, scripted_updates};
+use super::claims::{ClaimRequest, claim_queues};
+use super::reads::{QueueRead, ReadRequest, read_queues};
+use super::schema::{DROP_LEASE, RELEASE_QUEUE};
+use super::settings::QueueSpoutSettings;
+use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
 use crate::client::{EsClient, RequestBody};
-use crate::schema::{KeyField, document_id, format_date, read_document};
-
-/// Settings of a queue spout.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueSpoutSettings {
-    /// The urls index.
-    pub urls_index: String,
-    /// The queues index.
-    pub queues_index: String,
-    /// Where the key is in URL documents.
-    pub key_field: KeyField,
-    /// This process, as written in `leaseOwner` (host name and PID by default).
-    pub owner: String,
-    /// How long a lease lasts without renewal; another process takes the queue after it.
-    pub lease_ttl: Duration,
-    /// Queues held at once.
-    pub max_queues: usize,
-    /// Queues claimed by one query at most: a spout holding many queues fills up over a few
-    /// queries, and its first URLs come after a small claim rather than a large one.
-    pub max_claims_per_query: usize,
-    /// Due URLs read per queue per query.
-    pub max_urls_per_queue: usize,
-    /// How long a write takes to show in queries (the indices' refresh interval).
-    pub refresh_interval: Duration,
-}
-
-impl QueueSpoutSettings {
-    /// Defaults for the two indices: 60 s leases, 100 queues of 10 URLs (claimed up to 100 per
-    /// query), owner from host and PID.
-    pub fn new(urls_index: &str, queues_index: &str) -> Self {
-        QueueSpoutSettings {
-            urls_index: urls_index.to_string(),
-            queues_index: queues_index.to_string(),
-            key_field: KeyField::default(),
-            owner: default_owner(),
-            lease_ttl: Duration::from_secs(60),
-            max_queues: 100,
-            max_claims_per_query: 100,
-            max_urls_per_queue: 10,
-            refresh_interval: Duration::from_secs(1),
-        }
-    }
-}
-
-/// `host-pid`, the default lease owner.
-pub fn default_owner() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".to_string());
-    format!("{host}-{}", std::process::id())
-}
+use crate::schema::{document_id, format_date};
 
 /// A queue this process holds.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Claim {
-    lease_until: DateTime<Utc>,
-    /// When a writer last changed the queue, as of the claim.
-    last_updated: Option<DateTime<Utc>>,
-    /// The queue's crawl delay learned from robots.txt (by any process), in seconds.
-    crawl_delay: Option<f64>,
-    /// URLs returned and possibly still in the topology.
+    /// The lease, shared with the upkeep (which renews it) and with every URL handed out.
+    lease: Lease,
+    /// When it was claimed, for the longest hold.
+    claimed_at: Instant,
+    /// The claim's wall-clock time less the urls index's visibility: due dates written from then
+    /// on may be missing from this process's reads, so a release folds them in (`heldDue`).
+    seen_before: String,
+    /// The queue's crawl delay learned from robots.txt (by any process).
+    crawl_delay: Option<Duration>,
+    /// URLs handed out and possibly still in the topology.
     outstanding: Vec<String>,
-    /// URLs that left the topology (processed, not failed) so recently that the index may still
-    /// show their old dates, with when that was seen; their new dates went into `heldDue`.
+    /// URLs that left the topology so recently that the index may still show their old dates.
     recently_done: Vec<(String, Instant)>,
+    /// Given back once its outstanding URLs are done; not read any more.
+    closing: bool,
 }
 
-/// A due queue listed, to be claimed.
-struct Candidate {
-    key: String,
-    seq_no: i64,
-    primary_term: i64,
-    /// Its search hit.
-    hit: Value,
-}
-
-/// The spout over a urls index and a queues index.
-#[derive(Debug, Clone)]
+/// The spout over a urls index and a queues index. See the [module docs](super) for the
+/// invariants it keeps.
+#[derive(Debug)]
 pub struct QueueSpout {
     client: EsClient,
     settings: QueueSpoutSettings,
     claims: BTreeMap<String, Claim>,
+    /// The leases of `claims`, for the upkeep.
+    held: Held,
+    load: Arc<FrontierLoad>,
+    upkeep: Option<Upkeep>,
 }
 
 impl QueueSpout {
-    /// A spout for `settings`.
+    /// A spout for `settings`. Its upkeep (lease renewals, heartbeat) starts with its first query,
+    /// on the Tokio runtime, and stops when it is dropped.
     pub fn new(client: EsClient, settings: QueueSpoutSettings) -> Self {
         QueueSpout {
             client,
             settings,
             claims: BTreeMap::new(),
+            held: Held::default(),
+            load: Arc::new(FrontierLoad::default()),
+            upkeep: None,
         }
     }
 
@@ -122,191 +75,212 @@ impl QueueSpout {
         self.claims.keys().cloned().collect()
     }
 
-    fn lease_until(&self) -> DateTime<Utc> {
-        Utc::now() + TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60))
+    /// The settings it runs with.
+    pub fn settings(&self) -> &QueueSpoutSettings {
+        &self.settings
     }
 
-    /// Lists due queues nobody holds, and claims them until `max_queues` are held.
-    async fn claim_queues(&mut self) -> Result<(), SpoutError> {
-        let room = self
-            .settings
-            .max_queues
+    fn start_upkeep(&mut self) {
+        if self.upkeep.is_none() {
+            self.upkeep = Some(Upkeep::start(
+                self.client.clone(),
+                self.settings.clone(),
+                Arc::clone(&self.held),
+                Arc::clone(&self.load),
+            ));
+        }
+    }
+
+    /// Forgets queues whose lease ran out or was taken: nothing more is read or handed out from
+    /// them (what is in the topology is fenced by its lease). A lease that merely ran out here is
+    /// dropped in the index too, in case it is still ours there.
+    async fn forget_lost(&mut self) -> Result<(), SpoutError> {
+        let lost: Vec<String> = self
+            .claims
+            .iter()
+            .filter(|(_, claim)| !claim.lease.is_valid())
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in &lost {
+            self.claims.remove(key);
+            self.held.remove(key);
+        }
+        if !lost.is_empty() {
+            debug!(lost = lost.len(), "leases lost or run out");
+            metrics::counter!("squall_queue_leases_lost_total").increment(lost.len() as u64);
+        }
+        self.drop_leases(lost).await
+    }
+
+    /// Marks for giving back the queues held past the longest hold while others wait, and the
+    /// queues beyond this process's fair share (held longest first).
+    fn mark_closing(&mut self) {
+        if self.load.queues_waiting() {
+            for claim in self.claims.values_mut() {
+                if claim.claimed_at.elapsed() >= self.settings.max_hold {
+                    claim.closing = true;
+                }
+            }
+        }
+        let cap = self.settings.max_queues.min(self.load.share());
+        let open = self.claims.values().filter(|c| !c.closing).count();
+        if open > cap {
+            let mut by_age: Vec<(&String, Instant)> = self
+                .claims
+                .iter()
+                .filter(|(_, c)| !c.closing)
+                .map(|(key, c)| (key, c.claimed_at))
+                .collect();
+            by_age.sort_by_key(|(_, at)| *at);
+            let extra: Vec<String> = by_age
+                .into_iter()
+                .take(open - cap)
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in extra {
+                if let Some(claim) = self.claims.get_mut(&key) {
+                    claim.closing = true;
+                }
+            }
+        }
+    }
+
+    /// Claims due queues up to this process's share.
+    async fn claim(&mut self) -> Result<(), SpoutError> {
+        let cap = self.settings.max_queues.min(self.load.share());
+        let room = cap
             .saturating_sub(self.claims.len())
             .min(self.settings.max_claims_per_query.max(1));
         if room == 0 {
             return Ok(());
         }
-        let now = format_date(Utc::now());
-        let body = json!({
-            "size": room * 2,
-            "seq_no_primary_term": true,
-            "track_total_hits": false,
-            "query": { "bool": {
-                "filter": [ { "range": { "nextDue": { "lte": now } } } ],
-                "must_not": [
-                    { "range": { "leaseUntil": { "gt": now } } },
-                    { "range": { "blockedUntil": { "gt": now } } }
-                ]
-            } },
-            "sort": [ { "nextDue": "asc" }, { "key": "asc" } ]
-        });
-        let path = format!("/{}/_search", self.settings.queues_index);
-        let answer = self
-            .client
-            .request(Method::Post, &path, &[], Some(RequestBody::Json(body)))
-            .await
-            .map_err(|e| SpoutError::with_source("listing due queues failed", e))?;
-        let hits = answer["hits"]["hits"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        // Up to `room` unheld queues, claimed together in one conditional bulk.
-        let mut candidates = Vec::new();
-        for hit in hits {
-            if candidates.len() >= room {
-                break;
-            }
-            let Some(key) = hit["_source"]["key"].as_str().map(str::to_string) else {
-                continue;
-            };
-            if self.claims.contains_key(&key) || candidates.iter().any(|c: &Candidate| c.key == key)
-            {
-                continue;
-            }
-            let (Some(seq_no), Some(primary_term)) =
-                (hit["_seq_no"].as_i64(), hit["_primary_term"].as_i64())
-            else {
-                continue;
-            };
-            candidates.push(Candidate {
-                key,
-                seq_no,
-                primary_term,
-                hit,
-            });
-        }
-        let lease_until = self.lease_until();
-        let lease =
-            json!({ "leaseOwner": self.settings.owner, "leaseUntil": format_date(lease_until) });
-        let updates: Vec<ConditionalUpdate> = candidates
-            .iter()
-            .map(|c| ConditionalUpdate {
-                key: c.key.clone(),
-                seq_no: c.seq_no,
-                primary_term: c.primary_term,
-                doc: lease.clone(),
-            })
-            .collect();
-        let outcomes =
-            conditional_updates(&self.client, &self.settings.queues_index, &updates).await?;
-        let mut claimed = 0;
-        for (Candidate { key, hit, .. }, outcome) in candidates.into_iter().zip(outcomes) {
-            if outcome.is_none() {
-                continue;
-            }
-            let last_updated = hit["_source"]["lastUpdated"]
-                .as_str()
-                .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
-                .map(|d| d.with_timezone(&Utc));
+        let sent = Instant::now();
+        let claimed_wall = Utc::now();
+        let ttl = TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60));
+        let visibility =
+            TimeDelta::from_std(self.settings.visibility()).unwrap_or(TimeDelta::seconds(3));
+        let seen_before = format_date(claimed_wall - visibility);
+        let claims = &self.claims;
+        let request = ClaimRequest {
+            owner: &self.settings.owner,
+            lease_until: claimed_wall + ttl,
+            seen_before: &seen_before,
+            room,
+        };
+        let claimed = claim_queues(&self.client, &self.settings.queues_index, request, |key| {
+            claims.contains_key(key)
+        })
+        .await?;
+        let count = claimed.len();
+        for queue in claimed {
+            let lease = Lease::until(sent + self.settings.trusted_lease());
+            self.held.insert(queue.key.clone(), lease.clone());
             self.claims.insert(
-                key,
+                queue.key,
                 Claim {
-                    lease_until,
-                    last_updated,
-                    crawl_delay: hit["_source"]["crawlDelaySeconds"].as_f64(),
+                    lease,
+                    claimed_at: sent,
+                    seen_before: seen_before.clone(),
+                    crawl_delay: queue
+                        .crawl_delay
+                        .and_then(|d| Duration::try_from_secs_f64(d).ok()),
                     outstanding: Vec::new(),
                     recently_done: Vec::new(),
+                    closing: false,
                 },
             );
-            claimed += 1;
         }
-        if claimed > 0 {
-            debug!(claimed, held = self.claims.len(), "queues claimed");
-            metrics::counter!("squall_queue_claims_total").increment(claimed);
+        if count > 0 {
+            debug!(claimed = count, held = self.claims.len(), "queues claimed");
+            metrics::counter!("squall_queue_claims_total").increment(count as u64);
         }
         Ok(())
     }
 
-    /// Renews leases that are past half their life, in one bulk; a lease found taken is dropped.
-    async fn renew_leases(&mut self) -> Result<(), SpoutError> {
-        let half =
-            TimeDelta::from_std(self.settings.lease_ttl / 2).unwrap_or(TimeDelta::seconds(30));
-        let lease_until = self.lease_until();
-        let until = format_date(lease_until);
-        let updates: Vec<ScriptedUpdate> = self
-            .claims
+    /// Moves each claim's URLs that left the topology to its recently done list, forgetting those
+    /// done longer ago than the index's visibility delay.
+    fn settle_outstanding(&mut self, busy: &BusyUrls) {
+        let visibility = self.settings.visibility();
+        let seen = Instant::now();
+        for claim in self.claims.values_mut() {
+            let (in_topology, done): (Vec<String>, Vec<String>) = claim
+                .outstanding
+                .drain(..)
+                .partition(|url| busy.in_topology(url));
+            claim.outstanding = in_topology;
+            claim
+                .recently_done
+                .extend(done.into_iter().map(|url| (url, seen)));
+            claim
+                .recently_done
+                .retain(|(_, at)| at.elapsed() < visibility);
+        }
+    }
+
+    /// What to read of each open queue: as many URLs as its share of the fetcher has room for.
+    fn read_requests(&self, busy: &BusyUrls) -> Vec<ReadRequest> {
+        self.claims
             .iter()
-            .filter(|(_, c)| c.lease_until - Utc::now() < half)
-            .map(|(key, _)| ScriptedUpdate {
-                key: key.clone(),
-                params: json!({ "owner": self.settings.owner, "until": until }),
+            .filter(|(_, claim)| !claim.closing)
+            .filter_map(|(key, claim)| {
+                let size = self
+                    .settings
+                    .max_urls_per_queue
+                    .saturating_sub(busy.waiting_in(key));
+                (size > 0).then(|| ReadRequest {
+                    key: key.clone(),
+                    size,
+                    skip: claim
+                        .outstanding
+                        .iter()
+                        .chain(claim.recently_done.iter().map(|(url, _)| url))
+                        .map(|url| document_id(url))
+                        .collect(),
+                })
             })
-            .collect();
-        let renewed = scripted_updates(
-            &self.client,
-            &self.settings.queues_index,
-            RENEW_LEASE,
-            &updates,
-        )
-        .await?;
-        for (update, renewed) in updates.into_iter().zip(renewed) {
-            if renewed {
-                if let Some(claim) = self.claims.get_mut(&update.key) {
-                    claim.lease_until = lease_until;
-                }
-            } else {
-                info!(key = %update.key, "lease lost to another process");
-                self.claims.remove(&update.key);
+            .collect()
+    }
+
+    /// Hands out a queue's due URLs under its lease.
+    fn hand_out(&mut self, key: &str, read: &QueueRead, busy: &BusyUrls, batch: &mut Vec<DueUrl>) {
+        let Some(claim) = self.claims.get_mut(key) else {
+            return;
+        };
+        let hints = QueueHints {
+            crawl_delay: claim.crawl_delay,
+            lease: Some(claim.lease.clone()),
+        };
+        for doc in &read.due {
+            // Done and waiting for the refresh to show its new date: not due again.
+            if busy.contains(doc.url.url.as_str()) {
+                continue;
             }
+            claim.outstanding.push(doc.url.url.to_string());
+            batch.push(DueUrl {
+                url: doc.url.clone(),
+                key: key.to_string(),
+                hints: hints.clone(),
+            });
         }
-        Ok(())
     }
 
-    /// How long a write may take to show in the urls index, with a margin.
-    fn visibility(&self) -> TimeDelta {
-        TimeDelta::from_std(self.settings.refresh_interval + Duration::from_secs(1))
-            .unwrap_or(TimeDelta::seconds(2))
-    }
-
-    /// Whether a writer changed the queue so recently that its URLs may not show yet.
-    fn recently_written(&self, claim: &Claim) -> bool {
-        claim
-            .last_updated
-            .is_some_and(|t| Utc::now() - t < self.visibility())
-    }
-
-    /// Gives drained queues back in one bulk: `nextDue` becomes the earliest date among the URLs
-    /// this process did not just process (one aggregation for all of them), or the earliest date
-    /// written while it held the queue, whichever comes first.
-    async fn release_all(&mut self, keys: Vec<String>) -> Result<(), SpoutError> {
-        let claims: Vec<(String, Claim)> = keys
-            .into_iter()
-            .filter_map(|key| self.claims.remove(&key).map(|claim| (key, claim)))
-            .collect();
-        if claims.is_empty() {
-            return Ok(());
-        }
-        let keys: Vec<String> = claims.iter().map(|(key, _)| key.clone()).collect();
-        let processed: Vec<String> = claims
-            .iter()
-            .flat_map(|(_, claim)| claim.recently_done.iter().map(|(url, _)| document_id(url)))
-            .collect();
-        let next = next_dues(
-            &self.client,
-            &self.settings.urls_index,
-            &self.settings.key_field,
-            &keys,
-            processed,
-        )
-        .await?;
+    /// Gives drained queues back: `nextDue` becomes the date their read found next, or an earlier
+    /// date written since their claim (see [`RELEASE_QUEUE`]).
+    async fn release(&mut self, drained: Vec<(String, Option<String>)>) -> Result<(), SpoutError> {
         let now = format_date(Utc::now());
-        let updates: Vec<ScriptedUpdate> = keys
-            .into_iter()
-            .map(|key| ScriptedUpdate {
-                params: json!({ "owner": self.settings.owner, "next": next.get(&key), "now": now }),
+        let mut updates = Vec::new();
+        for (key, next) in drained {
+            let Some(claim) = self.claims.remove(&key) else {
+                continue;
+            };
+            self.held.remove(&key);
+            claim.lease.revoke();
+            updates.push(ScriptedUpdate {
+                params: json!({ "owner": self.settings.owner, "next": next, "now": now,
+                                "seenBefore": claim.seen_before }),
                 key,
-            })
-            .collect();
+            });
+        }
         scripted_updates(
             &self.client,
             &self.settings.queues_index,
@@ -317,131 +291,46 @@ impl QueueSpout {
         Ok(())
     }
 
-    /// Due URLs of the held queues that are not already in the topology, in one search: a queue is
-    /// read again as soon as the runner asks (the fetcher has taken what it had), while its earlier
-    /// URLs are still being fetched, so one busy host is never limited to one read per round trip.
-    async fn read_urls(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
-        let visibility = self.settings.refresh_interval + Duration::from_secs(1);
-        let mut ready = Vec::new();
-        // URLs of the held queues that must not come back: in the topology, or done so recently
-        // that the index may still show their old dates.
-        let mut skip = Vec::new();
-        for (key, claim) in self.claims.iter_mut() {
-            let (in_topology, done): (Vec<String>, Vec<String>) = claim
-                .outstanding
-                .drain(..)
-                .partition(|url| busy.in_topology(url));
-            claim.outstanding = in_topology;
-            let seen = Instant::now();
-            claim
-                .recently_done
-                .extend(done.into_iter().map(|url| (url, seen)));
-            claim
-                .recently_done
-                .retain(|(_, at)| at.elapsed() < visibility);
-            skip.extend(claim.outstanding.iter().map(|url| document_id(url)));
-            skip.extend(claim.recently_done.iter().map(|(url, _)| document_id(url)));
-            ready.push(key.clone());
-        }
-        if ready.is_empty() {
-            return Ok(Vec::new());
-        }
-        // One aggregation over the ready queues only: each one's earliest due URLs, at most
-        // `max_urls_per_queue` of them, whatever the other queues hold.
-        let field = self.settings.key_field.query_field();
-        let body = json!({
-            "size": 0,
-            "track_total_hits": false,
-            "query": { "bool": {
-                "filter": [
-                    { "terms": { field.clone(): ready } },
-                    { "range": { "nextFetchDate": { "lte": format_date(Utc::now()) } } }
-                ],
-                "must_not": [ { "ids": { "values": skip } } ]
-            } },
-            "aggs": { "queues": {
-                "terms": { "field": field, "size": ready.len(), "shard_size": ready.len() },
-                "aggs": { "due": { "top_hits": {
-                    "size": self.settings.max_urls_per_queue,
-                    "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
-                } } }
-            } }
-        });
-        let answer = self
-            .client
-            .request(
-                Method::Post,
-                &format!("/{}/_search", self.settings.urls_index),
-                &[],
-                Some(RequestBody::Json(body)),
-            )
-            .await
-            .map_err(|e| SpoutError::with_source("reading queues' URLs failed", e))?;
-        let no_buckets = Vec::new();
-        let buckets = answer["aggregations"]["queues"]["buckets"]
-            .as_array()
-            .unwrap_or(&no_buckets);
-        let mut with_due = std::collections::BTreeSet::new();
-        let mut batch = Vec::new();
-        for bucket in buckets {
-            let Some(key) = bucket["key"].as_str() else {
-                continue;
-            };
-            with_due.insert(key.to_string());
-            let Some(claim) = self.claims.get_mut(key) else {
-                continue;
-            };
-            let no_hits = Vec::new();
-            let hits = bucket["due"]["hits"]["hits"].as_array().unwrap_or(&no_hits);
-            // The queue's share: URLs still waiting for the fetcher count against it.
-            let room = self
-                .settings
-                .max_urls_per_queue
-                .saturating_sub(busy.waiting_in(key));
-            for hit in hits.iter().take(room) {
-                let Ok(doc) = read_document(&hit["_source"], &self.settings.key_field) else {
-                    continue;
-                };
-                // Done and waiting for the refresh to show its new date: not due again.
-                if busy.contains(doc.url.url.as_str()) {
-                    continue;
-                }
-                let mut url = doc.url;
-                claim.outstanding.push(url.url.to_string());
-                // Every process keeps the delay one of them learned from robots.txt.
-                if let Some(delay) = claim.crawl_delay {
-                    url.metadata
-                        .set(keys::QUEUE_CRAWL_DELAY, format!("{delay:.3}"));
-                }
-                batch.push(DueUrl {
-                    url,
-                    key: key.to_string(),
-                });
+    /// Gives back queues that may still have due URLs, without touching their `nextDue`.
+    async fn drop_leases(&mut self, keys: Vec<String>) -> Result<(), SpoutError> {
+        let now = format_date(Utc::now());
+        let mut updates = Vec::new();
+        for key in keys {
+            if let Some(claim) = self.claims.remove(&key) {
+                claim.lease.revoke();
             }
+            self.held.remove(&key);
+            updates.push(ScriptedUpdate {
+                params: json!({ "owner": self.settings.owner, "now": now }),
+                key,
+            });
         }
-        // A queue with no due URL left and none in the topology is given back, unless a writer
-        // changed it moments ago (its URLs may not show yet).
-        let drained: Vec<String> = ready
-            .into_iter()
-            .filter(|key| {
-                !with_due.contains(key)
-                    && self.claims.get(key).is_some_and(|claim| {
-                        claim.outstanding.is_empty() && !self.recently_written(claim)
-                    })
-            })
-            .collect();
-        self.release_all(drained).await?;
-        metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
-        Ok(batch)
+        scripted_updates(
+            &self.client,
+            &self.settings.queues_index,
+            DROP_LEASE,
+            &updates,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Closing queues whose URLs are all done: given back now.
+    fn closed(&self) -> Vec<String> {
+        self.claims
+            .iter()
+            .filter(|(_, claim)| claim.closing && claim.outstanding.is_empty())
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 }
 
 #[async_trait]
 impl Spout for QueueSpout {
-    /// A refresh, and a lease: a queue held by a process that died comes back only when its lease
-    /// runs out, so "nothing left" is concluded only after that long.
+    /// A write shows after a refresh (with a margin for replicas); whether another process still
+    /// holds work is asked of the queues index ([`frontier_idle`](Spout::frontier_idle)).
     fn visibility_delay(&self) -> Duration {
-        self.settings.refresh_interval + self.settings.lease_ttl + Duration::from_millis(500)
+        self.settings.visibility()
     }
 
     /// Its reads leave out the URLs in the topology.
@@ -464,8 +353,69 @@ impl Spout for QueueSpout {
     }
 
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
-        self.renew_leases().await?;
-        self.claim_queues().await?;
-        self.read_urls(busy).await
+        self.start_upkeep();
+        self.forget_lost().await?;
+        self.settle_outstanding(busy);
+        self.mark_closing();
+        let closed = self.closed();
+        self.drop_leases(closed).await?;
+        self.claim().await?;
+        let requests = self.read_requests(busy);
+        let reads = read_queues(
+            &self.client,
+            &self.settings.urls_index,
+            &self.settings.key_field,
+            &requests,
+            Utc::now(),
+        )
+        .await?;
+        let mut batch = Vec::new();
+        let mut drained = Vec::new();
+        for (request, read) in requests.iter().zip(reads) {
+            self.hand_out(&request.key, &read, busy, &mut batch);
+            let idle = self
+                .claims
+                .get(&request.key)
+                .is_some_and(|claim| claim.outstanding.is_empty());
+            if read.drained() && idle {
+                drained.push((request.key.clone(), read.next));
+            }
+        }
+        self.release(drained).await?;
+        metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
+        Ok(batch)
+    }
+
+    /// Idle when this process holds nothing and the queues index shows no due queue and no lease.
+    async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {
+        if !self.claims.is_empty() {
+            return Ok(false);
+        }
+        let now = format_date(Utc::now());
+        let body = json!({ "query": { "bool": { "minimum_should_match": 1, "should": [
+            { "range": { "nextDue": { "lte": now } } },
+            { "range": { "leaseUntil": { "gt": now } } }
+        ] } } });
+        let answer = self
+            .client
+            .request(
+                Method::Post,
+                &format!("/{}/_count", self.settings.queues_index),
+                &[],
+                Some(RequestBody::Json(body)),
+            )
+            .await
+            .map_err(|e| SpoutError::with_source("counting queues with work failed", e))?;
+        Ok(answer["count"].as_u64() == Some(0))
+    }
+
+    /// Gives back every queue held (others take them over at once) and retires the heartbeat.
+    async fn close(&mut self) {
+        let keys = self.held_keys();
+        if let Err(error) = self.drop_leases(keys).await {
+            debug!(%error, "could not give the queues back; their leases run out instead");
+        }
+        self.upkeep = None;
+        retire(&self.client, &self.settings).await;
     }
 }

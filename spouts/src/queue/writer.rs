@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
-use squall::model::keys;
+use serde_json::json;
+use squall::model::{Status, keys};
 use squall::status::{StatusStore, StatusWrite, StoreError};
 
 use super::schema::{QueueChange, queue_update};
 use crate::client::{EsClient, RequestBody};
-use crate::schema::KeyField;
+use crate::schema::{KeyField, document_id};
 use crate::writer::{EsStatusStore, WriterSettings};
 
 /// Writes statuses to the urls index and keeps the queues index's invariant.
@@ -51,8 +52,13 @@ impl QueueStatusStore {
     /// state the fetcher reported (Retry-After holds, robots crawl delays); returns the keys whose
     /// queue could not be updated, with the reason.
     async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, String> {
+        let known = self.known_discoveries(batch).await;
         let mut earliest: BTreeMap<&str, QueueChange> = BTreeMap::new();
         for write in batch {
+            // A DISCOVERED write of a URL the index has is a no-op: its queue must not move.
+            if write.status == Status::Discovered && known.contains(write.url.url.as_str()) {
+                continue;
+            }
             let blocked = write
                 .url
                 .metadata
@@ -127,6 +133,43 @@ impl QueueStatusStore {
             }
         }
         failed
+    }
+}
+
+impl QueueStatusStore {
+    /// The URLs of the batch's DISCOVERED writes that the urls index already has (a realtime
+    /// multi-get by id, which sees writes not yet refreshed). On error, none: lowering a queue too
+    /// early is harmless, too late is not.
+    async fn known_discoveries(&self, batch: &[StatusWrite]) -> std::collections::HashSet<String> {
+        let discovered: Vec<&str> = batch
+            .iter()
+            .filter(|w| w.status == Status::Discovered)
+            .map(|w| w.url.url.as_str())
+            .collect();
+        let mut known = std::collections::HashSet::new();
+        if discovered.is_empty() {
+            return known;
+        }
+        let ids: Vec<String> = discovered.iter().map(|url| document_id(url)).collect();
+        let answer = self
+            .client
+            .request(
+                Method::Post,
+                &format!("/{}/_mget", self.urls_index),
+                &[("_source", "false")],
+                Some(RequestBody::Json(json!({ "ids": ids }))),
+            )
+            .await;
+        let Ok(answer) = answer else {
+            return known;
+        };
+        let docs = answer["docs"].as_array().cloned().unwrap_or_default();
+        for (url, doc) in discovered.into_iter().zip(docs) {
+            if doc["found"].as_bool() == Some(true) {
+                known.insert(url.to_string());
+            }
+        }
+        known
     }
 }
 

@@ -295,6 +295,6 @@ impl SpoutQuery {
         if let Some(routes) = &self.routes {
             routes.record(doc.url.url.as_str(), Routing::of_hit(hit));
         }
-        Some(DueUrl { url: doc.url, key })
+        Some(DueUrl::new(doc.url, key))
     }
 }

@@ -1,0 +1,138 @@
+//! Claiming queues: list due queues nobody holds, those that waited longest first, and take up to a
+//! given number with conditional updates, so that of several processes racing for one queue exactly
+//! one wins.
+
+use chrono::{DateTime, Utc};
+use elasticsearch::http::Method;
+use serde_json::{Value, json};
+use squall::spout::SpoutError;
+
+use super::batched::{ConditionalUpdate, conditional_updates};
+use crate::client::{EsClient, RequestBody};
+use crate::schema::format_date;
+
+/// A queue just claimed.
+#[derive(Debug, Clone)]
+pub(crate) struct Claimed {
+    /// Its key.
+    pub key: String,
+    /// The crawl delay recorded on it (learned from robots.txt by any process), in seconds.
+    pub crawl_delay: Option<f64>,
+}
+
+/// A due queue listed, to be claimed.
+struct Candidate {
+    key: String,
+    seq_no: i64,
+    primary_term: i64,
+    hit: Value,
+}
+
+/// How to claim.
+pub(crate) struct ClaimRequest<'a> {
+    /// The process claiming.
+    pub owner: &'a str,
+    /// Until when.
+    pub lease_until: DateTime<Utc>,
+    /// The claim's time less the urls index's visibility delay: a queue last written before it has
+    /// every write visible to the reads to come, so the dates recorded in `heldDue` are dropped.
+    pub seen_before: &'a str,
+    /// Queues to claim at most.
+    pub room: usize,
+}
+
+/// Lists due queues that nobody holds and that are not blocked — queues never held first, then
+/// those given back longest ago (`leaseUntil`), then by `nextDue` — and claims up to `room` of them,
+/// skipping those for which `held` is true.
+pub(crate) async fn claim_queues(
+    client: &EsClient,
+    queues_index: &str,
+    request: ClaimRequest<'_>,
+    held: impl Fn(&str) -> bool,
+) -> Result<Vec<Claimed>, SpoutError> {
+    let room = request.room;
+    if room == 0 {
+        return Ok(Vec::new());
+    }
+    let now = format_date(Utc::now());
+    let body = json!({
+        "size": room * 2,
+        "seq_no_primary_term": true,
+        "track_total_hits": false,
+        "query": { "bool": {
+            "filter": [ { "range": { "nextDue": { "lte": now } } } ],
+            "must_not": [
+                { "range": { "leaseUntil": { "gt": now } } },
+                { "range": { "blockedUntil": { "gt": now } } }
+            ]
+        } },
+        "sort": [
+            { "leaseUntil": { "order": "asc", "missing": "_first" } },
+            { "nextDue": "asc" },
+            { "key": "asc" }
+        ]
+    });
+    let answer = client
+        .request(
+            Method::Post,
+            &format!("/{queues_index}/_search"),
+            &[],
+            Some(RequestBody::Json(body)),
+        )
+        .await
+        .map_err(|e| SpoutError::with_source("listing due queues failed", e))?;
+    let hits = answer["hits"]["hits"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for hit in hits {
+        if candidates.len() >= room {
+            break;
+        }
+        let Some(key) = hit["_source"]["key"].as_str().map(str::to_string) else {
+            continue;
+        };
+        if held(&key) || candidates.iter().any(|c| c.key == key) {
+            continue;
+        }
+        let (Some(seq_no), Some(primary_term)) =
+            (hit["_seq_no"].as_i64(), hit["_primary_term"].as_i64())
+        else {
+            continue;
+        };
+        candidates.push(Candidate {
+            key,
+            seq_no,
+            primary_term,
+            hit,
+        });
+    }
+    let lease_until = format_date(request.lease_until);
+    let updates: Vec<ConditionalUpdate> = candidates
+        .iter()
+        .map(|c| {
+            let mut doc = json!({ "leaseOwner": request.owner, "leaseUntil": lease_until });
+            let written = c.hit["_source"]["lastUpdated"].as_str();
+            if written.is_none_or(|written| written < request.seen_before) {
+                doc["heldDue"] = Value::Null;
+            }
+            ConditionalUpdate {
+                key: c.key.clone(),
+                seq_no: c.seq_no,
+                primary_term: c.primary_term,
+                doc,
+            }
+        })
+        .collect();
+    let outcomes = conditional_updates(client, queues_index, &updates).await?;
+    Ok(candidates
+        .into_iter()
+        .zip(outcomes)
+        .filter(|(_, outcome)| outcome.is_some())
+        .map(|(candidate, _)| Claimed {
+            crawl_delay: candidate.hit["_source"]["crawlDelaySeconds"].as_f64(),
+            key: candidate.key,
+        })
+        .collect())
+}

@@ -1,0 +1,82 @@
+//! The queue spout's settings.
+
+use std::time::Duration;
+
+use crate::schema::KeyField;
+
+/// Settings of a queue spout.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSpoutSettings {
+    /// The urls index.
+    pub urls_index: String,
+    /// The queues index.
+    pub queues_index: String,
+    /// Where the key is in URL documents.
+    pub key_field: KeyField,
+    /// This process, as written in `leaseOwner` (host name and PID by default).
+    pub owner: String,
+    /// How long a lease lasts without renewal; another process takes the queue after it. Leases are
+    /// renewed in the background every quarter of it, and this process stops fetching from a queue
+    /// once four fifths of it passed without a renewal.
+    pub lease_ttl: Duration,
+    /// Queues held at once, at most; fewer when other processes share the frontier (each holds its
+    /// fair share: the queues with work divided by the live processes).
+    pub max_queues: usize,
+    /// Queues claimed by one query at most: a spout holding many queues fills up over a few
+    /// queries, and its first URLs come after a small claim rather than a large one.
+    pub max_claims_per_query: usize,
+    /// Due URLs read per queue per query (and waiting for the fetcher at once).
+    pub max_urls_per_queue: usize,
+    /// The longest a queue is held while other due queues wait for a process: then it is given back
+    /// and goes behind them.
+    pub max_hold: Duration,
+    /// How long a write takes to show in queries (the indices' refresh interval).
+    pub refresh_interval: Duration,
+}
+
+impl QueueSpoutSettings {
+    /// Defaults for the two indices: 60 s leases, 100 queues of 10 URLs (claimed up to 100 per
+    /// query), held 30 s at most while others wait, owner from host and PID.
+    pub fn new(urls_index: &str, queues_index: &str) -> Self {
+        QueueSpoutSettings {
+            urls_index: urls_index.to_string(),
+            queues_index: queues_index.to_string(),
+            key_field: KeyField::default(),
+            owner: default_owner(),
+            lease_ttl: Duration::from_secs(60),
+            max_queues: 100,
+            max_claims_per_query: 100,
+            max_urls_per_queue: 10,
+            max_hold: Duration::from_secs(30),
+            refresh_interval: Duration::from_secs(1),
+        }
+    }
+
+    /// The index where live processes of this frontier announce themselves.
+    pub fn workers_index(&self) -> String {
+        format!("{}-workers", self.queues_index)
+    }
+
+    /// How long a write may take to show in the urls index: a refresh, with a margin for replicas
+    /// refreshing on their own schedule.
+    pub fn visibility(&self) -> Duration {
+        self.refresh_interval * 2 + Duration::from_secs(1)
+    }
+
+    /// How long this process trusts a lease after the request that set it was sent: four fifths of
+    /// the TTL, so that it stops fetching before any other process may claim the queue.
+    pub fn trusted_lease(&self) -> Duration {
+        self.lease_ttl * 4 / 5
+    }
+}
+
+/// `host-pid`, the default lease owner.
+pub fn default_owner() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}-{}", std::process::id())
+}

@@ -1,0 +1,141 @@
+//! What a frontier tells the fetcher about a URL's queue, typed: a crawl delay another process
+//! learned, and the lease under which this process may fetch from the queue at all.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A process's right to fetch from one queue of a shared frontier, valid until a deadline that the
+/// spout pushes back each time it renews the lease in the frontier.
+///
+/// Clones share one deadline: the spout keeps one, every URL of the queue carries another, and the
+/// fetcher checks [`is_valid`](Lease::is_valid) before each fetch, so that a process that lost a
+/// queue (paused past its lease, or its renewals failed) starts no new fetch of it.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use squall::spout::Lease;
+///
+/// let lease = Lease::until(Instant::now() + Duration::from_secs(30));
+/// let carried = lease.clone();
+/// assert!(carried.is_valid());
+/// lease.revoke();
+/// assert!(!carried.is_valid());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Lease {
+    cell: Arc<LeaseCell>,
+}
+
+#[derive(Debug)]
+struct LeaseCell {
+    /// What deadlines are measured from.
+    base: Instant,
+    /// The deadline in microseconds after `base`.
+    deadline_micros: AtomicU64,
+    /// Set once the lease ended for good.
+    revoked: AtomicBool,
+}
+
+impl Lease {
+    /// A lease valid until `deadline`.
+    pub fn until(deadline: Instant) -> Self {
+        let base = Instant::now();
+        let lease = Lease {
+            cell: Arc::new(LeaseCell {
+                base,
+                deadline_micros: AtomicU64::new(0),
+                revoked: AtomicBool::new(false),
+            }),
+        };
+        lease.extend_to(deadline);
+        lease
+    }
+
+    /// Moves the deadline to `deadline` (a renewal). A revoked lease stays revoked.
+    pub fn extend_to(&self, deadline: Instant) {
+        let micros = deadline
+            .saturating_duration_since(self.cell.base)
+            .as_micros()
+            .min(u128::from(u64::MAX)) as u64;
+        self.cell.deadline_micros.store(micros, Ordering::Release);
+    }
+
+    /// Ends the lease for good: the queue was given back or found taken by another process.
+    pub fn revoke(&self) {
+        self.cell.revoked.store(true, Ordering::Release);
+    }
+
+    /// Whether the lease still holds now.
+    pub fn is_valid(&self) -> bool {
+        self.remaining() > Duration::ZERO
+    }
+
+    /// How long the lease holds from now (zero once past or revoked).
+    pub fn remaining(&self) -> Duration {
+        if self.cell.revoked.load(Ordering::Acquire) {
+            return Duration::ZERO;
+        }
+        let micros = self.cell.deadline_micros.load(Ordering::Acquire);
+        let deadline = self.cell.base + Duration::from_micros(micros);
+        deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+impl PartialEq for Lease {
+    /// The same lease (one queue, one claim), not merely the same deadline.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.cell, &other.cell)
+    }
+}
+
+impl Eq for Lease {}
+
+/// What the frontier says about a URL's queue, for the fetcher.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueHints {
+    /// A crawl delay for the queue that some process learned from its robots.txt: the fetcher
+    /// keeps the longer of it and its own.
+    pub crawl_delay: Option<Duration>,
+    /// The lease under which this process holds the queue, for frontiers shared by several
+    /// processes; `None` when the frontier has no leases (the URL may always be fetched).
+    pub lease: Option<Lease>,
+}
+
+impl QueueHints {
+    /// Whether the URL may be fetched now: no lease is needed, or the lease still holds.
+    pub fn may_fetch(&self) -> bool {
+        self.lease.as_ref().is_none_or(Lease::is_valid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_expires_and_renewal_moves_it() {
+        let lease = Lease::until(Instant::now() + Duration::from_millis(20));
+        assert!(lease.is_valid());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!lease.is_valid(), "past its deadline");
+        lease.extend_to(Instant::now() + Duration::from_secs(5));
+        assert!(lease.is_valid(), "renewed");
+        lease.revoke();
+        lease.extend_to(Instant::now() + Duration::from_secs(5));
+        assert!(!lease.is_valid(), "a revoked lease stays revoked");
+    }
+
+    #[test]
+    fn hints_without_a_lease_allow_fetching() {
+        assert!(QueueHints::default().may_fetch());
+        let lease = Lease::until(Instant::now() + Duration::from_secs(5));
+        let hints = QueueHints {
+            crawl_delay: None,
+            lease: Some(lease.clone()),
+        };
+        assert!(hints.may_fetch());
+        lease.revoke();
+        assert!(!hints.may_fetch());
+    }
+}
