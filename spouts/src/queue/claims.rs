@@ -39,9 +39,13 @@ pub(crate) struct ClaimRequest<'a> {
     pub seen_before: &'a str,
     /// Queues to claim at most.
     pub room: usize,
+    /// A queue given back (or whose lease ran out) after this is not claimed yet: the urls index
+    /// may not show the last holder's writes, and a read would hand out URLs already done.
+    pub cooled_before: &'a str,
 }
 
-/// Lists due queues that nobody holds and that are not blocked — queues never held first, then
+/// Lists due queues that nobody holds (nor held within the visibility delay) and that are not
+/// blocked — queues never held first, then
 /// those given back longest ago (`leaseUntil`), then by `nextDue` — and claims up to `room` of them,
 /// skipping those for which `held` is true.
 pub(crate) async fn claim_queues(
@@ -62,7 +66,7 @@ pub(crate) async fn claim_queues(
         "query": { "bool": {
             "filter": [ { "range": { "nextDue": { "lte": now } } } ],
             "must_not": [
-                { "range": { "leaseUntil": { "gt": now } } },
+                { "range": { "leaseUntil": { "gt": request.cooled_before } } },
                 { "range": { "blockedUntil": { "gt": now } } }
             ]
         } },

@@ -24,6 +24,8 @@
 //!    written just before a claim, read and release is never stranded. A DISCOVERED write of a URL
 //!    that already exists changes nothing and touches no queue. A queue given back early (hold
 //!    ended, share exceeded, process stopping, lease lost) keeps its `nextDue` untouched.
+//!    A queue is claimed only once the visibility delay passed since its last lease ended, so its
+//!    new holder's reads show what the last holder wrote (no URL fetched twice for a stale date).
 //! 4. **Every due URL is eventually emitted.** By 3, a queue with a due URL is listed as due once
 //!    unheld; by 5 it is claimed within a bound; its owner reads its earliest URLs, leaving out only
 //!    those in its topology or done within the visibility delay.

@@ -75,6 +75,13 @@ impl QueueSpout {
         self.claims.keys().cloned().collect()
     }
 
+    /// Stops the background upkeep (lease renewals, heartbeat) as a paused process's would stop,
+    /// until the next query starts it again: for tests that pause one spout past its lease while
+    /// the rest of the test runs on.
+    pub fn suspend_upkeep(&mut self) {
+        self.upkeep = None;
+    }
+
     /// The settings it runs with.
     pub fn settings(&self) -> &QueueSpoutSettings {
         &self.settings
@@ -162,6 +169,7 @@ impl QueueSpout {
         let seen_before = format_date(claimed_wall - visibility);
         let claims = &self.claims;
         let request = ClaimRequest {
+            cooled_before: &seen_before,
             owner: &self.settings.owner,
             lease_until: claimed_wall + ttl,
             seen_before: &seen_before,
