@@ -97,6 +97,7 @@ fn parser_pass(parser: &ParserBolt, pages: &[Bytes], base: &Url) -> usize {
                 truncated: false,
             })),
             sitemaps: Vec::new(),
+            queue: Default::default(),
         };
         let update = parser.process(page);
         links += update.outlinks.len();

@@ -204,6 +204,7 @@ fn write_and_ack(store: Arc<dyn StatusStore>, tuples: Vec<Tuple>, permits: Arc<S
                 key: t.key.clone(),
                 status: Status::Fetched,
                 next_fetch: Some(due),
+                queue: Default::default(),
             })
             .collect();
         let outcomes = store.store(writes).await;
@@ -278,6 +279,7 @@ async fn run_trial(
                 key: host.clone(),
                 status: Status::Discovered,
                 next_fetch: Some(Utc::now()),
+                queue: Default::default(),
             };
             written = Some(Instant::now());
             if let Some(Err(e)) = store.store(vec![write]).await.into_iter().next() {

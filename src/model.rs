@@ -201,13 +201,6 @@ pub mod keys {
     pub const LAST_MODIFIED: &str = "http.last-modified";
     /// Set when a body was cut at `http.content.limit`.
     pub const TRIMMED: &str = "http.trimmed";
-    /// The queue's politeness delay in seconds, learned from robots.txt: set by the fetcher so that
-    /// a shared frontier can store it on the queue, and by such a frontier on the URLs it emits so
-    /// that every process keeps it.
-    pub const QUEUE_CRAWL_DELAY: &str = "queue.crawl.delay";
-    /// Until when (RFC 3339) the server asked for no more requests (Retry-After on 429/503), for a
-    /// shared frontier to hold the queue back in every process.
-    pub const QUEUE_BLOCKED_UNTIL: &str = "queue.blocked.until";
 }
 
 /// A URL travelling through the topology, with its metadata.

@@ -11,9 +11,11 @@ use tracing::{debug, warn};
 
 use crate::model::{CrawlUrl, Status, keys};
 use crate::schedule::Scheduler;
+use crate::spout::QueueReport;
 use crate::topology::{CrawlEvent, CrawlObserver, StatusUpdate};
 
-/// One write to the frontier: a URL's status, when it is due next, and the metadata to keep.
+/// One write to the frontier: a URL's status, when it is due next, the metadata to keep, and what
+/// the fetch taught about the URL's queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusWrite {
     /// The URL and the metadata to persist.
@@ -24,6 +26,10 @@ pub struct StatusWrite {
     pub status: Status,
     /// When it is due next; `None` means never.
     pub next_fetch: Option<DateTime<Utc>>,
+    /// What the fetch of this URL taught about its queue (Retry-After hold, robots.txt crawl
+    /// delay), for frontiers that keep politeness state per queue; empty (the default) for
+    /// outlinks and for writes that follow no fetch. Never stored with the URL.
+    pub queue: QueueReport,
 }
 
 /// Why a write was not stored.
@@ -76,7 +82,7 @@ pub fn key_matches(patterns: &[String], key: &str) -> bool {
 
 /// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
 /// FETCH_ERROR into ERROR at the limit), clears stale error fields, keeps only persisted metadata, and
-/// schedules the next fetch.
+/// schedules the next fetch. The write carries no [`QueueReport`]; the updater adds the fetch's.
 pub fn prepare_write(
     update_url: &CrawlUrl,
     key: &str,
@@ -114,8 +120,6 @@ pub fn prepare_write(
             || k == keys::IS_SITEMAP
             || k == keys::TRIMMED
             || k == keys::SITEMAP_SOURCE
-            || k == keys::QUEUE_CRAWL_DELAY
-            || k == keys::QUEUE_BLOCKED_UNTIL
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS
             || key_matches(&settings.persist_keys, k)
@@ -128,6 +132,7 @@ pub fn prepare_write(
         key: key.to_string(),
         status,
         next_fetch,
+        queue: QueueReport::default(),
     }
 }
 
@@ -204,7 +209,10 @@ impl StatusUpdater {
         let mut writes = Vec::new();
         let mut pending = Vec::with_capacity(updates.len());
         for update in updates {
-            let own = prepare_write(&update.url, &update.key, update.status, &self.settings, now);
+            let own = StatusWrite {
+                queue: update.queue,
+                ..prepare_write(&update.url, &update.key, update.status, &self.settings, now)
+            };
             let final_status = own.status;
             writes.push(own);
             for outlink in &update.outlinks {
@@ -217,6 +225,7 @@ impl StatusUpdater {
                         &outlink.url.metadata,
                         now,
                     ),
+                    queue: QueueReport::default(),
                 });
             }
             pending.push(Pending {
@@ -329,6 +338,72 @@ mod tests {
         let kept: Vec<&str> = write.url.metadata.iter().map(|(k, _)| k).collect();
         assert_eq!(kept, ["depth", "keep.me"]);
         assert!(write.next_fetch.is_some_and(|t| t > now));
+    }
+
+    /// Keeps every batch it is given.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<StatusWrite>>);
+
+    #[async_trait]
+    impl StatusStore for Recorder {
+        async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+            let outcomes = batch.iter().map(|_| Ok(())).collect();
+            self.0.lock().expect("lock").extend(batch);
+            outcomes
+        }
+    }
+
+    #[tokio::test]
+    async fn the_queue_report_goes_with_the_urls_own_write_only() {
+        let store = Arc::new(Recorder::default());
+        let updater = StatusUpdater::new(
+            store.clone(),
+            settings(),
+            Arc::new(crate::topology::NoObserver),
+        );
+        let (acks, mut acked) = mpsc::unbounded_channel();
+        let url = CrawlUrl::new(Url::parse("http://a.test/").expect("url"));
+        let report = QueueReport {
+            blocked_until: Some(Utc::now()),
+            crawl_delay: Some(Duration::from_millis(2500)),
+        };
+        let (input, output) = mpsc::channel(1);
+        input
+            .send(StatusUpdate {
+                url: url.clone(),
+                key: "a.test".into(),
+                status: Status::FetchError,
+                outlinks: vec![crate::topology::Outlink {
+                    url: CrawlUrl::new(Url::parse("http://a.test/b").expect("url")),
+                    key: "a.test".into(),
+                }],
+                fetch: None,
+                queue: report,
+                ack: crate::topology::AckHandle::new(url, acks),
+            })
+            .await
+            .expect("send");
+        drop(input);
+        updater.run(output).await;
+        let writes = store.0.lock().expect("lock").clone();
+        assert_eq!(writes.len(), 2);
+        assert_eq!(
+            writes[0].queue, report,
+            "the fetched URL's write carries it"
+        );
+        assert!(writes[1].queue.is_empty(), "an outlink's write does not");
+        assert!(
+            writes[0]
+                .url
+                .metadata
+                .iter()
+                .all(|(k, _)| !k.starts_with("queue")),
+            "nothing of it in the URL's metadata"
+        );
+        assert!(matches!(
+            acked.recv().await,
+            Some(crate::topology::AckMessage::Acked(_))
+        ));
     }
 
     #[test]

@@ -36,6 +36,7 @@ async fn embedded_frontier_survives_reopening() {
                 key: "a.test".into(),
                 status: Status::Fetched,
                 next_fetch: Some(Utc::now() + chrono::TimeDelta::days(1)),
+                queue: Default::default(),
             }])
             .await;
         assert_eq!(outcomes, [Ok(())]);

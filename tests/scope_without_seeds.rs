@@ -75,6 +75,7 @@ fn seed_writes(site: &Site) -> Vec<StatusWrite> {
                 url: CrawlUrl::seed(url),
                 status: Status::Discovered,
                 next_fetch: Some(chrono::Utc::now()),
+                queue: Default::default(),
             }
         })
         .collect()

@@ -157,6 +157,7 @@ impl Generator {
             key: host,
             status,
             next_fetch,
+            queue: Default::default(),
         }
     }
 }

@@ -207,6 +207,7 @@ mod tests {
             key: "example.com".to_string(),
             status,
             next_fetch: next,
+            queue: Default::default(),
         }
     }
 

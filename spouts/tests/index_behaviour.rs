@@ -24,6 +24,7 @@ fn discovered(url: &str, key: &str) -> StatusWrite {
         key: key.to_string(),
         status: Status::Discovered,
         next_fetch: Some(Utc::now() - TimeDelta::seconds(1)),
+        queue: Default::default(),
     }
 }
 
@@ -207,6 +208,7 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
             url: fetched.clone(),
             status: Status::Fetched,
             next_fetch: Some(Utc::now() + TimeDelta::days(1)),
+            queue: Default::default(),
         }])
         .await;
     assert_eq!(outcome, [Ok(())]);

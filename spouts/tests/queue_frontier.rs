@@ -41,6 +41,7 @@ fn write(url: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> Sta
         key: key.to_string(),
         status,
         next_fetch: due_in.map(|d| Utc::now() + d),
+        queue: Default::default(),
     }
 }
 
@@ -288,7 +289,7 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
 
 #[tokio::test]
 async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
-    use squall::model::keys;
+    use squall::spout::QueueReport;
     let client = support::client().await;
     let (urls, queues) = indices(&client).await;
     let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
@@ -301,16 +302,17 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
         Some(TimeDelta::seconds(-1)),
     );
     let until = Utc::now() + TimeDelta::hours(1);
-    held.url
-        .metadata
-        .set(keys::QUEUE_BLOCKED_UNTIL, until.to_rfc3339());
+    held.queue = QueueReport {
+        blocked_until: Some(until),
+        crawl_delay: None,
+    };
     let mut slow = write(
         "http://slow.test/1",
         "slow.test",
         Status::Fetched,
         Some(TimeDelta::seconds(-1)),
     );
-    slow.url.metadata.set(keys::QUEUE_CRAWL_DELAY, "2.500");
+    slow.queue.crawl_delay = Some(Duration::from_millis(2500));
     assert!(
         store
             .store(vec![held, slow])

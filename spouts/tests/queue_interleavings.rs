@@ -495,6 +495,7 @@ fn status_write(url: &str, key: &str, status: Status, due: DateTime<Utc>) -> Sta
         key: key.to_string(),
         status,
         next_fetch: Some(due),
+        queue: Default::default(),
     }
 }
 

@@ -60,6 +60,7 @@ impl Frontier {
             key,
             status,
             next_fetch: Some(due),
+            queue: Default::default(),
         };
         let outcomes = self.store.store(vec![write]).await;
         assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");

@@ -63,6 +63,7 @@ fn seed_write(seed: &str) -> StatusWrite {
         key,
         status: Status::Discovered,
         next_fetch: Some(Utc::now() - TimeDelta::minutes(5)),
+        queue: Default::default(),
     }
 }
 
@@ -375,6 +376,7 @@ async fn every_spout_records_where_its_documents_live() {
                 key: due.key.clone(),
                 status: Status::Fetched,
                 next_fetch: None,
+                queue: Default::default(),
             })
             .collect();
         assert!(store.store(writes).await.iter().all(Result::is_ok));

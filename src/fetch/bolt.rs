@@ -19,6 +19,7 @@ use tracing::{debug, info};
 use super::http::HttpClient;
 use super::robots::RobotsCache;
 use crate::model::{Status, keys};
+use crate::spout::QueueReport;
 use crate::topology::{FetchOutcome, FetchedPage, Tuple};
 
 /// Politeness and concurrency settings of the fetcher.
@@ -395,21 +396,10 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
             .map(|wait| wait.min(settings.max_retry_after)),
         _ => None,
     };
-    let mut tuple = tuple;
-    if let Some(hold) = hold {
+    let blocked_until = hold.map(|hold| {
         debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
-        let until = chrono::Utc::now() + chrono::TimeDelta::from_std(hold).unwrap_or_default();
-        tuple.url.metadata.set(
-            keys::QUEUE_BLOCKED_UNTIL,
-            until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        );
-    }
-    if let Some(delay) = crawl_delay {
-        tuple.url.metadata.set(
-            keys::QUEUE_CRAWL_DELAY,
-            format!("{:.3}", delay.as_secs_f64()),
-        );
-    }
+        chrono::Utc::now() + chrono::TimeDelta::from_std(hold).unwrap_or_default()
+    });
     Completed {
         key,
         page: FetchedPage {
@@ -417,6 +407,10 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
             record: Some(record),
             outcome,
             sitemaps,
+            queue: QueueReport {
+                blocked_until,
+                crawl_delay,
+            },
         },
         contacted_server: true,
         crawl_delay,
@@ -446,9 +440,113 @@ fn refused(
                 message,
             },
             sitemaps,
+            queue: QueueReport {
+                blocked_until: None,
+                crawl_delay,
+            },
         },
         contacted_server: false,
         crawl_delay,
         hold: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::HttpSettings;
+    use crate::model::CrawlUrl;
+    use crate::topology::AckHandle;
+    use axum::http::{StatusCode, Uri, header};
+    use axum::response::IntoResponse;
+
+    async fn serve(uri: Uri) -> axum::response::Response {
+        match uri.path() {
+            "/robots.txt" => "User-agent: *\nCrawl-delay: 2\n".into_response(),
+            "/busy" => {
+                (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "60")]).into_response()
+            }
+            _ => "ok".into_response(),
+        }
+    }
+
+    /// Fetches each URL (one per host, so no politeness wait) and returns the pages by path.
+    async fn fetch_all(paths: &[(&str, &str)]) -> HashMap<String, FetchedPage> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, axum::Router::new().fallback(serve)).await;
+        });
+        let http_settings = HttpSettings {
+            resolve: paths
+                .iter()
+                .map(|(host, _)| (host.to_string(), addr))
+                .collect(),
+            ..HttpSettings::default()
+        };
+        let http = HttpClient::new(&http_settings).expect("client");
+        let robots = RobotsCache::new(
+            &http_settings,
+            "squall",
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        )
+        .expect("robots");
+        let fetcher = FetcherBolt::new(http, Some(robots), FetcherSettings::default());
+        let (tuples, input) = mpsc::channel(paths.len());
+        let (out, mut pages) = mpsc::channel(paths.len());
+        let (acks, _acked) = mpsc::unbounded_channel();
+        for (host, path) in paths {
+            let url = CrawlUrl::new(
+                url::Url::parse(&format!("http://{host}:{}{path}", addr.port())).expect("url"),
+            );
+            tuples
+                .send(Tuple {
+                    ack: AckHandle::new(url.clone(), acks.clone()),
+                    url,
+                    key: host.to_string(),
+                    hints: Default::default(),
+                })
+                .await
+                .expect("send");
+        }
+        drop(tuples);
+        fetcher.run(input, out, CancellationToken::new()).await;
+        let mut by_path = HashMap::new();
+        while let Some(page) = pages.recv().await {
+            by_path.insert(page.tuple.url.url.path().to_string(), page);
+        }
+        by_path
+    }
+
+    #[tokio::test]
+    async fn retry_after_and_crawl_delay_are_reported_typed_not_in_metadata() {
+        let before = chrono::Utc::now();
+        let pages = fetch_all(&[("busy.test", "/busy"), ("ok.test", "/ok")]).await;
+        let busy = &pages["/busy"];
+        let until = busy.queue.blocked_until.expect("a Retry-After hold");
+        assert!(
+            until >= before + chrono::TimeDelta::seconds(59)
+                && until <= chrono::Utc::now() + chrono::TimeDelta::seconds(60),
+            "held until {until}, 60 s after {before}"
+        );
+        assert_eq!(busy.queue.crawl_delay, Some(Duration::from_secs(2)));
+        let ok = &pages["/ok"];
+        assert_eq!(
+            ok.queue,
+            QueueReport {
+                blocked_until: None,
+                crawl_delay: Some(Duration::from_secs(2)),
+            }
+        );
+        for page in pages.values() {
+            assert!(
+                page.tuple.url.metadata.iter().next().is_none(),
+                "nothing about the queue in the metadata: {:?}",
+                page.tuple.url.metadata
+            );
+        }
     }
 }

@@ -103,6 +103,7 @@ fn write(u: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> Statu
         key: key.to_string(),
         status,
         next_fetch: due_in.map(|d| Utc::now() + d),
+        queue: crate::spout::QueueReport::default(),
     }
 }
 

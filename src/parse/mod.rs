@@ -110,6 +110,7 @@ impl ParserBolt {
             record,
             outcome,
             sitemaps,
+            queue,
         } = page;
         let mut url = tuple.url;
         let mut outlinks = Vec::new();
@@ -140,6 +141,7 @@ impl ParserBolt {
             status,
             outlinks,
             fetch: record,
+            queue,
             ack: tuple.ack,
         }
     }

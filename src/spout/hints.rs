@@ -1,9 +1,13 @@
-//! What a frontier tells the fetcher about a URL's queue, typed: a crawl delay another process
-//! learned, and the lease under which this process may fetch from the queue at all.
+//! Queue state crossing the topology, typed: what a frontier tells the fetcher about a URL's queue
+//! (a crawl delay another process learned, and the lease under which this process may fetch from
+//! the queue at all), and what the fetcher reports back about it for the frontier to share
+//! (a Retry-After hold, a robots.txt crawl delay).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
 
 /// A process's right to fetch from one queue of a shared frontier, valid until a deadline that the
 /// spout pushes back each time it renews the lease in the frontier.
@@ -106,6 +110,37 @@ impl QueueHints {
     /// Whether the URL may be fetched now: no lease is needed, or the lease still holds.
     pub fn may_fetch(&self) -> bool {
         self.lease.as_ref().is_none_or(Lease::is_valid)
+    }
+}
+
+/// What the fetcher learned about a URL's queue, on its way back to the frontier with the URL's
+/// status write: a frontier shared by several processes keeps it on the queue, so that every
+/// process honours it; others ignore it. It is never stored with the URL.
+///
+/// ```
+/// use std::time::Duration;
+/// use squall::spout::QueueReport;
+///
+/// assert!(QueueReport::default().is_empty());
+/// let report = QueueReport {
+///     crawl_delay: Some(Duration::from_millis(2500)),
+///     ..QueueReport::default()
+/// };
+/// assert!(!report.is_empty());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueReport {
+    /// Until when the server asked for no more requests (Retry-After on a 429 or 503, capped at
+    /// `fetcher.max.retry.after`).
+    pub blocked_until: Option<DateTime<Utc>>,
+    /// The Crawl-delay the queue's robots.txt asks for.
+    pub crawl_delay: Option<Duration>,
+}
+
+impl QueueReport {
+    /// Whether there is nothing to report.
+    pub fn is_empty(&self) -> bool {
+        self.blocked_until.is_none() && self.crawl_delay.is_none()
     }
 }
 

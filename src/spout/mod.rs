@@ -20,7 +20,7 @@ mod runner;
 mod waiting;
 
 pub use buffer::UrlBuffer;
-pub use hints::{Lease, QueueHints};
+pub use hints::{Lease, QueueHints, QueueReport};
 pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
 
 use std::sync::Arc;

@@ -336,6 +336,7 @@ impl SeedFilters {
                 key,
                 status: crate::model::Status::Discovered,
                 next_fetch,
+                queue: crate::spout::QueueReport::default(),
             });
         }
         let urls: Vec<String> = writes.iter().map(|w| w.url.url.to_string()).collect();

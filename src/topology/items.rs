@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::AckHandle;
 use crate::model::{CrawlUrl, Status};
-use crate::spout::QueueHints;
+use crate::spout::{QueueHints, QueueReport};
 
 /// A URL emitted by the spout, on its way to the fetcher.
 #[derive(Debug)]
@@ -87,6 +87,8 @@ pub struct FetchedPage {
     pub outcome: FetchOutcome,
     /// Sitemaps announced by the site's robots.txt, when it was read for this fetch.
     pub sitemaps: Vec<url::Url>,
+    /// What the fetch taught about the URL's queue (Retry-After hold, robots.txt crawl delay).
+    pub queue: QueueReport,
 }
 
 /// A URL found on a page (or a redirect target), ready to be written as DISCOVERED.
@@ -111,6 +113,8 @@ pub struct StatusUpdate {
     pub outlinks: Vec<Outlink>,
     /// The fetch attempt, if a fetch happened.
     pub fetch: Option<FetchRecord>,
+    /// What the fetch taught about the URL's queue, passed on to the frontier.
+    pub queue: QueueReport,
     /// Acked once the status and every outlink are written.
     pub ack: AckHandle,
 }

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use elasticsearch::http::Method;
 use serde_json::json;
-use squall::model::{Status, keys};
+use squall::model::Status;
 use squall::status::{StatusStore, StatusWrite, StoreError};
 
 use super::schema::{QueueChange, queue_update};
@@ -59,30 +59,20 @@ impl QueueStatusStore {
             if write.status == Status::Discovered && known.contains(write.url.url.as_str()) {
                 continue;
             }
-            let blocked = write
-                .url
-                .metadata
-                .first(keys::QUEUE_BLOCKED_UNTIL)
-                .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
-                .map(|d| d.with_timezone(&Utc));
-            let delay = write
-                .url
-                .metadata
-                .first(keys::QUEUE_CRAWL_DELAY)
-                .and_then(|d| d.parse::<f64>().ok());
-            if write.next_fetch.is_none() && blocked.is_none() && delay.is_none() {
+            let report = write.queue;
+            if write.next_fetch.is_none() && report.is_empty() {
                 continue;
             }
             let change = earliest.entry(write.key.as_str()).or_default();
             if let Some(due) = write.next_fetch {
                 change.due = Some(change.due.map_or(due, |d| d.min(due)));
             }
-            if let Some(blocked) = blocked {
+            if let Some(blocked) = report.blocked_until {
                 change.blocked_until =
                     Some(change.blocked_until.map_or(blocked, |b| b.max(blocked)));
             }
-            if delay.is_some() {
-                change.crawl_delay = delay;
+            if let Some(delay) = report.crawl_delay {
+                change.crawl_delay = Some(delay.as_secs_f64());
             }
         }
         let mut failed = BTreeMap::new();
@@ -182,10 +172,7 @@ impl StatusStore for QueueStatusStore {
         let mut outcomes: Vec<Option<Result<(), StoreError>>> = vec![None; batch.len()];
         let mut to_write = Vec::new();
         let mut positions = Vec::new();
-        for (i, mut write) in batch.into_iter().enumerate() {
-            // Queue state, now on the queue: not kept on the URL.
-            write.url.metadata.remove(keys::QUEUE_BLOCKED_UNTIL);
-            write.url.metadata.remove(keys::QUEUE_CRAWL_DELAY);
+        for (i, write) in batch.into_iter().enumerate() {
             match failed_keys.get(&write.key) {
                 Some(reason) => outcomes[i] = Some(Err(StoreError(reason.clone()))),
                 None => {
