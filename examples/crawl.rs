@@ -86,6 +86,10 @@ struct Args {
     /// With `--spout queue`: seconds a lease lasts without renewal.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     lease_ttl: f64,
+    /// With `--spout queue`: seconds this process holds a queue at most while other due queues wait
+    /// for a process; then it gives the queue back, behind them.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    max_hold: f64,
     /// Stop after this many fetched pages (those in flight still finish).
     #[arg(long, value_name = "N")]
     max_pages: Option<u64>,
@@ -98,7 +102,8 @@ struct Args {
     /// Resolve HOST to IP instead of using DNS (like curl's --resolve; HOST:PORT:IP is accepted too).
     #[arg(long, value_name = "HOST:IP")]
     resolve: Vec<String>,
-    /// Write one JSON line per fetch attempt to FILE.
+    /// Write one JSON line per fetch attempt to FILE (appended, each line written as its URL is
+    /// done, so the file holds every completed fetch even if the process is killed).
     #[arg(long, value_name = "FILE")]
     fetch_log: Option<PathBuf>,
     /// Write the final summary as JSON to FILE.
@@ -313,6 +318,25 @@ async fn index_frontier(
         .and_then(|(i, n)| Some((i.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
         .filter(|(i, n)| *n > 0 && i < n)
         .with_context(|| format!("--es-instance {:?} is not I/N with I < N", args.es_instance))?;
+    // Options checked before anything is created in the engine.
+    let lease_ttl = Duration::try_from_secs_f64(args.lease_ttl)
+        .ok()
+        .filter(|d| *d >= Duration::from_secs(1))
+        .with_context(|| {
+            format!(
+                "--lease-ttl {} is not a number of seconds, 1 or more",
+                args.lease_ttl
+            )
+        })?;
+    let max_hold = Duration::try_from_secs_f64(args.max_hold)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| {
+            format!(
+                "--max-hold {} is not a number of seconds above 0",
+                args.max_hold
+            )
+        })?;
     let client = EsClient::new(ConnectionSettings::new(&args.es_url)?)?;
     let engine = client.engine().await?;
     let refresh = "1s";
@@ -342,18 +366,10 @@ async fn index_frontier(
         )
         .await?;
         eprintln!("queues index {}: {created:?}", args.es_queues_index);
-        let lease_ttl = Duration::try_from_secs_f64(args.lease_ttl)
-            .ok()
-            .filter(|d| *d >= Duration::from_secs(1))
-            .with_context(|| {
-                format!(
-                    "--lease-ttl {} is not a number of seconds, 1 or more",
-                    args.lease_ttl
-                )
-            })?;
         let mut settings = QueueSpoutSettings::new(&args.es_index, &args.es_queues_index);
         settings.key_field = key_field.clone();
         settings.lease_ttl = lease_ttl;
+        settings.max_hold = max_hold;
         settings.max_queues = config.frontier_max_buckets;
         settings.max_urls_per_queue = config.frontier_max_urls_per_bucket;
         settings.refresh_interval = visibility;
@@ -500,10 +516,12 @@ async fn show_progress(
     }
 }
 
-/// Writes one JSON line per fetch attempt.
+/// Writes one JSON line per fetch attempt, each with a single unbuffered write as its URL is done:
+/// a process killed at any moment leaves every completed line in the file (and no partial one from
+/// an earlier line).
 #[derive(Clone)]
 struct FetchLog {
-    out: Arc<Mutex<std::io::BufWriter<std::fs::File>>>,
+    out: Arc<Mutex<std::fs::File>>,
 }
 
 impl FetchLog {
@@ -514,7 +532,7 @@ impl FetchLog {
             .open(path)
             .with_context(|| format!("cannot open fetch log {}", path.display()))?;
         Ok(FetchLog {
-            out: Arc::new(Mutex::new(std::io::BufWriter::new(file))),
+            out: Arc::new(Mutex::new(file)),
         })
     }
 
@@ -556,8 +574,12 @@ impl CrawlObserver for FetchLog {
             (None, Some(error)) => line["error"] = json!(error),
             (None, None) => {}
         }
-        if let Ok(mut out) = self.out.lock() {
-            let _ = writeln!(out, "{line}");
+        let mut text = line.to_string();
+        text.push('\n');
+        if let Ok(mut out) = self.out.lock()
+            && let Err(error) = out.write_all(text.as_bytes())
+        {
+            tracing::warn!(%error, "cannot write the fetch log");
         }
     }
 }
