@@ -1,4 +1,4 @@
-//! The queue spout: claims due queues, reads their URLs with one light query per queue, hands them
+//! The queue spout: claims due queues, reads their URLs with light queries (see `reads`), hands them
 //! out under the queue's lease, and gives each queue back when it is drained, when it was held long
 //! enough while others wait, or when this process holds more than its share.
 
@@ -16,7 +16,7 @@ use tracing::debug;
 
 use super::batched::{ScriptedUpdate, scripted_updates};
 use super::claims::{ClaimRequest, claim_queues};
-use super::reads::{QueueRead, ReadRequest, read_queues};
+use super::reads::{QueueRead, ReadRequest, next_dates, read_queues};
 use super::schema::{DROP_LEASE, RELEASE_QUEUE};
 use super::settings::QueueSpoutSettings;
 use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
@@ -272,12 +272,29 @@ impl QueueSpout {
         }
     }
 
-    /// Gives drained queues back: `nextDue` becomes the date their read found next, or an earlier
-    /// date written since their claim (see [`RELEASE_QUEUE`]).
-    async fn release(&mut self, drained: Vec<(String, Option<String>)>) -> Result<(), SpoutError> {
+    /// Gives drained queues back: `nextDue` becomes the earliest date among their URLs not just
+    /// done, or an earlier date written since their claim (see [`RELEASE_QUEUE`]).
+    async fn release(&mut self, drained: Vec<String>) -> Result<(), SpoutError> {
+        if drained.is_empty() {
+            return Ok(());
+        }
+        let skip: Vec<String> = drained
+            .iter()
+            .filter_map(|key| self.claims.get(key))
+            .flat_map(|claim| claim.recently_done.iter().map(|(url, _)| document_id(url)))
+            .collect();
+        let next = next_dates(
+            &self.client,
+            &self.settings.urls_index,
+            &self.settings.key_field,
+            &drained,
+            &skip,
+        )
+        .await?;
         let now = format_date(Utc::now());
         let mut updates = Vec::new();
-        for (key, next) in drained {
+        for key in drained {
+            let next = next.get(&key);
             let Some(claim) = self.claims.remove(&key) else {
                 continue;
             };
@@ -379,14 +396,14 @@ impl Spout for QueueSpout {
         .await?;
         let mut batch = Vec::new();
         let mut drained = Vec::new();
-        for (request, read) in requests.iter().zip(reads) {
-            self.hand_out(&request.key, &read, busy, &mut batch);
+        for (key, read) in reads {
+            self.hand_out(&key, &read, busy, &mut batch);
             let idle = self
                 .claims
-                .get(&request.key)
+                .get(&key)
                 .is_some_and(|claim| claim.outstanding.is_empty());
             if read.drained() && idle {
-                drained.push((request.key.clone(), read.next));
+                drained.push(key);
             }
         }
         self.release(drained).await?;
