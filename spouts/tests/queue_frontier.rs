@@ -183,9 +183,10 @@ async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
     );
     assert_eq!(first.held_keys(), ["shared.test"]);
 
-    // The first process dies (it never renews): after the lease, the second takes the queue over.
+    // The first process dies (it never renews): after the lease and the visibility delay, the
+    // second takes the queue over.
     drop(first);
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    tokio::time::sleep(Duration::from_secs(9)).await;
     let taken = second.next_batch(&busy).await.expect("second again");
     assert_eq!(
         taken.len(),

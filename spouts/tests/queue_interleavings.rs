@@ -136,10 +136,9 @@ impl World {
     fn other_holder(&self, i: usize, key: &str) -> Option<usize> {
         (0..self.instances.len()).find(|&j| {
             j != i
-                && self.instances[j]
-                    .outstanding
-                    .iter()
-                    .any(|due| due.key == key && due.hints.lease.as_ref().is_some_and(Lease::is_valid))
+                && self.instances[j].outstanding.iter().any(|due| {
+                    due.key == key && due.hints.lease.as_ref().is_some_and(Lease::is_valid)
+                })
         })
     }
 
@@ -167,8 +166,8 @@ impl World {
 
     /// New URLs, on known hosts or a new one, due now or a little before.
     async fn discover(&mut self) {
-        let new_host =
-            self.model.hosts.is_empty() || (self.model.hosts.len() < 150 && self.rng.random_bool(0.2));
+        let new_host = self.model.hosts.is_empty()
+            || (self.model.hosts.len() < 150 && self.rng.random_bool(0.2));
         let host = if new_host {
             let host = format!("h{}.test", self.model.hosts.len());
             self.model.hosts.push(host.clone());
@@ -185,7 +184,8 @@ impl World {
             let due = Utc::now() - TimeDelta::milliseconds(self.rng.random_range(0..60_000));
             writes.push(status_write(&url, &host, Status::Discovered, due));
         }
-        self.model.count("urls written as discovered", writes.len() as u64);
+        self.model
+            .count("urls written as discovered", writes.len() as u64);
         self.write(writes).await;
     }
 
@@ -253,10 +253,7 @@ impl World {
         }
         let roll = self.rng.random_range(0..4);
         let (status, next) = match roll {
-            0 => (
-                Status::FetchError,
-                Utc::now() - TimeDelta::seconds(1),
-            ),
+            0 => (Status::FetchError, Utc::now() - TimeDelta::seconds(1)),
             1 => (
                 Status::Fetched,
                 Utc::now() + TimeDelta::milliseconds(self.rng.random_range(500..5000)),
@@ -388,7 +385,9 @@ impl World {
         let now = format_date(Utc::now());
         for queue in self.queue_docs().await {
             let key = queue["key"].as_str().unwrap_or_default().to_string();
-            let leased = queue["leaseUntil"].as_str().is_some_and(|until| until > now.as_str())
+            let leased = queue["leaseUntil"]
+                .as_str()
+                .is_some_and(|until| until > now.as_str())
                 && !queue["leaseOwner"].is_null();
             let Some(first) = earliest.get(&key) else {
                 continue;
@@ -466,9 +465,7 @@ impl World {
     }
 
     async fn queue_docs(&self) -> Vec<Value> {
-        let answer = self
-            .search(&self.queues, json!({ "size": 10000 }))
-            .await;
+        let answer = self.search(&self.queues, json!({ "size": 10000 })).await;
         answer["hits"]["hits"]
             .as_array()
             .cloned()

@@ -130,10 +130,18 @@ async fn a_url_written_just_before_a_claim_read_and_release_is_not_stranded() {
     // The queue's only URL was fetched: its queue still says "due an hour ago" (never raised by
     // writers), its URL is due tomorrow.
     frontier
-        .write("http://stale.test/a", Status::Discovered, now - TimeDelta::hours(1))
+        .write(
+            "http://stale.test/a",
+            Status::Discovered,
+            now - TimeDelta::hours(1),
+        )
         .await;
     frontier
-        .write("http://stale.test/a", Status::Fetched, now + TimeDelta::days(1))
+        .write(
+            "http://stale.test/a",
+            Status::Fetched,
+            now + TimeDelta::days(1),
+        )
         .await;
     frontier.refresh(&frontier.urls).await;
     frontier.refresh(&frontier.queues).await;
@@ -151,7 +159,10 @@ async fn a_url_written_just_before_a_claim_read_and_release_is_not_stranded() {
     // Another process claims the due queue, reads (the new URL does not show) and gives it back.
     let mut spout = frontier.spout("claimer");
     let batch = spout.next_batch(&BusyUrls::none()).await.expect("read");
-    assert!(batch.is_empty(), "the new URL is not visible yet: {batch:?}");
+    assert!(
+        batch.is_empty(),
+        "the new URL is not visible yet: {batch:?}"
+    );
     assert!(spout.held_keys().is_empty(), "the queue was given back");
 
     let queue = frontier.queue("stale.test").await;
