@@ -456,6 +456,7 @@ mod tests {
     use super::*;
     use crate::fetch::HttpSettings;
     use crate::model::CrawlUrl;
+    use crate::spout::QueueHints;
     use crate::topology::AckHandle;
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
@@ -472,6 +473,18 @@ mod tests {
 
     /// Fetches each URL (one per host, so no politeness wait) and returns the pages by path.
     async fn fetch_all(paths: &[(&str, &str)]) -> HashMap<String, FetchedPage> {
+        let paths: Vec<(&str, &str, QueueHints)> = paths
+            .iter()
+            .map(|(host, path)| (*host, *path, QueueHints::default()))
+            .collect();
+        fetch_with_hints(&paths).await.0
+    }
+
+    /// Fetches each URL with its queue hints; returns the pages by path, and the URLs failed back
+    /// to the spout with their reasons.
+    async fn fetch_with_hints(
+        paths: &[(&str, &str, QueueHints)],
+    ) -> (HashMap<String, FetchedPage>, Vec<(String, String)>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -482,7 +495,7 @@ mod tests {
         let http_settings = HttpSettings {
             resolve: paths
                 .iter()
-                .map(|(host, _)| (host.to_string(), addr))
+                .map(|(host, _, _)| (host.to_string(), addr))
                 .collect(),
             ..HttpSettings::default()
         };
@@ -497,8 +510,8 @@ mod tests {
         let fetcher = FetcherBolt::new(http, Some(robots), FetcherSettings::default());
         let (tuples, input) = mpsc::channel(paths.len());
         let (out, mut pages) = mpsc::channel(paths.len());
-        let (acks, _acked) = mpsc::unbounded_channel();
-        for (host, path) in paths {
+        let (acks, mut acked) = mpsc::unbounded_channel();
+        for (host, path, hints) in paths {
             let url = CrawlUrl::new(
                 url::Url::parse(&format!("http://{host}:{}{path}", addr.port())).expect("url"),
             );
@@ -507,7 +520,7 @@ mod tests {
                     ack: AckHandle::new(url.clone(), acks.clone()),
                     url,
                     key: host.to_string(),
-                    hints: Default::default(),
+                    hints: hints.clone(),
                 })
                 .await
                 .expect("send");
@@ -518,7 +531,38 @@ mod tests {
         while let Some(page) = pages.recv().await {
             by_path.insert(page.tuple.url.url.path().to_string(), page);
         }
-        by_path
+        drop(acks);
+        let mut failed = Vec::new();
+        while let Ok(message) = acked.try_recv() {
+            if let crate::topology::AckMessage::Failed { url, reason } = message {
+                failed.push((url.url.path().to_string(), reason));
+            }
+        }
+        (by_path, failed)
+    }
+
+    #[tokio::test]
+    async fn a_url_whose_lease_was_lost_is_failed_back_unfetched() {
+        let valid = crate::spout::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
+        let lost = crate::spout::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
+        lost.revoke();
+        let hints = |lease: &crate::spout::Lease| QueueHints {
+            crawl_delay: None,
+            lease: Some(lease.clone()),
+        };
+        let (pages, failed) = fetch_with_hints(&[
+            ("held.test", "/held", hints(&valid)),
+            ("lost.test", "/lost", hints(&lost)),
+        ])
+        .await;
+        assert!(pages.contains_key("/held"), "fetched under a valid lease");
+        assert!(
+            !pages.contains_key("/lost"),
+            "not fetched once the lease was lost"
+        );
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert_eq!(failed[0].0, "/lost");
+        assert!(failed[0].1.contains("lease"), "{failed:?}");
     }
 
     #[tokio::test]
