@@ -8,11 +8,26 @@
 //! keeps up (nothing due), the delay before a brand-new host's first URL. And the shard size skew of
 //! the host-routed status index against the urls index.
 //!
+//! **Budgets.** Every spout of the headline gets the same budget: 100 hosts per query and 10 URLs
+//! per host (status-index spouts: `es.status.max.buckets` 100, `max.urls.per.bucket` 10, hybrid
+//! reload 10; queue spout: holds at most 100 queues, claims at most 100 per query, reads at most 10
+//! URLs per queue). One extra row, `queue-1000` ("queue (1000 held)"), is the queue spout at its best
+//! setting: it holds up to `QUEUES_HELD` queues (1,000), still claiming at most 100 per query and
+//! reading 10 URLs per queue. It runs by default but is not part of the equal-budget comparison.
+//!
+//! **Order.** The spouts take turns within each run, and the order is balanced over runs (ABBA):
+//! runs come in pairs; pair `p` uses the spouts rotated by `p` places, its first run in that order
+//! and its second in reverse. Over each pair every spout's mean position is the middle one, so a
+//! drift during the run (due URLs consumed, segment merges, caches warming) weighs the same on every
+//! spout, and no spout is always first or last; the rotation changes who opens and closes each pair.
+//! An odd `RUNS` leaves the last pair half done (unbalanced; the JSON says so).
+//!
 //! `cargo bench --bench spouts` prints JSON. Needs a node: `SQUALL_BENCH_ES` (default
-//! http://127.0.0.1:9200), with 3–4 GB of heap for the default sizes. Settings (env, `SQUALL_BENCH_`
-//! prefix): `SIZES` (default `1000000,5000000`; quick `5000,20000`), `WINDOW` seconds (20; quick 3),
-//! `RUNS` (3; quick 1), `SHARDS` (8), `HOSTS` (largest size / 50), `MIN_DELAY_MS` (0), `SPOUTS`
-//! (names, default all four), `QUEUES_HELD` (1000).
+//! http://127.0.0.1:9200), with a 4 GB heap for the default sizes (scripts/bench starts one). Settings
+//! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,5000000,10000000`; quick `5000,20000`),
+//! `WINDOW` seconds (20; quick 3), `RUNS` (2, one ABBA pair; quick 1), `SHARDS` (8), `HOSTS`
+//! (largest size / 50: 200,000 at 10 M), `MIN_DELAY_MS` (0), `SPOUTS` (names, default all five:
+//! aggregation, collapsing, hybrid, queue, queue-1000), `QUEUES_HELD` (1000, the extra row).
 
 mod common;
 
@@ -42,12 +57,14 @@ use squall_spouts::{EsStatusStore, WriterSettings};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-/// Hosts per query and URLs per host per query: the same budget for every spout.
+/// Hosts per query and URLs per host per query: the same budget for every spout of the headline (the
+/// queue spout holds `HOSTS_PER_QUERY` queues and claims up to as many per query).
 const HOSTS_PER_QUERY: usize = 100;
 const URLS_PER_HOST: usize = 10;
-/// Queues the queue spout holds at once (it claims up to this many per query, and reads
-/// `URLS_PER_HOST` URLs of each). With politeness on, a crawler fetches at most this many hosts at
-/// once, so a real one holds hundreds to thousands.
+/// Queues the extra `queue-1000` row holds at once (claiming up to `HOSTS_PER_QUERY` per query and
+/// reading `URLS_PER_HOST` URLs of each): the queue spout's best setting. With politeness on, a
+/// crawler fetches at most as many hosts at once as it holds queues, so a real one holds hundreds
+/// to thousands.
 const QUEUES_HELD: usize = 1000;
 /// Refresh interval of both frontiers during the benchmark.
 const REFRESH: Duration = Duration::from_secs(1);
@@ -57,18 +74,28 @@ enum Kind {
     Aggregation,
     Collapsing,
     Hybrid,
+    /// The queue spout at the headline's budget: 100 queues held.
     Queue,
+    /// The queue spout holding `QUEUES_HELD` queues: an extra row, outside the equal-budget
+    /// comparison.
+    QueueHeld,
+}
+
+/// Queues held by the `queue-1000` row: `SQUALL_BENCH_QUEUES_HELD`, default 1,000.
+fn queues_held() -> usize {
+    env_or("QUEUES_HELD", QUEUES_HELD)
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [
+    const ALL: [Kind; 5] = [
         Kind::Aggregation,
         Kind::Collapsing,
         Kind::Hybrid,
         Kind::Queue,
+        Kind::QueueHeld,
     ];
 
-    /// The spouts to run: `SQUALL_BENCH_SPOUTS` (comma-separated names), default all four.
+    /// The spouts to run: `SQUALL_BENCH_SPOUTS` (comma-separated names), default all five.
     fn selected() -> Vec<Kind> {
         let wanted = std::env::var("SQUALL_BENCH_SPOUTS").unwrap_or_default();
         Kind::ALL
@@ -83,8 +110,43 @@ impl Kind {
             Kind::Collapsing => "collapsing",
             Kind::Hybrid => "hybrid",
             Kind::Queue => "queue",
+            Kind::QueueHeld => "queue-1000",
         }
     }
+
+    /// The row's label in the report.
+    fn label(self) -> String {
+        match self {
+            Kind::QueueHeld => format!("queue ({} held)", queues_held()),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// Whether the spout runs at the headline's equal budget (the ratios compare only those).
+    fn equal_budget(self) -> bool {
+        self != Kind::QueueHeld
+    }
+
+    /// Queues the spout holds, for the queue spouts.
+    fn queues(self) -> Option<usize> {
+        match self {
+            Kind::Queue => Some(HOSTS_PER_QUERY),
+            Kind::QueueHeld => Some(queues_held()),
+            _ => None,
+        }
+    }
+}
+
+/// The order of the spouts in run `r` (0-based): runs come in pairs, pair `r / 2` uses `kinds`
+/// rotated by `r / 2` places, its first run in that order and its second in reverse (ABBA). Each
+/// spout's mean position over a pair is the middle one.
+fn order(kinds: &[Kind], r: usize) -> Vec<Kind> {
+    let n = kinds.len();
+    let mut order: Vec<Kind> = (0..n).map(|i| kinds[(i + r / 2) % n]).collect();
+    if r % 2 == 1 {
+        order.reverse();
+    }
+    order
 }
 
 /// The indices of the benchmark's frontier.
@@ -108,11 +170,12 @@ impl Indices {
             Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
             Kind::Collapsing => Box::new(CollapsingSpout::new(client.clone(), settings)),
             Kind::Hybrid => Box::new(HybridSpout::new(client.clone(), settings)),
-            Kind::Queue => Box::new(QueueSpout::new(
+            Kind::Queue | Kind::QueueHeld => Box::new(QueueSpout::new(
                 client.clone(),
                 QueueSpoutSettings {
                     owner: owner.to_string(),
-                    max_queues: env_or("QUEUES_HELD", QUEUES_HELD),
+                    max_queues: kind.queues().unwrap_or(HOSTS_PER_QUERY),
+                    max_claims_per_query: HOSTS_PER_QUERY,
                     max_urls_per_queue: URLS_PER_HOST,
                     refresh_interval: REFRESH,
                     ..QueueSpoutSettings::new(&self.urls, &self.queues)
@@ -121,9 +184,14 @@ impl Indices {
         }
     }
 
+    /// The index where queue spouts announce themselves.
+    fn workers(&self) -> String {
+        QueueSpoutSettings::new(&self.urls, &self.queues).workers_index()
+    }
+
     fn store(&self, kind: Kind, client: &EsClient) -> Arc<dyn StatusStore> {
         match kind {
-            Kind::Queue => Arc::new(QueueStatusStore::new(
+            Kind::Queue | Kind::QueueHeld => Arc::new(QueueStatusStore::new(
                 client.clone(),
                 &self.urls,
                 &self.queues,
@@ -141,7 +209,8 @@ impl Indices {
     }
 }
 
-/// A spout that records how long each of its queries took.
+/// A spout that records how long each of its queries took; it forwards every other method of
+/// [`Spout`], so that the runner treats it as the spout it wraps.
 struct Timed {
     inner: Box<dyn Spout>,
     latencies_ms: Arc<Mutex<Vec<f64>>>,
@@ -168,6 +237,22 @@ impl Spout for Timed {
 
     fn visibility_delay(&self) -> Duration {
         self.inner.visibility_delay()
+    }
+
+    fn reads_past_busy(&self) -> bool {
+        self.inner.reads_past_busy()
+    }
+
+    fn write_visibility(&self) -> Duration {
+        self.inner.write_visibility()
+    }
+
+    async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {
+        self.inner.frontier_idle().await
+    }
+
+    async fn close(&mut self) {
+        self.inner.close().await;
     }
 }
 
@@ -364,7 +449,8 @@ fn spread_json(values: &[f64]) -> Value {
 }
 
 /// Pushes everything due into the future, so that the frontier keeps up (for the new-host delay).
-async fn nothing_due(client: &EsClient, indices: &Indices) {
+/// Returns the date it set, now every queue's `nextDue`.
+async fn nothing_due(client: &EsClient, indices: &Indices) -> String {
     let later = format_date(Utc::now() + TimeDelta::days(2));
     for index in [&indices.status, &indices.urls] {
         update_by_query(
@@ -379,21 +465,34 @@ async fn nothing_due(client: &EsClient, indices: &Indices) {
         client,
         &indices.queues,
         json!({ "query": { "match_all": {} },
-            "script": { "source": "ctx._source.nextDue = params.later; ctx._source.remove('leaseOwner'); ctx._source.remove('leaseUntil')",
+            "script": { "source": "ctx._source.nextDue = params.later; ctx._source.remove('leaseOwner'); ctx._source.remove('leaseUntil'); ctx._source.remove('heldDue')",
                 "params": { "later": later } } }),
     )
     .await;
+    later
 }
 
-/// Gives back queues that runs left leased, so that every run starts from the same state.
+/// Gives back queues that a run left leased (as the spout's own drop of a lease does: no owner,
+/// `leaseUntil` now) and forgets the queue spouts' heartbeats, so that every run starts from the same
+/// state. A spout closed by its runner has given its queues back already.
 async fn release_leases(client: &EsClient, indices: &Indices) {
     update_by_query(
         client,
         &indices.queues,
         json!({ "query": { "exists": { "field": "leaseOwner" } },
-            "script": { "source": "ctx._source.remove('leaseOwner'); ctx._source.remove('leaseUntil')" } }),
+            "script": { "source": "ctx._source.leaseOwner = null; ctx._source.leaseUntil = params.now",
+                "params": { "now": format_date(Utc::now()) } } }),
     )
     .await;
+    // The workers index exists once a queue spout ran; until then there is nothing to forget.
+    let _ = client
+        .request(
+            Method::Post,
+            &format!("/{}/_delete_by_query", indices.workers()),
+            &[("conflicts", "proceed"), ("refresh", "true")],
+            Some(RequestBody::Json(json!({ "query": { "match_all": {} } }))),
+        )
+        .await;
 }
 
 #[tokio::main]
@@ -404,7 +503,7 @@ async fn main() {
             if quick() {
                 "5000,20000".into()
             } else {
-                "1000000,5000000".into()
+                "1000000,5000000,10000000".into()
             }
         })
         .split(',')
@@ -412,10 +511,17 @@ async fn main() {
         .collect();
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let window = Duration::from_secs_f64(env_or("WINDOW", if quick() { 3.0 } else { 20.0 }));
-    let runs: usize = env_or("RUNS", if quick() { 1 } else { 3 });
+    let runs: usize = env_or("RUNS", if quick() { 1 } else { 2 }).max(1);
+    let balanced = runs.is_multiple_of(2);
+    if !balanced && !quick() {
+        eprintln!(
+            "spouts: {runs} runs is odd: the order of the spouts is not balanced (use an even number)"
+        );
+    }
     let shards: u32 = env_or("SHARDS", 8);
     let hosts: u64 = env_or("HOSTS", (largest / 50).max(10));
     let kinds = Kind::selected();
+    let orders: Vec<Vec<Kind>> = (0..runs).map(|r| order(&kinds, r)).collect();
     let run = std::process::id();
     let indices = Indices {
         status: format!("bench-status-{run}"),
@@ -461,29 +567,36 @@ async fn main() {
         let due_urls = due_count(&client, &indices.urls).await;
 
         let mut trials: Vec<(Kind, Trial)> = Vec::new();
-        for r in 0..runs {
-            for i in 0..kinds.len() {
-                let kind = kinds[(i + r) % kinds.len()];
+        for (r, kinds) in orders.iter().enumerate() {
+            for &kind in kinds {
                 eprintln!("spouts: {size} URLs, run {r}, {}", kind.name());
-                let owner = format!("bench-{run}-{size}-{r}");
+                let owner = format!("bench-{run}-{size}-{r}-{}", kind.name());
                 let trial = run_trial(kind, &client, &indices, &owner, Until::Window(window)).await;
-                eprintln!("  {} URLs in {:?}", trial.keys.len(), window);
+                eprintln!(
+                    "  {} URLs in {:?}, {} queries",
+                    trial.keys.len(),
+                    window,
+                    trial.latencies_ms.len()
+                );
                 trials.push((kind, trial));
                 release_leases(&client, &indices).await;
             }
         }
         eprintln!("spouts: {size} URLs, new hosts in a frontier that keeps up");
-        nothing_due(&client, &indices).await;
+        let later = nothing_due(&client, &indices).await;
+        // The queue documents now say `later`; the next size's load lowers them where it adds due URLs.
+        for date in earliest.values_mut() {
+            date.clone_from(&later);
+        }
         let mut new_hosts: Vec<(Kind, Option<Duration>)> = Vec::new();
-        for r in 0..runs {
-            for i in 0..kinds.len() {
-                let kind = kinds[(i + r) % kinds.len()];
+        for (r, kinds) in orders.iter().enumerate() {
+            for &kind in kinds {
                 let until = Until::NewHost {
                     host: format!("new-{}-{size}-{r}.test", kind.name()),
                     settle: Duration::from_secs(3),
                     limit: Duration::from_secs(60),
                 };
-                let owner = format!("bench-new-{run}-{size}-{r}");
+                let owner = format!("bench-new-{run}-{size}-{r}-{}", kind.name());
                 let trial = run_trial(kind, &client, &indices, &owner, until).await;
                 eprintln!("  {}: new host after {:?}", kind.name(), trial.new_host);
                 new_hosts.push((kind, trial.new_host));
@@ -527,6 +640,9 @@ async fn main() {
             let trials_new = new_hosts.iter().filter(|(k, _)| *k == kind).count();
             spouts.push(json!({
                 "spout": kind.name(),
+                "label": kind.label(),
+                "equal_budget": kind.equal_budget(),
+                "queues_held": kind.queues(),
                 "urls_per_second": spread_json(&rates),
                 "query_ms_p50": spread_json(&p50),
                 "query_ms_p99": spread_json(&p99),
@@ -552,17 +668,32 @@ async fn main() {
         }));
         // The next size grows this frontier; what is due again comes from the newly loaded URLs.
     }
-    delete(&client, &[&indices.status, &indices.urls, &indices.queues]).await;
+    delete(
+        &client,
+        &[
+            &indices.status,
+            &indices.urls,
+            &indices.queues,
+            &indices.workers(),
+        ],
+    )
+    .await;
     println!(
         "{:#}",
         json!({
             "benchmark": "spouts",
             "window_seconds": window.as_secs_f64(),
             "runs": runs,
+            "order": {
+                "scheme": "ABBA: pair p of runs uses the spouts rotated by p places, first run in that order, second reversed",
+                "balanced": balanced,
+                "runs": orders.iter().map(|o| o.iter().map(|k| k.name()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            },
             "shards": shards,
             "runner": { "min_delay_ms": env_or::<u64>("MIN_DELAY_MS", 0), "max_pending": 2000, "purgatory_seconds": 30 },
             "query_budget": { "hosts_per_query": HOSTS_PER_QUERY, "urls_per_host": URLS_PER_HOST,
-                "queues_held": env_or("QUEUES_HELD", QUEUES_HELD) },
+                "queues_held": HOSTS_PER_QUERY, "claims_per_query": HOSTS_PER_QUERY,
+                "extra_queues_held": queues_held() },
             "sizes": results,
         })
     );

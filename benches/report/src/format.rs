@@ -66,6 +66,15 @@ fn thousands_signed(n: i64) -> String {
     format!("{sign}{}", thousands(n.unsigned_abs()))
 }
 
+/// `1 run`, `3 runs`: a count and its noun, plural unless 1.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
 /// Formats a spread as `median (min–max)`.
 pub fn spread(s: &Spread) -> String {
     format!("{} ({}–{})", num(s.median), num(s.min), num(s.max))
@@ -113,5 +122,7 @@ mod tests {
         assert_eq!(setting(0.500012), "0.500012");
         assert_eq!(ratio(Some(0.9546)), "0.95");
         assert_eq!(divide(Some(1.0), Some(0.0)), None);
+        assert_eq!(count(1, "run"), "1 run");
+        assert_eq!(count(3, "run"), "3 runs");
     }
 }

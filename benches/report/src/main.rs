@@ -1,11 +1,13 @@
 //! `bench-report`: turns squall's benchmark result JSON files into SVG plots
 //! and Markdown tables, and optionally splices the Markdown into a document.
 
+mod acceptance;
 mod format;
 mod markdown;
 mod one_host;
 mod plots;
 mod results;
+mod shared_crawl;
 mod splice;
 mod stages;
 mod tables;
@@ -24,8 +26,8 @@ use clap::Parser;
 )]
 struct Cli {
     /// Directory holding machine.json, spouts.json, writer.json, fetcher.json,
-    /// parser.json, politeness.json, one_host.json and migration.json (any of them may be
-    /// missing); the SVGs and summary.md are written here too.
+    /// parser.json, politeness.json, one_host.json, shared_crawl.json and migration.json (any of
+    /// them may be missing); the SVGs and summary.md are written here too.
     #[arg(long, value_name = "DIR")]
     results: PathBuf,
     /// Replace everything between the lines `<!-- results:begin -->` and

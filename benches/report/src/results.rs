@@ -54,6 +54,8 @@ pub struct Spouts {
     pub window_seconds: Option<f64>,
     /// Number of runs per spout and size.
     pub runs: Option<u64>,
+    /// The order of the spouts in each run.
+    pub order: Option<RunOrder>,
     /// Number of shards of the status index.
     pub shards: Option<u64>,
     /// Settings of the runner that drove the spouts.
@@ -62,6 +64,18 @@ pub struct Spouts {
     pub query_budget: Option<QueryBudget>,
     /// One entry per index size.
     pub sizes: Vec<SpoutSize>,
+}
+
+/// The order in which the spouts took turns.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RunOrder {
+    /// How the order changes from run to run, in words.
+    pub scheme: Option<String>,
+    /// Whether every spout's mean position over the runs is the same.
+    pub balanced: Option<bool>,
+    /// The spouts' names in the order they ran, one list per run.
+    pub runs: Vec<Vec<String>>,
 }
 
 /// Settings of the runner that drove the spouts.
@@ -86,6 +100,10 @@ pub struct QueryBudget {
     pub urls_per_host: Option<u64>,
     /// Queues the queue spout holds at once.
     pub queues_held: Option<u64>,
+    /// Queues the queue spout claims per query at most.
+    pub claims_per_query: Option<u64>,
+    /// Queues held by the extra queue row (outside the equal budget).
+    pub extra_queues_held: Option<u64>,
 }
 
 /// The spout measurements at one index size.
@@ -132,6 +150,12 @@ pub struct ShardSkew {
 pub struct SpoutResult {
     /// The spout's name, e.g. "aggregation".
     pub spout: String,
+    /// The row's label, e.g. "queue (1000 held)"; the name when absent.
+    pub label: Option<String>,
+    /// Whether the spout ran at the equal budget of the headline (absent: yes).
+    pub equal_budget: Option<bool>,
+    /// Queues held, for the queue spouts.
+    pub queues_held: Option<u64>,
     /// URLs emitted per second.
     pub urls_per_second: Option<Spread>,
     /// Median query latency in milliseconds.
@@ -277,6 +301,8 @@ pub struct Results {
     pub migration: Option<Migration>,
     /// `one_host.json`.
     pub one_host: Option<crate::one_host::OneHost>,
+    /// `shared_crawl.json`.
+    pub shared_crawl: Option<crate::shared_crawl::SharedCrawl>,
 }
 
 impl Results {
@@ -291,6 +317,7 @@ impl Results {
             politeness: read_optional(dir, "politeness.json")?,
             migration: read_optional(dir, "migration.json")?,
             one_host: read_optional(dir, "one_host.json")?,
+            shared_crawl: read_optional(dir, "shared_crawl.json")?,
         })
     }
 }

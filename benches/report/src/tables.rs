@@ -146,6 +146,19 @@ pub fn spout_names(sizes: &[&SpoutSize]) -> Vec<String> {
     names
 }
 
+/// The label of the spout named `name`: its row label where a size gives one, else the name.
+pub fn label_of(sizes: &[&SpoutSize], name: &str) -> String {
+    sizes
+        .iter()
+        .find_map(|sz| find(sz, name).and_then(|sp| sp.label.clone()))
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Whether the spout ran at the equal budget of the headline (absent: yes).
+pub fn equal_budget(sp: &SpoutResult) -> bool {
+    sp.equal_budget != Some(false)
+}
+
 /// The spout named `name` at one size.
 pub fn find<'a>(sz: &'a SpoutSize, name: &str) -> Option<&'a SpoutResult> {
     sz.spouts.iter().find(|sp| sp.spout == name)
@@ -162,8 +175,19 @@ fn method(s: &Spouts) -> String {
     }];
     if let Some(runs) = s.runs {
         parts.push(format!(
-            "{runs} runs per spout and size (median, with min–max over the runs)"
+            "{} per spout and size (median, with min–max over the runs)",
+            crate::format::count(runs, "run")
         ));
+    }
+    if let Some(order) = &s.order {
+        let mut text = "the spouts take turns within each run".to_string();
+        if let Some(scheme) = &order.scheme {
+            text.push_str(&format!(", in an order balanced over runs ({scheme})"));
+        }
+        if order.balanced == Some(false) {
+            text.push_str(" — not balanced in this run (odd number of runs)");
+        }
+        parts.push(text);
     }
     if let Some(r) = &s.runner {
         let mut settings = Vec::new();
@@ -188,11 +212,17 @@ fn method(s: &Spouts) -> String {
         if let Some(u) = q.urls_per_host {
             budget.push(format!("{} URLs per host", thousands(u)));
         }
-        if let Some(held) = q.queues_held {
-            budget.push(format!(
+        match (q.queues_held, q.claims_per_query) {
+            (Some(held), Some(claims)) => budget.push(format!(
+                "the queue spout holds up to {} queues and claims up to {} per query",
+                thousands(held),
+                thousands(claims)
+            )),
+            (Some(held), None) => budget.push(format!(
                 "the queue spout holds up to {} queues",
                 thousands(held)
-            ));
+            )),
+            _ => {}
         }
         if !budget.is_empty() {
             parts.push(format!("query budget: {}", budget.join(", ")));
@@ -203,7 +233,30 @@ fn method(s: &Spouts) -> String {
             "status index and urls index of {shards} shards each"
         ));
     }
-    format!("{}.\n", parts.join("; "))
+    let mut out = format!("{}.\n", parts.join("; "));
+    let extra: Vec<String> = sorted_sizes(s)
+        .iter()
+        .flat_map(|sz| sz.spouts.iter())
+        .filter(|sp| !equal_budget(sp))
+        .map(|sp| sp.label.clone().unwrap_or_else(|| sp.spout.clone()))
+        .fold(Vec::new(), |mut seen, label| {
+            if !seen.contains(&label) {
+                seen.push(label);
+            }
+            seen
+        });
+    if !extra.is_empty() {
+        out.push_str(&format!(
+            "\nRows outside the equal budget, shown for reference and left out of the headlines and \
+             the acceptance figures: {}.\n",
+            extra
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out
 }
 
 /// "20,000 hosts, 100,000 URLs due; index loaded in 120 s."
@@ -233,7 +286,7 @@ fn size_table(sz: &SpoutSize, names: &[String]) -> String {
         .filter_map(|n| find(sz, n))
         .map(|sp| {
             vec![
-                sp.spout.clone(),
+                sp.label.clone().unwrap_or_else(|| sp.spout.clone()),
                 opt_spread(sp.urls_per_second.as_ref()),
                 ratio(divide(sp.urls_per_second.map(|u| u.median), reference)),
                 opt_spread(sp.query_ms_p50.as_ref()),
@@ -415,6 +468,39 @@ mod tests {
         );
         assert!(md.contains("not seen in 3 trials"), "{md}");
         assert!(md.contains("2.50 (2.00–3.00) (1 of 3 not seen)"), "{md}");
+    }
+
+    #[test]
+    fn extra_rows_are_labelled_and_set_apart() -> anyhow::Result<()> {
+        let s: Spouts = parse(
+            r#"{"runs":1,"order":{"scheme":"ABBA","balanced":false,"runs":[["aggregation","queue","queue-1000"]]},
+            "query_budget":{"hosts_per_query":100,"urls_per_host":10,"queues_held":100,"claims_per_query":100},
+            "sizes":[{"urls":1000000,"spouts":[
+              {"spout":"aggregation","urls_per_second":{"median":500,"min":500,"max":500}},
+              {"spout":"queue","urls_per_second":{"median":1000,"min":1000,"max":1000}},
+              {"spout":"queue-1000","label":"queue (1000 held)","equal_budget":false,"queues_held":1000,
+               "urls_per_second":{"median":4000,"min":4000,"max":4000}}]}]}"#,
+        )?;
+        let md = spouts_section(Some(&s));
+        assert!(md.contains("1 run per spout and size"), "{md}");
+        assert!(
+            md.contains("in an order balanced over runs (ABBA) — not balanced in this run"),
+            "{md}"
+        );
+        assert!(
+            md.contains("the queue spout holds up to 100 queues and claims up to 100 per query"),
+            "{md}"
+        );
+        assert!(
+            md.contains("acceptance figures: `queue (1000 held)`."),
+            "{md}"
+        );
+        assert!(
+            md.contains("| queue (1000 held) | 4,000 (4,000–4,000) | 8.00 |"),
+            "{md}"
+        );
+        assert!(md.contains("URLs per second at 1 M: 2.00×"), "{md}");
+        Ok(())
     }
 
     #[test]

@@ -51,6 +51,16 @@ const POLITENESS: &str = r#"{"benchmark":"politeness","delay_seconds":0.5,"fetch
  "overlapping_fetches":0,"smallest_gap_seconds":0.500012,"steady_pages_per_second":99.46,
  "steady_ratio_to_ideal":0.9946,"summary":"fine"}"#;
 
+/// Sample `shared_crawl.json`: one run, one process doing everything.
+const SHARED_CRAWL: &str = r#"{"benchmark":"shared_crawl","processes":3,"hosts":6,"pages_per_host":400,
+ "site_urls":2418,"delay_seconds":0.1,"ideal_pages_per_second":60.0,"runs":1,
+ "crawls":[{"fetches":2418,"seconds":100.0,"pages_per_second":24.2,"ratio_to_ideal":0.403,
+   "processes":[{"fetches":2418,"share":1.0,"hosts":6,"stop":"Idle","exited_seconds":110.0},
+                {"fetches":0,"share":0.0,"hosts":0,"stop":"Idle","exited_seconds":66.0},
+                {"fetches":0,"share":0.0,"hosts":0,"stop":"Idle","exited_seconds":66.5}],
+   "cross_process_overlaps":0,"missing_urls":0,"fetched_more_than_once":0}],
+ "pages_per_second":{"median":24.2,"min":24.2,"max":24.2},"ratio_to_ideal":0.403,"smallest_share":0.0}"#;
+
 /// Runs the binary with `args`.
 fn run(args: &[&str]) -> Result<Output> {
     Ok(Command::new(env!("CARGO_BIN_EXE_bench-report"))
@@ -73,6 +83,7 @@ fn draws_plots_writes_summary_and_splices() -> Result<()> {
         ("writer.json", WRITER),
         ("parser.json", PARSER),
         ("politeness.json", POLITENESS),
+        ("shared_crawl.json", SHARED_CRAWL),
     ] {
         std::fs::write(dir.join(name), text)?;
     }
@@ -132,6 +143,15 @@ fn draws_plots_writes_summary_and_splices() -> Result<()> {
     ensure!(summary.contains("| fetcher | not run in this run |"));
     ensure!(summary.contains("| 0.54 (below aim) | ≥ 0.8 |"));
     ensure!(summary.contains("| queue | 42,000 (40,100–43,800) | 20.00 |"));
+    ensure!(summary.contains("### Shared crawl"));
+    ensure!(summary.contains("| 1 | 2,418 | 24.2 | 0.40 (below aim) | 1.00 / 0.00 / 0.00 |"));
+    ensure!(summary.contains("### Acceptance (issue 12)"));
+    ensure!(
+        summary.contains("| 81.25 (39,000 ÷ 480 URLs/s) | met |"),
+        "queue ÷ aggregation at 5 M"
+    );
+    ensure!(summary.contains("not measured (this run has no 10 M size)"));
+    ensure!(summary.contains("| 0.00 (run 1: 1.00 / 0.00 / 0.00) | **missed** |"));
 
     let stdout = String::from_utf8_lossy(&out.stdout);
     ensure!(

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::format::size;
 use crate::results::{Spouts, Spread};
-use crate::tables::{find, sorted_sizes, spout_names};
+use crate::tables::{find, label_of, sorted_sizes, spout_names};
 
 /// Grouped bars: one group per spout, one bar per index size, log y axis,
 /// with a min–max whisker on each bar. `None` if there is no positive value.
@@ -142,7 +142,7 @@ pub fn query_latency(area: &Area<'_>, s: &Spouts) -> Result<Option<String>> {
     let mut entries: Vec<(Mark, String)> = series
         .iter()
         .enumerate()
-        .map(|(i, (name, _, _))| (Mark::Line(colour(i)), name.clone()))
+        .map(|(i, (name, _, _))| (Mark::Line(colour(i)), label_of(&sizes, name)))
         .collect();
     entries.push((Mark::Line(BLACK), "p99".to_string()));
     entries.push((Mark::Dashed(BLACK), "p50".to_string()));

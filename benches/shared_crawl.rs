@@ -1,0 +1,524 @@
+//! Three crawler processes sharing one queue frontier: do they share the work, and together reach
+//! the politeness limit?
+//!
+//! `cargo bench --bench shared_crawl` serves a generated site of six hosts on loopback (the test
+//! site of `tests/site`: 400 pages per host, about eight links per page, a few redirects, missing
+//! pages and errors; all six home pages are the seeds, the rest is found by following links) and
+//! starts three processes of the example crawl binary (`examples/crawl.rs`) on one queue frontier at
+//! `SQUALL_BENCH_ES` (`--frontier opensearch --spout queue`, a fresh urls index and queues index per
+//! run), each given the six seeds, `--resolve` for the site's host names, `--until-idle` and default
+//! settings but `fetcher.server.delay=0.1`. Politeness then allows 6 hosts / 0.1 s = 60 pages per
+//! second over all processes: that is the baseline.
+//!
+//! From the fetch logs (`--fetch-log`, one JSON line per fetch: url, key, started, finished):
+//! pages per second from the first fetch's start to the last's, against 60; each process's share
+//! of the pages and the hosts it fetched from; fetches of one host that started before another
+//! fetch of that host ended, counted separately when the two were made by different processes
+//! (politeness across processes: must be 0); the smallest gap between two fetches of a host by
+//! different processes. From the site's own request log: URLs of the site never fetched, fetched
+//! more than once, or not expected at all. From each process's `--summary-json`: why it stopped.
+//! A process still running `SHARED_GRACE` seconds after every URL of the site was fetched is
+//! stopped by the benchmark with SIGINT (said in the output); each process also stops itself after
+//! `SHARED_SECONDS`.
+//!
+//! The crawl binary is not built by `cargo bench`: build it first (`cargo build --release --example
+//! crawl`; scripts/bench does, and builds the debug one for `--quick`), or name one with
+//! `SQUALL_BENCH_CRAWL_BIN`. Settings (env, `SQUALL_BENCH_` prefix): `RUNS` (3; quick 1),
+//! `SHARED_PAGES` pages per host (400; quick 30), `SHARED_SECONDS` (240; quick 60), `SHARED_GRACE`
+//! (60; quick 15). Prints JSON.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use common::{Spread, engine_client, engine_url, env_or, quick};
+use elasticsearch::http::Method;
+use serde_json::{Value, json};
+use squall_spouts::queue::QueueSpoutSettings;
+use squall_testsite::{Site, SiteSpec};
+
+/// Crawler processes sharing the frontier.
+const PROCESSES: usize = 3;
+/// Hosts of the site.
+const HOSTS: usize = 6;
+/// The per-host delay, seconds.
+const DELAY: f64 = 0.1;
+
+/// The crawl binary: `SQUALL_BENCH_CRAWL_BIN`, else `examples/crawl` of this build's profile.
+fn crawl_binary() -> PathBuf {
+    if let Ok(path) = std::env::var("SQUALL_BENCH_CRAWL_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => panic!("the benchmark's own path: {e}"),
+    };
+    // target/<profile>/deps/shared_crawl-<hash>
+    let Some(profile_dir) = exe.parent().and_then(Path::parent) else {
+        panic!("no target directory above {}", exe.display());
+    };
+    let binary = profile_dir.join("examples").join("crawl");
+    if !binary.exists() {
+        panic!(
+            "{} is missing: build it first (`cargo build --release --example crawl`, or without \
+             --release for a debug bench run; scripts/bench does), or set SQUALL_BENCH_CRAWL_BIN",
+            binary.display()
+        );
+    }
+    binary
+}
+
+/// One fetch from a fetch log.
+#[derive(Debug, Clone)]
+struct Fetch {
+    process: usize,
+    url: String,
+    key: String,
+    started: DateTime<Utc>,
+    finished: DateTime<Utc>,
+}
+
+fn seconds(d: chrono::TimeDelta) -> f64 {
+    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
+/// The fetches of one process's log (lines that do not parse are skipped and counted).
+fn read_log(path: &Path, process: usize) -> (Vec<Fetch>, usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut fetches = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|e| {
+            let time = |name: &str| {
+                DateTime::parse_from_rfc3339(e[name].as_str()?)
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc))
+            };
+            Some(Fetch {
+                process,
+                url: e["url"].as_str()?.to_string(),
+                key: e["key"].as_str()?.to_string(),
+                started: time("started")?,
+                finished: time("finished")?,
+            })
+        });
+        match parsed {
+            Some(fetch) => fetches.push(fetch),
+            None => bad += 1,
+        }
+    }
+    (fetches, bad)
+}
+
+/// Politeness over all processes: for each host, its fetches in order of start.
+#[derive(Debug, Default)]
+struct HostCheck {
+    /// Fetches that started before an earlier-started fetch of the same host ended.
+    overlaps: usize,
+    /// Of those, the ones where the two fetches were made by different processes.
+    cross_process_overlaps: usize,
+    /// Times a host's next fetch was made by another process than its previous one.
+    handovers: usize,
+    /// Smallest time from the end of a host's fetch to the start of its next one.
+    smallest_gap: Option<f64>,
+    /// The same, where the two fetches were made by different processes.
+    smallest_cross_process_gap: Option<f64>,
+    /// Hosts fetched by more than one process.
+    hosts_fetched_by_several: usize,
+}
+
+fn check_hosts(fetches: &[Fetch]) -> HostCheck {
+    let mut by_host: BTreeMap<&str, Vec<&Fetch>> = BTreeMap::new();
+    for fetch in fetches {
+        by_host.entry(&fetch.key).or_default().push(fetch);
+    }
+    let mut check = HostCheck::default();
+    let smaller = |a: Option<f64>, b: f64| Some(a.map_or(b, |a| a.min(b)));
+    for spans in by_host.values_mut() {
+        spans.sort_by_key(|f| (f.started, f.finished));
+        let processes: BTreeSet<usize> = spans.iter().map(|f| f.process).collect();
+        if processes.len() > 1 {
+            check.hosts_fetched_by_several += 1;
+        }
+        // The fetch that ends last among those started so far, and the previous fetch.
+        let mut latest: Option<&Fetch> = None;
+        let mut previous: Option<&Fetch> = None;
+        for &fetch in spans.iter() {
+            if let Some(before) = previous
+                && before.process != fetch.process
+            {
+                check.handovers += 1;
+            }
+            if let Some(last) = latest {
+                let gap = seconds(fetch.started - last.finished);
+                let other = last.process != fetch.process;
+                if gap < 0.0 {
+                    check.overlaps += 1;
+                    if other {
+                        check.cross_process_overlaps += 1;
+                    }
+                } else {
+                    check.smallest_gap = smaller(check.smallest_gap, gap);
+                    if other {
+                        check.smallest_cross_process_gap =
+                            smaller(check.smallest_cross_process_gap, gap);
+                    }
+                }
+            }
+            if latest.is_none_or(|l| fetch.finished > l.finished) {
+                latest = Some(fetch);
+            }
+            previous = Some(fetch);
+        }
+    }
+    check
+}
+
+/// A crawler process of one run.
+struct Process {
+    child: Child,
+    started: Instant,
+    log: PathBuf,
+    summary: PathBuf,
+    exited: Option<(Instant, Option<i32>)>,
+    interrupted: bool,
+}
+
+impl Process {
+    fn poll(&mut self) {
+        if self.exited.is_none()
+            && let Ok(Some(status)) = self.child.try_wait()
+        {
+            self.exited = Some((Instant::now(), status.code()));
+        }
+    }
+
+    /// Asks the process to stop as Ctrl-C does (it finishes its fetches and writes its summary).
+    fn interrupt(&mut self) {
+        self.interrupted = true;
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+    }
+}
+
+/// Deletes an index, ignoring one that does not exist.
+async fn delete_index(index: &str) {
+    let _ = engine_client()
+        .request(Method::Delete, &format!("/{index}"), &[], None)
+        .await;
+}
+
+/// One run: the processes crawl the site on fresh indices; returns the run's JSON.
+async fn run(
+    site: &Site,
+    binary: &Path,
+    run: usize,
+    limit: Duration,
+    grace: Duration,
+) -> (Value, Option<f64>, Option<f64>) {
+    let id = format!("{}-{run}", std::process::id());
+    let urls_index = format!("bench-shared-urls-{id}");
+    let queues_index = format!("bench-shared-queues-{id}");
+    let workers_index = QueueSpoutSettings::new(&urls_index, &queues_index).workers_index();
+    let dir = std::env::temp_dir().join(format!("squall-shared-crawl-{id}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        panic!("{}: {e}", dir.display());
+    }
+    site.clear_requests();
+    let expected = site.expected();
+    let wanted = expected.reachable_in_scope_urls();
+
+    let mut processes = Vec::new();
+    for p in 0..PROCESSES {
+        let log = dir.join(format!("fetch-{p}.jsonl"));
+        let summary = dir.join(format!("summary-{p}.json"));
+        let mut args: Vec<String> = [
+            "--frontier",
+            "opensearch",
+            "--es-url",
+            &engine_url(),
+            "--spout",
+            "queue",
+            "--es-index",
+            &urls_index,
+            "--es-queues-index",
+            &queues_index,
+            "--es-shards",
+            "1",
+            "--es-replicas",
+            "0",
+            "--instance-id",
+            &format!("shared-crawl-{id}-{p}"),
+            "--fetch-log",
+            &log.display().to_string(),
+            "--summary-json",
+            &summary.display().to_string(),
+            "--until-idle",
+            "--max-duration",
+            &limit.as_secs_f64().to_string(),
+            "--set",
+            "http.agent.name=squall-bench",
+            "--set",
+            &format!("fetcher.server.delay={DELAY}"),
+            "--set",
+            &SiteSpec::exclude_outside_hosts(),
+        ]
+        .map(str::to_string)
+        .to_vec();
+        for host in site.host_names() {
+            args.push("--resolve".to_string());
+            args.push(format!("{host}:{}", site.addr().ip()));
+        }
+        args.extend(site.seeds());
+        let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
+            Ok(file) => Stdio::from(file),
+            Err(e) => panic!("{}: {e}", dir.display()),
+        };
+        let child = match Command::new(binary)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(output("stdout"))
+            .stderr(output("stderr"))
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => panic!("starting {}: {e}", binary.display()),
+        };
+        processes.push(Process {
+            child,
+            started: Instant::now(),
+            log,
+            summary,
+            exited: None,
+            interrupted: false,
+        });
+    }
+    let started = Instant::now();
+
+    // Wait for the processes to stop by themselves; once every URL of the site was fetched, give
+    // them `grace` to notice, then interrupt them.
+    let mut all_fetched: Option<Instant> = None;
+    let mut interrupted_at: Option<Instant> = None;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        for process in &mut processes {
+            process.poll();
+        }
+        if processes.iter().all(|p| p.exited.is_some()) {
+            break;
+        }
+        if all_fetched.is_none() {
+            let requested: BTreeSet<String> = site.requests().into_iter().map(|r| r.url).collect();
+            if wanted.iter().all(|u| requested.contains(u)) {
+                all_fetched = Some(Instant::now());
+                eprintln!(
+                    "  every URL of the site fetched after {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        let overdue = started.elapsed() > limit + Duration::from_secs(60);
+        let idle_too_long = all_fetched.is_some_and(|t| t.elapsed() > grace);
+        match interrupted_at {
+            None if overdue || idle_too_long => {
+                for process in processes.iter_mut().filter(|p| p.exited.is_none()) {
+                    process.interrupt();
+                }
+                interrupted_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() > Duration::from_secs(60) => {
+                for process in processes.iter_mut().filter(|p| p.exited.is_none()) {
+                    let _ = process.child.kill();
+                    let _ = process.child.wait();
+                    process.poll();
+                }
+            }
+            _ => {}
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+
+    // The fetches of every process.
+    let mut fetches = Vec::new();
+    let mut unparsed = 0;
+    for (p, process) in processes.iter().enumerate() {
+        let (mine, bad) = read_log(&process.log, p);
+        fetches.extend(mine);
+        unparsed += bad;
+    }
+    let first = fetches.iter().map(|f| f.started).min();
+    let last = fetches.iter().map(|f| f.started).max();
+    let span = match (first, last) {
+        (Some(a), Some(b)) => seconds(b - a),
+        _ => 0.0,
+    };
+    let rate = (fetches.len() > 1 && span > 0.0).then(|| (fetches.len() - 1) as f64 / span);
+    let ideal = HOSTS as f64 / DELAY;
+    let total = fetches.len();
+    let at = |t: Option<DateTime<Utc>>, start: Option<DateTime<Utc>>| match (t, start) {
+        (Some(t), Some(s)) => json!(seconds(t - s)),
+        _ => Value::Null,
+    };
+    let mut per_process = Vec::new();
+    let mut shares = Vec::new();
+    for (p, process) in processes.iter().enumerate() {
+        let mine: Vec<&Fetch> = fetches.iter().filter(|f| f.process == p).collect();
+        let hosts: BTreeSet<&str> = mine.iter().map(|f| f.key.as_str()).collect();
+        let share = if total > 0 {
+            mine.len() as f64 / total as f64
+        } else {
+            0.0
+        };
+        shares.push(share);
+        let summary: Option<Value> = std::fs::read_to_string(&process.summary)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let (exited_seconds, exit_code) = match process.exited {
+            Some((t, code)) => (Some((t - process.started).as_secs_f64()), code),
+            None => (None, None),
+        };
+        per_process.push(json!({
+            "process": p,
+            "fetches": mine.len(),
+            "share": share,
+            "hosts": hosts.len(),
+            "host_names": hosts,
+            "first_fetch_seconds": at(mine.iter().map(|f| f.started).min(), first),
+            "last_fetch_seconds": at(mine.iter().map(|f| f.started).max(), first),
+            "stop": summary.as_ref().and_then(|s| s["stop_reason"].as_str().map(str::to_string)),
+            "summary_pages": summary.as_ref().and_then(|s| s["pages"].as_u64()),
+            "stopped_by_benchmark": process.interrupted,
+            "exit_code": exit_code,
+            "exited_seconds": exited_seconds,
+        }));
+    }
+    let hosts = check_hosts(&fetches);
+    let mut logged: BTreeMap<&str, usize> = BTreeMap::new();
+    for fetch in &fetches {
+        *logged.entry(&fetch.url).or_default() += 1;
+    }
+    let logged_twice = logged.values().filter(|n| **n > 1).count();
+
+    // Completeness, from the site's own log of requests.
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for request in site.requests() {
+        if request.path == "/robots.txt" {
+            continue;
+        }
+        *counts.entry(request.url).or_default() += 1;
+    }
+    let missing: Vec<&String> = wanted.iter().filter(|u| !counts.contains_key(*u)).collect();
+    let twice: Vec<(&String, &usize)> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    let unexpected: Vec<&String> = counts.keys().filter(|u| !wanted.contains(*u)).collect();
+    let problems = expected.check_requests(&site.requests());
+
+    eprintln!(
+        "  {total} fetches, {:.1} pages/s ({:.2} of {ideal}); shares {}; overlaps between processes {}; \
+         never fetched {}, fetched twice {}",
+        rate.unwrap_or(0.0),
+        rate.unwrap_or(0.0) / ideal,
+        shares
+            .iter()
+            .map(|s| format!("{s:.2}"))
+            .collect::<Vec<_>>()
+            .join("/"),
+        hosts.cross_process_overlaps,
+        missing.len(),
+        twice.len()
+    );
+    let smallest_share = shares.iter().copied().min_by(f64::total_cmp);
+    let report = json!({
+        "run": run,
+        "fetches": total,
+        "unparsed_log_lines": unparsed,
+        "seconds": span,
+        "wall_seconds": wall,
+        "pages_per_second": rate,
+        "ratio_to_ideal": rate.map(|r| r / ideal),
+        "processes": per_process,
+        "overlapping_fetches": hosts.overlaps,
+        "cross_process_overlaps": hosts.cross_process_overlaps,
+        "handovers": hosts.handovers,
+        "hosts_fetched_by_several": hosts.hosts_fetched_by_several,
+        "smallest_gap_seconds": hosts.smallest_gap,
+        "smallest_cross_process_gap_seconds": hosts.smallest_cross_process_gap,
+        "site_requests": counts.values().sum::<usize>(),
+        "missing_urls": missing.len(),
+        "fetched_more_than_once": twice.len(),
+        "logged_more_than_once": logged_twice,
+        "unexpected_requests": unexpected.len(),
+        "problems": problems.iter().take(10).collect::<Vec<_>>(),
+    });
+
+    for index in [&urls_index, &queues_index, &workers_index] {
+        delete_index(index).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (report, rate, smallest_share)
+}
+
+#[tokio::main]
+async fn main() {
+    let runs: usize = if quick() { 1 } else { env_or("RUNS", 3).max(1) };
+    let pages_per_host: usize = env_or("SHARED_PAGES", if quick() { 30 } else { 400 });
+    let limit = Duration::from_secs(env_or("SHARED_SECONDS", if quick() { 60 } else { 240 }));
+    let grace = Duration::from_secs(env_or("SHARED_GRACE", if quick() { 15 } else { 60 }));
+    let binary = crawl_binary();
+    let spec = SiteSpec {
+        hosts: HOSTS,
+        pages_per_host,
+        outside_hosts: 0,
+        robots_host: None,
+        ..SiteSpec::default()
+    };
+    let site = match Site::start(spec).await {
+        Ok(site) => site,
+        Err(e) => panic!("site: {e}"),
+    };
+    let site_urls = site.expected().reachable_in_scope_urls().len();
+    eprintln!(
+        "shared crawl: {PROCESSES} processes of {}, {HOSTS} hosts of {pages_per_host} pages ({site_urls} URLs), delay {DELAY} s",
+        binary.display()
+    );
+    let mut crawls = Vec::new();
+    let mut rates = Vec::new();
+    let mut smallest_share: Option<f64> = None;
+    for r in 0..runs {
+        eprintln!("shared crawl: run {r}");
+        let (report, rate, share) = run(&site, &binary, r, limit, grace).await;
+        crawls.push(report);
+        rates.extend(rate);
+        if let Some(share) = share {
+            smallest_share = Some(smallest_share.map_or(share, |s| s.min(share)));
+        }
+    }
+    let ideal = HOSTS as f64 / DELAY;
+    let rate = (!rates.is_empty()).then(|| Spread::of(&rates));
+    let report = json!({
+        "benchmark": "shared_crawl",
+        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
+        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+        "processes": PROCESSES,
+        "hosts": HOSTS,
+        "pages_per_host": pages_per_host,
+        "site_urls": site_urls,
+        "delay_seconds": DELAY,
+        "ideal_pages_per_second": ideal,
+        "runs": runs,
+        "limit_seconds": limit.as_secs_f64(),
+        "grace_seconds": grace.as_secs_f64(),
+        "settings": "crawl binary, --frontier opensearch --spout queue (urls index 1 shard, queues index 1 shard, no replicas), --until-idle, defaults but fetcher.server.delay=0.1",
+        "crawls": crawls,
+        "pages_per_second": rate.map(|r| r.json()),
+        "ratio_to_ideal": rate.map(|r| r.median / ideal),
+        "smallest_share": smallest_share,
+    });
+    println!("{report:#}");
+    site.shutdown().await;
+}
