@@ -18,6 +18,8 @@ pub(crate) struct Claimed {
     pub key: String,
     /// The crawl delay recorded on it (learned from robots.txt by any process), in seconds.
     pub crawl_delay: Option<f64>,
+    /// When a writer last wrote a due date for it, as of the claim.
+    pub last_written: Option<DateTime<Utc>>,
 }
 
 /// A due queue listed, to be claimed.
@@ -136,6 +138,10 @@ pub(crate) async fn claim_queues(
         .filter(|(_, outcome)| outcome.is_some())
         .map(|(candidate, _)| Claimed {
             crawl_delay: candidate.hit["_source"]["crawlDelaySeconds"].as_f64(),
+            last_written: candidate.hit["_source"]["lastUpdated"]
+                .as_str()
+                .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+                .map(|d| d.with_timezone(&Utc)),
             key: candidate.key,
         })
         .collect())

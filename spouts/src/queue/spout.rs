@@ -41,6 +41,18 @@ struct Claim {
     recently_done: Vec<(String, Instant)>,
     /// Given back once its outstanding URLs are done; not read any more.
     closing: bool,
+    /// Until then a read that finds nothing does not give the queue back: a writer wrote to it
+    /// shortly before the claim, and its URLs may not show in the urls index yet (typically a new
+    /// host, claimed as soon as its queue appeared).
+    written_lately_until: Option<chrono::DateTime<Utc>>,
+}
+
+impl Claim {
+    /// Whether the urls index shows every write made to the queue before its claim.
+    fn writes_visible(&self) -> bool {
+        self.written_lately_until
+            .is_none_or(|until| Utc::now() >= until)
+    }
 }
 
 /// The spout over a urls index and a queues index. See the [module docs](super) for the
@@ -195,6 +207,7 @@ impl QueueSpout {
                     outstanding: Vec::new(),
                     recently_done: Vec::new(),
                     closing: false,
+                    written_lately_until: queue.last_written.map(|at| at + visibility),
                 },
             );
         }
@@ -401,7 +414,7 @@ impl Spout for QueueSpout {
             let idle = self
                 .claims
                 .get(&key)
-                .is_some_and(|claim| claim.outstanding.is_empty());
+                .is_some_and(|claim| claim.outstanding.is_empty() && claim.writes_visible());
             if read.drained() && idle {
                 drained.push(key);
             }
