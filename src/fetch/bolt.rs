@@ -113,7 +113,8 @@ impl HostQueue {
 
 struct Completed {
     key: String,
-    page: FetchedPage,
+    /// `None` when the fetch was fenced at the last moment (its URL was failed back unfetched).
+    page: Option<FetchedPage>,
     contacted_server: bool,
     crawl_delay: Option<Duration>,
     hold: Option<Duration>,
@@ -282,7 +283,8 @@ impl FetcherBolt {
                         });
                         last_sweep = finished;
                     }
-                    if out.send(done.page).await.is_err() {
+                    let Some(page) = done.page else { continue };
+                    if out.send(page).await.is_err() {
                         debug!("the parser is gone; the fetcher stops");
                         break;
                     }
@@ -316,7 +318,9 @@ impl FetcherBolt {
             tokio::select! {
                 done = running.join_next() => match done {
                     Some(Ok(done)) => {
-                        let _ = out.send(done.page).await;
+                        if let Some(page) = done.page {
+                            let _ = out.send(page).await;
+                        }
                     }
                     Some(Err(_)) => {}
                     None => break,
@@ -382,6 +386,22 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
     if let Some(limiter) = &context.limiter {
         limiter.until_ready().await;
     }
+    // Fencing again, just before the request: the lease was valid when the URL left its queue,
+    // but it may have lapsed since (a robots.txt fetch, the global rate limit, a paused process).
+    if !tuple.hints.may_fetch() {
+        debug!(key = %key, url = %tuple.url.url, "lease lost before the request; not fetched");
+        metrics::counter!("squall_fetch_fenced_total").increment(1);
+        tuple.ack.fail(format!(
+            "the lease on queue {key} was lost before the request; left due"
+        ));
+        return Completed {
+            key,
+            page: None,
+            contacted_server: false,
+            crawl_delay,
+            hold: None,
+        };
+    }
     let started = std::time::Instant::now();
     let (record, outcome) = context
         .http
@@ -402,7 +422,7 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
     });
     Completed {
         key,
-        page: FetchedPage {
+        page: Some(FetchedPage {
             tuple,
             record: Some(record),
             outcome,
@@ -411,7 +431,7 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
                 blocked_until,
                 crawl_delay,
             },
-        },
+        }),
         contacted_server: true,
         crawl_delay,
         hold,
@@ -431,7 +451,7 @@ fn refused(
     tuple.url.metadata.set(keys::ERROR_CAUSE, cause);
     Completed {
         key,
-        page: FetchedPage {
+        page: Some(FetchedPage {
             tuple,
             record: None,
             outcome: FetchOutcome::Failed {
@@ -444,7 +464,7 @@ fn refused(
                 blocked_until: None,
                 crawl_delay,
             },
-        },
+        }),
         contacted_server: false,
         crawl_delay,
         hold: None,
@@ -563,6 +583,75 @@ mod tests {
         assert_eq!(failed.len(), 1, "{failed:?}");
         assert_eq!(failed[0].0, "/lost");
         assert!(failed[0].1.contains("lease"), "{failed:?}");
+    }
+
+    #[tokio::test]
+    async fn a_lease_that_lapses_before_the_request_fences_the_fetch() {
+        // robots.txt answers slowly: the lease, valid when the URL leaves its queue, runs out
+        // while the fetcher waits for it.
+        let pages = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = pages.clone();
+        let app = axum::Router::new().fallback(move |uri: Uri| {
+            let counted = counted.clone();
+            async move {
+                if uri.path() == "/robots.txt" {
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    return "User-agent: *\nAllow: /\n".into_response();
+                }
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                "page".into_response()
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let http_settings = HttpSettings::default();
+        let http = HttpClient::new(&http_settings).expect("client");
+        let robots = RobotsCache::new(
+            &http_settings,
+            "squall",
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        )
+        .expect("robots");
+        let fetcher = FetcherBolt::new(http, Some(robots), FetcherSettings::default());
+        let (tuples, input) = mpsc::channel(1);
+        let (out, mut fetched) = mpsc::channel(1);
+        let (acks, mut acked) = mpsc::unbounded_channel();
+        let url = CrawlUrl::new(
+            url::Url::parse(&format!("http://127.0.0.1:{}/page", addr.port())).expect("url"),
+        );
+        let lease =
+            crate::spout::Lease::until(std::time::Instant::now() + Duration::from_millis(150));
+        tuples
+            .send(Tuple {
+                ack: AckHandle::new(url.clone(), acks),
+                url,
+                key: "127.0.0.1".to_string(),
+                hints: crate::spout::QueueHints {
+                    crawl_delay: None,
+                    lease: Some(lease),
+                },
+            })
+            .await
+            .expect("send");
+        drop(tuples);
+        fetcher.run(input, out, CancellationToken::new()).await;
+        assert!(fetched.recv().await.is_none(), "nothing goes to the parser");
+        assert_eq!(
+            pages.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the page was not requested"
+        );
+        let mut failed = false;
+        while let Ok(message) = acked.try_recv() {
+            failed |= matches!(message, crate::topology::AckMessage::Failed { .. });
+        }
+        assert!(failed, "the URL was failed back");
     }
 
     #[tokio::test]
