@@ -306,7 +306,8 @@ async fn index_frontier(
 )> {
     use squall_spouts::client::{ConnectionSettings, EsClient};
     use squall_spouts::index::{
-        IndexSettings, ensure_status_index, refresh_interval, routing_for, sample_routing,
+        IndexSettings, ensure_status_index, ensure_urls_index, refresh_interval, routing_for,
+        sample_routing,
     };
     use squall_spouts::schema::KeyField;
     use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
@@ -340,16 +341,18 @@ async fn index_frontier(
     let client = EsClient::new(ConnectionSettings::new(&args.es_url)?)?;
     let engine = client.engine().await?;
     let refresh = "1s";
-    let state = ensure_status_index(
-        &client,
-        &IndexSettings {
-            name: args.es_index.clone(),
-            shards: args.es_shards,
-            replicas: args.es_replicas,
-            refresh_interval: refresh.to_string(),
-        },
-    )
-    .await?;
+    let index_settings = IndexSettings {
+        name: args.es_index.clone(),
+        shards: args.es_shards,
+        replicas: args.es_replicas,
+        refresh_interval: refresh.to_string(),
+    };
+    // The queue frontier's urls index is sorted by due date, so reads stop at their page.
+    let state = if args.spout == SpoutKind::Queue {
+        ensure_urls_index(&client, &index_settings).await?
+    } else {
+        ensure_status_index(&client, &index_settings).await?
+    };
     eprintln!("status index {} on {engine:?}: {state:?}", args.es_index);
     // Writes show in queries after a refresh; with refresh off, allow a long margin.
     let visibility = refresh_interval(&client, &args.es_index)

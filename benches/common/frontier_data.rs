@@ -24,7 +24,7 @@ use squall::status::StatusWrite;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
 use squall_spouts::schema::{
-    KeyField, document_id, format_date, status_document, status_index_body,
+    KeyField, document_id, format_date, status_document, status_index_body, urls_index_body,
 };
 
 /// Documents per bulk request while loading.
@@ -185,7 +185,7 @@ pub async fn create(client: &EsClient, targets: &Targets, shards: u32) {
         .await;
     }
     if let Some((urls, queues)) = &targets.queue_frontier {
-        let body = status_index_body(shards, 0, "-1");
+        let body = urls_index_body(shards, 0, "-1");
         call(
             client,
             Method::Put,

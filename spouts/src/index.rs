@@ -5,7 +5,7 @@ use elasticsearch::http::Method;
 use serde_json::{Value, json};
 
 use crate::client::{EsClient, EsError, RequestBody};
-use crate::schema::status_index_body;
+use crate::schema::{status_index_body, urls_index_body};
 
 /// How a new status index is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,20 @@ pub async fn ensure_status_index(
     settings: &IndexSettings,
 ) -> Result<IndexState, EsError> {
     let body = status_index_body(
+        settings.shards,
+        settings.replicas,
+        &settings.refresh_interval,
+    );
+    ensure_index(client, &settings.name, body).await
+}
+
+/// Creates the urls index of the queue frontier unless it exists: the status index's mapping, sorted
+/// on disk by due date ([`urls_index_body`]).
+pub async fn ensure_urls_index(
+    client: &EsClient,
+    settings: &IndexSettings,
+) -> Result<IndexState, EsError> {
+    let body = urls_index_body(
         settings.shards,
         settings.replicas,
         &settings.refresh_interval,

@@ -51,7 +51,7 @@ pub use verify::{
 
 use crate::client::{EsClient, EsError, RequestBody};
 use crate::queue::schema::{lower_next_due, queues_index_body};
-use crate::schema::{KeyField, format_date, status_index_body};
+use crate::schema::{KeyField, format_date, urls_index_body};
 use reader::{Hit, Reader};
 
 /// The refresh interval the urls index gets back after the copy, when the migration created it.
@@ -393,7 +393,7 @@ pub async fn migrate_with_progress(
             }
         }
     } else {
-        let urls_body = status_index_body(options.urls_shards, options.replicas, "-1");
+        let urls_body = urls_index_body(options.urls_shards, options.replicas, "-1");
         if create_index(client, &options.urls, urls_body).await? {
             indices_created.push(options.urls.clone());
             restore_urls_refresh = true;

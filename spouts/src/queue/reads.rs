@@ -1,7 +1,10 @@
 //! Reading held queues' URLs with light queries whose cost follows the URLs they return.
 //!
-//! One search per round covers every queue still short of URLs: a filter on their keys and on
-//! `nextFetchDate <= now`, sorted by date then URL, one page as large as their shares together. Each
+//! One search per round covers every queue still short of URLs: a filter on their keys (each after
+//! its cursor: the last URL this lease took from it) and on `nextFetchDate <= now`, sorted by date
+//! then URL, one page as large as their shares together. The urls index is sorted on disk the same
+//! way, so the search stops once it has its page; cursors leave out what was handed out or just
+//! done without a list of ids (which cost more than the search itself). Each
 //! queue keeps at most its share of the page. If the page came back full, the queues still short
 //! may have more due URLs after its last hit: the next round asks only for them, from there
 //! (`search_after`). A queue with a long backlog fills its share in the first round and is not asked
@@ -27,6 +30,12 @@ use crate::schema::{KeyField, StoredDocument, format_date, read_document};
 /// Rounds at most per read; queues still short after them are read again next time.
 const MAX_ROUNDS: usize = 4;
 
+/// Where a queue's reads resume: the sort values (`nextFetchDate` in epoch milliseconds, then the
+/// URL) of the last URL taken from it under the current lease. Everything sorted before it was handed
+/// out already, or is a URL just done whose new date the index does not show yet: either way not
+/// to be read again. A URL done since comes back with its new date, which sorts after the cursor.
+pub(crate) type Cursor = Value;
+
 /// What to read of one queue.
 #[derive(Debug, Clone)]
 pub(crate) struct ReadRequest {
@@ -34,15 +43,48 @@ pub(crate) struct ReadRequest {
     pub key: String,
     /// URLs to read at most.
     pub size: usize,
-    /// Ids of URL documents to leave out (in the topology, or done too recently to show).
-    pub skip: Vec<String>,
+    /// Where to resume, if this lease read the queue before.
+    pub after: Option<Cursor>,
+}
+
+impl ReadRequest {
+    /// The filter for this queue's URLs after its cursor.
+    fn filter(&self, field: &str) -> Value {
+        let key = json!({ "term": { field: self.key } });
+        let Some(after) = &self.after else {
+            return key;
+        };
+        let (Some(date), Some(url)) = (after[0].as_i64(), after[1].as_str()) else {
+            return key;
+        };
+        json!({ "bool": {
+            "filter": [ key ],
+            "minimum_should_match": 1,
+            "should": [
+                { "range": { "nextFetchDate": { "gt": date, "format": "epoch_millis" } } },
+                { "bool": { "filter": [
+                    { "range": { "nextFetchDate": { "gte": date, "lte": date, "format": "epoch_millis" } } },
+                    { "range": { "url": { "gt": url } } }
+                ] } }
+            ]
+        } })
+    }
+}
+
+/// A due URL read, with its sort values (the queue's next cursor once it is taken).
+#[derive(Debug, Clone)]
+pub(crate) struct ReadUrl {
+    /// The document.
+    pub doc: StoredDocument,
+    /// Its sort values.
+    pub cursor: Cursor,
 }
 
 /// One queue's answer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct QueueRead {
-    /// Its URLs due now, earliest first.
-    pub due: Vec<StoredDocument>,
+    /// Its URLs due now (after its cursor), earliest first.
+    pub due: Vec<ReadUrl>,
     /// Whether it may have more due URLs than read (it got its whole share, or the rounds ran out).
     pub more: bool,
 }
@@ -68,26 +110,33 @@ pub(crate) async fn read_queues(
         reads.insert(request.key.clone(), QueueRead::default());
         short.insert(request.key.as_str(), request.size.max(1));
     }
-    let skip: Vec<&String> = requests.iter().flat_map(|r| r.skip.iter()).collect();
+    let field = key_field.query_field();
     let mut after: Option<Value> = None;
     for _ in 0..MAX_ROUNDS {
         if short.is_empty() {
             return Ok(reads);
         }
         let page: usize = short.values().sum();
-        let keys: Vec<&str> = short.keys().copied().collect();
+        let queues: Vec<Value> = requests
+            .iter()
+            .filter(|r| short.contains_key(r.key.as_str()))
+            .map(|r| r.filter(&field))
+            .collect();
         let round = Round {
-            keys: &keys,
-            skip: &skip,
+            queues: &queues,
             page,
             after: after.as_ref(),
             now,
         };
-        let hits = round.run(client, urls_index, key_field).await?;
+        let hits = round.run(client, urls_index).await?;
         let full = hits.len() >= page;
         for hit in &hits {
             let Some((key, doc)) = hit_document(hit, key_field) else {
                 continue;
+            };
+            let doc = ReadUrl {
+                doc,
+                cursor: hit["sort"].clone(),
             };
             let (Some(room), Some(read)) = (short.get_mut(key.as_str()), reads.get_mut(&key))
             else {
@@ -117,32 +166,26 @@ pub(crate) async fn read_queues(
     Ok(reads)
 }
 
-/// One round: the earliest due URLs of `keys`, after `after` in date and URL order.
+/// One round: the earliest due URLs of some queues (each after its cursor), after `after` in
+/// date and URL order.
 struct Round<'a> {
-    keys: &'a [&'a str],
-    skip: &'a [&'a String],
+    queues: &'a [Value],
     page: usize,
     after: Option<&'a Value>,
     now: DateTime<Utc>,
 }
 
 impl Round<'_> {
-    async fn run(
-        &self,
-        client: &EsClient,
-        urls_index: &str,
-        key_field: &KeyField,
-    ) -> Result<Vec<Value>, SpoutError> {
-        let (keys, skip, page, now) = (self.keys, self.skip, self.page, self.now);
+    async fn run(&self, client: &EsClient, urls_index: &str) -> Result<Vec<Value>, SpoutError> {
+        let (page, now) = (self.page, self.now);
         let mut body = json!({
             "size": page,
             "track_total_hits": false,
             "query": { "bool": {
                 "filter": [
-                    { "terms": { key_field.query_field(): keys } },
-                    { "range": { "nextFetchDate": { "lte": format_date(now) } } }
-                ],
-                "must_not": [ { "ids": { "values": skip } } ]
+                    { "range": { "nextFetchDate": { "lte": format_date(now) } } },
+                    { "bool": { "should": self.queues, "minimum_should_match": 1 } }
+                ]
             } },
             "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
         });

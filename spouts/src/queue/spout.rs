@@ -16,7 +16,7 @@ use tracing::debug;
 
 use super::batched::{ScriptedUpdate, scripted_updates};
 use super::claims::{ClaimRequest, claim_queues};
-use super::reads::{QueueRead, ReadRequest, next_dates, read_queues};
+use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
 use super::schema::{DROP_LEASE, RELEASE_QUEUE};
 use super::settings::QueueSpoutSettings;
 use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
@@ -41,6 +41,9 @@ struct Claim {
     recently_done: Vec<(String, Instant)>,
     /// Given back once its outstanding URLs are done; not read any more.
     closing: bool,
+    /// Where its next read resumes (see `reads`); reset when one of its URLs fails, so that the
+    /// URL, still due, is read again.
+    cursor: Option<Cursor>,
     /// Until then a read that finds nothing does not give the queue back: a writer wrote to it
     /// shortly before the claim, and its URLs may not show in the urls index yet (typically a new
     /// host, claimed as soon as its queue appeared).
@@ -207,6 +210,7 @@ impl QueueSpout {
                     outstanding: Vec::new(),
                     recently_done: Vec::new(),
                     closing: false,
+                    cursor: None,
                     written_lately_until: queue.last_written.map(|at| at + visibility),
                 },
             );
@@ -251,12 +255,7 @@ impl QueueSpout {
                 (size > 0).then(|| ReadRequest {
                     key: key.clone(),
                     size,
-                    skip: claim
-                        .outstanding
-                        .iter()
-                        .chain(claim.recently_done.iter().map(|(url, _)| url))
-                        .map(|url| document_id(url))
-                        .collect(),
+                    after: claim.cursor.clone(),
                 })
             })
             .collect()
@@ -271,14 +270,16 @@ impl QueueSpout {
             crawl_delay: claim.crawl_delay,
             lease: Some(claim.lease.clone()),
         };
-        for doc in &read.due {
-            // Done and waiting for the refresh to show its new date: not due again.
-            if busy.contains(doc.url.url.as_str()) {
+        for read in &read.due {
+            claim.cursor = Some(read.cursor.clone());
+            let url = &read.doc.url;
+            // In the topology, or done and waiting for the refresh to show its new date.
+            if busy.contains(url.url.as_str()) {
                 continue;
             }
-            claim.outstanding.push(doc.url.url.to_string());
+            claim.outstanding.push(url.url.to_string());
             batch.push(DueUrl {
-                url: doc.url.clone(),
+                url: url.clone(),
                 key: key.to_string(),
                 hints: hints.clone(),
             });
@@ -385,6 +386,13 @@ impl Spout for QueueSpout {
     async fn fail(&mut self, url: &CrawlUrl) {
         let url = url.url.as_str();
         for claim in self.claims.values_mut() {
+            if claim
+                .outstanding
+                .iter()
+                .any(|outstanding| outstanding == url)
+            {
+                claim.cursor = None;
+            }
             claim.outstanding.retain(|outstanding| outstanding != url);
             claim.recently_done.retain(|(done, _)| done != url);
         }
