@@ -51,9 +51,13 @@ pub fn unique_index(prefix: &str) -> String {
 
 /// Deletes a test index; errors are ignored because this is only cleanup.
 pub async fn delete_index(client: &Elasticsearch, index: &str) {
-    let _ = client
-        .indices()
-        .delete(IndicesDeleteParts::Index(&[index]))
-        .send()
-        .await;
+    // A queues index comes with the workers index its spouts announce themselves in.
+    let workers = format!("{index}-workers");
+    for name in [index, workers.as_str()] {
+        let _ = client
+            .indices()
+            .delete(IndicesDeleteParts::Index(&[name]))
+            .send()
+            .await;
+    }
 }

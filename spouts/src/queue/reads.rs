@@ -4,7 +4,7 @@
 //! its cursor: the last URL this lease took from it) and on `nextFetchDate <= now`, sorted by date
 //! then URL, one page as large as their shares together. The urls index is sorted on disk the same
 //! way, so the search stops once it has its page; cursors leave out what was handed out or just
-//! done without a list of ids (which cost more than the search itself). Each
+//! done without a long list of ids (which cost more than the search itself). Each
 //! queue keeps at most its share of the page. If the page came back full, the queues still short
 //! may have more due URLs after its last hit: the next round asks only for them, from there
 //! (`search_after`). A queue with a long backlog fills its share in the first round and is not asked
@@ -30,11 +30,29 @@ use crate::schema::{KeyField, StoredDocument, format_date, read_document};
 /// Rounds at most per read; queues still short after them are read again next time.
 const MAX_ROUNDS: usize = 4;
 
-/// Where a queue's reads resume: the sort values (`nextFetchDate` in epoch milliseconds, then the
-/// URL) of the last URL taken from it under the current lease. Everything sorted before it was handed
-/// out already, or is a URL just done whose new date the index does not show yet: either way not
-/// to be read again. A URL done since comes back with its new date, which sorts after the cursor.
-pub(crate) type Cursor = Value;
+/// Where a queue's reads resume: the due date (epoch milliseconds) of the last URL taken from it
+/// under the current lease, and the ids of the URLs taken at exactly that date. Everything sorted
+/// before it was handed out already, or is a URL just done whose new date the index does not show
+/// yet: either way not to be read again. A URL done since comes back with its new date, which sorts
+/// after the cursor. (A range on the URL itself would expand over every URL in the index.)
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Cursor {
+    /// The date of the last URL taken.
+    pub date: i64,
+    /// The ids of the URLs taken at that date.
+    pub taken: Vec<String>,
+}
+
+impl Cursor {
+    /// Moves the cursor past a URL taken.
+    pub fn take(&mut self, url: &ReadUrl) {
+        if url.date != self.date {
+            self.date = url.date;
+            self.taken.clear();
+        }
+        self.taken.push(url.id.clone());
+    }
+}
 
 /// What to read of one queue.
 #[derive(Debug, Clone)]
@@ -54,30 +72,25 @@ impl ReadRequest {
         let Some(after) = &self.after else {
             return key;
         };
-        let (Some(date), Some(url)) = (after[0].as_i64(), after[1].as_str()) else {
-            return key;
-        };
         json!({ "bool": {
-            "filter": [ key ],
-            "minimum_should_match": 1,
-            "should": [
-                { "range": { "nextFetchDate": { "gt": date, "format": "epoch_millis" } } },
-                { "bool": { "filter": [
-                    { "range": { "nextFetchDate": { "gte": date, "lte": date, "format": "epoch_millis" } } },
-                    { "range": { "url": { "gt": url } } }
-                ] } }
-            ]
+            "filter": [
+                key,
+                { "range": { "nextFetchDate": { "gte": after.date, "format": "epoch_millis" } } }
+            ],
+            "must_not": [ { "ids": { "values": after.taken } } ]
         } })
     }
 }
 
-/// A due URL read, with its sort values (the queue's next cursor once it is taken).
+/// A due URL read, with what moves its queue's cursor once it is taken.
 #[derive(Debug, Clone)]
 pub(crate) struct ReadUrl {
     /// The document.
     pub doc: StoredDocument,
-    /// Its sort values.
-    pub cursor: Cursor,
+    /// Its id.
+    pub id: String,
+    /// Its due date, in epoch milliseconds.
+    pub date: i64,
 }
 
 /// One queue's answer.
@@ -136,7 +149,8 @@ pub(crate) async fn read_queues(
             };
             let doc = ReadUrl {
                 doc,
-                cursor: hit["sort"].clone(),
+                id: hit["_id"].as_str().unwrap_or_default().to_string(),
+                date: hit["sort"][0].as_i64().unwrap_or_default(),
             };
             let (Some(room), Some(read)) = (short.get_mut(key.as_str()), reads.get_mut(&key))
             else {

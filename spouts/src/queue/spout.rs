@@ -271,7 +271,7 @@ impl QueueSpout {
             lease: Some(claim.lease.clone()),
         };
         for read in &read.due {
-            claim.cursor = Some(read.cursor.clone());
+            claim.cursor.get_or_insert_with(Cursor::default).take(read);
             let url = &read.doc.url;
             // In the topology, or done and waiting for the refresh to show its new date.
             if busy.contains(url.url.as_str()) {

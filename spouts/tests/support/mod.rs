@@ -67,9 +67,12 @@ pub async fn status_index(client: &EsClient, prefix: &str, shards: u32) -> Strin
 
 /// Deletes an index (cleanup; errors ignored).
 pub async fn delete_index(client: &EsClient, index: &str) {
-    let _ = client
-        .request(Method::Delete, &format!("/{index}"), &[], None)
-        .await;
+    // A queues index comes with the workers index its spouts announce themselves in.
+    for name in [index.to_string(), format!("{index}-workers")] {
+        let _ = client
+            .request(Method::Delete, &format!("/{name}"), &[], None)
+            .await;
+    }
 }
 
 /// The three spout strategies.
