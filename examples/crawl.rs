@@ -102,8 +102,9 @@ struct Args {
     /// Resolve HOST to IP instead of using DNS (like curl's --resolve; HOST:PORT:IP is accepted too).
     #[arg(long, value_name = "HOST:IP")]
     resolve: Vec<String>,
-    /// Write one JSON line per fetch attempt to FILE (appended, each line written as its URL is
-    /// done, so the file holds every completed fetch even if the process is killed).
+    /// Write one JSON line per fetch attempt to FILE (appended, each line written as the attempt
+    /// completes, before parsing, so the file holds every completed fetch even if the process is
+    /// killed).
     #[arg(long, value_name = "FILE")]
     fetch_log: Option<PathBuf>,
     /// Write the final summary as JSON to FILE.
@@ -519,9 +520,9 @@ async fn show_progress(
     }
 }
 
-/// Writes one JSON line per fetch attempt, each with a single unbuffered write as its URL is done:
-/// a process killed at any moment leaves every completed line in the file (and no partial one from
-/// an earlier line).
+/// Writes one JSON line per fetch attempt (url, key, started, finished, bytes, and http_status or
+/// error), each with a single unbuffered write as the attempt completes: a process killed at any
+/// moment leaves every completed fetch in the file (and no partial line before the last).
 #[derive(Clone)]
 struct FetchLog {
     out: Arc<Mutex<std::fs::File>>,
@@ -549,15 +550,7 @@ impl FetchLog {
 
 impl CrawlObserver for FetchLog {
     fn on_event(&self, event: &CrawlEvent) {
-        let CrawlEvent::Processed {
-            url,
-            key,
-            status,
-            fetch: Some(fetch),
-            outlinks,
-            ..
-        } = event
-        else {
+        let CrawlEvent::Fetched { url, key, fetch } = event else {
             return;
         };
         let time = |t: &chrono::DateTime<chrono::Utc>| {
@@ -569,8 +562,6 @@ impl CrawlObserver for FetchLog {
             "started": time(&fetch.started),
             "finished": time(&fetch.finished),
             "bytes": fetch.bytes,
-            "outlinks": outlinks,
-            "status": status.as_str(),
         });
         match (&fetch.http_status, &fetch.error) {
             (Some(code), _) => line["http_status"] = json!(code),

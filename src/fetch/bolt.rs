@@ -20,7 +20,7 @@ use super::http::HttpClient;
 use super::robots::RobotsCache;
 use crate::model::{Status, keys};
 use crate::spout::QueueReport;
-use crate::topology::{FetchOutcome, FetchedPage, Tuple};
+use crate::topology::{CrawlEvent, CrawlObserver, FetchOutcome, FetchedPage, NoObserver, Tuple};
 
 /// Politeness and concurrency settings of the fetcher.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +91,7 @@ struct FetchContext {
     robots: Option<RobotsCache>,
     settings: FetcherSettings,
     limiter: Option<GlobalLimiter>,
+    observer: Arc<dyn CrawlObserver>,
 }
 
 struct HostQueue {
@@ -125,6 +126,7 @@ pub struct FetcherBolt {
     http: HttpClient,
     robots: Option<RobotsCache>,
     settings: FetcherSettings,
+    observer: Arc<dyn CrawlObserver>,
 }
 
 impl FetcherBolt {
@@ -134,7 +136,14 @@ impl FetcherBolt {
             http,
             robots,
             settings,
+            observer: Arc::new(NoObserver),
         }
+    }
+
+    /// Tells `observer` of each fetch attempt as it completes ([`CrawlEvent::Fetched`]).
+    pub fn observed_by(mut self, observer: Arc<dyn CrawlObserver>) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// Runs until the input closes and every queue is empty, or until `stop`: then queued URLs are
@@ -154,6 +163,7 @@ impl FetcherBolt {
                 .max_fetches_per_second
                 .map(|rate| governor::RateLimiter::direct(governor::Quota::per_second(rate))),
             settings: self.settings,
+            observer: self.observer,
         });
         let mut queues: HashMap<String, HostQueue> = HashMap::new();
         let mut ring: VecDeque<String> = VecDeque::new();
@@ -410,6 +420,11 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
     metrics::histogram!("squall_fetch_seconds").record(started.elapsed().as_secs_f64());
     metrics::counter!("squall_fetch_bytes_total").increment(record.bytes);
     metrics::counter!("squall_fetch_total").increment(1);
+    context.observer.on_event(&CrawlEvent::Fetched {
+        url: tuple.url.url.to_string(),
+        key: key.clone(),
+        fetch: record.clone(),
+    });
     let hold = match &outcome {
         FetchOutcome::Response(response) if matches!(response.status_code, 429 | 503) => response
             .retry_after

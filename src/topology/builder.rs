@@ -205,6 +205,10 @@ impl CrawlerBuilder {
                 Duration::from_secs_f64(config.robots_error_cache_ttl),
             )?)
         };
+        let stats = Arc::new(CrawlStats::default());
+        let mut observers = self.observers;
+        observers.push(stats.clone());
+        let observer: Arc<dyn CrawlObserver> = Arc::new(observers);
         let fetcher = FetcherBolt::new(
             http,
             robots,
@@ -224,7 +228,8 @@ impl CrawlerBuilder {
                 // Half the shutdown deadline for fetches in progress; the rest drains and writes.
                 stop_grace: Duration::from_secs_f64(config.topology_shutdown_timeout / 2.0),
             },
-        );
+        )
+        .observed_by(Arc::clone(&observer));
         let parser = ParserBolt::new(
             ParserSettings {
                 emit_outlinks: config.parser_emit_outlinks,
@@ -256,9 +261,6 @@ impl CrawlerBuilder {
             max_pending: config.topology_max_spout_pending,
             idle_after_empty_queries: 2,
         };
-        let stats = Arc::new(CrawlStats::default());
-        let mut observers = self.observers;
-        observers.push(stats.clone());
         Ok(Crawler::new(super::run::Parts {
             shutdown_timeout: Duration::from_secs_f64(config.topology_shutdown_timeout),
             config,
@@ -268,7 +270,7 @@ impl CrawlerBuilder {
             parser,
             updater_settings,
             runner_settings,
-            observer: Arc::new(observers),
+            observer,
             stats,
             seed_filters: SeedFilters {
                 normalizer,

@@ -9,6 +9,17 @@ use crate::model::Status;
 /// Something that happened in a crawl.
 #[derive(Debug, Clone)]
 pub enum CrawlEvent {
+    /// A fetch attempt just completed (the server answered or the attempt failed), before the page
+    /// is parsed and its writes made: a log kept from these events holds every completed fetch,
+    /// even of a process that dies before writing its statuses. Emitted on the fetcher's tasks.
+    Fetched {
+        /// The URL.
+        url: String,
+        /// Its partition key.
+        key: String,
+        /// The attempt.
+        fetch: FetchRecord,
+    },
     /// A URL went through the topology and its writes were attempted.
     Processed {
         /// The URL.
@@ -26,7 +37,7 @@ pub enum CrawlEvent {
     },
 }
 
-/// Receives crawl events. Called on the status updater's task: keep it quick.
+/// Receives crawl events. Called on the fetcher's and the status updater's tasks: keep it quick.
 pub trait CrawlObserver: Send + Sync {
     /// One event.
     fn on_event(&self, event: &CrawlEvent);
@@ -107,7 +118,10 @@ impl CrawlObserver for CrawlStats {
             outlinks,
             written,
             ..
-        } = event;
+        } = event
+        else {
+            return;
+        };
         if !written {
             self.write_failures.fetch_add(1, Ordering::Relaxed);
             return;

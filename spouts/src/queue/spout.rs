@@ -56,6 +56,18 @@ impl Claim {
         self.written_lately_until
             .is_none_or(|until| Utc::now() >= until)
     }
+
+    /// Whether a drained queue may be given back: nothing of it is in the topology and the index
+    /// shows the writes made to it before its claim. Unless other due queues wait, it is also kept
+    /// until the writes of its URLs just done show: in a crawl those pages add links to their own
+    /// host, and a queue given back now would sit out the cool-down (another process may not
+    /// claim it before those writes show) while its new URLs are due. While queues wait it goes
+    /// back at once, and the cool-down covers its recent writes.
+    fn may_release(&self, queues_waiting: bool) -> bool {
+        self.outstanding.is_empty()
+            && self.writes_visible()
+            && (queues_waiting || self.recently_done.is_empty())
+    }
 }
 
 /// The spout over a urls index and a queues index. See the [module docs](super) for the
@@ -417,12 +429,13 @@ impl Spout for QueueSpout {
         .await?;
         let mut batch = Vec::new();
         let mut drained = Vec::new();
+        let queues_waiting = self.load.queues_waiting();
         for (key, read) in reads {
             self.hand_out(&key, &read, busy, &mut batch);
             let idle = self
                 .claims
                 .get(&key)
-                .is_some_and(|claim| claim.outstanding.is_empty() && claim.writes_visible());
+                .is_some_and(|claim| claim.may_release(queues_waiting));
             if read.drained() && idle {
                 drained.push(key);
             }
