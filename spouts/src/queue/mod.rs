@@ -35,6 +35,9 @@
 //!    [`max_hold`](QueueSpoutSettings::max_hold) while due queues wait. With D due queues and C
 //!    queues held by all processes together, a due queue is claimed within about
 //!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
+//!    A drained queue goes back at once while due queues wait; otherwise its holder keeps it until
+//!    the writes of its URLs just done show (their pages may add links to the same host, which then
+//!    need not wait out the cool-down of a queue given back).
 
 mod batched;
 mod claims;
