@@ -10,9 +10,10 @@
 //! idle after the last fetch of any process, the killed process's log intact. There is no timed
 //! performance assertion: the deadlines only keep a broken crawl from hanging the suite.
 //!
-//! A process logs a fetch once the URL's status write has returned, so a SIGKILL can leave out of
-//! the killed process's log the fetches of the batch it was writing: a URL in no log counts as
-//! fetched when the site got it from the killed process and the urls index holds its new status.
+//! A process logs a fetch as soon as the attempt completes, before parsing and the status write, so
+//! a SIGKILL leaves out of the killed process's log only requests still in flight. As a fallback
+//! (a log line lost some other way), a URL in no log counts as fetched when the site got it from
+//! the killed process and the urls index holds its new status.
 //! When a check fails, the message names each violation with the fetch-log lines involved, ends
 //! with the queues and workers documents as the crawl left them, and the fetch logs and the
 //! processes' output are kept in a directory it names.
@@ -622,9 +623,9 @@ fn requesters<'a>(outcome: &'a Outcome, url: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// Whether `url`, in no fetch log, was fetched by the killed process and its status written: a
-/// process logs a fetch once the URL's status write returns, so a kill between the write and the
-/// log line (or while the batch was on its way) leaves a fetched, written URL out of its log.
+/// Whether `url`, in no fetch log, was fetched by the killed process and its status written. A
+/// process logs each fetch as it completes, before its write, so this only covers a log line lost
+/// some other way.
 fn written_by_the_killed_process(outcome: &Outcome, url: &str, faults: Option<Faults>) -> bool {
     let Some(faults) = faults else {
         return false;

@@ -1,4 +1,5 @@
-//! What a running crawl tells the outside world: one event per processed URL, and running totals.
+//! What a running crawl tells the outside world: one event per fetch attempt as it completes, one
+//! per processed URL once its writes were attempted, and running totals.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -186,7 +186,12 @@ impl Worker {
 
     /// Counts live processes, queues with work and queues waiting, in one `_msearch`.
     async fn measure(&self) -> Result<(), crate::client::EsError> {
-        let now = format_date(Utc::now());
+        let now = Utc::now();
+        // A queue given back within the visibility delay cannot be claimed yet: it does not wait.
+        let cooled_before = format_date(
+            now - chrono::TimeDelta::from_std(self.settings.visibility()).unwrap_or_default(),
+        );
+        let now = format_date(now);
         let lines = vec![
             json!({ "index": self.settings.workers_index() }),
             json!({ "size": 0, "track_total_hits": true,
@@ -200,7 +205,7 @@ impl Worker {
                 "waiting": { "filter": { "bool": {
                     "filter": [ { "range": { "nextDue": { "lte": now } } } ],
                     "must_not": [
-                        { "range": { "leaseUntil": { "gt": now } } },
+                        { "range": { "leaseUntil": { "gt": cooled_before } } },
                         { "range": { "blockedUntil": { "gt": now } } }
                     ]
                 } } }
