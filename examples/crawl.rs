@@ -49,9 +49,23 @@ struct Args {
     /// The embedded frontier's directory.
     #[arg(long, value_name = "DIR", default_value = "squall-frontier")]
     frontier_path: PathBuf,
-    /// Elasticsearch/OpenSearch address, for `--frontier opensearch`.
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9200")]
+    /// Elasticsearch/OpenSearch address, for `--frontier opensearch`: one node, or several nodes of
+    /// a cluster separated by commas (requests go round-robin; one that fails on a node is retried
+    /// on the next).
+    #[arg(
+        long,
+        value_name = "URL[,URL...]",
+        default_value = "http://127.0.0.1:9200"
+    )]
     es_url: String,
+    /// Seconds one request to Elasticsearch/OpenSearch may take before it is retried on the next
+    /// node.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    es_timeout: f64,
+    /// Refresh the list of nodes from the cluster every SECONDS (sniffing), so that `--es-url` need
+    /// only name one node that answers.
+    #[arg(long, value_name = "SECONDS")]
+    es_sniff: Option<f64>,
     /// Spout strategy over an Elasticsearch/OpenSearch frontier.
     #[arg(long, value_enum, value_name = "NAME", default_value_t = SpoutKind::Aggregation)]
     spout: SpoutKind,
@@ -297,6 +311,24 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The connection to the engine from `--es-url`, `--es-timeout` and `--es-sniff`.
+fn connection_settings(args: &Args) -> anyhow::Result<squall_spouts::client::ConnectionSettings> {
+    let seconds = |value: f64, option: &str| {
+        Duration::try_from_secs_f64(value)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| format!("{option} {value} is not a number of seconds above 0"))
+    };
+    let mut settings =
+        squall_spouts::client::ConnectionSettings::new(&args.es_url).context("invalid --es-url")?;
+    settings.timeout = seconds(args.es_timeout, "--es-timeout")?;
+    settings.sniff_interval = args
+        .es_sniff
+        .map(|value| seconds(value, "--es-sniff"))
+        .transpose()?;
+    Ok(settings)
+}
+
 /// The status-index frontier: connection, index (created if missing), writer and spout.
 async fn index_frontier(
     args: &Args,
@@ -305,7 +337,7 @@ async fn index_frontier(
     Box<dyn squall::spout::Spout>,
     Arc<dyn squall::status::StatusStore>,
 )> {
-    use squall_spouts::client::{ConnectionSettings, EsClient};
+    use squall_spouts::client::EsClient;
     use squall_spouts::index::{
         IndexSettings, ensure_status_index, ensure_urls_index, refresh_interval, routing_for,
         sample_routing,
@@ -339,7 +371,7 @@ async fn index_frontier(
                 args.max_hold
             )
         })?;
-    let client = EsClient::new(ConnectionSettings::new(&args.es_url)?)?;
+    let client = EsClient::new(connection_settings(args)?)?;
     let engine = client.engine().await?;
     let refresh = "1s";
     let index_settings = IndexSettings {

@@ -23,9 +23,13 @@ use url::Url;
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
 pub struct ConnectionSettings {
-    /// Node addresses (`http://host:9200`); requests go round-robin. Credentials in an address are
-    /// taken out and used as basic auth.
+    /// Node addresses (`http://host:9200`); requests go round-robin, so a request retried after a
+    /// node failed goes to the next node. Credentials in an address are taken out and used as
+    /// basic auth.
     pub addresses: Vec<Url>,
+    /// When set, the node list is refreshed this often from the cluster itself (`_nodes/http`),
+    /// so that nodes added later are used and the addresses given need only reach one node.
+    pub sniff_interval: Option<Duration>,
     /// Basic-auth user.
     pub user: Option<String>,
     /// Basic-auth password.
@@ -54,6 +58,7 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("tls_insecure", &self.tls_insecure)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
+            .field("sniff_interval", &self.sniff_interval)
             .finish()
     }
 }
@@ -64,11 +69,12 @@ impl ConnectionSettings {
         Self::for_addresses(&[address])
     }
 
-    /// Settings for several addresses (StormCrawler's `es.status.addresses`, a list or
-    /// `;`-separated); a bare `host` or `host:port` means `http://host:9200`.
+    /// Settings for several addresses (StormCrawler's `es.status.addresses`: a list, or `;`- or
+    /// `,`-separated); `http://` is assumed when no scheme is given, and port 9200 for a bare host.
     pub fn for_addresses(addresses: &[&str]) -> Result<Self, EsError> {
         let mut settings = ConnectionSettings {
             addresses: Vec::new(),
+            sniff_interval: None,
             user: None,
             password: None,
             tls_insecure: false,
@@ -77,7 +83,7 @@ impl ConnectionSettings {
             initial_backoff: Duration::from_millis(250),
             max_backoff: Duration::from_secs(10),
         };
-        for raw in addresses.iter().flat_map(|a| a.split(';')) {
+        for raw in addresses.iter().flat_map(|a| a.split([';', ','])) {
             let raw = raw.trim();
             if raw.is_empty() {
                 continue;
@@ -209,10 +215,12 @@ impl std::fmt::Debug for EsClient {
 impl EsClient {
     /// A client for these settings. Nothing is contacted until the first request.
     pub fn new(settings: ConnectionSettings) -> Result<Self, EsError> {
-        let mut builder = match settings.addresses.as_slice() {
-            [single] => TransportBuilder::new(SingleNodeConnectionPool::new(single.clone())),
-            many => {
-                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), None))
+        let mut builder = match (settings.addresses.as_slice(), settings.sniff_interval) {
+            ([single], None) => {
+                TransportBuilder::new(SingleNodeConnectionPool::new(single.clone()))
+            }
+            (many, sniff) => {
+                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), sniff))
             }
         };
         builder = builder.timeout(settings.timeout);
@@ -327,7 +335,12 @@ impl EsClient {
                 Ok(value) => return Ok(value),
                 Err(error) if retriable(&error) && attempt < self.settings.max_retries => {
                     attempt += 1;
-                    warn!(%error, attempt, wait = ?backoff, "Elasticsearch/OpenSearch request failed; retrying");
+                    match failed_node(&error) {
+                        Some(node) => warn!(%node, %error, attempt, wait = ?backoff,
+                            "Elasticsearch/OpenSearch node {node} failed; retrying on the next node"),
+                        None => warn!(%error, attempt, wait = ?backoff,
+                            "Elasticsearch/OpenSearch request failed; retrying"),
+                    }
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(self.settings.max_backoff);
                 }
@@ -386,6 +399,25 @@ impl EsClient {
     }
 }
 
+/// The node a connection error names (`scheme://host:port`), when it names one: the transport's
+/// errors read "error sending request for url (http://host:port/path)".
+fn failed_node(error: &EsError) -> Option<String> {
+    let EsError::Unreachable { message, .. } = error else {
+        return None;
+    };
+    let start = message.find("://")?;
+    let scheme_start = message[..start]
+        .rfind(|c: char| !c.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let rest = &message[start + 3..];
+    let end = rest.find(['/', ')', ' ']).unwrap_or(rest.len());
+    Some(format!(
+        "{}://{}",
+        &message[scheme_start..start],
+        &rest[..end]
+    ))
+}
+
 fn retriable(error: &EsError) -> bool {
     match error {
         EsError::Unreachable { .. } => true,
@@ -413,6 +445,31 @@ fn redact(address: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failed_node_is_named_from_the_transport_error() {
+        let error = EsError::Unreachable {
+            addresses: "http://127.0.0.1:9200, http://127.0.0.1:9201".to_string(),
+            message: "error sending request for url (http://127.0.0.1:9201/_search): \
+                      connection refused"
+                .to_string(),
+        };
+        assert_eq!(
+            failed_node(&error).as_deref(),
+            Some("http://127.0.0.1:9201")
+        );
+        let other = EsError::Unreachable {
+            addresses: "x".to_string(),
+            message: "timed out".to_string(),
+        };
+        assert_eq!(failed_node(&other), None);
+    }
+
+    #[test]
+    fn commas_separate_addresses_too() {
+        let settings = ConnectionSettings::new("http://a:9200,http://b:9201").expect("settings");
+        assert_eq!(settings.addresses.len(), 2);
+    }
 
     #[test]
     fn addresses_are_parsed_like_stormcrawler_and_credentials_taken_out() {

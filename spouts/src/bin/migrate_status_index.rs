@@ -25,7 +25,8 @@ use squall_spouts::migrate::{
 #[derive(Debug, Parser)]
 #[command(name = "migrate-status-index", version)]
 struct Cli {
-    /// Address of Elasticsearch/OpenSearch (several separated by `;`; `user:password@` for basic auth).
+    /// Address of Elasticsearch/OpenSearch (several nodes separated by `,` or `;`; `user:password@`
+    /// for basic auth).
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:9200")]
     es_url: String,
     /// The status index to read.
