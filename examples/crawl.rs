@@ -58,14 +58,10 @@ struct Args {
         default_value = "http://127.0.0.1:9200"
     )]
     es_url: String,
-    /// Seconds one request to Elasticsearch/OpenSearch may take before it is retried on the next
-    /// node.
+    /// Seconds one request to Elasticsearch/OpenSearch may take before it is retried (on the next
+    /// node of `--es-url` in the rotation).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     es_timeout: f64,
-    /// Refresh the list of nodes from the cluster every SECONDS (sniffing), so that `--es-url` need
-    /// only name one node that answers.
-    #[arg(long, value_name = "SECONDS")]
-    es_sniff: Option<f64>,
     /// Spout strategy over an Elasticsearch/OpenSearch frontier.
     #[arg(long, value_enum, value_name = "NAME", default_value_t = SpoutKind::Aggregation)]
     spout: SpoutKind,
@@ -311,21 +307,19 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The connection to the engine from `--es-url`, `--es-timeout` and `--es-sniff`.
+/// The connection to the engine from `--es-url` and `--es-timeout`.
 fn connection_settings(args: &Args) -> anyhow::Result<squall_spouts::client::ConnectionSettings> {
-    let seconds = |value: f64, option: &str| {
-        Duration::try_from_secs_f64(value)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .with_context(|| format!("{option} {value} is not a number of seconds above 0"))
-    };
     let mut settings =
         squall_spouts::client::ConnectionSettings::new(&args.es_url).context("invalid --es-url")?;
-    settings.timeout = seconds(args.es_timeout, "--es-timeout")?;
-    settings.sniff_interval = args
-        .es_sniff
-        .map(|value| seconds(value, "--es-sniff"))
-        .transpose()?;
+    settings.timeout = Duration::try_from_secs_f64(args.es_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| {
+            format!(
+                "--es-timeout {} is not a number of seconds above 0",
+                args.es_timeout
+            )
+        })?;
     Ok(settings)
 }
 

@@ -23,13 +23,10 @@ use url::Url;
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
 pub struct ConnectionSettings {
-    /// Node addresses (`http://host:9200`); requests go round-robin, so a request retried after a
-    /// node failed goes to the next node. Credentials in an address are taken out and used as
-    /// basic auth.
+    /// Node addresses (`http://host:9200`); requests go round-robin over them, so a request
+    /// retried after a node failed usually goes to another node (requests running at once share
+    /// the rotation). Credentials in an address are taken out and used as basic auth.
     pub addresses: Vec<Url>,
-    /// When set, the node list is refreshed this often from the cluster itself (`_nodes/http`),
-    /// so that nodes added later are used and the addresses given need only reach one node.
-    pub sniff_interval: Option<Duration>,
     /// Basic-auth user.
     pub user: Option<String>,
     /// Basic-auth password.
@@ -58,7 +55,6 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("tls_insecure", &self.tls_insecure)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
-            .field("sniff_interval", &self.sniff_interval)
             .finish()
     }
 }
@@ -74,7 +70,6 @@ impl ConnectionSettings {
     pub fn for_addresses(addresses: &[&str]) -> Result<Self, EsError> {
         let mut settings = ConnectionSettings {
             addresses: Vec::new(),
-            sniff_interval: None,
             user: None,
             password: None,
             tls_insecure: false,
@@ -215,12 +210,12 @@ impl std::fmt::Debug for EsClient {
 impl EsClient {
     /// A client for these settings. Nothing is contacted until the first request.
     pub fn new(settings: ConnectionSettings) -> Result<Self, EsError> {
-        let mut builder = match (settings.addresses.as_slice(), settings.sniff_interval) {
-            ([single], None) => {
-                TransportBuilder::new(SingleNodeConnectionPool::new(single.clone()))
-            }
-            (many, sniff) => {
-                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), sniff))
+        // No sniffing: the crate's sniffing task panics on the first failed `_nodes` request and
+        // never sniffs again, so the node list is the one given.
+        let mut builder = match settings.addresses.as_slice() {
+            [single] => TransportBuilder::new(SingleNodeConnectionPool::new(single.clone())),
+            many => {
+                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), None))
             }
         };
         builder = builder.timeout(settings.timeout);
@@ -337,7 +332,7 @@ impl EsClient {
                     attempt += 1;
                     match failed_node(&error) {
                         Some(node) => warn!(%node, %error, attempt, wait = ?backoff,
-                            "Elasticsearch/OpenSearch node {node} failed; retrying on the next node"),
+                            "Elasticsearch/OpenSearch node {node} failed; retrying (round-robin over the nodes given)"),
                         None => warn!(%error, attempt, wait = ?backoff,
                             "Elasticsearch/OpenSearch request failed; retrying"),
                     }
@@ -363,7 +358,7 @@ impl EsClient {
             .await;
         let response = sent.map_err(|e| EsError::Unreachable {
             addresses: self.addresses(),
-            message: e.to_string(),
+            message: with_causes(&e),
         })?;
         let status = response.status_code().as_u16();
         let text = response.text().await.map_err(|e| EsError::Unreachable {
@@ -397,6 +392,22 @@ impl EsClient {
             reason,
         })
     }
+}
+
+/// An error's message followed by its causes ("error sending request for url (...): connection
+/// refused"), so that a refused connection and a timeout read differently.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    message
 }
 
 /// The node a connection error names (`scheme://host:port`), when it names one: the transport's

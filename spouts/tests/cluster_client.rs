@@ -23,17 +23,29 @@ struct Cluster {
 }
 
 impl Cluster {
-    fn script(&self, args: &[&str]) -> std::process::Output {
+    /// `scripts/opensearch` for this cluster, whatever the caller's environment says.
+    fn command(&self, args: &[&str]) -> Command {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/opensearch");
-        let output = Command::new(script)
+        let mut command = Command::new(script);
+        command
             .args(args)
             .env("OPENSEARCH_NODES", NODES.to_string())
             .env("OPENSEARCH_PORT", PORT.to_string())
+            .env("OPENSEARCH_TRANSPORT_PORT", (PORT + 100).to_string())
             .env("OPENSEARCH_HEAP", "512m")
             .env("OPENSEARCH_HOME", &self.home)
-            .env("OPENSEARCH_CLEAN", "1")
-            .output()
-            .expect("scripts/opensearch runs");
+            .env("OPENSEARCH_START_TIMEOUT", "180")
+            .env_remove("OPENSEARCH_CLEAN");
+        command
+    }
+
+    fn script(&self, args: &[&str]) -> std::process::Output {
+        let mut command = self.command(args);
+        // Only a fresh start wipes the data; a node started again keeps what it had.
+        if args == ["start"] {
+            command.env("OPENSEARCH_CLEAN", "1");
+        }
+        let output = command.output().expect("scripts/opensearch runs");
         assert!(
             output.status.success(),
             "scripts/opensearch {args:?} failed:\n{}",
@@ -46,6 +58,8 @@ impl Cluster {
         let home =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/opensearch-cluster-test");
         let cluster = Cluster { home };
+        // Whatever an interrupted earlier run left behind (a paused node included) goes first.
+        cluster.script(&["stop"]);
         cluster.script(&["start"]);
         cluster
     }
@@ -61,13 +75,7 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/opensearch");
-        let _ = Command::new(script)
-            .arg("stop")
-            .env("OPENSEARCH_NODES", NODES.to_string())
-            .env("OPENSEARCH_PORT", PORT.to_string())
-            .env("OPENSEARCH_HOME", &self.home)
-            .output();
+        let _ = self.command(&["stop"]).output();
     }
 }
 
