@@ -125,6 +125,18 @@ async fn write(client: &EsClient, index: &str, from: u32, to: u32) {
     assert_eq!(answer["errors"], json!(false), "{answer}");
 }
 
+/// Ten rounds of 50 documents from `from` on, each written then counted: every acknowledged write
+/// is found.
+async fn write_and_count(client: &EsClient, index: &str, from: u32) {
+    for round in 0..10 {
+        write(client, index, from + round * 50, from + 50 + round * 50).await;
+        assert_eq!(
+            count(client, index).await,
+            u64::from(from + 50 + round * 50)
+        );
+    }
+}
+
 async fn count(client: &EsClient, index: &str) -> u64 {
     let answer: Value = client
         .request(Method::Get, &format!("/{index}/_count"), &[], None)
@@ -166,20 +178,14 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
     let killed = node_with_most_primaries(&client, index).await;
     eprintln!("killing node {killed} (most primaries)");
     cluster.node(killed, "kill");
-    for round in 0..10 {
-        write(&client, index, 500 + round * 50, 550 + round * 50).await;
-        assert_eq!(count(&client, index).await, u64::from(550 + round * 50));
-    }
+    write_and_count(&client, index, 500).await;
 
     cluster.node(killed, "start");
     let paused = killed % NODES + 1;
     eprintln!("node {killed} back; pausing node {paused}");
     cluster.node(paused, "pause");
     // Longer than the client's timeout: requests sent to the paused node time out and are retried.
-    for round in 0..10 {
-        write(&client, index, 1000 + round * 50, 1050 + round * 50).await;
-        assert_eq!(count(&client, index).await, u64::from(1050 + round * 50));
-    }
+    write_and_count(&client, index, 1000).await;
     cluster.node(paused, "resume");
     assert_eq!(count(&client, index).await, 1500);
     drop(cluster);

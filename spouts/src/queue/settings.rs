@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use chrono::TimeDelta;
+
 use crate::schema::KeyField;
 
 /// Settings of a queue spout.
@@ -61,6 +63,13 @@ impl QueueSpoutSettings {
     /// refreshing on their own schedule.
     pub fn visibility(&self) -> Duration {
         self.refresh_interval * 2 + Duration::from_secs(1)
+    }
+
+    /// [`visibility`](Self::visibility) as a span of index dates: a queue given back less than this
+    /// before a claim is still cooling down, and a due date written less than this before it may
+    /// not show in the claim's reads.
+    pub(crate) fn visibility_span(&self) -> TimeDelta {
+        TimeDelta::from_std(self.visibility()).unwrap_or(TimeDelta::seconds(3))
     }
 
     /// How long this process trusts a lease after the request that set it was sent: four fifths of

@@ -191,8 +191,7 @@ impl QueueSpout {
         let sent = Instant::now();
         let claimed_wall = Utc::now();
         let ttl = TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60));
-        let visibility =
-            TimeDelta::from_std(self.settings.visibility()).unwrap_or(TimeDelta::seconds(3));
+        let visibility = self.settings.visibility_span();
         let seen_before = format_date(claimed_wall - visibility);
         let claims = &self.claims;
         let request = ClaimRequest {

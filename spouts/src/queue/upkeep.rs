@@ -188,9 +188,7 @@ impl Worker {
     async fn measure(&self) -> Result<(), crate::client::EsError> {
         let now = Utc::now();
         // A queue given back within the visibility delay cannot be claimed yet: it does not wait.
-        let cooled_before = format_date(
-            now - chrono::TimeDelta::from_std(self.settings.visibility()).unwrap_or_default(),
-        );
+        let cooled_before = format_date(now - self.settings.visibility_span());
         let now = format_date(now);
         let lines = vec![
             json!({ "index": self.settings.workers_index() }),
