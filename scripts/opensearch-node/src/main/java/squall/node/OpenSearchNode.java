@@ -87,7 +87,10 @@ public final class OpenSearchNode {
             settings.put("discovery.type", "single-node");
         } else {
             settings.putList("discovery.seed_hosts", split(seedHosts))
-                    .putList("cluster.initial_cluster_manager_nodes", split(managers));
+                    .putList("cluster.initial_cluster_manager_nodes", split(managers))
+                    // A node cut off from the cluster manager (paused, partitioned) refuses reads
+                    // too, instead of answering from shard copies the cluster may have dropped.
+                    .put("cluster.no_cluster_manager_block", "all");
         }
 
         Environment environment = InternalSettingsPreparer.prepareEnvironment(

@@ -4,7 +4,10 @@
 //! Requests go through the crate's raw `send`, so the same code serves Elasticsearch 7/8/9 and
 //! OpenSearch 1/2; where their APIs differ (point in time), [`EsClient::engine`] tells which is there.
 
-use std::time::Duration;
+mod nodes;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use elasticsearch::Elasticsearch;
@@ -12,20 +15,21 @@ use elasticsearch::auth::Credentials;
 use elasticsearch::cert::CertificateValidation;
 use elasticsearch::http::Method;
 use elasticsearch::http::headers::HeaderMap;
-use elasticsearch::http::transport::{
-    MultiNodeConnectionPool, SingleNodeConnectionPool, TransportBuilder,
-};
+use elasticsearch::http::transport::{SingleNodeConnectionPool, TransportBuilder};
 use serde_json::Value;
 use tokio::sync::OnceCell;
-use tracing::warn;
+use tracing::{info, warn};
 use url::Url;
+
+use nodes::NodePool;
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
 pub struct ConnectionSettings {
-    /// Node addresses (`http://host:9200`); requests go round-robin over them, so a request
-    /// retried after a node failed usually goes to another node (requests running at once share
-    /// the rotation). Credentials in an address are taken out and used as basic auth.
+    /// Node addresses (`http://host:9200`); requests go round-robin over the nodes thought alive.
+    /// A node that fails at the connection level (refused, reset, timed out) is left out for
+    /// [`node_cooloff`](Self::node_cooloff), and the request is retried on another one.
+    /// Credentials in an address are taken out and used as basic auth.
     pub addresses: Vec<Url>,
     /// Basic-auth user.
     pub user: Option<String>,
@@ -41,6 +45,13 @@ pub struct ConnectionSettings {
     pub initial_backoff: Duration,
     /// The longest wait between two tries.
     pub max_backoff: Duration,
+    /// How long a node that failed is left out before one request tries it again; doubled after
+    /// each further failure, up to [`max_node_cooloff`](Self::max_node_cooloff). It is tried only
+    /// once its cluster state is as new as a live node's (a node back from a pause must not answer
+    /// from copies the cluster dropped meanwhile).
+    pub node_cooloff: Duration,
+    /// The longest a failed node is left out.
+    pub max_node_cooloff: Duration,
 }
 
 impl std::fmt::Debug for ConnectionSettings {
@@ -55,12 +66,14 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("tls_insecure", &self.tls_insecure)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
+            .field("node_cooloff", &self.node_cooloff)
             .finish()
     }
 }
 
 impl ConnectionSettings {
-    /// Settings for one address, with defaults: 30 s timeout, 6 retries from 250 ms to 10 s.
+    /// Settings for one address, with defaults: 30 s timeout, 6 retries from 250 ms to 10 s, a
+    /// failed node left out 10 s at first and at most 5 minutes.
     pub fn new(address: &str) -> Result<Self, EsError> {
         Self::for_addresses(&[address])
     }
@@ -77,6 +90,8 @@ impl ConnectionSettings {
             max_retries: 6,
             initial_backoff: Duration::from_millis(250),
             max_backoff: Duration::from_secs(10),
+            node_cooloff: Duration::from_secs(10),
+            max_node_cooloff: Duration::from_secs(300),
         };
         for raw in addresses.iter().flat_map(|a| a.split([';', ','])) {
             let raw = raw.trim();
@@ -194,7 +209,7 @@ impl RequestBody {
 /// A client for one cluster, with retries.
 #[derive(Clone)]
 pub struct EsClient {
-    client: Elasticsearch,
+    nodes: Arc<NodePool>,
     settings: ConnectionSettings,
     engine: std::sync::Arc<OnceCell<Engine>>,
 }
@@ -210,29 +225,19 @@ impl std::fmt::Debug for EsClient {
 impl EsClient {
     /// A client for these settings. Nothing is contacted until the first request.
     pub fn new(settings: ConnectionSettings) -> Result<Self, EsError> {
+        // One connection per node, so that the client knows which node failed and can leave it out.
         // No sniffing: the crate's sniffing task panics on the first failed `_nodes` request and
         // never sniffs again, so the node list is the one given.
-        let mut builder = match settings.addresses.as_slice() {
-            [single] => TransportBuilder::new(SingleNodeConnectionPool::new(single.clone())),
-            many => {
-                TransportBuilder::new(MultiNodeConnectionPool::round_robin(many.to_vec(), None))
-            }
-        };
-        builder = builder.timeout(settings.timeout);
-        if let Some(user) = &settings.user {
-            builder = builder.auth(Credentials::Basic(
-                user.clone(),
-                settings.password.clone().unwrap_or_default(),
+        let mut nodes = Vec::with_capacity(settings.addresses.len());
+        for address in &settings.addresses {
+            nodes.push((
+                address.as_str().trim_end_matches('/').to_string(),
+                node_connection(address, &settings)?,
             ));
         }
-        if settings.tls_insecure {
-            builder = builder.cert_validation(CertificateValidation::None);
-        }
-        let transport = builder
-            .build()
-            .map_err(|e| EsError::Config(format!("cannot build the transport: {e}")))?;
+        let pool = NodePool::new(nodes, settings.node_cooloff, settings.max_node_cooloff);
         Ok(EsClient {
-            client: Elasticsearch::new(transport),
+            nodes: Arc::new(pool),
             settings,
             engine: std::sync::Arc::new(OnceCell::new()),
         })
@@ -326,16 +331,44 @@ impl EsClient {
         let mut attempt = 0;
         let mut backoff = self.settings.initial_backoff;
         loop {
-            match self.try_once(method, path, query, body.clone()).await {
+            let pick = self.nodes.pick(Instant::now());
+            let mut result = Ok(());
+            if pick.trial {
+                result = self.fresh_enough(pick.node).await;
+            }
+            let result = match result {
+                Ok(()) => {
+                    self.try_on(pick.node, method, path, query, body.clone())
+                        .await
+                }
+                Err(error) => Err(error),
+            };
+            match &result {
+                Err(error @ EsError::Unreachable { .. }) => {
+                    // A timeout may only mean that the cluster is slow (a write waiting for a
+                    // replica on a node that went away): the node is lost only if it does not
+                    // answer a plain request either.
+                    if !timed_out(error) || !self.answers(pick.node).await {
+                        self.node_failed(pick.node, error);
+                    }
+                }
+                Err(_) => {}
+                Ok(_) => {
+                    if self.nodes.answered(pick.node) {
+                        info!(
+                            node = self.nodes.address(pick.node),
+                            "Elasticsearch/OpenSearch node {} answers again; back in the rotation",
+                            self.nodes.address(pick.node)
+                        );
+                    }
+                }
+            }
+            match result {
                 Ok(value) => return Ok(value),
                 Err(error) if retriable(&error) && attempt < self.settings.max_retries => {
                     attempt += 1;
-                    match failed_node(&error) {
-                        Some(node) => warn!(%node, %error, attempt, wait = ?backoff,
-                            "Elasticsearch/OpenSearch node {node} failed; retrying (round-robin over the nodes given)"),
-                        None => warn!(%error, attempt, wait = ?backoff,
-                            "Elasticsearch/OpenSearch request failed; retrying"),
-                    }
+                    warn!(%error, attempt, wait = ?backoff,
+                        "Elasticsearch/OpenSearch request failed; retrying");
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(self.settings.max_backoff);
                 }
@@ -344,27 +377,98 @@ impl EsClient {
         }
     }
 
-    async fn try_once(
+    /// Leaves `node` out after a connection-level failure; the first failure of a node that was
+    /// alive is a warning that names it.
+    fn node_failed(&self, node: usize, error: &EsError) {
+        let failure = self.nodes.failed(node, Instant::now());
+        let address = self.nodes.address(node);
+        if failure.newly_lost && self.nodes.len() > 1 {
+            warn!(node = address, %error, cooloff = ?failure.cooloff,
+                "Elasticsearch/OpenSearch node {address} lost; requests go to the other nodes, \
+                 and to it again after {:?}", failure.cooloff);
+        } else if self.nodes.len() > 1 {
+            warn!(node = address, %error, cooloff = ?failure.cooloff,
+                "Elasticsearch/OpenSearch node {address} still failing; left out for {:?}",
+                failure.cooloff);
+        }
+    }
+
+    /// Whether `node` answers `GET /` within a few seconds.
+    async fn answers(&self, node: usize) -> bool {
+        let timeout = self.settings.timeout.min(Duration::from_secs(3));
+        let sent = self
+            .nodes
+            .client(node)
+            .send::<Bytes, ()>(
+                Method::Get,
+                "/",
+                HeaderMap::new(),
+                None,
+                None,
+                Some(timeout),
+            )
+            .await;
+        matches!(sent, Ok(response) if response.status_code().is_success())
+    }
+
+    /// Before a lost node is asked again: its cluster state must be as new as a live node's. A
+    /// node that was paused or cut off answers from its own, possibly dropped, shard copies until
+    /// it learns that the cluster moved on; such a node fails this check (and stays out).
+    async fn fresh_enough(&self, node: usize) -> Result<(), EsError> {
+        let Some(&live) = self.nodes.alive_except(node, Instant::now()).first() else {
+            return Ok(());
+        };
+        let path = "/_cluster/state/version";
+        let local = [("local", "true")];
+        let theirs = self.try_on(node, Method::Get, path, &local, None).await?;
+        let Ok(reference) = self.try_on(live, Method::Get, path, &local, None).await else {
+            // The reference node failing says nothing about this one.
+            return Ok(());
+        };
+        let version = |state: &Value| state["version"].as_u64().unwrap_or(0);
+        let same_cluster = theirs["cluster_uuid"] == reference["cluster_uuid"];
+        if same_cluster && version(&theirs) >= version(&reference) {
+            return Ok(());
+        }
+        Err(EsError::Unreachable {
+            addresses: self.nodes.address(node).to_string(),
+            message: format!(
+                "its cluster state (version {}, cluster {}) is behind that of {} (version {}, \
+                 cluster {}): it has not rejoined yet",
+                version(&theirs),
+                theirs["cluster_uuid"],
+                self.nodes.address(live),
+                version(&reference),
+                reference["cluster_uuid"]
+            ),
+        })
+    }
+
+    /// One try of a request on one node.
+    async fn try_on(
         &self,
+        node: usize,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
         body: Option<Bytes>,
     ) -> Result<Value, EsError> {
         let query = (!query.is_empty()).then_some(query);
+        let unreachable = |message: String| EsError::Unreachable {
+            addresses: self.nodes.address(node).to_string(),
+            message,
+        };
         let sent = self
-            .client
+            .nodes
+            .client(node)
             .send(method, path, HeaderMap::new(), query, body, None)
             .await;
-        let response = sent.map_err(|e| EsError::Unreachable {
-            addresses: self.addresses(),
-            message: with_causes(&e),
-        })?;
+        let response = sent.map_err(|e| unreachable(with_causes(&e)))?;
         let status = response.status_code().as_u16();
-        let text = response.text().await.map_err(|e| EsError::Unreachable {
-            addresses: self.addresses(),
-            message: e.to_string(),
-        })?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| unreachable(with_causes(&e)))?;
         let value: Value = if text.trim().is_empty() {
             Value::Null
         } else {
@@ -394,6 +498,25 @@ impl EsClient {
     }
 }
 
+/// The connection to one node, with the settings' timeout, credentials and TLS choice.
+fn node_connection(address: &Url, settings: &ConnectionSettings) -> Result<Elasticsearch, EsError> {
+    let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(address.clone()))
+        .timeout(settings.timeout);
+    if let Some(user) = &settings.user {
+        builder = builder.auth(Credentials::Basic(
+            user.clone(),
+            settings.password.clone().unwrap_or_default(),
+        ));
+    }
+    if settings.tls_insecure {
+        builder = builder.cert_validation(CertificateValidation::None);
+    }
+    let transport = builder
+        .build()
+        .map_err(|e| EsError::Config(format!("cannot build the transport: {e}")))?;
+    Ok(Elasticsearch::new(transport))
+}
+
 /// An error's message followed by its causes ("error sending request for url (...): connection
 /// refused"), so that a refused connection and a timeout read differently.
 fn with_causes(error: &dyn std::error::Error) -> String {
@@ -410,23 +533,9 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     message
 }
 
-/// The node a connection error names (`scheme://host:port`), when it names one: the transport's
-/// errors read "error sending request for url (http://host:port/path)".
-fn failed_node(error: &EsError) -> Option<String> {
-    let EsError::Unreachable { message, .. } = error else {
-        return None;
-    };
-    let start = message.find("://")?;
-    let scheme_start = message[..start]
-        .rfind(|c: char| !c.is_ascii_alphanumeric())
-        .map_or(0, |i| i + 1);
-    let rest = &message[start + 3..];
-    let end = rest.find(['/', ')', ' ']).unwrap_or(rest.len());
-    Some(format!(
-        "{}://{}",
-        &message[scheme_start..start],
-        &rest[..end]
-    ))
+/// Whether a connection-level error is a timeout (the node may be alive but slow).
+fn timed_out(error: &EsError) -> bool {
+    matches!(error, EsError::Unreachable { message, .. } if message.contains("timed out"))
 }
 
 fn retriable(error: &EsError) -> bool {
@@ -456,25 +565,6 @@ fn redact(address: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_failed_node_is_named_from_the_transport_error() {
-        let error = EsError::Unreachable {
-            addresses: "http://127.0.0.1:9200, http://127.0.0.1:9201".to_string(),
-            message: "error sending request for url (http://127.0.0.1:9201/_search): \
-                      connection refused"
-                .to_string(),
-        };
-        assert_eq!(
-            failed_node(&error).as_deref(),
-            Some("http://127.0.0.1:9201")
-        );
-        let other = EsError::Unreachable {
-            addresses: "x".to_string(),
-            message: "timed out".to_string(),
-        };
-        assert_eq!(failed_node(&other), None);
-    }
 
     #[test]
     fn commas_separate_addresses_too() {
