@@ -32,6 +32,7 @@ use squall_testsite::{RequestRecord, Site, SiteSpec};
 mod support;
 
 use support::binary::{crawl_binary, lines, site_args};
+use support::fetch_log::{Fetch, read_log};
 use support::opensearch;
 
 /// Crawl processes sharing the frontier.
@@ -63,17 +64,6 @@ fn site_spec() -> SiteSpec {
 /// The User-Agent product name of process `p`.
 fn agent(p: usize) -> String {
     format!("squall-proc-{p}")
-}
-
-/// One line of a fetch log.
-#[derive(Debug, Clone)]
-struct Fetch {
-    process: usize,
-    url: String,
-    key: String,
-    started: DateTime<Utc>,
-    finished: DateTime<Utc>,
-    line: String,
 }
 
 /// One crawl process, with the files it writes. Dropping it kills the process if it still runs.
@@ -421,46 +411,6 @@ async fn inject_faults(crawlers: &mut [Crawler], started: Instant) -> Faults {
         stop_after_instant,
         cont_before,
     }
-}
-
-/// The entries of a fetch log, and what is wrong with its lines (each must be a complete JSON
-/// object with the fields the checks read).
-fn read_log(process: usize, path: &Path) -> (Vec<Fetch>, Vec<String>) {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut problems = Vec::new();
-    if !text.is_empty() && !text.ends_with('\n') {
-        problems.push(format!(
-            "process {process}: the fetch log ends in a partial line: {:?}",
-            text.lines().last().unwrap_or_default()
-        ));
-    }
-    let mut fetches = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|entry| {
-            let field = |name: &str| entry[name].as_str().map(str::to_string);
-            let time = |name: &str| {
-                field(name)
-                    .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-                    .map(|t| t.with_timezone(&Utc))
-            };
-            Some(Fetch {
-                process,
-                url: field("url")?,
-                key: field("key")?,
-                started: time("started")?,
-                finished: time("finished")?,
-                line: line.to_string(),
-            })
-        });
-        match parsed {
-            Some(fetch) => fetches.push(fetch),
-            None => problems.push(format!(
-                "process {process}: fetch-log line {} is not a complete entry: {line:?}",
-                n + 1
-            )),
-        }
-    }
-    (fetches, problems)
 }
 
 /// The documents of a small index (the queues, the workers) as the crawl left it, for failure

@@ -1,110 +1,32 @@
 //! The client against a real three-node cluster started by `scripts/opensearch` (its own ports and
 //! home, so it runs beside the test node): with one replica per shard, the node holding most
 //! primaries killed with SIGKILL, then another node paused with SIGSTOP past the client's timeout,
-//! every request still succeeds through the other nodes and no acknowledged write is lost.
+//! every request still succeeds through the other nodes and no acknowledged write is lost. Then, on
+//! the same cluster: a crawl of the test site with each status-index spout (aggregation,
+//! collapsing, hybrid) on an index with one replica, and a migration of a status index into the
+//! queue frontier's two indices, interrupted, then resumed from its checkpoint while the node
+//! holding most of the source's primaries is killed and started again; it ends verified.
 //!
-//! Set `SQUALL_CLUSTER_TESTS=0` to skip it (it starts three JVMs: about a minute on 2 cores).
+//! Set `SQUALL_CLUSTER_TESTS=0` to skip it (it starts three JVMs: about four minutes on 2 cores).
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
+use squall_spouts::migrate::{MigrationOptions, migrate};
+use squall_spouts::schema::document_id;
+
+mod support;
+
+#[path = "../../tests/support/cluster.rs"]
+mod cluster;
+
+use cluster::Cluster;
 
 /// First HTTP port of the test cluster (node I on +I-1; transport on +100).
 const PORT: u16 = 9610;
-const NODES: usize = 3;
-
-/// The cluster, stopped when dropped (also when the test fails).
-struct Cluster {
-    home: PathBuf,
-}
-
-impl Cluster {
-    /// `scripts/opensearch` for this cluster, whatever the caller's environment says.
-    fn command(&self, args: &[&str]) -> Command {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/opensearch");
-        let mut command = Command::new(script);
-        command
-            .args(args)
-            .env("OPENSEARCH_NODES", NODES.to_string())
-            .env("OPENSEARCH_PORT", PORT.to_string())
-            .env("OPENSEARCH_TRANSPORT_PORT", (PORT + 100).to_string())
-            .env("OPENSEARCH_HEAP", "512m")
-            .env("OPENSEARCH_HOME", &self.home)
-            .env("OPENSEARCH_START_TIMEOUT", "180")
-            .env_remove("OPENSEARCH_CLEAN");
-        command
-    }
-
-    fn script(&self, args: &[&str]) -> std::process::Output {
-        let mut command = self.command(args);
-        // Only a fresh start wipes the data; a node started again keeps what it had.
-        if args == ["start"] {
-            command.env("OPENSEARCH_CLEAN", "1");
-        }
-        let output = command.output().expect("scripts/opensearch runs");
-        assert!(
-            output.status.success(),
-            "scripts/opensearch {args:?} failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-
-    fn start() -> Cluster {
-        let home =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/opensearch-cluster-test");
-        let cluster = Cluster { home };
-        // Whatever an interrupted earlier run left behind (a paused node included) goes first.
-        cluster.script(&["stop"]);
-        cluster.script(&["start"]);
-        cluster
-    }
-
-    fn node(&self, number: usize, action: &str) {
-        self.script(&["node", &number.to_string(), action]);
-    }
-
-    fn url(number: usize) -> String {
-        format!("http://127.0.0.1:{}", PORT as usize + number - 1)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = self.command(&["stop"]).output();
-    }
-}
-
-/// The node (1-based) holding most primaries of `index`.
-async fn node_with_most_primaries(client: &EsClient, index: &str) -> usize {
-    let shards = client
-        .request(
-            Method::Get,
-            &format!("/_cat/shards/{index}"),
-            &[("format", "json")],
-            None,
-        )
-        .await
-        .expect("shards");
-    let mut counts = [0usize; NODES];
-    for shard in shards.as_array().cloned().unwrap_or_default() {
-        if shard["prirep"] == "p"
-            && let Some(number) = shard["node"]
-                .as_str()
-                .and_then(|n| n.strip_prefix("squall-node-"))
-                .and_then(|n| n.parse::<usize>().ok())
-        {
-            counts[number - 1] += 1;
-        }
-    }
-    (1..=NODES)
-        .max_by_key(|n| counts[n - 1])
-        .expect("some node")
-}
 
 /// Writes documents `from..to` with `refresh=wait_for`; panics if any fails.
 async fn write(client: &EsClient, index: &str, from: u32, to: u32) {
@@ -145,15 +67,15 @@ async fn count(client: &EsClient, index: &str) -> u64 {
     answer["count"].as_u64().expect("a count")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
     if std::env::var("SQUALL_CLUSTER_TESTS").as_deref() == Ok("0") {
         eprintln!("skipped: SQUALL_CLUSTER_TESTS=0");
         return;
     }
-    let cluster = Cluster::start();
-    let urls: Vec<String> = (1..=NODES).map(Cluster::url).collect();
-    let mut settings = ConnectionSettings::new(&urls.join(",")).expect("addresses");
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cluster = Cluster::start(&workspace, "opensearch-cluster-test", PORT);
+    let mut settings = ConnectionSettings::new(&cluster.urls()).expect("addresses");
     // A short timeout, and retries enough to outlast the cluster's fault detection (a paused node is
     // dropped from the cluster after about 30 s of failed checks, its primaries' replicas promoted).
     settings.timeout = Duration::from_secs(3);
@@ -175,13 +97,13 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
         .expect("index created");
     write(&client, index, 0, 500).await;
 
-    let killed = node_with_most_primaries(&client, index).await;
+    let killed = cluster.node_with_most_primaries(1, index);
     eprintln!("killing node {killed} (most primaries)");
     cluster.node(killed, "kill");
     write_and_count(&client, index, 500).await;
 
     cluster.node(killed, "start");
-    let paused = killed % NODES + 1;
+    let paused = killed % Cluster::NODES + 1;
     eprintln!("node {killed} back; pausing node {paused}");
     cluster.node(paused, "pause");
     // Longer than the client's timeout: requests sent to the paused node time out and are retried.
@@ -204,5 +126,96 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
         .await
         .expect("the cluster is green again");
     assert_eq!(count(&client, index).await, 1500);
+
+    for kind in [
+        support::Kind::Aggregation,
+        support::Kind::Collapsing,
+        support::Kind::Hybrid,
+    ] {
+        eprintln!("crawling the site with the {kind:?} spout on the cluster");
+        support::crawl::crawl_site(&setup, kind, 1).await;
+    }
+    migrate_through_a_node_restart(&cluster, &setup).await;
     drop(cluster);
+}
+
+/// Documents in the migration's source.
+const SOURCE_DOCS: usize = 20_000;
+
+/// A status index of [`SOURCE_DOCS`] URLs over 200 hosts (3 shards, one replica) is migrated: a
+/// first run stops after 5 batches; the resumed run goes on while the node holding most of the
+/// source's primaries is killed; a run that fails is run again, from the checkpoint, once the node
+/// is back. The last run completes, resumed, with every document copied and its checks passed.
+async fn migrate_through_a_node_restart(cluster: &Cluster, client: &EsClient) {
+    let source = support::status_index_with(client, "cluster-migration-source", 3, 1).await;
+    for chunk in 0..SOURCE_DOCS / 5000 {
+        let mut lines = Vec::new();
+        for j in chunk * 5000..(chunk + 1) * 5000 {
+            let host = format!("host{}.test", j % 200);
+            let url = format!("https://{host}/page/{j}");
+            lines.push(json!({ "index": { "_index": source, "_id": document_id(&url) } }));
+            lines.push(json!({ "url": url, "key": host, "status": "DISCOVERED",
+                "nextFetchDate": "2026-01-01T00:00:00.000Z", "metadata": {} }));
+        }
+        let answer = client
+            .request(
+                Method::Post,
+                "/_bulk",
+                &[("refresh", "true")],
+                Some(RequestBody::NdJson(lines)),
+            )
+            .await
+            .expect("fill the source");
+        assert_eq!(answer["errors"], json!(false));
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut options = MigrationOptions::new(
+        &source,
+        &support::unique_index("cluster-migration-urls"),
+        &support::unique_index("cluster-migration-queues"),
+    );
+    options.batch_size = 200;
+    options.replicas = 1;
+    options.checkpoint = dir.path().join("checkpoint.json");
+    options.stop_after_batches = Some(5);
+    let first = migrate(client, &options).await.expect("the first run");
+    assert!(!first.completed && first.documents == 1000, "{first:?}");
+    options.stop_after_batches = None;
+
+    let killed = cluster.node_with_most_primaries(1, &source);
+    let resumed = {
+        let (client, options) = (client.clone(), options.clone());
+        tokio::spawn(async move { migrate(&client, &options).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    eprintln!("migration resumed; killing node {killed} (most primaries of the source)");
+    tokio::task::block_in_place(|| cluster.node(killed, "kill"));
+    let mut outcome = resumed.await.expect("the migration task");
+    tokio::task::block_in_place(|| cluster.node(killed, "start"));
+    let mut runs = 2;
+    while let Err(error) = &outcome {
+        eprintln!("migration run {runs} failed ({error}); running it again from its checkpoint");
+        assert!(runs < 5, "the migration failed {runs} times: {error}");
+        runs += 1;
+        outcome = migrate(client, &options).await;
+    }
+    let report = outcome.expect("a completed run");
+    eprintln!(
+        "migration completed in {runs} runs: {} documents, resumed from {:?}",
+        report.documents, report.resumed_from
+    );
+    assert!(report.completed, "{report:?}");
+    assert!(
+        report.resumed_from.is_some(),
+        "the last run resumed from the checkpoint"
+    );
+    assert_eq!(report.documents, SOURCE_DOCS as u64);
+    assert!(
+        report.verification.ok,
+        "{:?}",
+        report.verification.problems()
+    );
+    for index in [&source, &options.urls, &options.queues] {
+        support::delete_index(client, index).await;
+    }
 }

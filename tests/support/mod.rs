@@ -1,4 +1,6 @@
 //! Shared helpers for the integration tests.
 
 pub mod binary;
+pub mod cluster;
+pub mod fetch_log;
 pub mod opensearch;

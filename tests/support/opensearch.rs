@@ -1,4 +1,5 @@
 //! Connection to the real OpenSearch node that the integration tests run against.
+#![allow(dead_code)]
 //!
 //! The node is started by `scripts/opensearch start` (CI does it in `.ci/run`). Tests never skip when it
 //! is missing: they fail with a message that says how to start it.

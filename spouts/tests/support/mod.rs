@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod crawl;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -48,15 +50,25 @@ pub fn unique_index(prefix: &str) -> String {
     )
 }
 
-/// Creates a status index with squall's mapping.
+/// Creates a status index with squall's mapping and no replicas.
 pub async fn status_index(client: &EsClient, prefix: &str, shards: u32) -> String {
+    status_index_with(client, prefix, shards, 0).await
+}
+
+/// Creates a status index with squall's mapping, `shards` shards and `replicas` replicas.
+pub async fn status_index_with(
+    client: &EsClient,
+    prefix: &str,
+    shards: u32,
+    replicas: u32,
+) -> String {
     let name = unique_index(prefix);
     ensure_status_index(
         client,
         &IndexSettings {
             name: name.clone(),
             shards,
-            replicas: 0,
+            replicas,
             refresh_interval: "1s".to_string(),
         },
     )

@@ -1,0 +1,65 @@
+//! The fetch logs of crawl processes (`--fetch-log`, one JSON object per completed fetch), read
+//! back for the checks of the multi-process tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// One line of a fetch log.
+#[derive(Debug, Clone)]
+pub struct Fetch {
+    /// The process whose log holds the line.
+    pub process: usize,
+    /// The URL fetched.
+    pub url: String,
+    /// Its queue key (the host).
+    pub key: String,
+    /// When the fetch began.
+    pub started: DateTime<Utc>,
+    /// When it completed.
+    pub finished: DateTime<Utc>,
+    /// The line as logged, for messages.
+    pub line: String,
+}
+
+/// The entries of a fetch log, and what is wrong with its lines (each must be a complete JSON
+/// object with the fields the checks read).
+pub fn read_log(process: usize, path: &Path) -> (Vec<Fetch>, Vec<String>) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut problems = Vec::new();
+    if !text.is_empty() && !text.ends_with('\n') {
+        problems.push(format!(
+            "process {process}: the fetch log ends in a partial line: {:?}",
+            text.lines().last().unwrap_or_default()
+        ));
+    }
+    let mut fetches = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|entry| {
+            let field = |name: &str| entry[name].as_str().map(str::to_string);
+            let time = |name: &str| {
+                field(name)
+                    .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+                    .map(|t| t.with_timezone(&Utc))
+            };
+            Some(Fetch {
+                process,
+                url: field("url")?,
+                key: field("key")?,
+                started: time("started")?,
+                finished: time("finished")?,
+                line: line.to_string(),
+            })
+        });
+        match parsed {
+            Some(fetch) => fetches.push(fetch),
+            None => problems.push(format!(
+                "process {process}: fetch-log line {} is not a complete entry: {line:?}",
+                n + 1
+            )),
+        }
+    }
+    (fetches, problems)
+}
