@@ -35,7 +35,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use common::{Spread, engine_client, engine_url, env_or, quick};
+use common::{Spread, crawl_binary, engine_client, engine_url, env_or, quick};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall_spouts::queue::QueueSpoutSettings;
@@ -47,30 +47,6 @@ const PROCESSES: usize = 3;
 const HOSTS: usize = 6;
 /// The per-host delay, seconds.
 const DELAY: f64 = 0.1;
-
-/// The crawl binary: `SQUALL_BENCH_CRAWL_BIN`, else `examples/crawl` of this build's profile.
-fn crawl_binary() -> PathBuf {
-    if let Ok(path) = std::env::var("SQUALL_BENCH_CRAWL_BIN") {
-        return PathBuf::from(path);
-    }
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => panic!("the benchmark's own path: {e}"),
-    };
-    // target/<profile>/deps/shared_crawl-<hash>
-    let Some(profile_dir) = exe.parent().and_then(Path::parent) else {
-        panic!("no target directory above {}", exe.display());
-    };
-    let binary = profile_dir.join("examples").join("crawl");
-    if !binary.exists() {
-        panic!(
-            "{} is missing: build it first (`cargo build --release --example crawl`, or without \
-             --release for a debug bench run; scripts/bench does), or set SQUALL_BENCH_CRAWL_BIN",
-            binary.display()
-        );
-    }
-    binary
-}
 
 /// One fetch from a fetch log.
 #[derive(Debug, Clone)]

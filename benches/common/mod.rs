@@ -80,3 +80,27 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The crawl binary: `SQUALL_BENCH_CRAWL_BIN`, else `examples/crawl` of this build's profile.
+pub fn crawl_binary() -> std::path::PathBuf {
+    if let Ok(path) = std::env::var("SQUALL_BENCH_CRAWL_BIN") {
+        return std::path::PathBuf::from(path);
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => panic!("the benchmark's own path: {e}"),
+    };
+    // target/<profile>/deps/<bench>-<hash>
+    let Some(profile_dir) = exe.parent().and_then(std::path::Path::parent) else {
+        panic!("no target directory above {}", exe.display());
+    };
+    let binary = profile_dir.join("examples").join("crawl");
+    if !binary.exists() {
+        panic!(
+            "{} is missing: build it first (`cargo build --release --example crawl`, or without \
+             --release for a debug bench run; scripts/bench does), or set SQUALL_BENCH_CRAWL_BIN",
+            binary.display()
+        );
+    }
+    binary
+}

@@ -7,6 +7,7 @@ mod markdown;
 mod one_host;
 mod plots;
 mod results;
+mod scale_out;
 mod shared_crawl;
 mod splice;
 mod stages;

@@ -11,6 +11,7 @@ pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: 
         machine_section(results.machine.as_ref()),
         spouts_section(results.spouts.as_ref()),
         crate::shared_crawl::section(results.shared_crawl.as_ref()),
+        crate::scale_out::section(results.scale_out.as_ref()),
         crate::acceptance::section(results.spouts.as_ref(), results.shared_crawl.as_ref()),
         stages_section(stages),
         crate::one_host::section(results.one_host.as_ref()),

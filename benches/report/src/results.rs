@@ -303,6 +303,8 @@ pub struct Results {
     pub one_host: Option<crate::one_host::OneHost>,
     /// `shared_crawl.json`.
     pub shared_crawl: Option<crate::shared_crawl::SharedCrawl>,
+    /// `scale_out.json`.
+    pub scale_out: Option<crate::scale_out::ScaleOut>,
 }
 
 impl Results {
@@ -318,6 +320,7 @@ impl Results {
             migration: read_optional(dir, "migration.json")?,
             one_host: read_optional(dir, "one_host.json")?,
             shared_crawl: read_optional(dir, "shared_crawl.json")?,
+            scale_out: read_optional(dir, "scale_out.json")?,
         })
     }
 }

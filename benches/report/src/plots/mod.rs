@@ -1,6 +1,7 @@
 //! SVG plots of the results, and the pieces they share: size, fonts, colours,
 //! log axis ticks and a legend drawn beside the chart.
 
+mod scale_out;
 mod shards;
 mod spouts;
 mod stages;
@@ -72,6 +73,11 @@ pub fn draw_all(results: &Results, stages: &[Stage], dir: &Path) -> Result<Vec<P
         })?);
         drawn.extend(draw(dir, "shard-skew.svg", |area| {
             shards::shard_skew(area, s)
+        })?);
+    }
+    if let Some(s) = &results.scale_out {
+        drawn.extend(draw(dir, "scale-out.svg", |area| {
+            scale_out::pages_per_second(area, s)
         })?);
     }
     drawn.extend(draw(dir, "stage-ratios.svg", |area| {

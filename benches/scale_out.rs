@@ -1,0 +1,393 @@
+//! Crawler scale-out: do crawler processes sharing one queue frontier in a three-node cluster add
+//! up?
+//!
+//! `cargo bench --bench scale_out` serves a generated site of 1,000 host names on loopback (the test
+//! site of `tests/site`, every host reached through `--resolve`; 40 pages per host, its home page a
+//! seed) and crawls it with 1, 2 and 4 processes of the example crawl binary on one queue frontier
+//! in the cluster at `SQUALL_BENCH_CLUSTER` (comma-separated node addresses; scripts/bench starts a
+//! three-node cluster for it), on fresh indices per run (urls 3 shards, queues 1, one replica each).
+//!
+//! The crawl is politeness-bound: each process holds at most `frontier.max.buckets` = 50 queues at
+//! a 2 s delay, so one process can fetch at most 25 pages/s and N processes N times that (the
+//! site's 1,000 hosts leave room for all). A process count runs for the same budget, a warm-up of
+//! `SCALE_WARMUP` seconds then a measured window of `SCALE_WINDOW` seconds, and is repeated in
+//! mirrored order (1, 2, 4, 4, 2, 1 with two runs), so that drift over the benchmark weighs on
+//! every count alike. Pages/s is the fetch-log lines written during the window over its length;
+//! the ratio to linear is the rate with N processes over N times the single-process rate of the
+//! same benchmark run.
+//!
+//! What limits the curve: during the window the benchmark reads the CPU time of the crawler
+//! processes and of the engine nodes (`SQUALL_BENCH_CLUSTER_PIDS`, space-separated) from /proc, and
+//! the whole machine's busy share from /proc/stat. Politeness across processes is checked from the
+//! fetch logs (fetches of one host by two processes that overlap in time: must be 0).
+//!
+//! Settings (env, `SQUALL_BENCH_` prefix): `RUNS` (2; quick 1), `SCALE_HOSTS` (1000; quick 60),
+//! `SCALE_PAGES` (40; quick 10), `SCALE_WARMUP` (20; quick 5), `SCALE_WINDOW` (90; quick 15).
+//! Prints JSON.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use common::{Spread, crawl_binary, env_or, quick};
+use elasticsearch::http::Method;
+use serde_json::{Value, json};
+use squall_spouts::client::{ConnectionSettings, EsClient};
+use squall_testsite::{Site, SiteSpec};
+
+/// Process counts measured.
+const COUNTS: [usize; 3] = [1, 2, 4];
+/// The per-host delay, seconds.
+const DELAY: f64 = 2.0;
+/// Queues one process holds at most (`frontier.max.buckets`).
+const MAX_QUEUES: usize = 50;
+
+/// The cluster's addresses: `SQUALL_BENCH_CLUSTER`, else `SQUALL_BENCH_ES`, else the local node.
+fn cluster_urls() -> String {
+    std::env::var("SQUALL_BENCH_CLUSTER").unwrap_or_else(|_| common::engine_url())
+}
+
+/// The engine nodes' PIDs, for their CPU time.
+fn node_pids() -> Vec<u32> {
+    std::env::var("SQUALL_BENCH_CLUSTER_PIDS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// CPU seconds (user + system) a process used so far; 0 when it is gone.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / clock_ticks()
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`, 100 on Linux).
+fn clock_ticks() -> f64 {
+    100.0
+}
+
+/// The machine's (busy, total) jiffies from /proc/stat.
+fn machine_jiffies() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(cpu) = stat.lines().next() else {
+        return (0.0, 0.0);
+    };
+    let values: Vec<f64> = cpu
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: f64 = values.iter().take(8).sum();
+    let idle = values.get(3).copied().unwrap_or(0.0) + values.get(4).copied().unwrap_or(0.0);
+    (total - idle, total)
+}
+
+/// CPU readings at one moment.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    crawlers: f64,
+    engine: f64,
+    busy: f64,
+    total: f64,
+}
+
+fn read_cpu(crawlers: &[u32], nodes: &[u32]) -> Cpu {
+    let (busy, total) = machine_jiffies();
+    Cpu {
+        crawlers: crawlers.iter().map(|p| cpu_seconds(*p)).sum(),
+        engine: nodes.iter().map(|p| cpu_seconds(*p)).sum(),
+        busy,
+        total,
+    }
+}
+
+/// Lines in a file (fetch-log entries).
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// Fetches of one host by two different processes that overlap in time, from the fetch logs.
+fn cross_process_overlaps(logs: &[PathBuf]) -> usize {
+    let mut by_host: BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>, usize)>> = BTreeMap::new();
+    for (p, log) in logs.iter().enumerate() {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(entry) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let time = |name: &str| {
+                DateTime::parse_from_rfc3339(entry[name].as_str()?)
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc))
+            };
+            if let (Some(key), Some(start), Some(end)) =
+                (entry["key"].as_str(), time("started"), time("finished"))
+            {
+                by_host
+                    .entry(key.to_string())
+                    .or_default()
+                    .push((start, end, p));
+            }
+        }
+    }
+    let mut overlaps = 0;
+    for fetches in by_host.values_mut() {
+        fetches.sort();
+        for (i, a) in fetches.iter().enumerate() {
+            overlaps += fetches[i + 1..]
+                .iter()
+                .take_while(|b| b.0 < a.1)
+                .filter(|b| b.2 != a.2)
+                .count();
+        }
+    }
+    overlaps
+}
+
+/// One crawl process of a run.
+struct Process {
+    child: Child,
+    log: PathBuf,
+}
+
+/// The arguments of crawl process `p` of run `id`.
+fn arguments(site: &Site, id: &str, p: usize, log: &Path, limit: Duration) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--frontier",
+        "opensearch",
+        "--es-url",
+        &cluster_urls(),
+        "--es-timeout",
+        "10",
+        "--spout",
+        "queue",
+        "--es-index",
+        &format!("bench-scale-urls-{id}"),
+        "--es-queues-index",
+        &format!("bench-scale-queues-{id}"),
+        "--es-shards",
+        "3",
+        "--es-replicas",
+        "1",
+        "--instance-id",
+        &format!("scale-{id}-{p}"),
+        "--fetch-log",
+        &log.display().to_string(),
+        "--max-duration",
+        &limit.as_secs_f64().to_string(),
+        "--set",
+        "http.agent.name=squall-bench",
+        "--set",
+        &format!("fetcher.server.delay={DELAY}"),
+        "--set",
+        &format!("frontier.max.buckets={MAX_QUEUES}"),
+        "--set",
+        &SiteSpec::exclude_outside_hosts(),
+    ]
+    .map(str::to_string)
+    .to_vec();
+    for host in site.host_names() {
+        args.push("--resolve".to_string());
+        args.push(format!("{host}:{}", site.addr().ip()));
+    }
+    args.extend(site.seeds());
+    args
+}
+
+/// One run with `count` processes: returns its JSON and its pages per second.
+async fn run(
+    site: &Site,
+    count: usize,
+    order: usize,
+    warmup: Duration,
+    window: Duration,
+) -> (Value, f64) {
+    let id = format!("{}-{order}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("squall-scale-out-{id}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        panic!("{}: {e}", dir.display());
+    }
+    let limit = warmup + window + Duration::from_secs(60);
+    let binary = crawl_binary();
+    let mut processes = Vec::new();
+    for p in 0..count {
+        let log = dir.join(format!("fetch-{p}.jsonl"));
+        let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
+            Ok(file) => Stdio::from(file),
+            Err(e) => panic!("{}: {e}", dir.display()),
+        };
+        let child = match Command::new(&binary)
+            .args(arguments(site, &id, p, &log, limit))
+            .stdin(Stdio::null())
+            .stdout(output("stdout"))
+            .stderr(output("stderr"))
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => panic!("starting {}: {e}", binary.display()),
+        };
+        processes.push(Process { child, log });
+    }
+    let pids: Vec<u32> = processes.iter().map(|p| p.child.id()).collect();
+    let nodes = node_pids();
+    let logs: Vec<PathBuf> = processes.iter().map(|p| p.log.clone()).collect();
+    let fetched = || logs.iter().map(|l| lines(l)).sum::<usize>();
+
+    tokio::time::sleep(warmup).await;
+    let (before, cpu_before, at) = (fetched(), read_cpu(&pids, &nodes), Instant::now());
+    tokio::time::sleep(window).await;
+    let (after, cpu_after) = (fetched(), read_cpu(&pids, &nodes));
+    let seconds = at.elapsed().as_secs_f64();
+    let per_process: Vec<usize> = logs.iter().map(|l| lines(l)).collect();
+
+    for process in &mut processes {
+        let _ = Command::new("kill")
+            .args(["-INT", &process.child.id().to_string()])
+            .status();
+    }
+    let stopping = Instant::now();
+    for process in &mut processes {
+        while matches!(process.child.try_wait(), Ok(None)) {
+            if stopping.elapsed() > Duration::from_secs(60) {
+                let _ = process.child.kill();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let overlaps = cross_process_overlaps(&logs);
+    let rate = (after - before) as f64 / seconds;
+    let ideal = count as f64 * MAX_QUEUES as f64 / DELAY;
+    let cores = |a: f64, b: f64| (b - a) / seconds;
+    let busy = (cpu_after.busy - cpu_before.busy) / (cpu_after.total - cpu_before.total).max(1.0);
+    eprintln!(
+        "  {count} process(es): {rate:.1} pages/s ({:.2} of the politeness ceiling {ideal}), crawlers {:.2} cores, engine {:.2} cores, machine {:.0}% busy, {overlaps} cross-process overlaps",
+        rate / ideal,
+        cores(cpu_before.crawlers, cpu_after.crawlers),
+        cores(cpu_before.engine, cpu_after.engine),
+        busy * 100.0
+    );
+    let report = json!({
+        "processes": count,
+        "order": order,
+        "window_seconds": seconds,
+        "pages_in_window": after - before,
+        "pages_per_second": rate,
+        "ceiling_pages_per_second": ideal,
+        "fetches_per_process": per_process,
+        "crawler_cpu_cores": cores(cpu_before.crawlers, cpu_after.crawlers),
+        "engine_cpu_cores": (!nodes.is_empty()).then(|| cores(cpu_before.engine, cpu_after.engine)),
+        "machine_busy": busy,
+        "cross_process_overlaps": overlaps,
+    });
+    delete_indices(&id).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    (report, rate)
+}
+
+/// Deletes the run's indices.
+async fn delete_indices(id: &str) {
+    let Ok(settings) = ConnectionSettings::new(&cluster_urls()) else {
+        return;
+    };
+    let Ok(client) = EsClient::new(settings) else {
+        return;
+    };
+    let pattern = format!("bench-scale-urls-{id},bench-scale-queues-{id}*");
+    let _ = client
+        .request(Method::Delete, &format!("/{pattern}"), &[], None)
+        .await;
+}
+
+#[tokio::main]
+async fn main() {
+    let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
+    let hosts: usize = env_or("SCALE_HOSTS", if quick() { 60 } else { 1000 });
+    let pages: usize = env_or("SCALE_PAGES", if quick() { 10 } else { 40 });
+    let warmup = Duration::from_secs(env_or("SCALE_WARMUP", if quick() { 5 } else { 20 }));
+    let window = Duration::from_secs(env_or("SCALE_WINDOW", if quick() { 15 } else { 90 }));
+    let spec = SiteSpec {
+        hosts,
+        pages_per_host: pages,
+        outside_hosts: 0,
+        robots_host: None,
+        ..SiteSpec::default()
+    };
+    let site = match Site::start(spec).await {
+        Ok(site) => site,
+        Err(e) => panic!("site: {e}"),
+    };
+    eprintln!(
+        "scale-out: {hosts} hosts of {pages} pages, delay {DELAY} s, {MAX_QUEUES} queues per process, cluster {}",
+        cluster_urls()
+    );
+    // Mirrored order: 1, 2, 4, then 4, 2, 1, ...
+    let mut order: Vec<usize> = Vec::new();
+    for r in 0..runs {
+        if r % 2 == 0 {
+            order.extend(COUNTS);
+        } else {
+            order.extend(COUNTS.iter().rev());
+        }
+    }
+    let mut crawls = Vec::new();
+    let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for (i, count) in order.iter().enumerate() {
+        eprintln!("scale-out: run {i}, {count} process(es)");
+        let (report, rate) = run(&site, *count, i, warmup, window).await;
+        crawls.push(report);
+        rates.entry(*count).or_default().push(rate);
+    }
+    let single = rates.get(&1).map(|r| Spread::of(r).median);
+    let summary: Vec<Value> = rates
+        .iter()
+        .map(|(count, values)| {
+            let spread = Spread::of(values);
+            json!({
+                "processes": count,
+                "pages_per_second": spread.json(),
+                "ratio_to_linear": single.filter(|s| *s > 0.0).map(|s| spread.median / (*count as f64 * s)),
+                "ceiling_pages_per_second": *count as f64 * MAX_QUEUES as f64 / DELAY,
+            })
+        })
+        .collect();
+    let report = json!({
+        "benchmark": "scale_out",
+        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
+        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
+        "cluster_nodes": cluster_urls().split(',').count(),
+        "hosts": hosts,
+        "pages_per_host": pages,
+        "delay_seconds": DELAY,
+        "max_queues_per_process": MAX_QUEUES,
+        "runs": runs,
+        "warmup_seconds": warmup.as_secs_f64(),
+        "window_seconds": window.as_secs_f64(),
+        "settings": "crawl binary, --frontier opensearch --spout queue (urls 3 shards, queues 1 shard, 1 replica each), frontier.max.buckets=50, fetcher.server.delay=2, --es-timeout 10",
+        "counts": summary,
+        "crawls": crawls,
+    });
+    println!("{report:#}");
+    site.shutdown().await;
+}
