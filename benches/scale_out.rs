@@ -9,8 +9,9 @@
 //!
 //! The crawl is politeness-bound: each process holds at most `frontier.max.buckets` = 50 queues at
 //! a 2 s delay, so one process can fetch at most 25 pages/s and N processes N times that (the
-//! site's 1,000 hosts leave room for all). A process count runs for the same budget, a warm-up of
-//! `SCALE_WARMUP` seconds then a measured window of `SCALE_WINDOW` seconds, and is repeated in
+//! site's 1,000 hosts leave room for all). A process count runs for the same budget: once every
+//! process has fetched its first page, a warm-up of `SCALE_WARMUP` seconds, then a measured window
+//! of `SCALE_WINDOW` seconds, and is repeated in
 //! mirrored order (1, 2, 4, 4, 2, 1 with two runs), so that drift over the benchmark weighs on
 //! every count alike. Pages/s is the fetch-log lines written during the window over its length;
 //! the ratio to linear is the rate with N processes over N times the single-process rate of the
@@ -76,7 +77,8 @@ fn cpu_seconds(pid: u32) -> f64 {
             .and_then(|f| f.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    // utime and stime are fields 14 and 15 of the line; after the name, field 3 (the state) is
+    // index 0, so they are indices 11 and 12.
     (ticks(11) + ticks(12)) / clock_ticks()
 }
 
@@ -229,7 +231,7 @@ async fn run(
     if let Err(e) = std::fs::create_dir_all(&dir) {
         panic!("{}: {e}", dir.display());
     }
-    let limit = warmup + window + Duration::from_secs(60);
+    let limit = warmup + window + Duration::from_secs(240);
     let binary = crawl_binary();
     let mut processes = Vec::new();
     for p in 0..count {
@@ -255,11 +257,28 @@ async fn run(
     let logs: Vec<PathBuf> = processes.iter().map(|p| p.log.clone()).collect();
     let fetched = || logs.iter().map(|l| lines(l)).sum::<usize>();
 
+    // The warm-up counts from the moment every process fetches (each injects the seeds first).
+    let starting = Instant::now();
+    while logs.iter().any(|l| lines(l) == 0) && starting.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     tokio::time::sleep(warmup).await;
     let (before, cpu_before, at) = (fetched(), read_cpu(&pids, &nodes), Instant::now());
     tokio::time::sleep(window).await;
-    let (after, cpu_after) = (fetched(), read_cpu(&pids, &nodes));
     let seconds = at.elapsed().as_secs_f64();
+    let (after, cpu_after) = (fetched(), read_cpu(&pids, &nodes));
+    // A process that ended in the window would make the rate and its CPU meaningless.
+    let ended: Vec<usize> = processes
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, p)| (!matches!(p.child.try_wait(), Ok(None))).then_some(i))
+        .collect();
+    if !ended.is_empty() {
+        panic!(
+            "crawl process(es) {ended:?} ended before the window did; see {}",
+            dir.display()
+        );
+    }
     let per_process: Vec<usize> = logs.iter().map(|l| lines(l)).collect();
 
     for process in &mut processes {

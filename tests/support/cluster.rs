@@ -96,6 +96,11 @@ impl Cluster {
             ))
             .output()
             .expect("curl runs");
+        assert!(
+            output.status.success(),
+            "_cat/shards/{pattern} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let text = String::from_utf8_lossy(&output.stdout);
         let mut counts = [0usize; Self::NODES];
         for line in text.lines() {

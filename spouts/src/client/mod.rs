@@ -21,7 +21,7 @@ use tokio::sync::OnceCell;
 use tracing::{info, warn};
 use url::Url;
 
-use nodes::NodePool;
+use nodes::{NodePool, Pick};
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
@@ -332,11 +332,7 @@ impl EsClient {
         let mut backoff = self.settings.initial_backoff;
         loop {
             let pick = self.nodes.pick(Instant::now());
-            let mut result = Ok(());
-            if pick.trial {
-                result = self.fresh_enough(pick.node).await;
-            }
-            let result = match result {
+            let result = match self.fresh_enough(pick).await {
                 Ok(()) => {
                     self.try_on(pick.node, method, path, query, body.clone())
                         .await
@@ -349,19 +345,11 @@ impl EsClient {
                     // replica on a node that went away): the node is lost only if it does not
                     // answer a plain request either.
                     if !timed_out(error) || !self.answers(pick.node).await {
-                        self.node_failed(pick.node, error);
+                        self.node_failed(pick, error);
                     }
                 }
-                Err(_) => {}
-                Ok(_) => {
-                    if self.nodes.answered(pick.node) {
-                        info!(
-                            node = self.nodes.address(pick.node),
-                            "Elasticsearch/OpenSearch node {} answers again; back in the rotation",
-                            self.nodes.address(pick.node)
-                        );
-                    }
-                }
+                // Any other answer is the node's own: it is there.
+                _ => self.node_answered(pick.node),
             }
             match result {
                 Ok(value) => return Ok(value),
@@ -377,16 +365,30 @@ impl EsClient {
         }
     }
 
-    /// Leaves `node` out after a connection-level failure; the first failure of a node that was
+    /// Puts `node` back in the rotation if it had been lost, saying so.
+    fn node_answered(&self, node: usize) {
+        if self.nodes.answered(node) {
+            let address = self.nodes.address(node);
+            info!(
+                node = address,
+                "Elasticsearch/OpenSearch node {address} answers again; back in the rotation"
+            );
+        }
+    }
+
+    /// Leaves a node out after a connection-level failure; the first failure of a node that was
     /// alive is a warning that names it.
-    fn node_failed(&self, node: usize, error: &EsError) {
-        let failure = self.nodes.failed(node, Instant::now());
-        let address = self.nodes.address(node);
-        if failure.newly_lost && self.nodes.len() > 1 {
+    fn node_failed(&self, pick: Pick, error: &EsError) {
+        let failure = self.nodes.failed(pick, Instant::now());
+        if !failure.counted || self.nodes.len() == 1 {
+            return;
+        }
+        let address = self.nodes.address(pick.node);
+        if failure.newly_lost {
             warn!(node = address, %error, cooloff = ?failure.cooloff,
                 "Elasticsearch/OpenSearch node {address} lost; requests go to the other nodes, \
                  and to it again after {:?}", failure.cooloff);
-        } else if self.nodes.len() > 1 {
+        } else {
             warn!(node = address, %error, cooloff = ?failure.cooloff,
                 "Elasticsearch/OpenSearch node {address} still failing; left out for {:?}",
                 failure.cooloff);
@@ -411,37 +413,54 @@ impl EsClient {
         matches!(sent, Ok(response) if response.status_code().is_success())
     }
 
-    /// Before a lost node is asked again: its cluster state must be as new as a live node's. A
-    /// node that was paused or cut off answers from its own, possibly dropped, shard copies until
-    /// it learns that the cluster moved on; such a node fails this check (and stays out).
-    async fn fresh_enough(&self, node: usize) -> Result<(), EsError> {
-        let Some(&live) = self.nodes.alive_except(node, Instant::now()).first() else {
+    /// Before a lost node is asked again (its trial): its cluster state must be as new as a live
+    /// node's. A node that was paused or cut off answers from its own, possibly dropped, shard
+    /// copies until it learns that the cluster moved on; such a node fails this check, as
+    /// unreachable (it stays out, and the request is retried elsewhere). When the check cannot be
+    /// made (no live node to compare with, or cluster monitoring not allowed), the trial goes on.
+    async fn fresh_enough(&self, pick: Pick) -> Result<(), EsError> {
+        if !pick.trial {
             return Ok(());
-        };
+        }
+        let node = pick.node;
         let path = "/_cluster/state/version";
         let local = [("local", "true")];
-        let theirs = self.try_on(node, Method::Get, path, &local, None).await?;
-        let Ok(reference) = self.try_on(live, Method::Get, path, &local, None).await else {
-            // The reference node failing says nothing about this one.
+        let stale = |message: String| EsError::Unreachable {
+            addresses: self.nodes.address(node).to_string(),
+            message,
+        };
+        // The reference first: a state read afterwards from a candidate that is in the cluster is
+        // then at least as new.
+        let mut reference = None;
+        for live in self.nodes.alive_except(node) {
+            if let Ok(state) = self.try_on(live, Method::Get, path, &local, None).await {
+                reference = Some((live, state));
+                break;
+            }
+        }
+        let Some((live, reference)) = reference else {
             return Ok(());
+        };
+        let theirs = match self.try_on(node, Method::Get, path, &local, None).await {
+            Ok(state) => state,
+            Err(error) if matches!(error.status(), Some(401 | 403)) => return Ok(()),
+            Err(error @ EsError::Unreachable { .. }) => return Err(error),
+            Err(error) => return Err(stale(format!("its cluster state cannot be read: {error}"))),
         };
         let version = |state: &Value| state["version"].as_u64().unwrap_or(0);
         let same_cluster = theirs["cluster_uuid"] == reference["cluster_uuid"];
         if same_cluster && version(&theirs) >= version(&reference) {
             return Ok(());
         }
-        Err(EsError::Unreachable {
-            addresses: self.nodes.address(node).to_string(),
-            message: format!(
-                "its cluster state (version {}, cluster {}) is behind that of {} (version {}, \
-                 cluster {}): it has not rejoined yet",
-                version(&theirs),
-                theirs["cluster_uuid"],
-                self.nodes.address(live),
-                version(&reference),
-                reference["cluster_uuid"]
-            ),
-        })
+        Err(stale(format!(
+            "its cluster state (version {}, cluster {}) is behind that of {} (version {}, \
+             cluster {}): it has not rejoined yet",
+            version(&theirs),
+            theirs["cluster_uuid"],
+            self.nodes.address(live),
+            version(&reference),
+            reference["cluster_uuid"]
+        )))
     }
 
     /// One try of a request on one node.

@@ -44,6 +44,8 @@ pub(crate) struct Pick {
 pub(crate) struct Failure {
     /// It was alive until this failure: it is lost now.
     pub newly_lost: bool,
+    /// The failure counted (false: the node was already left out when this request failed).
+    pub counted: bool,
     /// How long it stays out of the rotation.
     pub cooloff: Duration,
 }
@@ -119,15 +121,26 @@ impl NodePool {
         Pick { node, trial: false }
     }
 
-    /// Records that a request to `node` failed at the connection level.
-    pub fn failed(&self, node: usize, now: Instant) -> Failure {
+    /// Records that a request to `node` failed at the connection level. A request that was sent
+    /// before another one's failure left the node out, and was not its trial, adds nothing: the
+    /// requests in flight when a node dies fail together, and count as one failure.
+    pub fn failed(&self, pick: Pick, now: Instant) -> Failure {
+        let node = pick.node;
         let mut health = self.health(node);
+        if let Some(until) = health.left_out_until.filter(|u| *u > now && !pick.trial) {
+            return Failure {
+                newly_lost: false,
+                counted: false,
+                cooloff: until - now,
+            };
+        }
         let newly_lost = health.failures == 0;
         health.failures = health.failures.saturating_add(1);
         let cooloff = self.cooloff_after(health.failures);
         health.left_out_until = Some(now + cooloff);
         Failure {
             newly_lost,
+            counted: true,
             cooloff,
         }
     }
@@ -140,11 +153,11 @@ impl NodePool {
         was_lost
     }
 
-    /// Nodes not left out at `now`, other than `except`.
-    pub fn alive_except(&self, except: usize, now: Instant) -> Vec<usize> {
+    /// Nodes that have not failed since they last answered, other than `except`.
+    pub fn alive_except(&self, except: usize) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&n| n != except)
-            .filter(|&n| self.health(n).left_out_until.is_none_or(|u| u <= now))
+            .filter(|&n| self.health(n).failures == 0)
             .collect()
     }
 
@@ -188,17 +201,34 @@ mod tests {
         let picks: Vec<usize> = (0..6).map(|_| pool.pick(t0).node).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2]);
 
-        let failure = pool.failed(1, t0);
+        let failure = pool.failed(
+            Pick {
+                node: 1,
+                trial: false,
+            },
+            t0,
+        );
         assert_eq!(
             failure,
             Failure {
                 newly_lost: true,
+                counted: true,
                 cooloff: Duration::from_secs(10)
             }
         );
+        // Another request in flight when it died fails too: not a second failure.
+        let again = pool.failed(
+            Pick {
+                node: 1,
+                trial: false,
+            },
+            t0 + Duration::from_secs(1),
+        );
+        assert!(!again.newly_lost && !again.counted);
+        assert_eq!(again.cooloff, Duration::from_secs(9));
         let picks: Vec<usize> = (0..6).map(|_| pool.pick(t0).node).collect();
         assert!(!picks.contains(&1), "{picks:?}");
-        assert_eq!(pool.alive_except(0, t0), [2]);
+        assert_eq!(pool.alive_except(0), [2]);
 
         // After the cool-off, one request tries it; the others still leave it out.
         let later = t0 + Duration::from_secs(11);
@@ -213,21 +243,22 @@ mod tests {
         );
 
         // It fails again: out twice as long, and not newly lost.
-        let failure = pool.failed(1, later);
-        assert!(!failure.newly_lost);
+        let failure = pool.failed(*trials[0], later);
+        assert!(!failure.newly_lost && failure.counted);
         assert_eq!(failure.cooloff, Duration::from_secs(20));
         assert!(pool.answered(1), "it was lost and is back");
         assert!(!pool.answered(1));
-        assert!(pool.alive_except(0, later).contains(&1));
+        assert!(pool.alive_except(0).contains(&1));
     }
 
     #[test]
     fn with_every_node_out_the_one_back_soonest_is_asked() {
         let pool = pool(2);
         let t0 = Instant::now();
-        pool.failed(0, t0);
-        pool.failed(1, t0);
-        pool.failed(1, t0);
+        let trial = |node| Pick { node, trial: true };
+        pool.failed(trial(0), t0);
+        pool.failed(trial(1), t0);
+        pool.failed(trial(1), t0);
         assert_eq!(
             pool.pick(t0),
             Pick {
@@ -236,7 +267,7 @@ mod tests {
             }
         );
         for _ in 0..10 {
-            pool.failed(0, t0);
+            pool.failed(trial(0), t0);
         }
         assert_eq!(pool.cooloff_after(11), Duration::from_secs(60), "capped");
     }
