@@ -15,7 +15,7 @@ use std::time::Duration;
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
-use squall_spouts::migrate::{MigrationOptions, migrate};
+use squall_spouts::migrate::{Checkpoint, MigrationOptions, migrate};
 use squall_spouts::schema::document_id;
 
 mod support;
@@ -188,7 +188,18 @@ async fn migrate_through_a_node_restart(cluster: &Cluster, client: &EsClient) {
         tokio::spawn(async move { migrate(&client, &options).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    eprintln!("migration resumed; killing node {killed} (most primaries of the source)");
+    let done = Checkpoint::load(&options.checkpoint)
+        .ok()
+        .flatten()
+        .map_or(0, |c| c.documents_done);
+    eprintln!(
+        "migration resumed; killing node {killed} (most primaries of the source) with {done} of \
+         {SOURCE_DOCS} documents copied"
+    );
+    assert!(
+        done < SOURCE_DOCS as u64,
+        "the migration was over before the kill"
+    );
     tokio::task::block_in_place(|| cluster.node(killed, "kill"));
     let mut outcome = resumed.await.expect("the migration task");
     tokio::task::block_in_place(|| cluster.node(killed, "start"));
