@@ -129,9 +129,12 @@ fn lines(path: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// One fetch's start, end and process.
+type Span = (DateTime<Utc>, DateTime<Utc>, usize);
+
 /// Fetches of one host by two different processes that overlap in time, from the fetch logs.
 fn cross_process_overlaps(logs: &[PathBuf]) -> usize {
-    let mut by_host: BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>, usize)>> = BTreeMap::new();
+    let mut by_host: BTreeMap<String, Vec<Span>> = BTreeMap::new();
     for (p, log) in logs.iter().enumerate() {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         for line in text.lines() {
