@@ -121,6 +121,22 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// The elected cluster manager (1-based), from `_cat/cluster_manager` asked of node `ask`.
+    pub fn cluster_manager(&self, ask: usize) -> Option<usize> {
+        let output = Command::new("curl")
+            .args(["-fsS", "--max-time", "30"])
+            .arg(format!("{}/_cat/cluster_manager?h=node", self.url(ask)))
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .strip_prefix("squall-node-")?
+            .parse()
+            .ok()
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.command(&["stop"]).output();
