@@ -20,8 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -31,7 +30,8 @@ use squall_testsite::{RequestRecord, Site, SiteSpec};
 
 mod support;
 
-use support::binary::{crawl_binary, lines, site_args};
+use support::binary::site_args;
+use support::crawl_process::CrawlProcess as Crawler;
 use support::fetch_log::{Fetch, read_log};
 use support::opensearch;
 
@@ -66,142 +66,45 @@ fn agent(p: usize) -> String {
     format!("squall-proc-{p}")
 }
 
-/// One crawl process, with the files it writes. Dropping it kills the process if it still runs.
-struct Crawler {
-    index: usize,
-    child: Child,
-    log: PathBuf,
-    stdout: PathBuf,
-    stderr: PathBuf,
-    summary: PathBuf,
-}
-
-impl Crawler {
-    fn start(index: usize, dir: &Path, urls: &str, queues: &str, site: &Site) -> Crawler {
-        let file = |name: &str| dir.join(format!("{name}-{index}"));
-        let (log, stdout, stderr, summary) = (
-            file("fetch.jsonl"),
-            file("stdout.txt"),
-            file("stderr.txt"),
-            file("summary.json"),
-        );
-        let mut args: Vec<String> = [
-            "--frontier",
-            "opensearch",
-            "--es-url",
-            &opensearch::base_url(),
-            "--spout",
-            "queue",
-            "--es-index",
-            urls,
-            "--es-queues-index",
-            queues,
-            "--es-shards",
-            "2",
-            "--es-replicas",
-            "0",
-            "--instance-id",
-            &format!("proc-{index}"),
-            "--lease-ttl",
-            &LEASE_TTL.as_secs_f64().to_string(),
-            "--max-hold",
-            &MAX_HOLD.as_secs_f64().to_string(),
-            "--until-idle",
-            "--max-duration",
-            &DEADLINE.as_secs_f64().to_string(),
-            "--fetch-log",
-            &log.display().to_string(),
-            "--summary-json",
-            &summary.display().to_string(),
-            "--set",
-            &format!("http.agent.name={}", agent(index)),
-            "--set",
-            &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
-            "--set",
-            "spout.min.delay.queries=200",
-            "--set",
-            &SiteSpec::exclude_outside_hosts(),
-        ]
-        .map(str::to_string)
-        .to_vec();
-        args.extend(site_args(site));
-        let output = |path: &Path| std::fs::File::create(path).expect("output file");
-        let child = Command::new(crawl_binary())
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(output(&stdout))
-            .stderr(output(&stderr))
-            .spawn()
-            .expect("start a crawl process");
-        Crawler {
-            index,
-            child,
-            log,
-            stdout,
-            stderr,
-            summary,
-        }
-    }
-
-    fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// Sends `signal` (STOP, CONT) to the process, which must still be running (so its PID is
-    /// still its own).
-    fn signal(&mut self, signal: &str) {
-        assert!(
-            self.running(),
-            "process {} ended before SIG{signal}:\n{}",
-            self.index,
-            self.tail()
-        );
-        let status = Command::new("kill")
-            .args(["-s", signal, &self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -s {signal} failed");
-    }
-
-    fn kill(&mut self) {
-        assert!(
-            self.running(),
-            "process {} ended before SIGKILL:\n{}",
-            self.index,
-            self.tail()
-        );
-        self.child.kill().expect("SIGKILL");
-        let _ = self.child.wait();
-    }
-
-    fn fetched(&self) -> usize {
-        lines(&self.log)
-    }
-
-    /// The end of its output, for failure messages.
-    fn tail(&self) -> String {
-        let tail = |path: &Path| {
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            lines[lines.len().saturating_sub(15)..].join("\n")
-        };
-        format!(
-            "--- process {} stdout:\n{}\n--- stderr:\n{}",
-            self.index,
-            tail(&self.stdout),
-            tail(&self.stderr)
-        )
-    }
-}
-
-impl Drop for Crawler {
-    fn drop(&mut self) {
-        if self.running() {
-            // A failed test leaves no crawler behind (SIGKILL also ends a stopped process).
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+/// Starts crawl process `index` on the two indices, its files in `dir`.
+fn start_crawler(index: usize, dir: &Path, urls: &str, queues: &str, site: &Site) -> Crawler {
+    let mut args: Vec<String> = [
+        "--frontier",
+        "opensearch",
+        "--es-url",
+        &opensearch::base_url(),
+        "--spout",
+        "queue",
+        "--es-index",
+        urls,
+        "--es-queues-index",
+        queues,
+        "--es-shards",
+        "2",
+        "--es-replicas",
+        "0",
+        "--instance-id",
+        &format!("proc-{index}"),
+        "--lease-ttl",
+        &LEASE_TTL.as_secs_f64().to_string(),
+        "--max-hold",
+        &MAX_HOLD.as_secs_f64().to_string(),
+        "--until-idle",
+        "--max-duration",
+        &DEADLINE.as_secs_f64().to_string(),
+        "--set",
+        &format!("http.agent.name={}", agent(index)),
+        "--set",
+        &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
+        "--set",
+        "spout.min.delay.queries=200",
+        "--set",
+        &SiteSpec::exclude_outside_hosts(),
+    ]
+    .map(str::to_string)
+    .to_vec();
+    args.extend(site_args(site));
+    Crawler::start(index, dir, &args, &[])
 }
 
 /// The fault injected into a process, and when.
@@ -268,7 +171,7 @@ async fn run(
 ) -> (Outcome, Option<Faults>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut crawlers: Vec<Crawler> = (0..PROCESSES)
-        .map(|p| Crawler::start(p, dir.path(), urls, queues, site))
+        .map(|p| start_crawler(p, dir.path(), urls, queues, site))
         .collect();
     let started = Instant::now();
 

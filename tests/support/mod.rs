@@ -2,5 +2,6 @@
 
 pub mod binary;
 pub mod cluster;
+pub mod crawl_process;
 pub mod fetch_log;
 pub mod opensearch;
