@@ -14,9 +14,9 @@ use bytes::Bytes;
 use common::{Spread, quick, runs};
 use lol_html::{HtmlRewriter, Settings, element};
 use squall::filter::{BasicNormalizer, FilterChain, SchemeFilter};
+use squall::message::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, Tuple};
 use squall::model::{CrawlUrl, PartitionMode};
 use squall::parse::{ParserBolt, ParserSettings};
-use squall::topology::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, Tuple};
 use url::Url;
 
 /// A realistic page: navigation, an article with inline links, a sidebar, scripts and a footer.

@@ -14,7 +14,8 @@ use chrono::{DateTime, Utc};
 use common::quick;
 use squall::config::ConfigBuilder;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
-use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits};
+use squall::message::{CrawlEvent, CrawlObserver};
+use squall::topology::{CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
 
 /// When one fetch started and finished.

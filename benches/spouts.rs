@@ -43,12 +43,11 @@ use common::frontier_data::{
 use common::{Spread, engine_client, env_or, quick};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
+use squall::frontier::{StatusStore, StatusWrite};
+use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
-use squall::spout::{
-    BusyUrls, DueUrl, RunnerSettings, RunnerState, Spout, SpoutError, SpoutRunner,
-};
-use squall::status::{StatusStore, StatusWrite};
-use squall::topology::Tuple;
+use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::schema::{KeyField, format_date};
@@ -296,7 +295,7 @@ fn write_and_ack(store: Arc<dyn StatusStore>, tuples: Vec<Tuple>, permits: Arc<S
         for (tuple, outcome) in tuples.into_iter().zip(outcomes) {
             match outcome {
                 Ok(()) => tuple.ack.ack(),
-                Err(e) => tuple.ack.fail(e.0),
+                Err(e) => tuple.ack.fail(e.to_string()),
             }
         }
     });

@@ -21,9 +21,8 @@ use clap::{Parser, ValueEnum};
 use serde_json::json;
 use squall::config::ConfigBuilder;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
-use squall::topology::{
-    CrawlEvent, CrawlObserver, CrawlStats, CrawlSummary, CrawlerBuilder, RunLimits,
-};
+use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
+use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
 use tracing_subscriber::EnvFilter;
 
@@ -328,8 +327,8 @@ async fn index_frontier(
     args: &Args,
     config: &squall::config::CrawlConfig,
 ) -> anyhow::Result<(
-    Box<dyn squall::spout::Spout>,
-    Arc<dyn squall::status::StatusStore>,
+    Box<dyn squall::frontier::Spout>,
+    Arc<dyn squall::frontier::StatusStore>,
 )> {
     use squall_spouts::client::EsClient;
     use squall_spouts::index::{
@@ -458,7 +457,7 @@ async fn index_frontier(
         refresh_interval: visibility,
         ..SpoutSettings::default()
     };
-    let spout: Box<dyn squall::spout::Spout> = match args.spout {
+    let spout: Box<dyn squall::frontier::Spout> = match args.spout {
         SpoutKind::Aggregation => {
             Box::new(AggregationSpout::new(client, settings).with_routes(routes))
         }

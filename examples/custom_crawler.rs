@@ -15,9 +15,10 @@ use std::sync::Arc;
 use squall::config::ConfigBuilder;
 use squall::filter::UrlFilter;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::message::CrawlStats;
 use squall::model::{CrawlUrl, Metadata};
 use squall::parse::{ParseFilter, ParseResult};
-use squall::topology::{CrawlStats, CrawlerBuilder, RunLimits};
+use squall::topology::{CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
 use url::Url;
 

@@ -79,6 +79,7 @@ pub mod config;
 pub mod fetch;
 pub mod filter;
 pub mod frontier;
+pub mod message;
 pub mod model;
 pub mod parse;
 pub mod schedule;

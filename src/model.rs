@@ -311,6 +311,16 @@ pub fn registrable_domain(host: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Whether metadata key `key` is named by a list of patterns (a trailing `*` matches any suffix).
+pub fn key_matches(patterns: &[String], key: &str) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix),
+            None => pattern == key,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,55 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
-use crate::model::{CrawlUrl, Status, keys};
+use crate::frontier::{QueueReport, StatusStore, StatusWrite};
+use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
+use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
-use crate::spout::QueueReport;
-use crate::topology::{CrawlEvent, CrawlObserver, StatusUpdate};
-
-/// One write to the frontier: a URL's status, when it is due next, the metadata to keep, and what
-/// the fetch taught about the URL's queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatusWrite {
-    /// The URL and the metadata to persist.
-    pub url: CrawlUrl,
-    /// Its partition key.
-    pub key: String,
-    /// Its status.
-    pub status: Status,
-    /// When it is due next; `None` means never.
-    pub next_fetch: Option<DateTime<Utc>>,
-    /// What the fetch of this URL taught about its queue (Retry-After hold, robots.txt crawl
-    /// delay), for frontiers that keep politeness state per queue; empty (the default) for
-    /// outlinks and for writes that follow no fetch. Never stored with the URL.
-    pub queue: QueueReport,
-}
-
-/// Why a write was not stored.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
-
-/// Where statuses are kept: the frontier's write side.
-///
-/// Semantics every implementation keeps (and the conformance suite checks):
-/// - a DISCOVERED write is create-only: it never replaces an existing URL, and finding one is success;
-/// - any other status replaces the URL's record, metadata included;
-/// - a write reported `Ok` is durable.
-#[async_trait]
-pub trait StatusStore: Send + Sync {
-    /// Writes a batch, returning one outcome per write, in order.
-    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>>;
-
-    /// Makes every earlier write visible to the spout (a no-op where writes are visible at once).
-    async fn flush(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-}
 
 /// Settings of the status updater.
 #[derive(Clone)]
@@ -68,16 +27,6 @@ pub struct StatusUpdaterSettings {
     pub persist_keys: Vec<String>,
     /// When URLs are due again.
     pub scheduler: Arc<dyn Scheduler>,
-}
-
-/// Whether `key` is kept by a list of patterns with optional trailing `*`.
-pub fn key_matches(patterns: &[String], key: &str) -> bool {
-    patterns
-        .iter()
-        .any(|pattern| match pattern.strip_suffix('*') {
-            Some(prefix) => key.starts_with(prefix),
-            None => pattern == key,
-        })
 }
 
 /// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
@@ -246,7 +195,7 @@ impl StatusUpdater {
                 match outcomes.next() {
                     Some(Ok(())) => {}
                     Some(Err(error)) => {
-                        failure.get_or_insert(error.0);
+                        failure.get_or_insert(error.message().to_string());
                     }
                     None => {
                         failure
@@ -344,9 +293,12 @@ mod tests {
     #[derive(Default)]
     struct Recorder(std::sync::Mutex<Vec<StatusWrite>>);
 
-    #[async_trait]
+    #[async_trait::async_trait]
     impl StatusStore for Recorder {
-        async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        async fn store(
+            &self,
+            batch: Vec<StatusWrite>,
+        ) -> Vec<Result<(), crate::frontier::StoreError>> {
             let outcomes = batch.iter().map(|_| Ok(())).collect();
             self.0.lock().expect("lock").extend(batch);
             outcomes
@@ -359,7 +311,7 @@ mod tests {
         let updater = StatusUpdater::new(
             store.clone(),
             settings(),
-            Arc::new(crate::topology::NoObserver),
+            Arc::new(crate::message::NoObserver),
         );
         let (acks, mut acked) = mpsc::unbounded_channel();
         let url = CrawlUrl::new(Url::parse("http://a.test/").expect("url"));
@@ -373,13 +325,13 @@ mod tests {
                 url: url.clone(),
                 key: "a.test".into(),
                 status: Status::FetchError,
-                outlinks: vec![crate::topology::Outlink {
+                outlinks: vec![crate::message::Outlink {
                     url: CrawlUrl::new(Url::parse("http://a.test/b").expect("url")),
                     key: "a.test".into(),
                 }],
                 fetch: None,
                 queue: report,
-                ack: crate::topology::AckHandle::new(url, acks),
+                ack: crate::message::AckHandle::new(url, acks),
             })
             .await
             .expect("send");
@@ -402,7 +354,7 @@ mod tests {
         );
         assert!(matches!(
             acked.recv().await,
-            Some(crate::topology::AckMessage::Acked(_))
+            Some(crate::message::AckMessage::Acked(_))
         ));
     }
 

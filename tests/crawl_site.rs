@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use squall::config::ConfigBuilder;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::message::{CrawlEvent, CrawlObserver};
 use squall::model::Status;
-use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
+use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 /// Records every fetch attempt, like the crawl binary's fetch log.

@@ -23,8 +23,8 @@ async fn embedded_frontier_is_conformant() {
 #[tokio::test]
 async fn embedded_frontier_survives_reopening() {
     use chrono::Utc;
+    use squall::frontier::{StatusStore, StatusWrite};
     use squall::model::{CrawlUrl, Status};
-    use squall::status::{StatusStore, StatusWrite};
 
     let root = tempfile::tempdir().expect("temp dir");
     let url = url::Url::parse("http://a.test/kept").expect("url");

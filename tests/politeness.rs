@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, TimeDelta, Utc};
 use squall::config::ConfigBuilder;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
-use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
+use squall::message::{CrawlEvent, CrawlObserver};
+use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_testsite::{Site, SiteSpec};
 
 /// When one fetch started and finished.

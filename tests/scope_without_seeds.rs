@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
-use squall::status::{StatusStore, StatusWrite};
 use squall_spouts::client::{ConnectionSettings, EsClient};
 use squall_spouts::index::{IndexSettings, ensure_index, ensure_status_index};
 use squall_spouts::queue::QueueStatusStore;

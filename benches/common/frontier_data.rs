@@ -19,8 +19,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use futures::StreamExt;
 use serde_json::{Value, json};
+use squall::frontier::StatusWrite;
 use squall::model::{CrawlUrl, Status, keys};
-use squall::status::StatusWrite;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
 use squall_spouts::schema::{

@@ -2,8 +2,8 @@
 //!
 //! The Elasticsearch/OpenSearch frontier for [`squall`]: a StormCrawler-compatible status index
 //! ([`schema`], [`index`]), the writer that keeps it ([`EsStatusStore`], a
-//! [`squall::status::StatusStore`]), and the spouts that read due URLs from it ([`spouts`]):
-//! aggregation, collapsing and hybrid, each a [`squall::spout::Spout`].
+//! [`squall::frontier::StatusStore`]), and the spouts that read due URLs from it ([`spouts`]):
+//! aggregation, collapsing and hybrid, each a [`squall::frontier::Spout`].
 //!
 //! Indices written by StormCrawler work as they are: same mapping, same document ids (hex SHA-256 of
 //! the URL), metadata as arrays with `.` escaped as `%2E`, the key in `key` or in a metadata field.

@@ -14,8 +14,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use squall::frontier::StatusWrite;
 use squall::model::{CrawlUrl, Metadata, Status};
-use squall::status::StatusWrite;
 use url::Url;
 
 /// Where the partition key is stored: StormCrawler's `es.status.routing.fieldname` /

@@ -12,8 +12,8 @@
 use async_trait::async_trait;
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
-use squall::status::{StatusStore, StatusWrite, StoreError};
 use tracing::warn;
 
 use crate::client::{EsClient, RequestBody};
@@ -112,8 +112,8 @@ impl StatusStore for EsStatusStore {
         let answer = match answer {
             Ok(answer) => answer,
             Err(error) => {
-                let reason = format!("status bulk failed: {error}");
-                return vec![Err(StoreError(reason)); batch.len()];
+                let error = error.for_store("status bulk failed");
+                return vec![Err(error); batch.len()];
             }
         };
         let no_items = Vec::new();
@@ -124,7 +124,7 @@ impl StatusStore for EsStatusStore {
                 items.len(),
                 batch.len()
             );
-            return vec![Err(StoreError(reason)); batch.len()];
+            return vec![Err(StoreError::rejected(reason)); batch.len()];
         }
         let mut outcomes = Vec::with_capacity(batch.len());
         for (write, item) in batch.iter().zip(items) {
@@ -154,7 +154,7 @@ impl StatusStore for EsStatusStore {
                         .unwrap_or("no reason given"),
                 );
                 warn!(%reason, "status write rejected");
-                Err(StoreError(reason))
+                Err(StoreError::of_kind(item_error_kind(status), reason))
             };
             outcomes.push(outcome);
         }
@@ -167,6 +167,17 @@ impl StatusStore for EsStatusStore {
             .request(Method::Post, &path, &[], None)
             .await
             .map(|_| ())
-            .map_err(|e| StoreError(format!("refresh of {} failed: {e}", self.settings.index)))
+            .map_err(|e| e.for_store(&format!("refresh of {} failed", self.settings.index)))
+    }
+}
+
+/// A bulk item's failure: the engine too busy for it (429) or failing (5xx) may take it later;
+/// anything else (a mapping conflict, an invalid document) it will refuse again.
+pub(crate) fn item_error_kind(status: u64) -> squall::frontier::ErrorKind {
+    let status = u16::try_from(status).unwrap_or(0);
+    if crate::client::is_transient_status(status) {
+        squall::frontier::ErrorKind::Unavailable
+    } else {
+        squall::frontier::ErrorKind::Rejected
     }
 }

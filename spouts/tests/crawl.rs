@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use squall::config::ConfigBuilder;
-use squall::status::StatusStore;
+use squall::frontier::StatusStore;
 use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_testsite::{Site, SiteSpec};
 use support::Kind;

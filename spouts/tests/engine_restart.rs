@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use squall::config::ConfigBuilder;
-use squall::status::StatusStore;
-use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
+use squall::frontier::StatusStore;
+use squall::message::{CrawlEvent, CrawlObserver};
+use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_spouts::client::{ConnectionSettings, EsClient};
 use squall_spouts::index::{IndexSettings, ensure_status_index};
 use squall_testsite::{Site, SiteSpec};

@@ -9,9 +9,9 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::json;
+use squall::frontier::{BusyUrls, Spout};
+use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
-use squall::spout::{BusyUrls, Spout};
-use squall::status::{StatusStore, StatusWrite};
 use squall_spouts::client::RequestBody;
 use squall_spouts::schema::{KeyField, document_id};
 use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
@@ -100,7 +100,11 @@ async fn a_rejected_bulk_item_fails_only_its_url_with_the_engines_reason() {
     bad.url.metadata.set("size", "not a number");
     let outcomes = store.store(vec![good, bad]).await;
     assert_eq!(outcomes[0], Ok(()));
-    let reason = outcomes[1].clone().expect_err("the bad item is rejected").0;
+    let reason = outcomes[1]
+        .clone()
+        .expect_err("the bad item is rejected")
+        .message()
+        .to_string();
     assert!(reason.contains("http://a.test/bad"), "{reason}");
     assert!(
         reason.contains("mapper_parsing_exception") || reason.contains("number_format"),

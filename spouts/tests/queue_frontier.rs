@@ -8,9 +8,9 @@ use chrono::{TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::conformance::{FrontierPair, check_frontier};
+use squall::frontier::{BusyUrls, Spout};
+use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
-use squall::spout::{BusyUrls, Spout};
-use squall::status::{StatusStore, StatusWrite};
 use squall_spouts::client::EsClient;
 use squall_spouts::index::ensure_index;
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
@@ -296,7 +296,7 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
 
 #[tokio::test]
 async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
-    use squall::spout::QueueReport;
+    use squall::frontier::QueueReport;
     let client = support::client().await;
     let (urls, queues) = indices(&client).await;
     let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());

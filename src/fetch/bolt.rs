@@ -18,9 +18,11 @@ use tracing::{debug, info};
 
 use super::http::HttpClient;
 use super::robots::RobotsCache;
+use crate::frontier::QueueReport;
+use crate::message::{
+    CrawlEvent, CrawlObserver, FetchFailure, FetchOutcome, FetchedPage, NoObserver, Tuple,
+};
 use crate::model::{Status, keys};
-use crate::spout::QueueReport;
-use crate::topology::{CrawlEvent, CrawlObserver, FetchOutcome, FetchedPage, NoObserver, Tuple};
 
 /// Politeness and concurrency settings of the fetcher.
 #[derive(Debug, Clone, PartialEq)]
@@ -354,7 +356,7 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
         return refused(
             key,
             tuple,
-            "private_address",
+            FetchFailure::PrivateAddress,
             message,
             Status::Error,
             Vec::new(),
@@ -374,11 +376,11 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
             } else {
                 Status::FetchError
             };
-            Some(("robots.txt", reason, status))
+            Some((FetchFailure::RobotsTxt, reason, status))
         } else if let Some(delay) = crawl_delay.filter(|d| *d > settings.max_crawl_delay) {
             (!settings.max_crawl_delay_force).then(|| {
                 (
-                    "crawl_delay",
+                    FetchFailure::CrawlDelay,
                     format!(
                         "robots.txt Crawl-delay of {delay:?} exceeds fetcher.max.crawl.delay ({:?})",
                         settings.max_crawl_delay
@@ -457,13 +459,13 @@ async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Complet
 fn refused(
     key: String,
     mut tuple: Tuple,
-    cause: &str,
+    cause: FetchFailure,
     message: String,
     status: Status,
     sitemaps: Vec<url::Url>,
     crawl_delay: Option<Duration>,
 ) -> Completed {
-    tuple.url.metadata.set(keys::ERROR_CAUSE, cause);
+    tuple.url.metadata.set(keys::ERROR_CAUSE, cause.as_str());
     Completed {
         key,
         page: Some(FetchedPage {
@@ -471,7 +473,7 @@ fn refused(
             record: None,
             outcome: FetchOutcome::Failed {
                 status,
-                cause: cause.to_string(),
+                cause,
                 message,
             },
             sitemaps,
@@ -490,9 +492,9 @@ fn refused(
 mod tests {
     use super::*;
     use crate::fetch::HttpSettings;
+    use crate::frontier::QueueHints;
+    use crate::message::AckHandle;
     use crate::model::CrawlUrl;
-    use crate::spout::QueueHints;
-    use crate::topology::AckHandle;
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
 
@@ -569,7 +571,7 @@ mod tests {
         drop(acks);
         let mut failed = Vec::new();
         while let Ok(message) = acked.try_recv() {
-            if let crate::topology::AckMessage::Failed { url, reason } = message {
+            if let crate::message::AckMessage::Failed { url, reason } = message {
                 failed.push((url.url.path().to_string(), reason));
             }
         }
@@ -578,10 +580,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_url_whose_lease_was_lost_is_failed_back_unfetched() {
-        let valid = crate::spout::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
-        let lost = crate::spout::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
+        let valid =
+            crate::frontier::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
+        let lost =
+            crate::frontier::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
         lost.revoke();
-        let hints = |lease: &crate::spout::Lease| QueueHints {
+        let hints = |lease: &crate::frontier::Lease| QueueHints {
             crawl_delay: None,
             lease: Some(lease.clone()),
         };
@@ -641,13 +645,13 @@ mod tests {
             url::Url::parse(&format!("http://127.0.0.1:{}/page", addr.port())).expect("url"),
         );
         let lease =
-            crate::spout::Lease::until(std::time::Instant::now() + Duration::from_millis(150));
+            crate::frontier::Lease::until(std::time::Instant::now() + Duration::from_millis(150));
         tuples
             .send(Tuple {
                 ack: AckHandle::new(url.clone(), acks),
                 url,
                 key: "127.0.0.1".to_string(),
-                hints: crate::spout::QueueHints {
+                hints: crate::frontier::QueueHints {
                     crawl_delay: None,
                     lease: Some(lease),
                 },
@@ -664,7 +668,7 @@ mod tests {
         );
         let mut failed = false;
         while let Ok(message) = acked.try_recv() {
-            failed |= matches!(message, crate::topology::AckMessage::Failed { .. });
+            failed |= matches!(message, crate::message::AckMessage::Failed { .. });
         }
         assert!(failed, "the URL was failed back");
     }

@@ -13,8 +13,8 @@ use reqwest::header::{
 use url::Url;
 
 use super::dns::{CachingResolver, is_private_address};
+use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
-use crate::topology::{FetchOutcome, FetchRecord, FetchedResponse};
 
 /// Settings of the HTTP client.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +121,7 @@ impl HttpClient {
                 };
                 let outcome = FetchOutcome::Failed {
                     status: Status::FetchError,
-                    cause: cause.to_string(),
+                    cause,
                     message,
                 };
                 (record, outcome)
@@ -133,7 +133,7 @@ impl HttpClient {
         &self,
         url: &Url,
         metadata: &Metadata,
-    ) -> Result<FetchedResponse, (&'static str, String)> {
+    ) -> Result<FetchedResponse, (FetchFailure, String)> {
         let mut request = self.client.get(url.as_str());
         if let Some(etag) = metadata.first(keys::ETAG) {
             request = request.header(IF_NONE_MATCH, etag);
@@ -235,17 +235,17 @@ pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
     builder
 }
 
-fn classify(error: &reqwest::Error) -> (&'static str, String) {
+fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
     let cause = if error.is_timeout() {
-        "timeout"
+        FetchFailure::Timeout
     } else if error.is_redirect() {
-        "redirect"
+        FetchFailure::Redirect
     } else if error.is_connect() {
-        "connection"
+        FetchFailure::Connection
     } else if error.is_body() || error.is_decode() {
-        "body"
+        FetchFailure::Body
     } else {
-        "http"
+        FetchFailure::Http
     };
     // reqwest's Display is terse; its sources carry the detail (refused, DNS, TLS, ...).
     let mut message = error.to_string();

@@ -28,9 +28,9 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 use url::Url;
 
+use crate::frontier::{BusyUrls, DueUrl, Spout};
+use crate::frontier::{StatusStore, StatusWrite};
 use crate::model::{CrawlUrl, Metadata, Status, keys};
-use crate::spout::{BusyUrls, DueUrl, Spout};
-use crate::status::{StatusStore, StatusWrite};
 
 /// An empty frontier under test.
 pub struct FrontierPair {
@@ -103,7 +103,7 @@ fn write(u: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> Statu
         key: key.to_string(),
         status,
         next_fetch: due_in.map(|d| Utc::now() + d),
-        queue: crate::spout::QueueReport::default(),
+        queue: crate::frontier::QueueReport::default(),
     }
 }
 

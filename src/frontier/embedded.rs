@@ -21,9 +21,9 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
+use crate::frontier::{StatusStore, StatusWrite, StoreError};
 use crate::model::{CrawlUrl, Metadata, Status};
-use crate::spout::{BusyUrls, DueUrl, Spout, SpoutError};
-use crate::status::{StatusStore, StatusWrite, StoreError};
 
 const URLS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("urls");
 const SCHEDULE: TableDefinition<'_, (&str, u64, &str), ()> = TableDefinition::new("schedule");
@@ -198,7 +198,7 @@ impl EmbeddedFrontier {
                         Ok(record) => Some(record),
                         Err(e) => {
                             // Never overwrite what cannot be read: its schedule entry is unknown.
-                            outcomes.push(Err(StoreError(format!(
+                            outcomes.push(Err(StoreError::rejected(format!(
                                 "the stored record of {url} is unreadable: {e}"
                             ))));
                             continue;
@@ -220,7 +220,9 @@ impl EmbeddedFrontier {
                 let bytes = match serde_json::to_vec(&record) {
                     Ok(bytes) => bytes,
                     Err(e) => {
-                        outcomes.push(Err(StoreError(format!("cannot encode {url}: {e}"))));
+                        outcomes.push(Err(StoreError::rejected(format!(
+                            "cannot encode {url}: {e}"
+                        ))));
                         continue;
                     }
                 };
@@ -358,10 +360,10 @@ impl StatusStore for EmbeddedFrontier {
             Ok(Ok(outcomes)) => outcomes,
             Ok(Err(error)) => {
                 let message = format!("embedded frontier write failed: {error}");
-                vec![Err(StoreError(message)); count]
+                vec![Err(StoreError::unavailable(message)); count]
             }
             Err(join) => vec![
-                Err(StoreError(format!(
+                Err(StoreError::rejected(format!(
                     "embedded frontier write panicked: {join}"
                 )));
                 count
@@ -391,9 +393,9 @@ impl Spout for EmbeddedSpout {
         tokio::task::spawn_blocking(move || {
             frontier
                 .due_blocking(limits, Utc::now(), &busy)
-                .map_err(|e| SpoutError::with_source("embedded frontier query failed", e))
+                .map_err(|e| SpoutError::unavailable("embedded frontier query failed").caused_by(e))
         })
         .await
-        .map_err(|e| SpoutError::with_source("embedded frontier query panicked", e))?
+        .map_err(|e| SpoutError::rejected("embedded frontier query panicked").caused_by(e))?
     }
 }

@@ -1,10 +1,27 @@
-//! Frontiers: where URLs wait until they are due.
+//! The frontier: where URLs wait until they are due, and the contract every frontier keeps.
 //!
-//! [`EmbeddedFrontier`] is the default: one file on local disk, nothing to install. The Elasticsearch
-//! and OpenSearch frontiers live in the `squall-spouts` crate. Every frontier must pass the
-//! [`conformance`] suite.
+//! A frontier has a read side, a [`Spout`] that returns due URLs (the spout runner in
+//! [`crate::spout`] drives it), and a write side, a [`StatusStore`] that the status updater writes
+//! statuses and outlinks to. Both speak the types of this module only: [`DueUrl`], [`BusyUrls`],
+//! [`StatusWrite`], the queue state that crosses the topology ([`QueueHints`], [`QueueReport`],
+//! [`Lease`]) and the errors ([`SpoutError`], [`StoreError`], each with an [`ErrorKind`] that says
+//! whether trying again may help).
+//!
+//! [`EmbeddedFrontier`] is the default implementation: one file on local disk, nothing to install.
+//! The Elasticsearch and OpenSearch frontiers live in the `squall-spouts` crate. Every frontier must
+//! pass the [`conformance`] suite.
 
+mod busy;
 pub mod conformance;
 mod embedded;
+mod error;
+mod hints;
+mod spout;
+mod store;
 
+pub use busy::BusyUrls;
 pub use embedded::{EmbeddedFrontier, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus};
+pub use error::{ErrorKind, SpoutError, StoreError};
+pub use hints::{Lease, QueueHints, QueueReport};
+pub use spout::{DueUrl, Spout};
+pub use store::{StatusStore, StatusWrite};

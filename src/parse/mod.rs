@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 use url::Url;
 
 use crate::filter::FilterChain;
+use crate::message::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
+use crate::model::key_matches;
 use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys, partition_key};
-use crate::status::key_matches;
-use crate::topology::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
 
 /// What parsing a page produced, open to [`ParseFilter`]s.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -120,7 +120,7 @@ impl ParserBolt {
                 cause,
                 message,
             } => {
-                url.metadata.set(keys::ERROR_CAUSE, cause);
+                url.metadata.set(keys::ERROR_CAUSE, cause.as_str());
                 url.metadata.set(keys::ERROR_MESSAGE, message);
                 status
             }

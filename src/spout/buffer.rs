@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::DueUrl;
+use crate::frontier::DueUrl;
 
 /// Round-robin buffer of due URLs, deduplicated by URL.
 #[derive(Debug, Default)]

@@ -10,9 +10,10 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use super::UrlBuffer;
 use super::waiting::Waiting;
-use super::{BusyUrls, Spout, UrlBuffer};
-use crate::topology::{AckHandle, AckMessage, Tuple};
+use crate::frontier::{BusyUrls, Spout};
+use crate::message::{AckHandle, AckMessage, Tuple};
 
 /// How a runner paces and limits itself (StormCrawler's `spout.*` and `topology.max.spout.pending`).
 #[derive(Debug, Clone, PartialEq)]
@@ -272,7 +273,11 @@ impl SpoutRunner {
         let batch = match result {
             Ok(batch) => batch,
             Err(error) => {
-                warn!(%error, "frontier query failed; retrying after the query delay");
+                if error.is_retryable() {
+                    warn!(%error, "frontier query failed; retrying after the query delay");
+                } else {
+                    tracing::error!(%error, "the frontier refused the query (it will not heal by itself); asking again after the query delay");
+                }
                 metrics::counter!("squall_spout_query_errors_total").increment(1);
                 self.last_answer_empty = true;
                 self.empty_queries = 0;
@@ -409,7 +414,7 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::spout::{DueUrl, SpoutError};
+    use crate::frontier::{DueUrl, SpoutError};
 
     /// A spout with nothing to give, answering at once without any I/O.
     struct Empty(Arc<AtomicUsize>);

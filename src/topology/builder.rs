@@ -4,10 +4,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use url::Url;
-
-use super::events::{CrawlObserver, CrawlStats, Observers};
 use super::run::Crawler;
+use super::seeds::SeedFilters;
 use crate::config::{ConfigError, CrawlConfig};
 use crate::fetch::{
     FetcherBolt, FetcherSettings, HttpClient, HttpClientError, HttpSettings, RobotsCache,
@@ -16,11 +14,13 @@ use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
     UrlFilter,
 };
-use crate::model::{CrawlUrl, partition_key};
+use crate::frontier::Spout;
+use crate::frontier::StatusStore;
+use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt, ParserSettings};
 use crate::schedule::Scheduler;
-use crate::spout::{RunnerSettings, Spout};
-use crate::status::{StatusStore, StatusUpdaterSettings, StatusWrite};
+use crate::spout::RunnerSettings;
+use crate::status::StatusUpdaterSettings;
 
 /// Why a crawler could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -37,15 +37,6 @@ pub enum BuildError {
     /// No frontier was given.
     #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
     NoFrontier,
-}
-
-/// What happened to the seeds given to [`Crawler::inject`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SeedReport {
-    /// Seeds written to the frontier (or already in it).
-    pub accepted: usize,
-    /// Seeds refused, with the reason.
-    pub rejected: Vec<(String, String)>,
 }
 
 /// Builds a [`Crawler`]: the configuration, a frontier, and any filters and hooks of your own.
@@ -278,78 +269,5 @@ impl CrawlerBuilder {
             },
             scheduler,
         }))
-    }
-}
-
-/// What seeds go through before they enter the frontier.
-pub(crate) struct SeedFilters {
-    normalizer: Arc<BasicNormalizer>,
-    filters: FilterChain,
-}
-
-impl SeedFilters {
-    /// Parses, normalizes and filters seeds, and writes them as DISCOVERED.
-    pub(crate) async fn inject<'a>(
-        &self,
-        seeds: impl IntoIterator<Item = &'a str>,
-        config: &CrawlConfig,
-        scheduler: &dyn Scheduler,
-        store: &dyn StatusStore,
-    ) -> SeedReport {
-        let mut report = SeedReport::default();
-        let mut writes = Vec::new();
-        let now = chrono::Utc::now();
-        for raw in seeds {
-            let raw = raw.trim();
-            if raw.is_empty() || raw.starts_with('#') {
-                continue;
-            }
-            let parsed = match Url::parse(raw) {
-                Ok(url) => url,
-                Err(error) => {
-                    report
-                        .rejected
-                        .push((raw.to_string(), format!("not a valid URL: {error}")));
-                    continue;
-                }
-            };
-            if parsed.host_str().is_none() {
-                report
-                    .rejected
-                    .push((raw.to_string(), "the URL has no host".to_string()));
-                continue;
-            }
-            let url = self.normalizer.normalize(parsed);
-            let seed = CrawlUrl::seed(url);
-            let Some(url) = self.filters.filter(None, seed.url.clone(), &seed.metadata) else {
-                report
-                    .rejected
-                    .push((raw.to_string(), "refused by the URL filters".to_string()));
-                continue;
-            };
-            let key = partition_key(&url, &seed.metadata, config.partition_url_mode);
-            let next_fetch =
-                scheduler.schedule(crate::model::Status::Discovered, &seed.metadata, now);
-            writes.push(StatusWrite {
-                url: CrawlUrl {
-                    url,
-                    metadata: seed.metadata,
-                },
-                key,
-                status: crate::model::Status::Discovered,
-                next_fetch,
-                queue: crate::spout::QueueReport::default(),
-            });
-        }
-        let urls: Vec<String> = writes.iter().map(|w| w.url.url.to_string()).collect();
-        for (url, outcome) in urls.into_iter().zip(store.store(writes).await) {
-            match outcome {
-                Ok(()) => report.accepted += 1,
-                Err(error) => report
-                    .rejected
-                    .push((url, format!("could not be written: {error}"))),
-            }
-        }
-        report
     }
 }

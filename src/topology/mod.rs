@@ -6,19 +6,13 @@
 //!       └──────────── ack / fail, once the URL's status and outlinks are written ◀──┘
 //! ```
 //!
-//! Every channel is bounded: a slow stage makes the one before it wait, and nothing is dropped.
-//! Build a [`Crawler`] with [`CrawlerBuilder`].
+//! Every channel between stages is bounded: a slow stage makes the one before it wait, and nothing
+//! is dropped. Build a [`Crawler`] with [`CrawlerBuilder`].
 
-mod ack;
 mod builder;
-mod events;
-mod items;
 mod run;
+mod seeds;
 
-pub use ack::{AckHandle, AckMessage};
-pub use builder::{BuildError, CrawlerBuilder, SeedReport};
-pub use events::{CrawlEvent, CrawlObserver, CrawlStats, NoObserver, Observers};
-pub use items::{
-    FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, StatusUpdate, Tuple,
-};
+pub use builder::{BuildError, CrawlerBuilder};
 pub use run::{CrawlSummary, Crawler, RunLimits, StopReason};
+pub use seeds::SeedReport;

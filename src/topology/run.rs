@@ -8,15 +8,17 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
-use super::builder::{SeedFilters, SeedReport};
-use super::events::{CrawlObserver, CrawlStats};
+use super::seeds::{SeedFilters, SeedReport};
 use crate::config::CrawlConfig;
 use crate::fetch::FetcherBolt;
+use crate::frontier::Spout;
+use crate::frontier::StatusStore;
+use crate::message::{CrawlObserver, CrawlStats};
 use crate::model::Status;
 use crate::parse::ParserBolt;
 use crate::schedule::Scheduler;
-use crate::spout::{RunnerSettings, RunnerState, Spout, SpoutRunner};
-use crate::status::{StatusStore, StatusUpdater, StatusUpdaterSettings};
+use crate::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use crate::status::{StatusUpdater, StatusUpdaterSettings};
 
 pub(crate) struct Parts {
     pub(crate) config: CrawlConfig,

@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use url::Url;
 
 use nodes::{NodePool, Pick};
+use squall::frontier::{ErrorKind, SpoutError, StoreError};
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
@@ -170,7 +171,37 @@ pub enum EsError {
     },
 }
 
+/// Whether an HTTP status from the engine means "not now" rather than "never": a timeout, too many
+/// requests, or a server-side failure.
+pub fn is_transient_status(status: u16) -> bool {
+    status == 408 || status == 429 || status >= 500
+}
+
 impl EsError {
+    /// Whether the same request may succeed later: the engine was out of reach or answered that it
+    /// was busy or failing (HTTP 408, 429, 5xx), as opposed to refusing the request itself.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EsError::Unreachable { .. } => ErrorKind::Unavailable,
+            EsError::Status { status, .. } if is_transient_status(*status) => {
+                ErrorKind::Unavailable
+            }
+            EsError::Status { .. } | EsError::Config(_) | EsError::Decode { .. } => {
+                ErrorKind::Rejected
+            }
+        }
+    }
+
+    /// This error as a spout's: `context` says what was being read.
+    pub fn for_spout(self, context: &str) -> SpoutError {
+        SpoutError::of_kind(self.kind(), context).caused_by(self)
+    }
+
+    /// This error as a status store's: `context` says what was being written.
+    pub fn for_store(&self, context: &str) -> StoreError {
+        StoreError::of_kind(self.kind(), format!("{context}: {self}"))
+    }
+
     /// The HTTP status of an error answer.
     pub fn status(&self) -> Option<u16> {
         match self {

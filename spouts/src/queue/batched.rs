@@ -3,7 +3,7 @@
 
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::spout::SpoutError;
+use squall::frontier::SpoutError;
 use tracing::warn;
 
 use super::schema::queue_id;
@@ -79,7 +79,7 @@ async fn bulk_items(
             Some(RequestBody::NdJson(lines)),
         )
         .await
-        .map_err(|e| SpoutError::with_source("queue updates failed", e))?;
+        .map_err(|e| e.for_spout("queue updates failed"))?;
     let items = match answer {
         Value::Object(mut answer) => match answer.remove("items") {
             Some(Value::Array(items)) => items,
@@ -88,7 +88,7 @@ async fn bulk_items(
         _ => Vec::new(),
     };
     if items.len() != expected {
-        return Err(SpoutError::new(format!(
+        return Err(SpoutError::rejected(format!(
             "queue updates: the engine answered {} items for {expected} updates",
             items.len()
         )));
@@ -132,7 +132,7 @@ pub(crate) async fn scripted_updates(
             match result["status"].as_u64() {
                 Some(200..=299) => Ok(result["result"].as_str() != Some("noop")),
                 Some(404) => Ok(false),
-                _ => Err(SpoutError::new(format!(
+                _ => Err(SpoutError::rejected(format!(
                     "updating queue {} failed: {}",
                     update.key, result["error"]
                 ))),

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::spout::SpoutError;
+use squall::frontier::SpoutError;
 
 use super::batched::{ConditionalUpdate, conditional_updates};
 use crate::client::{EsClient, RequestBody};
@@ -86,7 +86,7 @@ pub(crate) async fn claim_queues(
             Some(RequestBody::Json(body)),
         )
         .await
-        .map_err(|e| SpoutError::with_source("listing due queues failed", e))?;
+        .map_err(|e| e.for_spout("listing due queues failed"))?;
     let hits = answer["hits"]["hits"]
         .as_array()
         .cloned()

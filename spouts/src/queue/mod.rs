@@ -10,7 +10,7 @@
 //!    releases are scripts that do nothing unless `leaseOwner` is still the caller.
 //! 2. **A process fetches from a queue only while its lease is valid.** Leases are renewed in the
 //!    background every quarter TTL, not by the query loop. Each URL handed out carries
-//!    the queue's [`Lease`](squall::spout::Lease), which this process trusts for four fifths of the
+//!    the queue's [`Lease`](squall::frontier::Lease), which this process trusts for four fifths of the
 //!    TTL after the request that set it was sent; the fetcher checks it before each fetch and fails
 //!    the URL back unfetched once it lapsed or was revoked (fencing). Another process can claim the
 //!    queue only after the full TTL, by its clock.

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::spout::SpoutError;
+use squall::frontier::SpoutError;
 use tracing::warn;
 
 use crate::client::{EsClient, RequestBody};
@@ -214,7 +214,7 @@ impl Round<'_> {
                 Some(RequestBody::Json(body)),
             )
             .await
-            .map_err(|e| SpoutError::with_source("reading queues' URLs failed", e))?;
+            .map_err(|e| e.for_spout("reading queues' URLs failed"))?;
         Ok(answer["hits"]["hits"]
             .as_array()
             .cloned()
@@ -266,7 +266,7 @@ pub(crate) async fn next_dates(
             Some(RequestBody::Json(body)),
         )
         .await
-        .map_err(|e| SpoutError::with_source("reading queues' next dates failed", e))?;
+        .map_err(|e| e.for_spout("reading queues' next dates failed"))?;
     let buckets = answer["aggregations"]["keys"]["buckets"]
         .as_array()
         .cloned()

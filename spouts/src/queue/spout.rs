@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use chrono::{TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::json;
+use squall::frontier::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
 use squall::model::CrawlUrl;
-use squall::spout::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
 use tracing::debug;
 
 use super::batched::{ScriptedUpdate, scripted_updates};
@@ -463,7 +463,7 @@ impl Spout for QueueSpout {
                 Some(RequestBody::Json(body)),
             )
             .await
-            .map_err(|e| SpoutError::with_source("counting queues with work failed", e))?;
+            .map_err(|e| e.for_spout("counting queues with work failed"))?;
         Ok(answer["count"].as_u64() == Some(0))
     }
 

@@ -11,7 +11,7 @@ use chrono::{TimeDelta, Utc};
 use dashmap::DashMap;
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
-use squall::spout::Lease;
+use squall::frontier::Lease;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use chrono::Utc;
 use elasticsearch::http::Method;
 use serde_json::json;
+use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
-use squall::status::{StatusStore, StatusWrite, StoreError};
 
 use super::schema::{QueueChange, queue_update};
 use crate::client::{EsClient, RequestBody};
@@ -174,7 +174,7 @@ impl StatusStore for QueueStatusStore {
         let mut positions = Vec::new();
         for (i, write) in batch.into_iter().enumerate() {
             match failed_keys.get(&write.key) {
-                Some(reason) => outcomes[i] = Some(Err(StoreError(reason.clone()))),
+                Some(reason) => outcomes[i] = Some(Err(StoreError::unavailable(reason.clone()))),
                 None => {
                     positions.push(i);
                     to_write.push(write);
@@ -187,7 +187,7 @@ impl StatusStore for QueueStatusStore {
         }
         outcomes
             .into_iter()
-            .map(|o| o.unwrap_or_else(|| Err(StoreError("no outcome".to_string()))))
+            .map(|o| o.unwrap_or_else(|| Err(StoreError::rejected("no outcome"))))
             .collect()
     }
 
@@ -197,6 +197,6 @@ impl StatusStore for QueueStatusStore {
             .request(Method::Post, &path, &[], None)
             .await
             .map(|_| ())
-            .map_err(|e| StoreError(format!("refresh failed: {e}")))
+            .map_err(|e| e.for_store("refresh failed"))
     }
 }

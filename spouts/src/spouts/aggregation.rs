@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
+use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
 use crate::client::EsClient;

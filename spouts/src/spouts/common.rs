@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeDelta, Utc};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall::frontier::{BusyUrls, DueUrl, SpoutError};
 use squall::model::{PartitionMode, partition_key};
-use squall::spout::{BusyUrls, DueUrl, SpoutError};
 use tracing::debug;
 
 use crate::client::{EsClient, RequestBody};
@@ -208,9 +208,9 @@ impl SpoutQuery {
         let preference = if instances > 1 {
             let shards = shard_count(&self.client, &self.settings.index)
                 .await
-                .map_err(|e| SpoutError::with_source("cannot read the status index's shards", e))?;
+                .map_err(|e| e.for_spout("cannot read the status index's shards"))?;
             if shards < instances {
-                return Err(SpoutError::new(format!(
+                return Err(SpoutError::rejected(format!(
                     "{instances} instances cannot split {} with only {shards} shards",
                     self.settings.index
                 )));
@@ -258,7 +258,7 @@ impl SpoutQuery {
             .client
             .request(Method::Post, &path, &query, Some(RequestBody::Json(body)))
             .await
-            .map_err(|e| SpoutError::with_source("status index query failed", e))?;
+            .map_err(|e| e.for_spout("status index query failed"))?;
         metrics::histogram!("squall_es_query_seconds").record(started.elapsed().as_secs_f64());
         debug!(took_ms = answer["took"].as_u64(), "status index query");
         Ok(answer)

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use squall::spout::{BusyUrls, DueUrl, Spout, SpoutError};
+use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::aggregation::AggregationSpout;
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
@@ -152,7 +152,7 @@ impl Spout for HybridSpout {
                 Some(RequestBody::NdJson(lines)),
             )
             .await
-            .map_err(|e| SpoutError::with_source("per-key queries failed", e))?;
+            .map_err(|e| e.for_spout("per-key queries failed"))?;
         let responses = answer["responses"].as_array().cloned().unwrap_or_default();
         let mut batch = Vec::new();
         for (&i, response) in ready.iter().zip(responses.iter()) {

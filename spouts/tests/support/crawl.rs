@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use squall::config::ConfigBuilder;
-use squall::status::StatusStore;
-use squall::topology::{CrawlEvent, CrawlObserver, CrawlerBuilder, RunLimits, StopReason};
+use squall::frontier::StatusStore;
+use squall::message::{CrawlEvent, CrawlObserver};
+use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_spouts::client::EsClient;
 use squall_testsite::{Site, SiteSpec};
 

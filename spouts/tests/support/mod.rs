@@ -113,7 +113,7 @@ pub fn spout(
     kind: Kind,
     client: &EsClient,
     settings: SpoutSettings,
-) -> Box<dyn squall::spout::Spout> {
+) -> Box<dyn squall::frontier::Spout> {
     match kind {
         Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
         Kind::Collapsing => Box::new(CollapsingSpout::new(client.clone(), settings)),

@@ -4,8 +4,8 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 
 use super::AckHandle;
+use crate::frontier::{QueueHints, QueueReport};
 use crate::model::{CrawlUrl, Status};
-use crate::spout::{QueueHints, QueueReport};
 
 /// A URL emitted by the spout, on its way to the fetcher.
 #[derive(Debug)]
@@ -44,11 +44,56 @@ pub enum FetchOutcome {
     Failed {
         /// FETCH_ERROR for a failure that may heal, ERROR for a refusal (robots.txt, ...).
         status: Status,
-        /// A short machine-friendly cause (`robots.txt`, `timeout`, `connection`, ...).
-        cause: String,
+        /// What kind of failure it was; stored as the URL's `error.cause`.
+        cause: FetchFailure,
         /// A human-readable message.
         message: String,
     },
+}
+
+/// Why a fetch produced no usable answer, or was not made.
+///
+/// Its [`as_str`](FetchFailure::as_str) is what the status index records as `error.cause`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FetchFailure {
+    /// The server did not answer in time.
+    Timeout,
+    /// No connection could be made (refused, reset, DNS, TLS).
+    Connection,
+    /// A redirect could not be followed (too many hops, or a refused target).
+    Redirect,
+    /// The body could not be read or decoded.
+    Body,
+    /// Any other failure of the HTTP exchange.
+    Http,
+    /// robots.txt forbids the URL, or could not be read (everything is refused meanwhile).
+    RobotsTxt,
+    /// robots.txt asks for a crawl delay above `fetcher.max.crawl.delay`.
+    CrawlDelay,
+    /// The host resolves to a private address and `http.refuse.private.addresses` is on.
+    PrivateAddress,
+}
+
+impl FetchFailure {
+    /// The cause as recorded in metadata (`error.cause`) and in the fetch log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FetchFailure::Timeout => "timeout",
+            FetchFailure::Connection => "connection",
+            FetchFailure::Redirect => "redirect",
+            FetchFailure::Body => "body",
+            FetchFailure::Http => "http",
+            FetchFailure::RobotsTxt => "robots.txt",
+            FetchFailure::CrawlDelay => "crawl_delay",
+            FetchFailure::PrivateAddress => "private_address",
+        }
+    }
+}
+
+impl std::fmt::Display for FetchFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A server's answer.

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use squall::spout::Lease;
+/// use squall::frontier::Lease;
 ///
 /// let lease = Lease::until(Instant::now() + Duration::from_secs(30));
 /// let carried = lease.clone();
@@ -119,7 +119,7 @@ impl QueueHints {
 ///
 /// ```
 /// use std::time::Duration;
-/// use squall::spout::QueueReport;
+/// use squall::frontier::QueueReport;
 ///
 /// assert!(QueueReport::default().is_empty());
 /// let report = QueueReport {
