@@ -203,8 +203,8 @@ async fn status_index_frontier(
         client.clone(),
         SpoutSettings {
             index,
-            max_buckets: config.frontier_max_buckets,
-            max_urls_per_bucket: config.frontier_max_urls_per_bucket,
+            max_buckets: config.frontier.max_buckets,
+            max_urls_per_bucket: config.frontier.max_urls_per_bucket,
             refresh_interval: Duration::from_secs(1),
             ..SpoutSettings::default()
         },
@@ -232,7 +232,7 @@ async fn crawl(
                 Err(e) => panic!("frontier: {e}"),
             };
             builder.frontier(
-                embedded.spout(QueryLimits::from_config(&config)),
+                embedded.spout(QueryLimits::from_config(&config.frontier)),
                 embedded.clone(),
             )
         }

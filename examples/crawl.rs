@@ -17,10 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use serde_json::json;
 use squall::config::ConfigBuilder;
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
@@ -42,63 +41,55 @@ struct Args {
     /// Overrides one configuration key; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
-    /// Where the frontier lives.
-    #[arg(long, value_enum, default_value_t = FrontierKind::Embedded)]
-    frontier: FrontierKind,
-    /// The embedded frontier's directory.
-    #[arg(long, value_name = "DIR", default_value = "squall-frontier")]
-    frontier_path: PathBuf,
-    /// Elasticsearch/OpenSearch address, for `--frontier opensearch`: one node, or several nodes of
-    /// a cluster separated by commas (requests go round-robin; one that fails on a node is retried
-    /// on the next).
-    #[arg(
-        long,
-        value_name = "URL[,URL...]",
-        default_value = "http://127.0.0.1:9200"
-    )]
-    es_url: String,
-    /// Seconds one request to Elasticsearch/OpenSearch may take before it is retried (on the next
-    /// node of `--es-url` in the rotation).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    es_timeout: f64,
-    /// Spout strategy over an Elasticsearch/OpenSearch frontier.
-    #[arg(long, value_enum, value_name = "NAME", default_value_t = SpoutKind::Aggregation)]
-    spout: SpoutKind,
-    /// The status index (created with StormCrawler's mapping when missing; an existing one is used
-    /// as it is).
-    #[arg(long, value_name = "NAME", default_value = "status")]
-    es_index: String,
-    /// Primary shards of a status index created by this run.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    es_shards: u32,
-    /// Replicas of a status index created by this run.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    es_replicas: u32,
-    /// The field holding the partition key (`key`, or a metadata field such as `metadata.hostname`).
-    #[arg(long, value_name = "FIELD", default_value = "key")]
-    es_bucket_field: String,
-    /// How new status documents are routed (StormCrawler's `es.status.routing`): `true` by their
-    /// key, `false` not at all, `auto` as a sample of the existing index shows (a new or empty index
-    /// is routed). A value the index contradicts stops the crawl at start.
-    #[arg(long, value_name = "auto|true|false", default_value = "auto",
-          value_parser = ["auto", "true", "false"])]
-    es_routing: String,
-    /// This process's share of the index: instance I of N (`I/N`, e.g. `0/2`), reading only its shards.
-    #[arg(long, value_name = "I/N", default_value = "0/1")]
-    es_instance: String,
-    /// With `--spout queue`: the queues index (`--es-index` is then the urls index).
-    #[arg(long, value_name = "NAME", default_value = "queues")]
-    es_queues_index: String,
-    /// With `--spout queue`: this process's name on its leases (default: host name and PID).
+    /// Where the frontier lives (shorthand for `--set frontier.kind=...`).
+    #[arg(long, value_name = "embedded|opensearch")]
+    frontier: Option<String>,
+    /// The embedded frontier's directory (`frontier.path`, default `squall-frontier`).
+    #[arg(long, value_name = "DIR")]
+    frontier_path: Option<String>,
+    /// Elasticsearch/OpenSearch nodes, comma-separated (`es.status.addresses`); requests go
+    /// round-robin, and one that fails on a node is retried on the next.
+    #[arg(long, value_name = "URL[,URL...]")]
+    es_url: Option<String>,
+    /// Seconds one request to the engine may take before it is retried on the next node
+    /// (`es.status.request.timeout`).
+    #[arg(long, value_name = "SECONDS")]
+    es_timeout: Option<String>,
+    /// Spout over an Elasticsearch/OpenSearch frontier (`es.status.spout`): aggregation,
+    /// collapsing, hybrid or queue.
+    #[arg(long, value_name = "NAME")]
+    spout: Option<String>,
+    /// The status index (`es.status.index.name`; the urls index with `--spout queue`).
+    #[arg(long, value_name = "NAME")]
+    es_index: Option<String>,
+    /// Primary shards of an index this run creates (`es.status.index.shards`).
+    #[arg(long, value_name = "N")]
+    es_shards: Option<String>,
+    /// Replicas of an index this run creates (`es.status.index.replicas`).
+    #[arg(long, value_name = "N")]
+    es_replicas: Option<String>,
+    /// The field holding the partition key (`es.status.bucket.field`).
+    #[arg(long, value_name = "FIELD")]
+    es_bucket_field: Option<String>,
+    /// How new status documents are routed (`es.status.routing`): true, false or auto.
+    #[arg(long, value_name = "auto|true|false")]
+    es_routing: Option<String>,
+    /// This process's share of the status index, `I/N` (`es.status.instance`).
+    #[arg(long, value_name = "I/N")]
+    es_instance: Option<String>,
+    /// The queues index of `--spout queue` (`es.queues.index.name`).
+    #[arg(long, value_name = "NAME")]
+    es_queues_index: Option<String>,
+    /// This process's name on its leases (`es.queues.owner`; default: host name and PID).
     #[arg(long, value_name = "ID")]
     instance_id: Option<String>,
-    /// With `--spout queue`: seconds a lease lasts without renewal.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    lease_ttl: f64,
-    /// With `--spout queue`: seconds this process holds a queue at most while other due queues wait
-    /// for a process; then it gives the queue back, behind them.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    max_hold: f64,
+    /// Seconds a queue lease lasts without renewal (`es.queues.lease.ttl`).
+    #[arg(long, value_name = "SECS")]
+    lease_ttl: Option<String>,
+    /// Seconds this process holds a queue at most while other due queues wait
+    /// (`es.queues.max.hold`).
+    #[arg(long, value_name = "SECONDS")]
+    max_hold: Option<String>,
     /// Stop after this many fetched pages (those in flight still finish).
     #[arg(long, value_name = "N")]
     max_pages: Option<u64>,
@@ -130,24 +121,30 @@ struct Args {
     demo_port: u16,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SpoutKind {
-    /// Terms aggregation on the key with top hits.
-    Aggregation,
-    /// Field collapsing on the key with inner hits.
-    Collapsing,
-    /// The aggregation learns the keys, light per-key queries refill them.
-    Hybrid,
-    /// A urls index and a queues index, with leases: any number of processes share one frontier.
-    Queue,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum FrontierKind {
-    /// A directory on local disk (redb).
-    Embedded,
-    /// An Elasticsearch or OpenSearch cluster.
-    Opensearch,
+impl Args {
+    /// The configuration keys the shorthand flags stand for, in the order they apply.
+    fn shorthand_keys(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("frontier.kind", &self.frontier),
+            ("frontier.path", &self.frontier_path),
+            ("es.status.addresses", &self.es_url),
+            ("es.status.request.timeout", &self.es_timeout),
+            ("es.status.spout", &self.spout),
+            ("es.status.index.name", &self.es_index),
+            ("es.status.index.shards", &self.es_shards),
+            ("es.status.index.replicas", &self.es_replicas),
+            ("es.status.bucket.field", &self.es_bucket_field),
+            ("es.status.routing", &self.es_routing),
+            ("es.status.instance", &self.es_instance),
+            ("es.queues.index.name", &self.es_queues_index),
+            ("es.queues.owner", &self.instance_id),
+            ("es.queues.lease.ttl", &self.lease_ttl),
+            ("es.queues.max.hold", &self.max_hold),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value.as_deref()?)))
+        .collect()
+    }
 }
 
 #[tokio::main]
@@ -187,6 +184,9 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.config {
         builder = builder.yaml_file(path)?;
+    }
+    for (key, value) in args.shorthand_keys() {
+        builder = builder.set(&format!("{key}={value}"))?;
     }
     for assignment in &args.overrides {
         builder = builder.set(assignment)?;
@@ -233,17 +233,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let mut crawler = match args.frontier {
-        FrontierKind::Embedded => {
-            let frontier = EmbeddedFrontier::open(&args.frontier_path)?;
-            let limits = QueryLimits::from_config(&config);
-            CrawlerBuilder::new(config).frontier(frontier.spout(limits), frontier)
-        }
-        FrontierKind::Opensearch => {
-            let (spout, store) = index_frontier(&args, &config).await?;
-            CrawlerBuilder::new(config).spout(spout).status_store(store)
-        }
-    };
+    let frontier = squall_spouts::frontier::open(&config).await?;
+    let mut crawler = CrawlerBuilder::new(config)
+        .spout(frontier.spout)
+        .status_store(frontier.store);
     for (host, addr) in resolve {
         crawler = crawler.resolve(host, addr);
     }
@@ -304,170 +297,6 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         site.shutdown().await;
     }
     Ok(())
-}
-
-/// The connection to the engine from `--es-url` and `--es-timeout`.
-fn connection_settings(args: &Args) -> anyhow::Result<squall_spouts::client::ConnectionSettings> {
-    let mut settings =
-        squall_spouts::client::ConnectionSettings::new(&args.es_url).context("invalid --es-url")?;
-    settings.timeout = Duration::try_from_secs_f64(args.es_timeout)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .with_context(|| {
-            format!(
-                "--es-timeout {} is not a number of seconds above 0",
-                args.es_timeout
-            )
-        })?;
-    Ok(settings)
-}
-
-/// The status-index frontier: connection, index (created if missing), writer and spout.
-async fn index_frontier(
-    args: &Args,
-    config: &squall::config::CrawlConfig,
-) -> anyhow::Result<(
-    Box<dyn squall::frontier::Spout>,
-    Arc<dyn squall::frontier::StatusStore>,
-)> {
-    use squall_spouts::client::EsClient;
-    use squall_spouts::index::{
-        IndexSettings, ensure_status_index, ensure_urls_index, refresh_interval, routing_for,
-        sample_routing,
-    };
-    use squall_spouts::schema::KeyField;
-    use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
-    use squall_spouts::{EsStatusStore, WriterSettings};
-
-    let (instance, instances) = args
-        .es_instance
-        .split_once('/')
-        .and_then(|(i, n)| Some((i.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
-        .filter(|(i, n)| *n > 0 && i < n)
-        .with_context(|| format!("--es-instance {:?} is not I/N with I < N", args.es_instance))?;
-    // Options checked before anything is created in the engine.
-    let lease_ttl = Duration::try_from_secs_f64(args.lease_ttl)
-        .ok()
-        .filter(|d| *d >= Duration::from_secs(1))
-        .with_context(|| {
-            format!(
-                "--lease-ttl {} is not a number of seconds, 1 or more",
-                args.lease_ttl
-            )
-        })?;
-    let max_hold = Duration::try_from_secs_f64(args.max_hold)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .with_context(|| {
-            format!(
-                "--max-hold {} is not a number of seconds above 0",
-                args.max_hold
-            )
-        })?;
-    let client = EsClient::new(connection_settings(args)?)?;
-    let engine = client.engine().await?;
-    let refresh = "1s";
-    let index_settings = IndexSettings {
-        name: args.es_index.clone(),
-        shards: args.es_shards,
-        replicas: args.es_replicas,
-        refresh_interval: refresh.to_string(),
-    };
-    // The queue frontier's urls index is sorted by due date, so reads stop at their page.
-    let state = if args.spout == SpoutKind::Queue {
-        ensure_urls_index(&client, &index_settings).await?
-    } else {
-        ensure_status_index(&client, &index_settings).await?
-    };
-    eprintln!("status index {} on {engine:?}: {state:?}", args.es_index);
-    // Writes show in queries after a refresh; with refresh off, allow a long margin.
-    let visibility = refresh_interval(&client, &args.es_index)
-        .await?
-        .unwrap_or(Duration::from_secs(30));
-    let key_field = KeyField::parse(&args.es_bucket_field);
-    if args.spout == SpoutKind::Queue {
-        use squall_spouts::queue::schema::queues_index_body;
-        use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-        let created = squall_spouts::index::ensure_index(
-            &client,
-            &args.es_queues_index,
-            queues_index_body(1, args.es_replicas, refresh),
-        )
-        .await?;
-        eprintln!("queues index {}: {created:?}", args.es_queues_index);
-        let mut settings = QueueSpoutSettings::new(&args.es_index, &args.es_queues_index);
-        settings.key_field = key_field.clone();
-        settings.lease_ttl = lease_ttl;
-        settings.max_hold = max_hold;
-        settings.max_queues = config.frontier_max_buckets;
-        settings.max_urls_per_queue = config.frontier_max_urls_per_bucket;
-        settings.refresh_interval = visibility;
-        if let Some(id) = &args.instance_id {
-            settings.owner = id.clone();
-        }
-        eprintln!("queue spout instance {}", settings.owner);
-        let store = QueueStatusStore::new(
-            client.clone(),
-            &args.es_index,
-            &args.es_queues_index,
-            key_field,
-        );
-        return Ok((Box::new(QueueSpout::new(client, settings)), Arc::new(store)));
-    }
-    // New documents are routed as the index's existing ones were, so that a URL's writes find its
-    // document; updates of the URLs the spouts read follow their documents (store.routes()).
-    let requested = match args.es_routing.as_str() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    };
-    let sample = sample_routing(&client, &args.es_index, 100).await?;
-    let routing = routing_for(&args.es_index, requested, sample)?;
-    if sample.is_mixed() {
-        eprintln!(
-            "warning: status index {} holds routed and unrouted documents ({} and {} of {} \
-             sampled); new documents are routed: {routing}",
-            args.es_index,
-            sample.routed,
-            sample.unrouted,
-            sample.sampled()
-        );
-    }
-    eprintln!(
-        "status index {}: es.status.routing {routing}",
-        args.es_index
-    );
-    let store = EsStatusStore::new(
-        client.clone(),
-        WriterSettings {
-            index: args.es_index.clone(),
-            key_field: key_field.clone(),
-            routing,
-        },
-    );
-    let routes = store.routes();
-    let settings = SpoutSettings {
-        index: args.es_index.clone(),
-        key_field,
-        max_buckets: config.frontier_max_buckets,
-        max_urls_per_bucket: config.frontier_max_urls_per_bucket,
-        max_urls_per_reload: config.frontier_max_urls_per_bucket,
-        shard_split: (instance, instances),
-        partition_mode: config.partition_url_mode,
-        refresh_interval: visibility,
-        ..SpoutSettings::default()
-    };
-    let spout: Box<dyn squall::frontier::Spout> = match args.spout {
-        SpoutKind::Aggregation => {
-            Box::new(AggregationSpout::new(client, settings).with_routes(routes))
-        }
-        SpoutKind::Collapsing => {
-            Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
-        }
-        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings).with_routes(routes)),
-        SpoutKind::Queue => unreachable!("handled above"),
-    };
-    Ok((spout, Arc::new(store)))
 }
 
 /// `HOST:IP` or `HOST:PORT:IP` (IPv6 addresses may be bracketed).

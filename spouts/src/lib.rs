@@ -28,6 +28,7 @@
 //! ```
 
 pub mod client;
+pub mod frontier;
 pub mod index;
 pub mod migrate;
 pub mod queue;

@@ -77,10 +77,10 @@ pub struct QueryLimits {
 
 impl QueryLimits {
     /// The limits set by `frontier.max.buckets` and `frontier.max.urls.per.bucket`.
-    pub fn from_config(config: &crate::config::CrawlConfig) -> Self {
+    pub fn from_config(config: &crate::config::FrontierConfig) -> Self {
         QueryLimits {
-            max_buckets: config.frontier_max_buckets,
-            max_urls_per_bucket: config.frontier_max_urls_per_bucket,
+            max_buckets: config.max_buckets,
+            max_urls_per_bucket: config.max_urls_per_bucket,
         }
     }
 }

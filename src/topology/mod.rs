@@ -12,6 +12,7 @@
 mod builder;
 mod run;
 mod seeds;
+mod stages;
 
 pub use builder::{BuildError, CrawlerBuilder};
 pub use run::{CrawlSummary, Crawler, RunLimits, StopReason};

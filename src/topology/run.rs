@@ -185,10 +185,10 @@ impl Crawler {
             ..
         } = parts;
 
-        let fetch_capacity = config.fetcher_threads_number.max(16);
+        let fetch_capacity = config.fetcher.threads_number.max(16);
         let (fetch_tx, fetch_rx) = mpsc::channel(fetch_capacity);
         let (parse_tx, parse_rx) = mpsc::channel(64);
-        let (status_tx, status_rx) = mpsc::channel(config.status_updater_batch_size.max(64));
+        let (status_tx, status_rx) = mpsc::channel(config.status.batch_size.max(64));
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
         let mut state_rx = state_tx.subscribe();
 

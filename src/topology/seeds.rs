@@ -65,7 +65,7 @@ impl SeedFilters {
                     .push((raw.to_string(), "refused by the URL filters".to_string()));
                 continue;
             };
-            let key = partition_key(&url, &seed.metadata, config.partition_url_mode);
+            let key = partition_key(&url, &seed.metadata, config.partition);
             let next_fetch = scheduler.schedule(Status::Discovered, &seed.metadata, now);
             writes.push(StatusWrite {
                 url: CrawlUrl {

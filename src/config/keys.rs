@@ -1,31 +1,26 @@
-//! Crawl configuration: plain serde structs with StormCrawler-style keys and defaults, read from YAML,
-//! overridden key by key, and validated before anything starts.
-//!
-//! Keys are flat and dotted, as in StormCrawler's `crawler-conf.yaml`:
-//!
-//! ```
-//! let config = squall::config::CrawlConfig::from_yaml_str(
-//!     "http.agent.name: my-crawler\nfetcher.server.delay: 2.5\n",
-//! )?;
-//! assert_eq!(config.fetcher_server_delay, 2.5);
-//! # Ok::<(), squall::config::ConfigError>(())
-//! ```
-//!
-//! A key that does not exist is an error that names it (and suggests the closest known key), so a typo
-//! never silently falls back to a default.
+//! The keys of a config file, as StormCrawler names them, with their defaults and checks.
 
-use std::path::Path;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_norway::{Mapping, Value};
+use serde_norway::Value;
 
+use super::sections::{
+    AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
+    MetadataConfig, ParserConfig, RobotsConfig, ScheduleConfig, SpoutConfig, StatusConfig,
+    TopologyConfig,
+};
+use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
-use crate::schedule::{DefaultScheduler, is_custom_interval_key};
 
-/// Everything a crawl can be configured with. Field docs give the YAML key.
+/// The configuration as written: one field per StormCrawler-style key, in the units of the key
+/// (seconds, milliseconds or minutes, `-1` for "none"). [`ConfigKeys::into_config`] checks it and
+/// turns it into the typed [`CrawlConfig`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct CrawlConfig {
+pub struct ConfigKeys {
     /// `http.agent.name`: the product name in the User-Agent header. Required: every crawl must say
     /// who it is.
     #[serde(rename = "http.agent.name")]
@@ -150,10 +145,6 @@ pub struct CrawlConfig {
     /// `fetchInterval.error`: minutes before an ERROR URL is due again. -1: never.
     #[serde(rename = "fetchInterval.error")]
     pub fetch_interval_error: i64,
-    /// Custom intervals by metadata, from keys such as `fetchInterval.isFeed=true: 10` or
-    /// `fetchInterval.FETCH_ERROR.isFeed=true: 60`, in the order given.
-    #[serde(skip)]
-    pub fetch_interval_custom: Vec<(String, i64)>,
     /// `max.fetch.errors`: consecutive fetch errors after which FETCH_ERROR becomes ERROR.
     #[serde(rename = "max.fetch.errors")]
     pub max_fetch_errors: u32,
@@ -192,6 +183,12 @@ pub struct CrawlConfig {
     /// `status.updater.flush.interval`: seconds before a partial batch is written anyway.
     #[serde(rename = "status.updater.flush.interval")]
     pub status_updater_flush_interval: f64,
+    /// `frontier.kind`: `embedded` or `opensearch`.
+    #[serde(rename = "frontier.kind")]
+    pub frontier_kind: FrontierKind,
+    /// `frontier.path`: the embedded frontier's directory.
+    #[serde(rename = "frontier.path")]
+    pub frontier_path: PathBuf,
     /// `frontier.max.buckets`: queues (hosts) read per frontier query.
     #[serde(rename = "frontier.max.buckets")]
     pub frontier_max_buckets: usize,
@@ -200,9 +197,9 @@ pub struct CrawlConfig {
     pub frontier_max_urls_per_bucket: usize,
 }
 
-impl Default for CrawlConfig {
+impl Default for ConfigKeys {
     fn default() -> Self {
-        CrawlConfig {
+        ConfigKeys {
             http_agent_name: String::new(),
             http_agent_version: env!("CARGO_PKG_VERSION").to_string(),
             http_agent_url: String::new(),
@@ -243,7 +240,6 @@ impl Default for CrawlConfig {
             fetch_interval_default: 1440,
             fetch_interval_fetch_error: 120,
             fetch_interval_error: -1,
-            fetch_interval_custom: Vec::new(),
             max_fetch_errors: 3,
             metadata_transfer: Vec::new(),
             metadata_persist: [
@@ -264,98 +260,15 @@ impl Default for CrawlConfig {
             topology_shutdown_timeout: 30.0,
             status_updater_batch_size: 200,
             status_updater_flush_interval: 1.0,
+            frontier_kind: FrontierKind::Embedded,
+            frontier_path: PathBuf::from("squall-frontier"),
             frontier_max_buckets: 100,
             frontier_max_urls_per_bucket: 10,
         }
     }
 }
 
-/// Why a configuration could not be used. Each variant names the offending key or file.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The text is not YAML, or not a mapping of keys to values.
-    #[error("config is not valid YAML: {0}")]
-    Syntax(String),
-    /// A key that squall does not know.
-    #[error("unknown config key `{key}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
-    UnknownKey {
-        /// The key as written.
-        key: String,
-        /// The closest known key, when one is close.
-        suggestion: Option<String>,
-    },
-    /// A known key with a value of the wrong type.
-    #[error("config key `{key}` has an invalid value: {message}")]
-    InvalidValue {
-        /// The key.
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// A `--set` override that is not `KEY=VALUE`.
-    #[error("override {0:?} is not KEY=VALUE")]
-    BadOverride(String),
-}
-
-impl CrawlConfig {
-    /// Reads a YAML file (flat keys, optionally under a top-level `config:` as in Flux files).
-    pub fn from_yaml_file(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::from_yaml_str(&text)
-    }
-
-    /// Reads YAML text.
-    pub fn from_yaml_str(text: &str) -> Result<Self, ConfigError> {
-        ConfigBuilder::new().yaml_str(text)?.build()
-    }
-
-    /// The user agent sent with every request: `name/version (url; email)`.
-    pub fn user_agent(&self) -> String {
-        let mut agent = self.http_agent_name.clone();
-        if !self.http_agent_version.is_empty() {
-            agent.push('/');
-            agent.push_str(&self.http_agent_version);
-        }
-        let extras: Vec<&str> = [self.http_agent_url.as_str(), self.http_agent_email.as_str()]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
-        if !extras.is_empty() {
-            agent.push_str(&format!(" (+{})", extras.join("; ")));
-        }
-        agent
-    }
-
-    /// The scheduler these settings describe.
-    pub fn scheduler(&self) -> Result<DefaultScheduler, ConfigError> {
-        let mut scheduler = DefaultScheduler::new(
-            self.fetch_interval_default,
-            self.fetch_interval_fetch_error,
-            self.fetch_interval_error,
-        );
-        for (key, minutes) in &self.fetch_interval_custom {
-            scheduler =
-                scheduler
-                    .with_custom(key, *minutes)
-                    .map_err(|e| ConfigError::InvalidValue {
-                        key: key.clone(),
-                        message: e.to_string(),
-                    })?;
-        }
-        Ok(scheduler)
-    }
-
+impl ConfigKeys {
     /// Checks values that parse but make no sense.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: &str| {
@@ -433,260 +346,129 @@ impl CrawlConfig {
         if self.urlfilter_schemes.is_empty() {
             return invalid("urlfilter.schemes", "must allow at least one scheme");
         }
-        self.scheduler()?;
         Ok(())
     }
-}
 
-/// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
-#[derive(Debug, Default)]
-pub struct ConfigBuilder {
-    values: Mapping,
-}
-
-impl ConfigBuilder {
-    /// Starts from the defaults.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds the keys of a YAML document; later sources override earlier ones.
-    pub fn yaml_str(mut self, text: &str) -> Result<Self, ConfigError> {
-        let document: Value =
-            serde_norway::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
-        let mapping = match document {
-            Value::Null => Mapping::new(),
-            Value::Mapping(mut mapping) => {
-                // Flux files nest the settings under `config:`.
-                let nested = mapping.remove("config");
-                match nested {
-                    Some(Value::Mapping(inner)) if mapping.is_empty() => inner,
-                    Some(other) => {
-                        mapping.insert(Value::from("config"), other);
-                        mapping
-                    }
-                    None => mapping,
-                }
-            }
-            _ => {
-                return Err(ConfigError::Syntax(
-                    "the top level must be a mapping of keys to values".to_string(),
-                ));
-            }
+    /// Checks the values and turns them into the typed configuration; `custom` holds the custom
+    /// `fetchInterval.*` keys (in minutes, negative for never), `extensions` the keys other crates
+    /// read.
+    pub fn into_config(
+        self,
+        custom: Vec<(String, i64)>,
+        extensions: ExtensionKeys,
+    ) -> Result<CrawlConfig, ConfigError> {
+        self.validate()?;
+        let config = CrawlConfig {
+            agent: AgentConfig {
+                name: self.http_agent_name,
+                version: self.http_agent_version,
+                url: self.http_agent_url,
+                email: self.http_agent_email,
+            },
+            http: HttpConfig {
+                timeout: seconds(self.http_timeout),
+                connect_timeout: seconds(self.http_connect_timeout),
+                content_limit: usize::try_from(self.http_content_limit).ok(),
+                allow_redirects: self.http_allow_redirects,
+                max_redirects: self.http_max_redirects,
+                refuse_private_addresses: self.http_refuse_private_addresses,
+                dns_cache_ttl: seconds(self.http_dns_cache_ttl),
+            },
+            robots: RobotsConfig {
+                skip: self.http_skip_robots,
+                cache_ttl: seconds(self.robots_cache_ttl),
+                error_cache_ttl: seconds(self.robots_error_cache_ttl),
+            },
+            fetcher: FetcherConfig {
+                server_delay: seconds(self.fetcher_server_delay),
+                server_min_delay: seconds(self.fetcher_server_min_delay),
+                server_delay_force: self.fetcher_server_delay_force,
+                threads_per_queue: self.fetcher_threads_per_queue,
+                threads_number: self.fetcher_threads_number,
+                max_urls_in_queues: self.fetcher_max_urls_in_queues,
+                max_crawl_delay: seconds(self.fetcher_max_crawl_delay),
+                max_crawl_delay_force: self.fetcher_max_crawl_delay_force,
+                max_retry_after: seconds(self.fetcher_max_retry_after),
+                max_fetches_per_second: NonZeroU32::new(self.fetcher_max_fetches_per_second),
+            },
+            partition: self.partition_url_mode,
+            filters: FilterConfig {
+                ignore_outside_host: self.urlfilter_ignore_outside_host,
+                ignore_outside_domain: self.urlfilter_ignore_outside_domain,
+                schemes: self.urlfilter_schemes,
+                include: self.urlfilter_include,
+                exclude: self.urlfilter_exclude,
+                remove_query_params: self.urlnormalizer_remove_query_params,
+                max_depth: u32::try_from(self.max_depth).ok(),
+            },
+            parser: ParserConfig {
+                emit_outlinks: self.parser_emit_outlinks,
+                max_outlinks_per_page: usize::try_from(self.parser_emit_outlinks_max_per_page).ok(),
+                text_max_bytes: self.parser_text_max_bytes,
+                redirections_allowed: self.redirections_allowed,
+                sitemap_discovery: self.sitemap_discovery,
+            },
+            metadata: MetadataConfig {
+                transfer: self.metadata_transfer,
+                persist: self.metadata_persist,
+                track_path: self.metadata_track_path,
+                track_depth: self.metadata_track_depth,
+            },
+            schedule: ScheduleConfig {
+                default: minutes(self.fetch_interval_default),
+                fetch_error: minutes(self.fetch_interval_fetch_error),
+                error: minutes(self.fetch_interval_error),
+                custom: custom
+                    .into_iter()
+                    .map(|(key, m)| (key, minutes(m)))
+                    .collect(),
+                max_fetch_errors: self.max_fetch_errors,
+            },
+            status: StatusConfig {
+                batch_size: self.status_updater_batch_size,
+                flush_interval: seconds(self.status_updater_flush_interval),
+            },
+            spout: SpoutConfig {
+                ttl_purgatory: seconds(self.spout_ttl_purgatory),
+                min_delay_queries: Duration::from_millis(self.spout_min_delay_queries),
+                max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
+                max_pending: self.topology_max_spout_pending,
+            },
+            topology: TopologyConfig {
+                shutdown_timeout: seconds(self.topology_shutdown_timeout),
+            },
+            frontier: FrontierConfig {
+                kind: self.frontier_kind,
+                path: self.frontier_path,
+                max_buckets: self.frontier_max_buckets,
+                max_urls_per_bucket: self.frontier_max_urls_per_bucket,
+            },
+            extensions,
         };
-        for (key, value) in mapping {
-            let Value::String(key) = key else {
-                return Err(ConfigError::Syntax(format!("key {key:?} is not a string")));
-            };
-            self.values.insert(Value::String(key), value);
-        }
-        Ok(self)
-    }
-
-    /// Adds the keys of a YAML file.
-    pub fn yaml_file(self, path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        self.yaml_str(&text)
-    }
-
-    /// Overrides one key from `KEY=VALUE`; the value is read as a YAML scalar or list.
-    pub fn set(mut self, assignment: &str) -> Result<Self, ConfigError> {
-        let Some((key, raw)) = assignment.split_once('=') else {
-            return Err(ConfigError::BadOverride(assignment.to_string()));
-        };
-        // Custom interval keys contain `=` themselves: `fetchInterval.isFeed=true=10`.
-        let (key, raw) = if key.starts_with("fetchInterval.") && raw.contains('=') {
-            match assignment.rsplit_once('=') {
-                Some(split) => split,
-                None => (key, raw),
-            }
-        } else {
-            (key, raw)
-        };
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(ConfigError::BadOverride(assignment.to_string()));
-        }
-        let value: Value =
-            serde_norway::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
-        self.values.insert(Value::String(key.to_string()), value);
-        Ok(self)
-    }
-
-    /// Builds and validates the configuration.
-    pub fn build(self) -> Result<CrawlConfig, ConfigError> {
-        let known = known_keys();
-        let mut strict = Mapping::new();
-        let mut custom = Vec::new();
-        for (key, value) in self.values {
-            let Value::String(name) = &key else { continue };
-            if is_custom_interval_key(name) {
-                let minutes = value.as_i64().ok_or_else(|| ConfigError::InvalidValue {
-                    key: name.clone(),
-                    message: "must be a whole number of minutes (-1 for never)".to_string(),
-                })?;
-                custom.push((name.clone(), minutes));
-            } else if known.iter().any(|k| k == name) {
-                strict.insert(key, value);
-            } else {
-                let suggestion = known
-                    .iter()
-                    .map(|k| (strsim::jaro_winkler(k, name), k))
-                    .filter(|(score, _)| *score > 0.85)
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, k)| k.clone());
-                return Err(ConfigError::UnknownKey {
-                    key: name.clone(),
-                    suggestion,
-                });
-            }
-        }
-        let mut config: CrawlConfig = serde_path_to_error::deserialize(Value::Mapping(strict))
-            .map_err(|e| ConfigError::InvalidValue {
-                key: e.path().to_string(),
-                message: e.inner().to_string(),
-            })?;
-        config.fetch_interval_custom = custom;
         config.validate()?;
         Ok(config)
     }
 }
 
+/// Seconds already checked to be finite and within a year.
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value).unwrap_or(Duration::ZERO)
+}
+
+/// Minutes as StormCrawler writes them: negative means never.
+fn minutes(value: i64) -> Option<Duration> {
+    u64::try_from(value)
+        .ok()
+        .map(|m| Duration::from_secs(m.saturating_mul(60)))
+}
+
 /// Every key a config file may hold (custom `fetchInterval.*` keys aside).
 pub fn known_keys() -> Vec<String> {
-    match serde_norway::to_value(CrawlConfig::default()) {
+    match serde_norway::to_value(ConfigKeys::default()) {
         Ok(Value::Mapping(mapping)) => mapping
             .keys()
             .filter_map(|k| k.as_str().map(str::to_string))
             .collect(),
         _ => Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A config with an agent name and the given extra YAML.
-    fn named(extra: &str) -> Result<CrawlConfig, ConfigError> {
-        CrawlConfig::from_yaml_str(&format!("http.agent.name: test\n{extra}"))
-    }
-
-    #[test]
-    fn the_agent_name_is_required() {
-        let err = ConfigBuilder::new().build().expect_err("no agent name");
-        assert!(err.to_string().contains("http.agent.name"), "{err}");
-        assert!(CrawlConfig::from_yaml_str("http.agent.name: ''\n").is_err());
-    }
-
-    #[test]
-    fn defaults_are_valid_and_stormcrawler_like() {
-        let config = named("").expect("defaults");
-        assert_eq!(
-            config,
-            CrawlConfig {
-                http_agent_name: "test".to_string(),
-                ..CrawlConfig::default()
-            }
-        );
-        assert_eq!(config.fetcher_server_delay, 1.0);
-        assert_eq!(config.fetcher_threads_per_queue, 1);
-        assert_eq!(config.partition_url_mode, PartitionMode::ByHost);
-        assert_eq!(config.max_fetch_errors, 3);
-    }
-
-    #[test]
-    fn unknown_key_is_named_with_a_suggestion() {
-        let err = named("fetcher.server.dealy: 2\n").expect_err("typo");
-        let message = err.to_string();
-        assert!(message.contains("`fetcher.server.dealy`"), "{message}");
-        assert!(
-            message.contains("did you mean `fetcher.server.delay`"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn mistyped_value_names_the_key() {
-        let err = named("fetcher.threads.per.queue: many\n").expect_err("type");
-        assert!(
-            err.to_string().contains("fetcher.threads.per.queue"),
-            "{err}"
-        );
-        let err = named("partition.url.mode: byPlanet\n").expect_err("enum");
-        assert!(err.to_string().contains("partition.url.mode"), "{err}");
-    }
-
-    #[test]
-    fn overrides_win_and_custom_intervals_are_collected() {
-        let config = ConfigBuilder::new()
-            .yaml_str(
-                "config:\n  http.agent.name: t\n  fetcher.server.delay: 3\n  fetchInterval.isFeed=true: 10\n",
-            )
-            .expect("yaml")
-            .set("fetcher.server.delay=0.5")
-            .expect("set")
-            .set("urlfilter.exclude=[\"\\\\.pdf$\"]")
-            .expect("set list")
-            .set("fetchInterval.FETCH_ERROR.isFeed=true=60")
-            .expect("set custom")
-            .build()
-            .expect("build");
-        assert_eq!(config.fetcher_server_delay, 0.5);
-        assert_eq!(config.urlfilter_exclude, ["\\.pdf$"]);
-        assert_eq!(
-            config.fetch_interval_custom,
-            [
-                ("fetchInterval.isFeed=true".to_string(), 10),
-                ("fetchInterval.FETCH_ERROR.isFeed=true".to_string(), 60)
-            ]
-        );
-    }
-
-    #[test]
-    fn nonsense_values_are_refused() {
-        assert!(named("fetcher.server.delay: -1\n").is_err());
-        assert!(named("fetcher.threads.per.queue: 0\n").is_err());
-        assert!(ConfigBuilder::new().set("no-equals-sign").is_err());
-    }
-
-    #[test]
-    fn the_shipped_example_config_lists_every_key_with_its_default() {
-        let text = include_str!("../examples/crawler-conf.yaml");
-        let document: Value = serde_norway::from_str(text).expect("example config is YAML");
-        let Value::Mapping(mapping) = document else {
-            panic!("example config is not a mapping");
-        };
-        let mut listed: Vec<String> = mapping
-            .keys()
-            .filter_map(|k| k.as_str().map(str::to_string))
-            .collect();
-        listed.sort();
-        let mut known = known_keys();
-        known.sort();
-        assert_eq!(
-            listed, known,
-            "examples/crawler-conf.yaml and CrawlConfig differ"
-        );
-        // The agent name is the user's to give: the example leaves it empty.
-        assert_eq!(mapping.get("http.agent.name"), Some(&Value::from("")));
-        let parsed = ConfigBuilder::new()
-            .yaml_str(text)
-            .and_then(|b| b.set("http.agent.name=example"))
-            .and_then(ConfigBuilder::build)
-            .expect("example config parses");
-        // The version is the crate's own; the file cannot know it in advance.
-        let defaults = CrawlConfig {
-            http_agent_name: "example".to_string(),
-            http_agent_version: parsed.http_agent_version.clone(),
-            ..CrawlConfig::default()
-        };
-        assert_eq!(
-            parsed, defaults,
-            "a value in examples/crawler-conf.yaml is not the default"
-        );
     }
 }

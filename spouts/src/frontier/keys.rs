@@ -1,0 +1,287 @@
+//! The `es.*` keys (also read under `opensearch.*`): where the Elasticsearch/OpenSearch frontier
+//! is, which indices it uses, which spout reads it, and the queue frontier's leases.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use squall::config::{ConfigError, CrawlConfig};
+
+/// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
+/// OpenSearch module `opensearch.`.
+pub const PREFIXES: &[&str] = &["es.", "opensearch."];
+
+/// The keys as written, in the units of the keys (prefix left out of the serde names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Keys {
+    #[serde(rename = "status.addresses")]
+    addresses: Addresses,
+    #[serde(rename = "status.request.timeout")]
+    request_timeout: f64,
+    #[serde(rename = "status.index.name")]
+    index: String,
+    #[serde(rename = "status.index.shards")]
+    shards: u32,
+    #[serde(rename = "status.index.replicas")]
+    replicas: u32,
+    #[serde(rename = "status.bucket.field")]
+    bucket_field: String,
+    #[serde(rename = "status.routing")]
+    routing: RoutingKey,
+    #[serde(rename = "status.spout")]
+    spout: SpoutKind,
+    #[serde(rename = "status.instance")]
+    instance: String,
+    #[serde(rename = "queues.index.name")]
+    queues_index: String,
+    #[serde(rename = "queues.owner")]
+    owner: String,
+    #[serde(rename = "queues.lease.ttl")]
+    lease_ttl: f64,
+    #[serde(rename = "queues.max.hold")]
+    max_hold: f64,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys {
+            addresses: Addresses::One("http://127.0.0.1:9200".to_string()),
+            request_timeout: 30.0,
+            index: "status".to_string(),
+            shards: 10,
+            replicas: 1,
+            bucket_field: "key".to_string(),
+            routing: RoutingKey::Auto,
+            spout: SpoutKind::Aggregation,
+            instance: "0/1".to_string(),
+            queues_index: "queues".to_string(),
+            owner: String::new(),
+            lease_ttl: 60.0,
+            max_hold: 30.0,
+        }
+    }
+}
+
+/// `es.status.addresses`: a list, or one string of addresses separated by `,` or `;`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Addresses {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// `es.status.routing`: `true`, `false`, or `auto` (as the existing index shows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum RoutingKey {
+    Set(bool),
+    #[serde(with = "auto")]
+    Auto,
+}
+
+mod auto {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(super) fn serialize<S: Serializer>(serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("auto")
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text == "auto" {
+            Ok(())
+        } else {
+            Err(D::Error::custom(format!(
+                "expected true, false or auto, not {text:?}"
+            )))
+        }
+    }
+}
+
+/// Which spout reads the frontier (`es.status.spout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpoutKind {
+    /// A terms aggregation on the bucket field with top hits (StormCrawler's AggregationSpout).
+    Aggregation,
+    /// Field collapsing on the bucket field with inner hits (StormCrawler's CollapsingSpout).
+    Collapsing,
+    /// The aggregation learns the queues, light per-queue queries refill them (HybridSpout).
+    Hybrid,
+    /// A urls index and a queues index with leases: any number of processes share one frontier.
+    Queue,
+}
+
+/// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexFrontierConfig {
+    /// `es.status.addresses`: the cluster's nodes.
+    pub addresses: Vec<String>,
+    /// `es.status.request.timeout`: one request, before it is retried on the next node.
+    pub request_timeout: Duration,
+    /// `es.status.index.name`: the status index (the urls index with the queue spout).
+    pub index: String,
+    /// `es.status.index.shards`: primary shards of an index this crawler creates.
+    pub shards: u32,
+    /// `es.status.index.replicas`: replicas of an index this crawler creates.
+    pub replicas: u32,
+    /// `es.status.bucket.field`: the field holding the partition key (`key`, or a metadata field
+    /// such as `metadata.hostname`).
+    pub bucket_field: String,
+    /// `es.status.routing`: route new documents by their key (`Some(true)`), not at all
+    /// (`Some(false)`), or as a sample of the existing index shows (`None`, the default).
+    pub routing: Option<bool>,
+    /// `es.status.spout`: which spout reads the frontier.
+    pub spout: SpoutKind,
+    /// `es.status.instance`: this process's share of the status index, `I/N`, reading only its
+    /// shards (the aggregation, collapsing and hybrid spouts).
+    pub instance: (u32, u32),
+    /// `es.queues.index.name`: the queues index of the queue spout.
+    pub queues_index: String,
+    /// `es.queues.owner`: this process's name on its leases (`None`: host name and PID).
+    pub owner: Option<String>,
+    /// `es.queues.lease.ttl`: how long a lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// `es.queues.max.hold`: how long this process holds a queue at most while other due queues
+    /// wait for a process.
+    pub max_hold: Duration,
+}
+
+impl IndexFrontierConfig {
+    /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
+    /// defaults, unknown ones are an error with a did-you-mean.
+    pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
+        let keys: Keys = config.extension(PREFIXES)?;
+        Ok(IndexFrontierConfig {
+            addresses: addresses(&keys.addresses)?,
+            request_timeout: seconds("es.status.request.timeout", keys.request_timeout, 0.001)?,
+            instance: instance(&keys.instance)?,
+            routing: match keys.routing {
+                RoutingKey::Set(routed) => Some(routed),
+                RoutingKey::Auto => None,
+            },
+            owner: Some(keys.owner).filter(|owner| !owner.trim().is_empty()),
+            lease_ttl: seconds("es.queues.lease.ttl", keys.lease_ttl, 1.0)?,
+            max_hold: seconds("es.queues.max.hold", keys.max_hold, 0.001)?,
+            index: keys.index,
+            shards: keys.shards,
+            replicas: keys.replicas,
+            bucket_field: keys.bucket_field,
+            spout: keys.spout,
+            queues_index: keys.queues_index,
+        })
+    }
+}
+
+fn invalid(key: &str, message: String) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        message,
+    }
+}
+
+fn addresses(value: &Addresses) -> Result<Vec<String>, ConfigError> {
+    let list: Vec<String> = match value {
+        Addresses::One(text) => text.split([',', ';']).map(str::to_string).collect(),
+        Addresses::Many(items) => items.clone(),
+    };
+    let list: Vec<String> = list
+        .into_iter()
+        .map(|a| a.trim().to_string())
+        .filter(|a| !a.is_empty())
+        .collect();
+    if list.is_empty() {
+        return Err(invalid("es.status.addresses", "names no node".to_string()));
+    }
+    Ok(list)
+}
+
+fn seconds(key: &str, value: f64, at_least: f64) -> Result<Duration, ConfigError> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| d.as_secs_f64() >= at_least)
+        .ok_or_else(|| {
+            invalid(
+                key,
+                format!("{value} is not a number of seconds, {at_least} or more"),
+            )
+        })
+}
+
+fn instance(value: &str) -> Result<(u32, u32), ConfigError> {
+    value
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)))
+        .filter(|(i, n)| *n > 0 && i < n)
+        .ok_or_else(|| {
+            invalid(
+                "es.status.instance",
+                format!("{value:?} is not I/N with I < N"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squall::config::ConfigBuilder;
+
+    fn read(keys: &[&str]) -> Result<IndexFrontierConfig, ConfigError> {
+        let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
+        for key in keys {
+            builder = builder.set(key)?;
+        }
+        IndexFrontierConfig::from_config(&builder.build()?)
+    }
+
+    #[test]
+    fn defaults_match_stormcrawler() {
+        let config = read(&[]).expect("defaults");
+        assert_eq!(config.addresses, ["http://127.0.0.1:9200"]);
+        assert_eq!(config.index, "status");
+        assert_eq!(config.bucket_field, "key");
+        assert_eq!(config.routing, None);
+        assert_eq!(config.spout, SpoutKind::Aggregation);
+        assert_eq!(config.instance, (0, 1));
+        assert_eq!(config.lease_ttl, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn keys_are_read_under_either_prefix_in_their_units() {
+        let config = read(&[
+            "es.status.addresses=http://a:9200;http://b:9200",
+            "opensearch.status.spout=queue",
+            "es.status.routing=false",
+            "es.status.instance=1/3",
+            "es.queues.lease.ttl=2.5",
+            "es.queues.owner=worker-7",
+        ])
+        .expect("valid");
+        assert_eq!(config.addresses, ["http://a:9200", "http://b:9200"]);
+        assert_eq!(config.spout, SpoutKind::Queue);
+        assert_eq!(config.routing, Some(false));
+        assert_eq!(config.instance, (1, 3));
+        assert_eq!(config.lease_ttl, Duration::from_millis(2500));
+        assert_eq!(config.owner.as_deref(), Some("worker-7"));
+        let listed = read(&["es.status.addresses=[http://a:9200, http://b:9200]"]).expect("list");
+        assert_eq!(listed.addresses.len(), 2);
+    }
+
+    #[test]
+    fn bad_values_and_typos_name_the_key() {
+        let err = read(&["es.status.instance=3/2"]).expect_err("instance");
+        assert!(err.to_string().contains("es.status.instance"), "{err}");
+        let err = read(&["es.queues.lease.ttl=0.5"]).expect_err("lease");
+        assert!(err.to_string().contains("es.queues.lease.ttl"), "{err}");
+        let err = read(&["es.status.routing=sometimes"]).expect_err("routing");
+        assert!(err.to_string().contains("es.status.routing"), "{err}");
+        let err = read(&["es.status.spout=scroll"]).expect_err("spout");
+        assert!(err.to_string().contains("es.status.spout"), "{err}");
+        let err = read(&["es.status.indx.name=x"]).expect_err("typo");
+        assert!(
+            err.to_string()
+                .contains("did you mean `es.status.index.name`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Opening the frontier the configuration describes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use squall::config::{ConfigError, CrawlConfig, FrontierKind};
+use squall::frontier::{EmbeddedFrontier, FrontierError, QueryLimits, Spout, StatusStore};
+use tracing::{info, warn};
+
+use super::keys::{IndexFrontierConfig, SpoutKind};
+use crate::client::{ConnectionSettings, EsClient, EsError};
+use crate::index::{
+    IndexSettings, RoutingMismatch, ensure_index, ensure_status_index, ensure_urls_index,
+    refresh_interval, routing_for, sample_routing,
+};
+use crate::queue::schema::queues_index_body;
+use crate::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use crate::schema::KeyField;
+use crate::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+use crate::{EsStatusStore, WriterSettings};
+
+/// The refresh interval of the indices this crawler creates: writes show in queries within it.
+const REFRESH: &str = "1s";
+
+/// A frontier's two sides, ready for [`squall::topology::CrawlerBuilder`].
+pub struct Frontier {
+    /// Reads due URLs.
+    pub spout: Box<dyn Spout>,
+    /// Takes status writes.
+    pub store: Arc<dyn StatusStore>,
+}
+
+impl std::fmt::Debug for Frontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frontier").finish_non_exhaustive()
+    }
+}
+
+/// Why the frontier could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// A frontier key is missing, unknown or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The embedded frontier's directory could not be opened.
+    #[error(transparent)]
+    Embedded(#[from] FrontierError),
+    /// The engine could not be reached, or refused to create or describe an index.
+    #[error(transparent)]
+    Engine(#[from] EsError),
+    /// `es.status.routing` contradicts how the existing status index is routed.
+    #[error(transparent)]
+    Routing(#[from] RoutingMismatch),
+}
+
+/// Opens the frontier `config` describes (`frontier.kind`, and the `es.*` keys for OpenSearch).
+pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
+    match config.frontier.kind {
+        FrontierKind::Embedded => {
+            let frontier = EmbeddedFrontier::open(&config.frontier.path)?;
+            let spout = frontier.spout(QueryLimits::from_config(&config.frontier));
+            Ok(Frontier {
+                spout: Box::new(spout),
+                store: Arc::new(frontier),
+            })
+        }
+        FrontierKind::Opensearch => {
+            let index = IndexFrontierConfig::from_config(config)?;
+            open_index_frontier(config, &index).await
+        }
+    }
+}
+
+/// Opens the Elasticsearch/OpenSearch frontier: connects, creates missing indices, and builds the
+/// spout `index.spout` names with its status store.
+pub async fn open_index_frontier(
+    config: &CrawlConfig,
+    index: &IndexFrontierConfig,
+) -> Result<Frontier, OpenError> {
+    let addresses: Vec<&str> = index.addresses.iter().map(String::as_str).collect();
+    let mut connection = ConnectionSettings::for_addresses(&addresses)?;
+    connection.timeout = index.request_timeout;
+    let client = EsClient::new(connection)?;
+    let engine = client.engine().await?;
+    let settings = IndexSettings {
+        name: index.index.clone(),
+        shards: index.shards,
+        replicas: index.replicas,
+        refresh_interval: REFRESH.to_string(),
+    };
+    // The queue frontier's urls index is sorted by due date, so that reads stop at their page.
+    let state = if index.spout == SpoutKind::Queue {
+        ensure_urls_index(&client, &settings).await?
+    } else {
+        ensure_status_index(&client, &settings).await?
+    };
+    info!(index = %index.index, ?engine, ?state, "status index ready");
+    // Writes show in queries after a refresh; with refresh off, allow a long margin.
+    let visibility = refresh_interval(&client, &index.index)
+        .await?
+        .unwrap_or(Duration::from_secs(30));
+    if index.spout == SpoutKind::Queue {
+        return queue_frontier(client, config, index, visibility).await;
+    }
+    status_index_frontier(client, config, index, visibility).await
+}
+
+/// The queue spout over a urls index and a queues index.
+async fn queue_frontier(
+    client: EsClient,
+    config: &CrawlConfig,
+    index: &IndexFrontierConfig,
+    visibility: Duration,
+) -> Result<Frontier, OpenError> {
+    let body = queues_index_body(1, index.replicas, REFRESH);
+    let state = ensure_index(&client, &index.queues_index, body).await?;
+    info!(index = %index.queues_index, ?state, "queues index ready");
+    let key_field = KeyField::parse(&index.bucket_field);
+    let mut settings = QueueSpoutSettings::new(&index.index, &index.queues_index);
+    settings.key_field = key_field.clone();
+    settings.lease_ttl = index.lease_ttl;
+    settings.max_hold = index.max_hold;
+    settings.max_queues = config.frontier.max_buckets;
+    settings.max_urls_per_queue = config.frontier.max_urls_per_bucket;
+    settings.refresh_interval = visibility;
+    if let Some(owner) = &index.owner {
+        settings.owner = owner.clone();
+    }
+    info!(owner = %settings.owner, "queue spout instance {}", settings.owner);
+    let store = QueueStatusStore::new(client.clone(), &index.index, &index.queues_index, key_field);
+    Ok(Frontier {
+        spout: Box::new(QueueSpout::new(client, settings)),
+        store: Arc::new(store),
+    })
+}
+
+/// The aggregation, collapsing or hybrid spout over a StormCrawler status index, with its writer.
+async fn status_index_frontier(
+    client: EsClient,
+    config: &CrawlConfig,
+    index: &IndexFrontierConfig,
+    visibility: Duration,
+) -> Result<Frontier, OpenError> {
+    // New documents are routed as the index's existing ones were, so that a URL's writes find its
+    // document; updates of the URLs the spouts read follow their documents (store.routes()).
+    let sample = sample_routing(&client, &index.index, 100).await?;
+    let routing = routing_for(&index.index, index.routing, sample)?;
+    if sample.is_mixed() {
+        warn!(
+            index = %index.index,
+            routed = sample.routed,
+            unrouted = sample.unrouted,
+            sampled = sample.sampled(),
+            "the status index holds routed and unrouted documents; new documents are routed: {routing}"
+        );
+    }
+    info!(index = %index.index, "es.status.routing {routing}");
+    let key_field = KeyField::parse(&index.bucket_field);
+    let store = EsStatusStore::new(
+        client.clone(),
+        WriterSettings {
+            index: index.index.clone(),
+            key_field: key_field.clone(),
+            routing,
+        },
+    );
+    let routes = store.routes();
+    let settings = SpoutSettings {
+        index: index.index.clone(),
+        key_field,
+        max_buckets: config.frontier.max_buckets,
+        max_urls_per_bucket: config.frontier.max_urls_per_bucket,
+        max_urls_per_reload: config.frontier.max_urls_per_bucket,
+        shard_split: index.instance,
+        partition_mode: config.partition,
+        refresh_interval: visibility,
+        ..SpoutSettings::default()
+    };
+    let spout: Box<dyn Spout> = match index.spout {
+        SpoutKind::Collapsing => {
+            Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
+        }
+        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings).with_routes(routes)),
+        SpoutKind::Aggregation | SpoutKind::Queue => {
+            Box::new(AggregationSpout::new(client, settings).with_routes(routes))
+        }
+    };
+    Ok(Frontier {
+        spout,
+        store: Arc::new(store),
+    })
+}

@@ -1,0 +1,139 @@
+//! Layering configuration sources: YAML text or files, then `KEY=VALUE` overrides.
+
+use std::path::Path;
+
+use serde_norway::{Mapping, Value};
+
+use super::keys::{ConfigKeys, known_keys};
+use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES, ExtensionKeys};
+use crate::schedule::is_custom_interval_key;
+
+/// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
+#[derive(Debug, Default)]
+pub struct ConfigBuilder {
+    values: Mapping,
+}
+
+impl ConfigBuilder {
+    /// Starts from the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the keys of a YAML document; later sources override earlier ones.
+    pub fn yaml_str(mut self, text: &str) -> Result<Self, ConfigError> {
+        let document: Value =
+            serde_norway::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let mapping = match document {
+            Value::Null => Mapping::new(),
+            Value::Mapping(mut mapping) => {
+                // Flux files nest the settings under `config:`.
+                let nested = mapping.remove("config");
+                match nested {
+                    Some(Value::Mapping(inner)) if mapping.is_empty() => inner,
+                    Some(other) => {
+                        mapping.insert(Value::from("config"), other);
+                        mapping
+                    }
+                    None => mapping,
+                }
+            }
+            _ => {
+                return Err(ConfigError::Syntax(
+                    "the top level must be a mapping of keys to values".to_string(),
+                ));
+            }
+        };
+        for (key, value) in mapping {
+            let Value::String(key) = key else {
+                return Err(ConfigError::Syntax(format!("key {key:?} is not a string")));
+            };
+            self.values.insert(Value::String(key), value);
+        }
+        Ok(self)
+    }
+
+    /// Adds the keys of a YAML file.
+    pub fn yaml_file(self, path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.yaml_str(&text)
+    }
+
+    /// Overrides one key from `KEY=VALUE`; the value is read as a YAML scalar or list.
+    pub fn set(mut self, assignment: &str) -> Result<Self, ConfigError> {
+        let Some((key, raw)) = assignment.split_once('=') else {
+            return Err(ConfigError::BadOverride(assignment.to_string()));
+        };
+        // Custom interval keys contain `=` themselves: `fetchInterval.isFeed=true=10`.
+        let (key, raw) = if key.starts_with("fetchInterval.") && raw.contains('=') {
+            match assignment.rsplit_once('=') {
+                Some(split) => split,
+                None => (key, raw),
+            }
+        } else {
+            (key, raw)
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(ConfigError::BadOverride(assignment.to_string()));
+        }
+        let value: Value =
+            serde_norway::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        self.values.insert(Value::String(key.to_string()), value);
+        Ok(self)
+    }
+
+    /// Builds and validates the configuration. Keys under the [`EXTENSION_PREFIXES`] are kept, as
+    /// written, for the crates that read them ([`CrawlConfig::extension`]).
+    pub fn build(self) -> Result<CrawlConfig, ConfigError> {
+        let known = known_keys();
+        let mut strict = Mapping::new();
+        let mut custom = Vec::new();
+        let mut extensions = Mapping::new();
+        for (key, value) in self.values {
+            let Value::String(name) = &key else { continue };
+            if is_custom_interval_key(name) {
+                let minutes = value.as_i64().ok_or_else(|| ConfigError::InvalidValue {
+                    key: name.clone(),
+                    message: "must be a whole number of minutes (-1 for never)".to_string(),
+                })?;
+                custom.push((name.clone(), minutes));
+            } else if known.iter().any(|k| k == name) {
+                strict.insert(key, value);
+            } else if EXTENSION_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                extensions.insert(key, value);
+            } else {
+                return Err(unknown_key(name, &known));
+            }
+        }
+        let keys: ConfigKeys = deserialize_keys(strict)?;
+        keys.into_config(custom, ExtensionKeys(extensions))
+    }
+}
+
+/// Reads checked keys into a struct of fields named by keys, naming the key of a bad value.
+pub(crate) fn deserialize_keys<T: serde::de::DeserializeOwned>(
+    keys: Mapping,
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(Value::Mapping(keys)).map_err(|e| ConfigError::InvalidValue {
+        key: e.path().to_string(),
+        message: e.inner().to_string(),
+    })
+}
+
+/// The error for a key nobody knows, with the closest known key when one is close.
+pub(crate) fn unknown_key(name: &str, known: &[String]) -> ConfigError {
+    let suggestion = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(k, name), k))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k.clone());
+    ConfigError::UnknownKey {
+        key: name.to_string(),
+        suggestion,
+    }
+}

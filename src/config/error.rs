@@ -1,0 +1,36 @@
+//! Why a configuration could not be used.
+
+/// Why a configuration could not be used. Each variant names the offending key or file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The text is not YAML, or not a mapping of keys to values.
+    #[error("config is not valid YAML: {0}")]
+    Syntax(String),
+    /// A key that squall does not know.
+    #[error("unknown config key `{key}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// The closest known key, when one is close.
+        suggestion: Option<String>,
+    },
+    /// A known key with a value of the wrong type.
+    #[error("config key `{key}` has an invalid value: {message}")]
+    InvalidValue {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `--set` override that is not `KEY=VALUE`.
+    #[error("override {0:?} is not KEY=VALUE")]
+    BadOverride(String),
+}

@@ -1,0 +1,228 @@
+//! Crawl configuration: StormCrawler-style keys read from YAML, overridden key by key, checked
+//! before anything starts, and handed to each stage as its own typed section.
+//!
+//! Keys are flat and dotted, as in StormCrawler's `crawler-conf.yaml`; in the typed configuration,
+//! durations are [`Duration`]s and "no limit" or "never" is `None`:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let config = squall::config::CrawlConfig::from_yaml_str(
+//!     "http.agent.name: my-crawler\nfetcher.server.delay: 2.5\nmax.depth: -1\n",
+//! )?;
+//! assert_eq!(config.fetcher.server_delay, Duration::from_millis(2500));
+//! assert_eq!(config.filters.max_depth, None);
+//! # Ok::<(), squall::config::ConfigError>(())
+//! ```
+//!
+//! A key that does not exist is an error that names it (and suggests the closest known key), so a
+//! typo never silently falls back to a default. Keys under `es.` and `opensearch.` belong to the
+//! Elasticsearch/OpenSearch frontier: they are kept as written ([`CrawlConfig::extension`]) and
+//! checked by the crate that reads them, `squall-spouts`.
+
+mod builder;
+mod error;
+mod keys;
+mod sections;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_norway::{Mapping, Value};
+
+pub use builder::ConfigBuilder;
+pub use error::ConfigError;
+pub use keys::{ConfigKeys, known_keys};
+pub use sections::{
+    AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
+    MetadataConfig, ParserConfig, RobotsConfig, ScheduleConfig, SpoutConfig, StatusConfig,
+    TopologyConfig,
+};
+
+use crate::model::PartitionMode;
+use crate::schedule::DefaultScheduler;
+
+/// Key prefixes read by other crates (the Elasticsearch/OpenSearch frontier), not by this one.
+pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch."];
+
+/// Everything a crawl is configured with, one typed section per stage. Build it with
+/// [`ConfigBuilder`] (or [`CrawlConfig::from_yaml_str`]); every section's field docs name the key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlConfig {
+    /// Who the crawler says it is.
+    pub agent: AgentConfig,
+    /// The HTTP protocol.
+    pub http: HttpConfig,
+    /// robots.txt.
+    pub robots: RobotsConfig,
+    /// The fetcher's politeness and capacity.
+    pub fetcher: FetcherConfig,
+    /// `partition.url.mode`: how URLs are grouped into queues (host, domain or IP).
+    pub partition: PartitionMode,
+    /// Which links are kept.
+    pub filters: FilterConfig,
+    /// The parser.
+    pub parser: ParserConfig,
+    /// Metadata carried and kept.
+    pub metadata: MetadataConfig,
+    /// When URLs are due again.
+    pub schedule: ScheduleConfig,
+    /// The status updater.
+    pub status: StatusConfig,
+    /// The spout runner.
+    pub spout: SpoutConfig,
+    /// The topology as a whole.
+    pub topology: TopologyConfig,
+    /// Which frontier, and how much one query reads.
+    pub frontier: FrontierConfig,
+    /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
+    pub extensions: ExtensionKeys,
+}
+
+impl CrawlConfig {
+    /// Reads a YAML file (flat keys, optionally under a top-level `config:` as in Flux files).
+    pub fn from_yaml_file(path: &Path) -> Result<Self, ConfigError> {
+        ConfigBuilder::new().yaml_file(path)?.build()
+    }
+
+    /// Reads YAML text.
+    pub fn from_yaml_str(text: &str) -> Result<Self, ConfigError> {
+        ConfigBuilder::new().yaml_str(text)?.build()
+    }
+
+    /// Checks what a program may have changed after the keys were read: an agent name, counts of
+    /// at least one, a scheme to crawl, timeouts above zero, and valid custom intervals.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: &str| {
+            Err(ConfigError::InvalidValue {
+                key: key.to_string(),
+                message: message.to_string(),
+            })
+        };
+        if self.agent.name.trim().is_empty() {
+            return invalid("http.agent.name", "must name your crawler");
+        }
+        let counts = [
+            ("fetcher.threads.per.queue", self.fetcher.threads_per_queue),
+            ("fetcher.threads.number", self.fetcher.threads_number),
+            (
+                "fetcher.max.urls.in.queues",
+                self.fetcher.max_urls_in_queues,
+            ),
+            ("topology.max.spout.pending", self.spout.max_pending),
+            ("status.updater.batch.size", self.status.batch_size),
+            ("frontier.max.buckets", self.frontier.max_buckets),
+            (
+                "frontier.max.urls.per.bucket",
+                self.frontier.max_urls_per_bucket,
+            ),
+        ];
+        if let Some((key, _)) = counts.iter().find(|(_, value)| *value == 0) {
+            return invalid(key, "must be at least 1");
+        }
+        if self.filters.schemes.is_empty() {
+            return invalid("urlfilter.schemes", "must allow at least one scheme");
+        }
+        if self.http.timeout.is_zero() || self.http.connect_timeout.is_zero() {
+            return invalid("http.timeout", "timeouts must be more than 0");
+        }
+        if self.spout.min_delay_queries < Duration::from_millis(10) {
+            return invalid(
+                "spout.min.delay.queries",
+                "must be at least 10 (milliseconds)",
+            );
+        }
+        self.scheduler().map(|_| ())
+    }
+
+    /// The user agent sent with every request: `name/version (+url; email)`.
+    pub fn user_agent(&self) -> String {
+        self.agent.user_agent()
+    }
+
+    /// The scheduler the `fetchInterval.*` keys describe.
+    pub fn scheduler(&self) -> Result<DefaultScheduler, ConfigError> {
+        let schedule = &self.schedule;
+        let mut scheduler = DefaultScheduler::new(
+            minutes(schedule.default),
+            minutes(schedule.fetch_error),
+            minutes(schedule.error),
+        );
+        for (key, interval) in &schedule.custom {
+            scheduler = scheduler
+                .with_custom(key, minutes(*interval))
+                .map_err(|e| ConfigError::InvalidValue {
+                    key: key.clone(),
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(scheduler)
+    }
+
+    /// Reads the extension keys that start with one of `prefixes` into `T`, a struct whose serde
+    /// field names are the keys with the prefix left out (the first prefix is the canonical one; a
+    /// key under another prefix is read as if written under the first). A key under the prefixes
+    /// that `T` does not know is an error with a did-you-mean, as for the core keys.
+    pub fn extension<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize + Default,
+    {
+        self.extensions.section(prefixes)
+    }
+}
+
+/// A duration in StormCrawler's minutes, `-1` for never.
+fn minutes(interval: Option<Duration>) -> i64 {
+    interval.map_or(-1, |d| i64::try_from(d.as_secs() / 60).unwrap_or(i64::MAX))
+}
+
+/// Keys other crates read, kept as written (see [`CrawlConfig::extension`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtensionKeys(Mapping);
+
+impl ExtensionKeys {
+    /// Whether any key starts with one of `prefixes`.
+    pub fn has_any(&self, prefixes: &[&str]) -> bool {
+        self.0
+            .keys()
+            .filter_map(Value::as_str)
+            .any(|key| prefixes.iter().any(|p| key.starts_with(p)))
+    }
+
+    fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize + Default,
+    {
+        let known: Vec<String> = match serde_norway::to_value(T::default()) {
+            Ok(Value::Mapping(mapping)) => mapping
+                .keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let canonical = prefixes.first().copied().unwrap_or_default();
+        let mut strict = Mapping::new();
+        for (key, value) in &self.0 {
+            let Some(name) = key.as_str() else { continue };
+            let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p)) else {
+                continue;
+            };
+            if !known.iter().any(|k| k == rest) {
+                let spelled: Vec<String> =
+                    known.iter().map(|k| format!("{canonical}{k}")).collect();
+                return Err(builder::unknown_key(name, &spelled));
+            }
+            strict.insert(Value::from(rest), value.clone());
+        }
+        builder::deserialize_keys(strict).map_err(|error| match error {
+            ConfigError::InvalidValue { key, message } => ConfigError::InvalidValue {
+                key: format!("{canonical}{key}"),
+                message,
+            },
+            other => other,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

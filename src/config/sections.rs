@@ -1,0 +1,212 @@
+//! The typed configuration of each stage, in real units: durations as [`Duration`], "no limit" and
+//! "never" as `None`. Each field's doc names the key it comes from.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Who the crawler says it is (`http.agent.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// `http.agent.name`: the product name in the User-Agent header; never empty.
+    pub name: String,
+    /// `http.agent.version`: appended to the name as `name/version`.
+    pub version: String,
+    /// `http.agent.url`: a page about the crawler.
+    pub url: String,
+    /// `http.agent.email`: a contact address.
+    pub email: String,
+}
+
+impl AgentConfig {
+    /// The User-Agent header: `name/version (+url; email)`.
+    pub fn user_agent(&self) -> String {
+        let mut agent = self.name.clone();
+        if !self.version.is_empty() {
+            agent.push('/');
+            agent.push_str(&self.version);
+        }
+        let extras: Vec<&str> = [self.url.as_str(), self.email.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !extras.is_empty() {
+            agent.push_str(&format!(" (+{})", extras.join("; ")));
+        }
+        agent
+    }
+}
+
+/// The HTTP protocol (`http.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// `http.timeout`: a whole fetch, body included.
+    pub timeout: Duration,
+    /// `http.connect.timeout`: establishing a connection.
+    pub connect_timeout: Duration,
+    /// `http.content.limit`: body bytes kept per page (`None`: no limit).
+    pub content_limit: Option<usize>,
+    /// `http.allow.redirects`: follow redirects within a fetch instead of recording REDIRECTION.
+    pub allow_redirects: bool,
+    /// `http.max.redirects`: redirects followed in one fetch when they are followed.
+    pub max_redirects: usize,
+    /// `http.refuse.private.addresses`: never connect to private, loopback or link-local addresses.
+    pub refuse_private_addresses: bool,
+    /// `http.dns.cache.ttl`: how long a DNS answer is reused.
+    pub dns_cache_ttl: Duration,
+}
+
+/// robots.txt (`http.skip.robots`, `robots.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RobotsConfig {
+    /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
+    pub skip: bool,
+    /// `robots.cache.ttl`: how long a site's rules are reused.
+    pub cache_ttl: Duration,
+    /// `robots.error.cache.ttl`: how long a site whose robots.txt failed stays refused before it
+    /// is asked again.
+    pub error_cache_ttl: Duration,
+}
+
+/// The fetcher's politeness and capacity (`fetcher.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetcherConfig {
+    /// `fetcher.server.delay`: from the end of one fetch to the start of the next on a queue.
+    pub server_delay: Duration,
+    /// `fetcher.server.min.delay`: the delay used instead when a queue allows several threads.
+    pub server_min_delay: Duration,
+    /// `fetcher.server.delay.force`: keep the server delay when robots.txt asks for less.
+    pub server_delay_force: bool,
+    /// `fetcher.threads.per.queue`: fetches at once on one queue.
+    pub threads_per_queue: usize,
+    /// `fetcher.threads.number`: fetches at once over all queues.
+    pub threads_number: usize,
+    /// `fetcher.max.urls.in.queues`: URLs waiting in the fetcher before it takes no more.
+    pub max_urls_in_queues: usize,
+    /// `fetcher.max.crawl.delay`: a robots.txt Crawl-delay above this gives the URL ERROR...
+    pub max_crawl_delay: Duration,
+    /// `fetcher.max.crawl.delay.force`: ...unless this caps it at the maximum instead.
+    pub max_crawl_delay_force: bool,
+    /// `fetcher.max.retry.after`: the longest Retry-After hold honoured on 429 and 503.
+    pub max_retry_after: Duration,
+    /// `fetcher.max.fetches.per.second`: a cap over all hosts (`None`: no cap).
+    pub max_fetches_per_second: Option<NonZeroU32>,
+}
+
+/// Which outlinks and redirect targets are kept (`urlfilter.*`, `urlnormalizer.*`, `max.depth`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterConfig {
+    /// `urlfilter.ignore.outside.host`: keep only links on the host of their page.
+    pub ignore_outside_host: bool,
+    /// `urlfilter.ignore.outside.domain`: keep only links on the registrable domain of their page.
+    pub ignore_outside_domain: bool,
+    /// `urlfilter.schemes`: schemes that may be crawled; never empty.
+    pub schemes: Vec<String>,
+    /// `urlfilter.include`: regular expressions; when any is given, a URL must match one.
+    pub include: Vec<String>,
+    /// `urlfilter.exclude`: regular expressions; a URL matching one is dropped.
+    pub exclude: Vec<String>,
+    /// `urlnormalizer.remove.query.params`: query parameters to drop (`utm_*` wildcards allowed).
+    pub remove_query_params: Vec<String>,
+    /// `max.depth`: links deeper than this from the seeds are dropped (`None`: no limit).
+    pub max_depth: Option<u32>,
+}
+
+/// The parser (`parser.*`, `redirections.allowed`, `sitemap.discovery`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParserConfig {
+    /// `parser.emitOutlinks`: whether parsed links become DISCOVERED URLs.
+    pub emit_outlinks: bool,
+    /// `parser.emitOutlinks.max.per.page`: outlinks kept per page (`None`: no limit).
+    pub max_outlinks_per_page: Option<usize>,
+    /// `parser.text.max.bytes`: visible text kept per page for filters and indexers (0: none).
+    pub text_max_bytes: usize,
+    /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
+    pub redirections_allowed: bool,
+    /// `sitemap.discovery`: robots.txt `Sitemap:` lines are followed and sitemaps parsed.
+    pub sitemap_discovery: bool,
+}
+
+/// Metadata carried from page to outlink and kept with statuses (`metadata.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataConfig {
+    /// `metadata.transfer`: keys copied from a page to its outlinks (and persisted).
+    pub transfer: Vec<String>,
+    /// `metadata.persist`: keys stored with a URL's status (trailing `*` wildcards allowed).
+    pub persist: Vec<String>,
+    /// `metadata.track.path`: record `url.path` (the page a link was found on).
+    pub track_path: bool,
+    /// `metadata.track.depth`: record `depth` (distance from the seeds).
+    pub track_depth: bool,
+}
+
+/// When URLs are due again (`fetchInterval.*`, `max.fetch.errors`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleConfig {
+    /// `fetchInterval.default`: after FETCHED or REDIRECTION (`None`: never again).
+    pub default: Option<Duration>,
+    /// `fetchInterval.fetch.error`: after FETCH_ERROR (`None`: never again).
+    pub fetch_error: Option<Duration>,
+    /// `fetchInterval.error`: after ERROR (`None`: never again).
+    pub error: Option<Duration>,
+    /// Custom intervals by metadata, from keys such as `fetchInterval.isFeed=true` or
+    /// `fetchInterval.FETCH_ERROR.isFeed=true`, in the order given.
+    pub custom: Vec<(String, Option<Duration>)>,
+    /// `max.fetch.errors`: consecutive fetch errors after which FETCH_ERROR becomes ERROR.
+    pub max_fetch_errors: u32,
+}
+
+/// The status updater (`status.updater.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusConfig {
+    /// `status.updater.batch.size`: writes sent to the store together.
+    pub batch_size: usize,
+    /// `status.updater.flush.interval`: a partial batch is written after this long.
+    pub flush_interval: Duration,
+}
+
+/// The spout runner (`spout.*`, `topology.max.spout.pending`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpoutConfig {
+    /// `spout.ttl.purgatory`: how long an acked or failed URL is not emitted again.
+    pub ttl_purgatory: Duration,
+    /// `spout.min.delay.queries`: after a query that brought nothing new, before the next one.
+    pub min_delay_queries: Duration,
+    /// `spout.max.delay.queries`: a query runs after this long even if URLs are buffered.
+    pub max_delay_queries: Duration,
+    /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
+    pub max_pending: usize,
+}
+
+/// The topology as a whole (`topology.shutdown.timeout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologyConfig {
+    /// `topology.shutdown.timeout`: how long a graceful stop may take before it is cut short.
+    pub shutdown_timeout: Duration,
+}
+
+/// Which frontier, and how much one query reads (`frontier.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontierConfig {
+    /// `frontier.kind`: `embedded` (a directory on local disk, the default) or `opensearch` (an
+    /// Elasticsearch or OpenSearch cluster, configured by the `es.*` keys that `squall-spouts`
+    /// reads).
+    pub kind: FrontierKind,
+    /// `frontier.path`: the embedded frontier's directory.
+    pub path: PathBuf,
+    /// `frontier.max.buckets`: queues (hosts) read per frontier query.
+    pub max_buckets: usize,
+    /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
+    pub max_urls_per_bucket: usize,
+}
+
+/// Where the frontier lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrontierKind {
+    /// A directory on local disk: [`EmbeddedFrontier`](crate::frontier::EmbeddedFrontier).
+    #[default]
+    Embedded,
+    /// An Elasticsearch or OpenSearch cluster (the `squall-spouts` crate).
+    Opensearch,
+}

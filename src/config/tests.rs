@@ -1,0 +1,195 @@
+use std::time::Duration;
+
+use serde_norway::Value;
+
+use super::*;
+
+/// A config with an agent name and the given extra YAML.
+fn named(extra: &str) -> Result<CrawlConfig, ConfigError> {
+    CrawlConfig::from_yaml_str(&format!("http.agent.name: test\n{extra}"))
+}
+
+/// The defaults, with an agent name.
+fn defaults_named(name: &str, version: Option<String>) -> CrawlConfig {
+    let mut keys = ConfigKeys {
+        http_agent_name: name.to_string(),
+        ..ConfigKeys::default()
+    };
+    if let Some(version) = version {
+        keys.http_agent_version = version;
+    }
+    keys.into_config(Vec::new(), ExtensionKeys::default())
+        .expect("the defaults are valid")
+}
+
+#[test]
+fn the_agent_name_is_required() {
+    let err = ConfigBuilder::new().build().expect_err("no agent name");
+    assert!(err.to_string().contains("http.agent.name"), "{err}");
+    assert!(CrawlConfig::from_yaml_str("http.agent.name: ''\n").is_err());
+}
+
+#[test]
+fn defaults_are_valid_and_stormcrawler_like() {
+    let config = named("").expect("defaults");
+    assert_eq!(config, defaults_named("test", None));
+    assert_eq!(config.fetcher.server_delay, Duration::from_secs(1));
+    assert_eq!(config.fetcher.threads_per_queue, 1);
+    assert_eq!(config.partition, PartitionMode::ByHost);
+    assert_eq!(config.schedule.max_fetch_errors, 3);
+    assert_eq!(
+        config.schedule.default,
+        Some(Duration::from_secs(1440 * 60))
+    );
+    assert_eq!(
+        config.schedule.error, None,
+        "fetchInterval.error is -1: never"
+    );
+    assert_eq!(config.filters.max_depth, None, "max.depth is -1: no limit");
+    assert_eq!(config.frontier.kind, FrontierKind::Embedded);
+}
+
+#[test]
+fn sentinels_and_units_become_options_and_durations() {
+    let config = named(
+        "max.depth: 3\nhttp.content.limit: -1\nspout.min.delay.queries: 250\n\
+         fetchInterval.default: -1\nfetcher.max.fetches.per.second: 0\n",
+    )
+    .expect("valid");
+    assert_eq!(config.filters.max_depth, Some(3));
+    assert_eq!(config.http.content_limit, None);
+    assert_eq!(config.spout.min_delay_queries, Duration::from_millis(250));
+    assert_eq!(config.schedule.default, None);
+    assert_eq!(config.fetcher.max_fetches_per_second, None);
+}
+
+#[test]
+fn unknown_key_is_named_with_a_suggestion() {
+    let err = named("fetcher.server.dealy: 2\n").expect_err("typo");
+    let message = err.to_string();
+    assert!(message.contains("`fetcher.server.dealy`"), "{message}");
+    assert!(
+        message.contains("did you mean `fetcher.server.delay`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn mistyped_value_names_the_key() {
+    let err = named("fetcher.threads.per.queue: many\n").expect_err("type");
+    assert!(
+        err.to_string().contains("fetcher.threads.per.queue"),
+        "{err}"
+    );
+    let err = named("partition.url.mode: byPlanet\n").expect_err("enum");
+    assert!(err.to_string().contains("partition.url.mode"), "{err}");
+}
+
+#[test]
+fn overrides_win_and_custom_intervals_are_collected() {
+    let config = ConfigBuilder::new()
+        .yaml_str(
+            "config:\n  http.agent.name: t\n  fetcher.server.delay: 3\n  fetchInterval.isFeed=true: 10\n",
+        )
+        .expect("yaml")
+        .set("fetcher.server.delay=0.5")
+        .expect("set")
+        .set("urlfilter.exclude=[\"\\\\.pdf$\"]")
+        .expect("set list")
+        .set("fetchInterval.FETCH_ERROR.isFeed=true=60")
+        .expect("set custom")
+        .build()
+        .expect("build");
+    assert_eq!(config.fetcher.server_delay, Duration::from_millis(500));
+    assert_eq!(config.filters.exclude, ["\\.pdf$"]);
+    assert_eq!(
+        config.schedule.custom,
+        [
+            (
+                "fetchInterval.isFeed=true".to_string(),
+                Some(Duration::from_secs(600))
+            ),
+            (
+                "fetchInterval.FETCH_ERROR.isFeed=true".to_string(),
+                Some(Duration::from_secs(3600))
+            )
+        ]
+    );
+}
+
+#[test]
+fn nonsense_values_are_refused() {
+    assert!(named("fetcher.server.delay: -1\n").is_err());
+    assert!(named("fetcher.threads.per.queue: 0\n").is_err());
+    assert!(named("frontier.kind: cloud\n").is_err());
+    assert!(ConfigBuilder::new().set("no-equals-sign").is_err());
+}
+
+/// An extension's keys, as a crate outside this one would declare them.
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct IndexKeys {
+    #[serde(rename = "status.index.name")]
+    index: String,
+    #[serde(rename = "status.max.buckets")]
+    max_buckets: u32,
+}
+
+#[test]
+fn extension_keys_are_kept_for_their_crate_and_checked_by_it() {
+    let config = named("es.status.index.name: pages\nopensearch.status.max.buckets: 7\n")
+        .expect("extension keys are not unknown to the core");
+    let keys: IndexKeys = config.extension(&["es.", "opensearch."]).expect("read");
+    assert_eq!(
+        keys,
+        IndexKeys {
+            index: "pages".to_string(),
+            max_buckets: 7
+        }
+    );
+    let typo = named("es.status.index.nam: pages\n").expect("kept");
+    let err = typo
+        .extension::<IndexKeys>(&["es.", "opensearch."])
+        .expect_err("typo");
+    assert!(
+        err.to_string()
+            .contains("did you mean `es.status.index.name`"),
+        "{err}"
+    );
+    let bad = named("es.status.max.buckets: many\n").expect("kept");
+    let err = bad.extension::<IndexKeys>(&["es."]).expect_err("bad value");
+    assert!(err.to_string().contains("es.status.max.buckets"), "{err}");
+}
+
+#[test]
+fn the_shipped_example_config_lists_every_key_with_its_default() {
+    let text = include_str!("../../examples/crawler-conf.yaml");
+    let document: Value = serde_norway::from_str(text).expect("example config is YAML");
+    let Value::Mapping(mapping) = document else {
+        panic!("example config is not a mapping");
+    };
+    let mut listed: Vec<String> = mapping
+        .keys()
+        .filter_map(|k| k.as_str().map(str::to_string))
+        .collect();
+    listed.sort();
+    let mut known = known_keys();
+    known.sort();
+    assert_eq!(
+        listed, known,
+        "examples/crawler-conf.yaml and ConfigKeys differ"
+    );
+    // The agent name is the user's to give: the example leaves it empty.
+    assert_eq!(mapping.get("http.agent.name"), Some(&Value::from("")));
+    let parsed = ConfigBuilder::new()
+        .yaml_str(text)
+        .and_then(|b| b.set("http.agent.name=example"))
+        .and_then(ConfigBuilder::build)
+        .expect("example config parses");
+    // The version is the crate's own; the file cannot know it in advance.
+    let defaults = defaults_named("example", Some(parsed.agent.version.clone()));
+    assert_eq!(
+        parsed, defaults,
+        "a value in examples/crawler-conf.yaml is not the default"
+    );
+}
