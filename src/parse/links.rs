@@ -42,6 +42,9 @@ const MAX_PARSER_MEMORY: usize = 16 * 1024 * 1024;
 /// The most `<noscript>` markup kept from one page for its second parse.
 const MAX_NOSCRIPT_BYTES: usize = 1024 * 1024;
 
+/// Raw `<title>` text stops being collected once this much is held.
+const MAX_TITLE_BYTES: usize = 4096;
+
 /// Extracts links and directives from `html`, decoded as `charset` (an encoding label; UTF-8 when
 /// unknown or unusable). `<meta charset>` in the page switches the decoding as browsers do.
 pub fn extract(html: &[u8], charset: Option<&str>) -> ExtractedPage {
@@ -265,10 +268,7 @@ fn head_handlers(found: &Rc<Found>) -> Handlers {
             Ok(())
         }),
         text!("title", move |chunk: &mut TextChunk<'_>| {
-            let mut title = title.title.borrow_mut();
-            if title.len() < 4096 {
-                title.push_str(chunk.as_str());
-            }
+            push_capped(&title.title, chunk.as_str(), MAX_TITLE_BYTES);
             Ok(())
         }),
     ]
@@ -281,21 +281,11 @@ fn noscript_handlers(found: &Rc<Found>) -> Handlers {
     vec![
         element!("noscript", move |el| {
             on_element.noscript.borrow_mut().clear();
-            let on_end = Rc::clone(&on_element);
-            let parse: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
-                on_end.parse_noscript();
-                Ok(())
-            });
-            if let Some(handlers) = el.end_tag_handlers() {
-                handlers.push(parse);
-            }
+            on_end_tag(el, &on_element, Found::parse_noscript);
             Ok(())
         }),
         text!("noscript", move |chunk: &mut TextChunk<'_>| {
-            let mut markup = on_text.noscript.borrow_mut();
-            if markup.len() < MAX_NOSCRIPT_BYTES {
-                markup.push_str(chunk.as_str());
-            }
+            push_capped(&on_text.noscript, chunk.as_str(), MAX_NOSCRIPT_BYTES);
             Ok(())
         }),
     ]
@@ -309,15 +299,10 @@ fn text_handlers(found: &Rc<Found>) -> Handlers {
     vec![
         element!("script, style, noscript, template", move |el| {
             hidden.hidden_depth.set(hidden.hidden_depth.get() + 1);
-            let on_end = Rc::clone(&hidden);
-            let unhide: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
-                let depth = &on_end.hidden_depth;
+            on_end_tag(el, &hidden, |found| {
+                let depth = &found.hidden_depth;
                 depth.set(depth.get().saturating_sub(1));
-                Ok(())
             });
-            if let Some(handlers) = el.end_tag_handlers() {
-                handlers.push(unhide);
-            }
             Ok(())
         }),
         text!("body", move |chunk: &mut TextChunk<'_>| {
@@ -325,6 +310,30 @@ fn text_handlers(found: &Rc<Found>) -> Handlers {
             Ok(())
         }),
     ]
+}
+
+/// Appends `piece` to `buf` unless `buf` already holds `cap` bytes or more.
+fn push_capped(buf: &RefCell<String>, piece: &str, cap: usize) {
+    let mut buf = buf.borrow_mut();
+    if buf.len() < cap {
+        buf.push_str(piece);
+    }
+}
+
+/// Has `on_end` called with `found` when the element `el` closes.
+fn on_end_tag(
+    el: &mut Element<'_, '_>,
+    found: &Rc<Found>,
+    on_end: impl FnOnce(&Rc<Found>) + 'static,
+) {
+    let found = Rc::clone(found);
+    let handler: lol_html::EndTagHandler<'static> = Box::new(move |_end| {
+        on_end(&found);
+        Ok(())
+    });
+    if let Some(handlers) = el.end_tag_handlers() {
+        handlers.push(handler);
+    }
 }
 
 fn decode(value: &str) -> String {
