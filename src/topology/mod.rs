@@ -7,7 +7,9 @@
 //! ```
 //!
 //! Every channel between stages is bounded: a slow stage makes the one before it wait, and nothing
-//! is dropped. Build a [`Crawler`] with [`CrawlerBuilder`].
+//! is dropped. The ack channel back to the spout runner needs no bound of its own: each URL in
+//! flight (at most `topology.max.spout.pending`) sends at most two messages on it. Build a
+//! [`Crawler`] with [`CrawlerBuilder`].
 
 mod builder;
 mod run;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
@@ -171,107 +172,19 @@ impl Crawler {
             stop,
             state_tx,
         } = self;
-        let Parts {
-            config,
-            spout,
-            store,
-            fetcher,
-            parser,
-            updater_settings,
-            runner_settings,
-            observer,
-            stats,
-            shutdown_timeout,
-            ..
-        } = parts;
-
-        let fetch_capacity = config.fetcher.threads_number.max(16);
-        let (fetch_tx, fetch_rx) = mpsc::channel(fetch_capacity);
-        let (parse_tx, parse_rx) = mpsc::channel(64);
-        let (status_tx, status_rx) = mpsc::channel(config.status.batch_size.max(64));
-        let (ack_tx, ack_rx) = mpsc::unbounded_channel();
-        let mut state_rx = state_tx.subscribe();
-
-        let runner = SpoutRunner::new(spout, runner_settings);
-        let updater = StatusUpdater::new(Arc::clone(&store), updater_settings, observer);
-        let mut tasks = vec![
-            tokio::spawn(
-                runner
-                    .run(fetch_tx, ack_tx, ack_rx, state_tx, stop.clone())
-                    .instrument(info_span!("spout")),
-            ),
-            tokio::spawn(
-                fetcher
-                    .run(fetch_rx, parse_tx, stop.clone())
-                    .instrument(info_span!("fetcher")),
-            ),
-            tokio::spawn(
-                parser
-                    .run(parse_rx, status_tx)
-                    .instrument(info_span!("parser")),
-            ),
-            tokio::spawn(
-                updater
-                    .run(status_rx)
-                    .instrument(info_span!("status_updater")),
-            ),
-        ];
-
-        let deadline = limits.max_duration.map(|d| tokio::time::Instant::now() + d);
-        let stop_reason = loop {
-            if let Some(max) = limits.max_pages
-                && stats.pages() >= max
-            {
-                break StopReason::MaxPages;
-            }
-            if limits.until_idle && state_rx.borrow().idle {
-                break StopReason::Idle;
-            }
-            let until =
-                deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
-            tokio::select! {
-                _ = stop.cancelled() => break StopReason::Requested,
-                _ = tokio::time::sleep_until(until), if deadline.is_some() => break StopReason::MaxDuration,
-                changed = state_rx.changed() => {
-                    // The runner only goes away early when a stage after it is gone.
-                    if changed.is_err() {
-                        break StopReason::StageFailed;
-                    }
-                }
-                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
-            }
-        };
+        let state_rx = state_tx.subscribe();
+        let store = Arc::clone(&parts.store);
+        let stats = Arc::clone(&parts.stats);
+        let shutdown_timeout = parts.shutdown_timeout;
+        let mut tasks = spawn_stages(parts, state_tx, &stop);
+        let stop_reason = wait_for_stop(&limits, &stats, state_rx, &stop).await;
         info!(?stop_reason, "stopping the crawl: draining every stage");
         stop.cancel();
-
-        let mut clean_shutdown = true;
-        let drain = futures::future::join_all(tasks.iter_mut());
-        match tokio::time::timeout(shutdown_timeout, drain).await {
-            Ok(results) => {
-                for result in results {
-                    if let Err(error) = result {
-                        warn!(%error, "a stage ended abnormally");
-                        clean_shutdown = false;
-                    }
-                }
-            }
-            Err(_) => {
-                // Cut the stages short: unwritten URLs fail back and stay due in the frontier.
-                warn!(
-                    ?shutdown_timeout,
-                    "stages did not stop in time; cutting them short"
-                );
-                for task in &tasks {
-                    task.abort();
-                }
-                clean_shutdown = false;
-            }
-        }
+        let mut clean_shutdown = drain(&mut tasks, shutdown_timeout).await;
         if let Err(error) = store.flush().await {
             warn!(%error, "final flush of the status store failed");
             clean_shutdown = false;
         }
-
         CrawlSummary {
             stop_reason,
             statuses: Status::ALL.iter().map(|s| (*s, stats.count(*s))).collect(),
@@ -281,6 +194,115 @@ impl Crawler {
             write_failures: stats.write_failures(),
             elapsed_seconds: started.elapsed().as_secs_f64(),
             clean_shutdown,
+        }
+    }
+}
+
+/// Joins the stages with channels and starts each as a task. The channels between stages are
+/// bounded; the ack channel back to the spout runner is not, and needs no bound: every URL in flight
+/// (at most `topology.max.spout.pending`) sends at most two messages on it (started, then its
+/// outcome), so it never holds more than twice that.
+fn spawn_stages(
+    parts: Parts,
+    state_tx: watch::Sender<RunnerState>,
+    stop: &CancellationToken,
+) -> Vec<JoinHandle<()>> {
+    let Parts {
+        config,
+        spout,
+        store,
+        fetcher,
+        parser,
+        updater_settings,
+        runner_settings,
+        observer,
+        ..
+    } = parts;
+    let (fetch_tx, fetch_rx) = mpsc::channel(config.fetcher.threads_number.max(16));
+    let (parse_tx, parse_rx) = mpsc::channel(64);
+    let (status_tx, status_rx) = mpsc::channel(config.status.batch_size.max(64));
+    let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+    let runner = SpoutRunner::new(spout, runner_settings);
+    let updater = StatusUpdater::new(store, updater_settings, observer);
+    vec![
+        tokio::spawn(
+            runner
+                .run(fetch_tx, ack_tx, ack_rx, state_tx, stop.clone())
+                .instrument(info_span!("spout")),
+        ),
+        tokio::spawn(
+            fetcher
+                .run(fetch_rx, parse_tx, stop.clone())
+                .instrument(info_span!("fetcher")),
+        ),
+        tokio::spawn(
+            parser
+                .run(parse_rx, status_tx)
+                .instrument(info_span!("parser")),
+        ),
+        tokio::spawn(
+            updater
+                .run(status_rx)
+                .instrument(info_span!("status_updater")),
+        ),
+    ]
+}
+
+/// Waits for the first of the run's limits, a stop request, or a stage that failed.
+async fn wait_for_stop(
+    limits: &RunLimits,
+    stats: &CrawlStats,
+    mut state_rx: watch::Receiver<RunnerState>,
+    stop: &CancellationToken,
+) -> StopReason {
+    let deadline = limits.max_duration.map(|d| tokio::time::Instant::now() + d);
+    loop {
+        if let Some(max) = limits.max_pages
+            && stats.pages() >= max
+        {
+            return StopReason::MaxPages;
+        }
+        if limits.until_idle && state_rx.borrow().idle {
+            return StopReason::Idle;
+        }
+        let until =
+            deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+        tokio::select! {
+            _ = stop.cancelled() => return StopReason::Requested,
+            _ = tokio::time::sleep_until(until), if deadline.is_some() => return StopReason::MaxDuration,
+            changed = state_rx.changed() => {
+                // The runner only goes away early when a stage after it is gone.
+                if changed.is_err() {
+                    return StopReason::StageFailed;
+                }
+            }
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
+}
+
+/// Lets every stage finish within the shutdown deadline, or cuts them short (their unwritten URLs
+/// fail back and stay due in the frontier). Whether the stop was clean.
+async fn drain(tasks: &mut [JoinHandle<()>], shutdown_timeout: Duration) -> bool {
+    let drained = futures::future::join_all(tasks.iter_mut());
+    match tokio::time::timeout(shutdown_timeout, drained).await {
+        Ok(results) => {
+            let mut clean = true;
+            for error in results.into_iter().filter_map(Result::err) {
+                warn!(%error, "a stage ended abnormally");
+                clean = false;
+            }
+            clean
+        }
+        Err(_) => {
+            warn!(
+                ?shutdown_timeout,
+                "stages did not stop in time; cutting them short"
+            );
+            for task in tasks.iter() {
+                task.abort();
+            }
+            false
         }
     }
 }
