@@ -8,7 +8,8 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use crate::config::{ConfigError, CrawlConfig};
 use crate::fetch::{
-    FetcherBolt, FetcherSettings, HttpClient, HttpClientError, HttpSettings, RobotsCache,
+    FetcherBolt, FetcherSettings, HttpClient, HttpClientError, HttpSettings, Protocol, Protocols,
+    RobotsCache,
 };
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
@@ -66,6 +67,7 @@ pub struct CrawlerBuilder {
     scheduler: Option<Arc<dyn Scheduler>>,
     observers: Observers,
     resolve: Vec<(String, SocketAddr)>,
+    protocols: Vec<(String, Arc<dyn Protocol>)>,
 }
 
 impl CrawlerBuilder {
@@ -80,6 +82,7 @@ impl CrawlerBuilder {
             scheduler: None,
             observers: Observers::default(),
             resolve: Vec::new(),
+            protocols: Vec::new(),
         }
     }
 
@@ -133,6 +136,13 @@ impl CrawlerBuilder {
     /// Resolves `host` to `addr` instead of asking DNS (like curl's `--resolve`).
     pub fn resolve(mut self, host: impl Into<String>, addr: SocketAddr) -> Self {
         self.resolve.push((host.into(), addr));
+        self
+    }
+
+    /// Fetches URLs of `scheme` with `protocol` (replacing HTTP for `http` and `https`); the scheme
+    /// must also pass the URL filter (`urlfilter.schemes`).
+    pub fn protocol(mut self, scheme: impl Into<String>, protocol: Arc<dyn Protocol>) -> Self {
+        self.protocols.push((scheme.into(), protocol));
         self
     }
 
@@ -200,8 +210,10 @@ impl CrawlerBuilder {
         let mut observers = self.observers;
         observers.push(stats.clone());
         let observer: Arc<dyn CrawlObserver> = Arc::new(observers);
+        let mut protocols = Protocols::http(http);
+        protocols.extend(self.protocols);
         let fetcher = FetcherBolt::new(
-            http,
+            protocols,
             robots,
             FetcherSettings {
                 server_delay: Duration::from_secs_f64(config.fetcher_server_delay),
