@@ -7,7 +7,8 @@
 //! 1. a **spout** ([`spout::Spout`], driven by a [`spout::SpoutRunner`]) reads due URLs from the
 //!    frontier and emits them round-robin over hosts;
 //! 2. the **fetcher** ([`fetch::FetcherBolt`]) downloads them, politely: one queue per host (or
-//!    domain, or IP), a delay between fetches, robots.txt;
+//!    domain, or IP), a delay between fetches, robots.txt; each URL through the
+//!    [`fetch::Protocol`] of its scheme (HTTP by default);
 //! 3. the **parser** ([`parse::ParserBolt`]) extracts links, which pass through the URL filters
 //!    ([`filter`]);
 //! 4. the **status updater** ([`status::StatusUpdater`]) writes each URL's status and its outlinks

@@ -1,141 +1,52 @@
-//! The fetcher bolt: per-queue politeness in front of the HTTP client.
+//! The fetcher bolt: per-queue politeness in front of the protocols.
 //!
-//! URLs wait in one queue per partition key. A queue hands out a URL only when fewer than
-//! `threads_per_queue` of its fetches run and its delay has passed since the end of its last fetch;
-//! queues take turns round-robin. The delay is `fetcher.server.delay`, replaced by the site's
-//! robots.txt Crawl-delay when it has one (capped at `fetcher.max.crawl.delay`; with
-//! `fetcher.server.delay.force`, never shorter than the server delay).
+//! URLs wait in one queue per partition key ([`HostQueues`]). A queue hands out a URL only when
+//! fewer than `threads_per_queue` of its fetches run and its delay has passed since the end of its
+//! last fetch; queues take turns round-robin. The delay is `fetcher.server.delay`, replaced by the
+//! site's robots.txt Crawl-delay when it has one (capped at `fetcher.max.crawl.delay`; with
+//! `fetcher.server.delay.force`, never shorter than the server delay). Each URL is then checked and
+//! fetched in a task of its own ([`fetch_one`]).
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
-use super::http::HttpClient;
+use super::inflight::{InFlight, Joined};
+use super::protocol::Protocols;
+use super::queues::{HostQueues, Learned};
 use super::robots::RobotsCache;
-use crate::frontier::QueueReport;
-use crate::message::{
-    CrawlEvent, CrawlObserver, FetchFailure, FetchOutcome, FetchedPage, NoObserver, Tuple,
-};
-use crate::model::{Status, keys};
+use super::settings::FetcherSettings;
+use super::task::{FetchContext, fetch_one};
+use crate::message::{CrawlObserver, FetchedPage, NoObserver, Tuple};
 
-/// Politeness and concurrency settings of the fetcher.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FetcherSettings {
-    /// Time from the end of one fetch to the start of the next on a queue (`fetcher.server.delay`).
-    pub server_delay: Duration,
-    /// The delay used instead when a queue allows several fetches at once (`fetcher.server.min.delay`).
-    pub min_delay: Duration,
-    /// Fetches at once on one queue (`fetcher.threads.per.queue`).
-    pub threads_per_queue: usize,
-    /// Fetches at once overall (`fetcher.threads.number`).
-    pub threads_total: usize,
-    /// URLs waiting in queues before the fetcher stops taking more (`fetcher.max.urls.in.queues`).
-    pub max_queued: usize,
-    /// A robots.txt Crawl-delay above this gives the URL ERROR (`fetcher.max.crawl.delay`)...
-    pub max_crawl_delay: Duration,
-    /// ...unless this is set: then the delay is capped at `max_crawl_delay` (`fetcher.max.crawl.delay.force`).
-    pub max_crawl_delay_force: bool,
-    /// Keep `server_delay` when robots.txt asks for a shorter one (`fetcher.server.delay.force`).
-    pub server_delay_force: bool,
-    /// Longest `Retry-After` hold honoured on 429 and 503 (`fetcher.max.retry.after`).
-    pub max_retry_after: Duration,
-    /// Fetches per second over all queues; `None`: no global cap (`fetcher.max.fetches.per.second`).
-    pub max_fetches_per_second: Option<std::num::NonZeroU32>,
-    /// On stop, how long fetches already started may take to finish before they are cut short.
-    pub stop_grace: Duration,
-}
+/// How long the loop sleeps when nothing but new URLs or a completion can wake it.
+const IDLE_WAKE: Duration = Duration::from_secs(3600);
 
-impl Default for FetcherSettings {
-    fn default() -> Self {
-        FetcherSettings {
-            server_delay: Duration::from_secs(1),
-            min_delay: Duration::ZERO,
-            threads_per_queue: 1,
-            threads_total: 50,
-            max_queued: 2000,
-            max_crawl_delay: Duration::from_secs(30),
-            max_crawl_delay_force: false,
-            server_delay_force: false,
-            max_retry_after: Duration::from_secs(300),
-            max_fetches_per_second: None,
-            stop_grace: Duration::from_secs(10),
-        }
-    }
-}
-
-impl FetcherSettings {
-    /// The delay a queue keeps between fetches, given its robots.txt Crawl-delay.
-    pub fn queue_delay(&self, crawl_delay: Option<Duration>) -> Duration {
-        let base = if self.threads_per_queue > 1 {
-            self.min_delay
-        } else {
-            self.server_delay
-        };
-        match crawl_delay.map(|robots| robots.min(self.max_crawl_delay)) {
-            None => base,
-            Some(robots) if self.server_delay_force => robots.max(base),
-            Some(robots) => robots,
-        }
-    }
-}
-
-type GlobalLimiter = governor::DefaultDirectRateLimiter;
-
-/// What every fetch task shares.
-struct FetchContext {
-    http: HttpClient,
-    robots: Option<RobotsCache>,
-    settings: FetcherSettings,
-    limiter: Option<GlobalLimiter>,
-    observer: Arc<dyn CrawlObserver>,
-}
-
-struct HostQueue {
-    items: VecDeque<Tuple>,
-    in_flight: usize,
-    next_allowed: Instant,
-    crawl_delay: Option<Duration>,
-}
-
-impl HostQueue {
-    fn new() -> Self {
-        HostQueue {
-            items: VecDeque::new(),
-            in_flight: 0,
-            next_allowed: Instant::now(),
-            crawl_delay: None,
-        }
-    }
-}
-
-struct Completed {
-    key: String,
-    /// `None` when the fetch was fenced at the last moment (its URL was failed back unfetched).
-    page: Option<FetchedPage>,
-    contacted_server: bool,
-    crawl_delay: Option<Duration>,
-    hold: Option<Duration>,
-}
+/// Why a URL that waited is failed back on stop.
+const STOPPED: &str = "fetcher stopped before fetching it";
 
 /// The fetcher stage.
 pub struct FetcherBolt {
-    http: HttpClient,
+    protocols: Protocols,
     robots: Option<RobotsCache>,
     settings: FetcherSettings,
     observer: Arc<dyn CrawlObserver>,
 }
 
 impl FetcherBolt {
-    /// A fetcher using `http`, asking `robots` (None: robots.txt ignored) before each fetch.
-    pub fn new(http: HttpClient, robots: Option<RobotsCache>, settings: FetcherSettings) -> Self {
+    /// A fetcher using `protocols` by URL scheme (an [`HttpClient`](super::HttpClient) serves
+    /// `http` and `https`), asking `robots` (None: robots.txt ignored) before each HTTP(S) fetch.
+    pub fn new(
+        protocols: impl Into<Protocols>,
+        robots: Option<RobotsCache>,
+        settings: FetcherSettings,
+    ) -> Self {
         FetcherBolt {
-            http,
+            protocols: protocols.into(),
             robots,
             settings,
             observer: Arc::new(NoObserver),
@@ -143,6 +54,8 @@ impl FetcherBolt {
     }
 
     /// Tells `observer` of each fetch attempt as it completes ([`CrawlEvent::Fetched`]).
+    ///
+    /// [`CrawlEvent::Fetched`]: crate::message::CrawlEvent::Fetched
     pub fn observed_by(mut self, observer: Arc<dyn CrawlObserver>) -> Self {
         self.observer = observer;
         self
@@ -157,145 +70,26 @@ impl FetcherBolt {
         stop: CancellationToken,
     ) {
         let settings = self.settings.clone();
-        let shared = Arc::new(FetchContext {
-            http: self.http,
-            robots: self.robots,
-            limiter: self
-                .settings
-                .max_fetches_per_second
-                .map(|rate| governor::RateLimiter::direct(governor::Quota::per_second(rate))),
-            settings: self.settings,
-            observer: self.observer,
-        });
-        let mut queues: HashMap<String, HostQueue> = HashMap::new();
-        let mut ring: VecDeque<String> = VecDeque::new();
-        let mut running: JoinSet<Completed> = JoinSet::new();
-        // Which queue each running fetch belongs to, so that even a fetch task that dies frees its slot.
-        let mut running_keys: HashMap<tokio::task::Id, String> = HashMap::new();
-        let mut queued = 0usize;
+        let context = Arc::new(self.into_context());
+        let mut queues = HostQueues::new(settings.clone());
+        let mut running = InFlight::default();
         let mut input_open = true;
-        let mut last_sweep = Instant::now();
-
-        loop {
-            if stop.is_cancelled() {
+        while !stop.is_cancelled() {
+            let wake = start_ready(&context, &mut queues, &mut running);
+            record_gauges(&queues, &running);
+            if !input_open && queues.queued() == 0 && running.is_empty() {
                 break;
             }
-            // Hand out every URL whose queue allows it, round-robin.
-            let now = Instant::now();
-            let mut wake: Option<Instant> = None;
-            for _ in 0..ring.len() {
-                if running.len() >= settings.threads_total {
-                    break;
-                }
-                let Some(key) = ring.pop_front() else { break };
-                let Some(queue) = queues.get_mut(&key) else {
-                    continue;
-                };
-                if queue.in_flight < settings.threads_per_queue && queue.next_allowed <= now {
-                    if let Some(tuple) = queue.items.pop_front() {
-                        queued -= 1;
-                        // Fencing: a queue whose lease this process lost is fetched by its new
-                        // owner; what waits here for it goes back to the frontier unfetched.
-                        if !tuple.hints.may_fetch() {
-                            debug!(key = %key, url = %tuple.url.url, "lease lost; not fetched");
-                            metrics::counter!("squall_fetch_fenced_total").increment(1);
-                            tuple.ack.fail(format!(
-                                "the lease on queue {key} was lost before the fetch; left due"
-                            ));
-                            if !queue.items.is_empty() {
-                                ring.push_back(key);
-                                wake = Some(now);
-                            }
-                            continue;
-                        }
-                        queue.in_flight += 1;
-                        tuple.ack.started();
-                        let shared = Arc::clone(&shared);
-                        let task_key = key.clone();
-                        let handle =
-                            running.spawn(async move { fetch_one(&shared, task_key, tuple).await });
-                        running_keys.insert(handle.id(), key.clone());
-                        // A queue allowing several fetches at once may hand out another right away.
-                        if queue.in_flight < settings.threads_per_queue && !queue.items.is_empty() {
-                            wake = Some(now);
-                        }
-                    }
-                } else if queue.in_flight < settings.threads_per_queue {
-                    wake = Some(wake.map_or(queue.next_allowed, |w| w.min(queue.next_allowed)));
-                }
-                if !queue.items.is_empty() {
-                    ring.push_back(key);
-                }
-            }
-            metrics::gauge!("squall_fetcher_queued").set(queued as f64);
-            metrics::gauge!("squall_fetcher_queues").set(queues.len() as f64);
-            metrics::gauge!("squall_fetcher_active").set(running.len() as f64);
-
-            if !input_open && queued == 0 && running.is_empty() {
-                break;
-            }
-            let can_take = input_open && queued < settings.max_queued;
-            let sleep_until = wake.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            let can_take = input_open && queues.has_room();
+            let sleep_until = wake.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 received = input.recv(), if can_take => match received {
-                    Some(tuple) => {
-                        let key = tuple.key.clone();
-                        let queue = queues.entry(key.clone()).or_insert_with(HostQueue::new);
-                        // A delay another process learned for this queue (carried by a shared frontier).
-                        if let Some(delay) = tuple.hints.crawl_delay {
-                            queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
-                        }
-                        if queue.items.is_empty() {
-                            ring.push_back(key);
-                        }
-                        queue.items.push_back(tuple);
-                        queued += 1;
-                    }
+                    Some(tuple) => queues.enqueue(tuple),
                     None => input_open = false,
                 },
-                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
-                    let done = match done {
-                        Ok((id, done)) => {
-                            running_keys.remove(&id);
-                            done
-                        }
-                        Err(error) => {
-                            // The task's tuple was dropped with it, which failed it back to the spout.
-                            tracing::error!(%error, "a fetch task died");
-                            if let Some(queue) = running_keys
-                                .remove(&error.id())
-                                .and_then(|key| queues.get_mut(&key))
-                            {
-                                queue.in_flight = queue.in_flight.saturating_sub(1);
-                            }
-                            continue;
-                        }
-                    };
-                    let finished = Instant::now();
-                    if let Some(queue) = queues.get_mut(&done.key) {
-                        queue.in_flight = queue.in_flight.saturating_sub(1);
-                        if done.crawl_delay.is_some() {
-                            queue.crawl_delay = done.crawl_delay;
-                        }
-                        if done.contacted_server {
-                            let delay = settings.queue_delay(queue.crawl_delay);
-                            let hold = done.hold.unwrap_or_default().max(delay);
-                            let until = finished
-                                .checked_add(hold)
-                                .unwrap_or(finished + settings.max_retry_after);
-                            queue.next_allowed = queue.next_allowed.max(until);
-                        }
-                    }
-                    // Once a second, forget idle queues whose delay has passed: memory stays bounded
-                    // by the hosts being crawled, not by every host ever seen.
-                    if finished.duration_since(last_sweep) >= Duration::from_secs(1) {
-                        queues.retain(|_, q| {
-                            !q.items.is_empty() || q.in_flight > 0 || q.next_allowed > finished
-                        });
-                        last_sweep = finished;
-                    }
-                    let Some(page) = done.page else { continue };
+                Some(joined) = running.join_next(), if !running.is_empty() => {
+                    let Some(page) = completed(&mut queues, joined) else { continue };
                     if out.send(page).await.is_err() {
                         debug!("the parser is gone; the fetcher stops");
                         break;
@@ -304,199 +98,103 @@ impl FetcherBolt {
                 _ = tokio::time::sleep_until(sleep_until) => {}
             }
         }
+        stop_fetching(input, queues, running, &out, settings.stop_grace).await;
+    }
 
-        // Stopping: what waits is failed back (it stays due in the frontier), what runs finishes.
-        input.close();
-        let mut dropped = queued;
-        while let Ok(tuple) = input.try_recv() {
-            tuple.ack.fail("fetcher stopped before fetching it");
-            dropped += 1;
-        }
-        for (_, queue) in queues.drain() {
-            for tuple in queue.items {
-                tuple.ack.fail("fetcher stopped before fetching it");
-            }
-        }
-        info!(
-            returned = dropped,
-            finishing = running.len(),
-            "fetcher stopping"
-        );
-        // Fetches already started may finish within the grace period; after it they are cut short,
-        // and their URLs fail back to the spout (they stay due in the frontier).
-        let grace = tokio::time::sleep(settings.stop_grace);
-        tokio::pin!(grace);
-        loop {
-            tokio::select! {
-                done = running.join_next() => match done {
-                    Some(Ok(done)) => {
-                        if let Some(page) = done.page {
-                            let _ = out.send(page).await;
-                        }
-                    }
-                    Some(Err(_)) => {}
-                    None => break,
-                },
-                _ = &mut grace => {
-                    info!(cut_short = running.len(), "fetches still running at the end of the grace period");
-                    running.abort_all();
-                    while running.join_next().await.is_some() {}
-                    break;
-                }
-            }
+    fn into_context(self) -> FetchContext {
+        let limiter = self
+            .settings
+            .max_fetches_per_second
+            .map(|rate| governor::RateLimiter::direct(governor::Quota::per_second(rate)));
+        FetchContext {
+            protocols: self.protocols,
+            robots: self.robots,
+            settings: self.settings,
+            limiter,
+            observer: self.observer,
         }
     }
 }
 
-async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Completed {
-    let settings = &context.settings;
-    let mut crawl_delay = None;
-    let mut sitemaps = Vec::new();
-    if let Some(message) = context.http.refusal(&tuple.url.url) {
-        return refused(
+/// Starts a fetch for every URL whose queue allows it, within the free threads; returns when a
+/// waiting queue may hand out its next URL.
+fn start_ready(
+    context: &Arc<FetchContext>,
+    queues: &mut HostQueues,
+    running: &mut InFlight,
+) -> Option<Instant> {
+    let slots = context.settings.threads_total.saturating_sub(running.len());
+    let ready = queues.take_ready(Instant::now(), slots);
+    for (key, tuple) in ready.fetches {
+        tuple.ack.started();
+        let context = Arc::clone(context);
+        let task_key = key.clone();
+        running.spawn(
             key,
-            tuple,
-            FetchFailure::PrivateAddress,
-            message,
-            Status::Error,
-            Vec::new(),
-            None,
+            async move { fetch_one(&context, task_key, tuple).await },
         );
     }
-    if let Some(robots) = &context.robots {
-        let lookup = robots.rules_for(&tuple.url.url).await;
-        if lookup.fresh {
-            sitemaps = lookup.rules.sitemaps();
+    ready.wake
+}
+
+/// Ends a fetch on its queue; the page to pass on, if there is one.
+fn completed(queues: &mut HostQueues, joined: Joined) -> Option<FetchedPage> {
+    match joined {
+        Joined::Done(done) => {
+            let finished = Instant::now();
+            queues.complete(&done.key, &done.learned, finished);
+            queues.sweep(finished);
+            done.page
         }
-        crawl_delay = lookup.rules.crawl_delay();
-        let refusal = if let Some((reason, is_final)) = lookup.rules.refusal(&tuple.url.url) {
-            // An unreadable robots.txt refuses only for now: FETCH_ERROR, to be tried again.
-            let status = if is_final {
-                Status::Error
-            } else {
-                Status::FetchError
-            };
-            Some((FetchFailure::RobotsTxt, reason, status))
-        } else if let Some(delay) = crawl_delay.filter(|d| *d > settings.max_crawl_delay) {
-            (!settings.max_crawl_delay_force).then(|| {
-                (
-                    FetchFailure::CrawlDelay,
-                    format!(
-                        "robots.txt Crawl-delay of {delay:?} exceeds fetcher.max.crawl.delay ({:?})",
-                        settings.max_crawl_delay
-                    ),
-                    Status::Error,
-                )
-            })
-        } else {
+        Joined::Died(key) => {
+            if let Some(key) = key {
+                queues.complete(&key, &Learned::default(), Instant::now());
+            }
             None
-        };
-        if let Some((cause, message, status)) = refusal {
-            return refused(key, tuple, cause, message, status, sitemaps, crawl_delay);
         }
-    }
-    if let Some(limiter) = &context.limiter {
-        limiter.until_ready().await;
-    }
-    // Fencing again, just before the request: the lease was valid when the URL left its queue,
-    // but it may have lapsed since (a robots.txt fetch, the global rate limit, a paused process).
-    if !tuple.hints.may_fetch() {
-        debug!(key = %key, url = %tuple.url.url, "lease lost before the request; not fetched");
-        metrics::counter!("squall_fetch_fenced_total").increment(1);
-        tuple.ack.fail(format!(
-            "the lease on queue {key} was lost before the request; left due"
-        ));
-        return Completed {
-            key,
-            page: None,
-            contacted_server: false,
-            crawl_delay,
-            hold: None,
-        };
-    }
-    let started = std::time::Instant::now();
-    let (record, outcome) = context
-        .http
-        .fetch(&tuple.url.url, &tuple.url.metadata)
-        .await;
-    metrics::histogram!("squall_fetch_seconds").record(started.elapsed().as_secs_f64());
-    metrics::counter!("squall_fetch_bytes_total").increment(record.bytes);
-    metrics::counter!("squall_fetch_total").increment(1);
-    context.observer.on_event(&CrawlEvent::Fetched {
-        url: tuple.url.url.to_string(),
-        key: key.clone(),
-        fetch: record.clone(),
-    });
-    let hold = match &outcome {
-        FetchOutcome::Response(response) if matches!(response.status_code, 429 | 503) => response
-            .retry_after
-            .map(|wait| wait.min(settings.max_retry_after)),
-        _ => None,
-    };
-    let blocked_until = hold.map(|hold| {
-        debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
-        chrono::Utc::now() + chrono::TimeDelta::from_std(hold).unwrap_or_default()
-    });
-    Completed {
-        key,
-        page: Some(FetchedPage {
-            tuple,
-            record: Some(record),
-            outcome,
-            sitemaps,
-            queue: QueueReport {
-                blocked_until,
-                crawl_delay,
-            },
-        }),
-        contacted_server: true,
-        crawl_delay,
-        hold,
     }
 }
 
-/// A URL that may not be fetched: a status with the cause, and no request made.
-fn refused(
-    key: String,
-    mut tuple: Tuple,
-    cause: FetchFailure,
-    message: String,
-    status: Status,
-    sitemaps: Vec<url::Url>,
-    crawl_delay: Option<Duration>,
-) -> Completed {
-    tuple.url.metadata.set(keys::ERROR_CAUSE, cause.as_str());
-    Completed {
-        key,
-        page: Some(FetchedPage {
-            tuple,
-            record: None,
-            outcome: FetchOutcome::Failed {
-                status,
-                cause,
-                message,
-            },
-            sitemaps,
-            queue: QueueReport {
-                blocked_until: None,
-                crawl_delay,
-            },
-        }),
-        contacted_server: false,
-        crawl_delay,
-        hold: None,
+fn record_gauges(queues: &HostQueues, running: &InFlight) {
+    metrics::gauge!("squall_fetcher_queued").set(queues.queued() as f64);
+    metrics::gauge!("squall_fetcher_queues").set(queues.len() as f64);
+    metrics::gauge!("squall_fetcher_active").set(running.len() as f64);
+}
+
+/// Stopping: what waits is failed back (it stays due in the frontier), what runs may finish within
+/// `grace`.
+async fn stop_fetching(
+    mut input: mpsc::Receiver<Tuple>,
+    mut queues: HostQueues,
+    running: InFlight,
+    out: &mpsc::Sender<FetchedPage>,
+    grace: Duration,
+) {
+    input.close();
+    let mut returned = 0usize;
+    while let Ok(tuple) = input.try_recv() {
+        tuple.ack.fail(STOPPED);
+        returned += 1;
     }
+    for tuple in queues.drain() {
+        tuple.ack.fail(STOPPED);
+        returned += 1;
+    }
+    info!(returned, finishing = running.len(), "fetcher stopping");
+    running.finish(out, grace).await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::HttpSettings;
-    use crate::frontier::QueueHints;
-    use crate::message::AckHandle;
+    use crate::fetch::{HttpClient, HttpSettings};
+    use crate::frontier::{QueueHints, QueueReport};
+    use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
+    use crate::model::Status;
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
+    use std::collections::HashMap;
 
     async fn serve(uri: Uri) -> axum::response::Response {
         match uri.path() {
@@ -700,5 +398,48 @@ mod tests {
                 page.tuple.url.metadata
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_scheme_without_protocol_gets_error_not_a_panic() {
+        let http = HttpClient::new(&HttpSettings::default()).expect("client");
+        let fetcher = FetcherBolt::new(http, None, FetcherSettings::default());
+        let (tuples, input) = mpsc::channel(1);
+        let (out, mut pages) = mpsc::channel(1);
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let url = CrawlUrl::new(url::Url::parse("mem://site/page").expect("url"));
+        tuples
+            .send(Tuple {
+                ack: AckHandle::new(url.clone(), acks),
+                url,
+                key: "site".to_string(),
+                hints: QueueHints::default(),
+            })
+            .await
+            .expect("send");
+        drop(tuples);
+        fetcher.run(input, out, CancellationToken::new()).await;
+        let page = pages.recv().await.expect("a page with its status");
+        let FetchOutcome::Failed {
+            status,
+            cause,
+            message,
+        } = &page.outcome
+        else {
+            panic!("not fetched: {:?}", page.outcome);
+        };
+        assert_eq!(
+            (*status, *cause),
+            (Status::Error, FetchFailure::UnsupportedScheme)
+        );
+        assert!(message.contains("mem"), "{message}");
+        assert!(page.record.is_none(), "no request");
+        assert_eq!(
+            page.tuple
+                .url
+                .metadata
+                .first(crate::model::keys::ERROR_CAUSE),
+            Some("unsupported_scheme")
+        );
     }
 }

@@ -1,11 +1,26 @@
-//! Fetching: the fetcher bolt with per-queue politeness, robots.txt, and the HTTP protocol.
+//! Fetching: the fetcher bolt with per-queue politeness, robots.txt, and the protocols that fetch.
+//!
+//! [`FetcherBolt`] keeps one queue per partition key and fetches each URL through the
+//! [`Protocol`] registered for its scheme in [`Protocols`]; [`HttpClient`] serves `http` and
+//! `https`. To crawl another scheme (a headless browser, files), implement [`Protocol`] and
+//! register it with [`CrawlerBuilder::protocol`](crate::topology::CrawlerBuilder::protocol); the
+//! trait's docs show a complete example. A URL whose scheme has no protocol gets ERROR with
+//! `error.cause` `unsupported_scheme`.
 
 mod bolt;
+mod checks;
 mod dns;
 mod http;
+mod inflight;
+mod protocol;
+mod queues;
 mod robots;
+mod settings;
+mod task;
 
-pub use bolt::{FetcherBolt, FetcherSettings};
+pub use bolt::FetcherBolt;
 pub use dns::{CachingResolver, ResolveError, is_private_address};
 pub use http::{HttpClient, HttpClientError, HttpSettings, parse_retry_after};
+pub use protocol::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules};
+pub use settings::FetcherSettings;

@@ -72,6 +72,8 @@ pub enum FetchFailure {
     CrawlDelay,
     /// The host resolves to a private address and `http.refuse.private.addresses` is on.
     PrivateAddress,
+    /// No protocol fetches URLs of this scheme.
+    UnsupportedScheme,
 }
 
 impl FetchFailure {
@@ -86,6 +88,7 @@ impl FetchFailure {
             FetchFailure::RobotsTxt => "robots.txt",
             FetchFailure::CrawlDelay => "crawl_delay",
             FetchFailure::PrivateAddress => "private_address",
+            FetchFailure::UnsupportedScheme => "unsupported_scheme",
         }
     }
 }

@@ -7,7 +7,7 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::{ConfigError, CrawlConfig};
-use crate::fetch::{FetcherBolt, HttpClient, HttpClientError};
+use crate::fetch::{FetcherBolt, HttpClient, HttpClientError, Protocol, Protocols};
 use crate::filter::{FilterError, UrlFilter};
 use crate::frontier::{Spout, StatusStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
@@ -58,6 +58,7 @@ pub struct CrawlerBuilder {
     scheduler: Option<Arc<dyn Scheduler>>,
     observers: Observers,
     resolve: Vec<(String, SocketAddr)>,
+    protocols: Vec<(String, Arc<dyn Protocol>)>,
 }
 
 impl CrawlerBuilder {
@@ -72,6 +73,7 @@ impl CrawlerBuilder {
             scheduler: None,
             observers: Observers::default(),
             resolve: Vec::new(),
+            protocols: Vec::new(),
         }
     }
 
@@ -128,6 +130,13 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Fetches URLs of `scheme` with `protocol` (replacing HTTP for `http` and `https`); the scheme
+    /// must also pass the URL filter (`urlfilter.schemes`).
+    pub fn protocol(mut self, scheme: impl Into<String>, protocol: Arc<dyn Protocol>) -> Self {
+        self.protocols.push((scheme.into(), protocol));
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
@@ -146,7 +155,9 @@ impl CrawlerBuilder {
         let mut observers = self.observers;
         observers.push(stats.clone());
         let observer: Arc<dyn CrawlObserver> = Arc::new(observers);
-        let fetcher = FetcherBolt::new(http, robots, stages::fetcher_settings(&config))
+        let mut protocols = Protocols::http(http);
+        protocols.extend(self.protocols);
+        let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
             .observed_by(Arc::clone(&observer));
         let parser = ParserBolt::new(
             stages::parser_settings(&config),

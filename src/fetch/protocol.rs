@@ -1,0 +1,244 @@
+//! The protocol seam: what fetches a URL, chosen by the URL's scheme.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use url::Url;
+
+use super::http::HttpClient;
+use crate::message::{FetchFailure, FetchOutcome, FetchRecord};
+use crate::model::Metadata;
+
+/// Fetches URLs of some schemes: HTTP(S) over [`HttpClient`], or your own (a headless browser,
+/// files, an archive).
+///
+/// The fetcher keeps politeness (one queue per host, delays, Retry-After holds), robots.txt (for
+/// `http` and `https` URLs, always read over HTTP) and fencing; a protocol only fetches. Answer
+/// with HTTP-like status codes (200 found, 304 unchanged, 404 missing, 3xx with a `location`), as
+/// the parser and the status updater decide statuses from them; a failure with no answer is
+/// [`FetchOutcome::Failed`], with FETCH_ERROR when it may heal.
+///
+/// # Adding a protocol
+///
+/// Implement this trait, register it for its scheme with [`CrawlerBuilder::protocol`] (or
+/// [`Protocols::register`] for a [`FetcherBolt`] of your own), and let the scheme through the URL
+/// filter (`urlfilter.schemes`). This crawler reads a site kept in memory under `mem:` URLs:
+///
+/// ```
+/// use std::sync::Arc;
+/// use async_trait::async_trait;
+/// use squall::config::ConfigBuilder;
+/// use squall::fetch::Protocol;
+/// use squall::frontier::{EmbeddedFrontier, QueryLimits};
+/// use squall::message::{FetchOutcome, FetchRecord, FetchedResponse};
+/// use squall::model::{Metadata, Status};
+/// use squall::topology::{CrawlerBuilder, RunLimits};
+/// use url::Url;
+///
+/// /// Pages by path; any other path is a 404.
+/// struct Memory(Vec<(&'static str, &'static str)>);
+///
+/// #[async_trait]
+/// impl Protocol for Memory {
+///     async fn fetch(&self, url: &Url, _metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
+///         let page = self.0.iter().find(|(path, _)| *path == url.path());
+///         let (status_code, body) = page.map_or((404, ""), |(_, body)| (200, *body));
+///         let now = chrono::Utc::now();
+///         let record = FetchRecord {
+///             started: now,
+///             finished: now,
+///             http_status: Some(status_code),
+///             error: None,
+///             bytes: body.len() as u64,
+///         };
+///         let response = FetchedResponse {
+///             status_code,
+///             content_type: Some("text/html".to_string()),
+///             location: None,
+///             robots_tag: Vec::new(),
+///             etag: None,
+///             last_modified: None,
+///             retry_after: None,
+///             final_url: None,
+///             body: body.into(),
+///             truncated: false,
+///         };
+///         (record, FetchOutcome::Response(Box::new(response)))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let site = Memory(vec![("/", "<a href='/about'>about</a>"), ("/about", "hello")]);
+/// let config = ConfigBuilder::new()
+///     .set("http.agent.name=docs-example")?
+///     .set("urlfilter.schemes=[mem]")?
+///     .set("fetcher.server.delay=0")?
+///     .set("spout.min.delay.queries=20")?
+///     .build()?;
+/// let dir = tempfile::tempdir()?;
+/// let frontier = EmbeddedFrontier::open(dir.path())?;
+/// let crawler = CrawlerBuilder::new(config)
+///     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+///     .protocol("mem", Arc::new(site))
+///     .build()?;
+/// crawler.inject(["mem://site/"]).await;
+/// let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+/// assert_eq!(summary.pages, 2);
+/// let about = frontier.lookup("mem://site/about")?;
+/// assert_eq!(about.map(|stored| stored.status), Some(Status::Fetched));
+/// # Ok(()) }
+/// ```
+///
+/// [`CrawlerBuilder::protocol`]: crate::topology::CrawlerBuilder::protocol
+/// [`FetcherBolt`]: super::FetcherBolt
+#[async_trait]
+pub trait Protocol: Send + Sync {
+    /// Fetches `url`; `metadata` holds conditional-request hints (ETag, Last-Modified) from an
+    /// earlier fetch.
+    async fn fetch(&self, url: &Url, metadata: &Metadata) -> (FetchRecord, FetchOutcome);
+
+    /// Why this protocol refuses to fetch `url` at all (e.g. a private address), if it does: the URL
+    /// then gets ERROR with this cause, and no request is made.
+    fn refusal(&self, url: &Url) -> Option<Refusal> {
+        let _ = url;
+        None
+    }
+}
+
+/// Why a protocol will not fetch a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Recorded as the URL's `error.cause`.
+    pub cause: FetchFailure,
+    /// A human-readable message.
+    pub message: String,
+}
+
+#[async_trait]
+impl Protocol for HttpClient {
+    async fn fetch(&self, url: &Url, metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
+        HttpClient::fetch(self, url, metadata).await
+    }
+
+    fn refusal(&self, url: &Url) -> Option<Refusal> {
+        HttpClient::refusal(self, url).map(|message| Refusal {
+            cause: FetchFailure::PrivateAddress,
+            message,
+        })
+    }
+}
+
+/// The protocols of a fetcher, by URL scheme (compared case-insensitively).
+///
+/// [`Protocols::http`] maps `http` and `https` to an [`HttpClient`]; [`register`](Protocols::register)
+/// adds or replaces one. A URL whose scheme has none gets ERROR (`error.cause`
+/// `unsupported_scheme`).
+#[derive(Clone, Default)]
+pub struct Protocols {
+    by_scheme: HashMap<String, Arc<dyn Protocol>>,
+}
+
+impl Protocols {
+    /// No protocol at all.
+    pub fn new() -> Self {
+        Protocols::default()
+    }
+
+    /// `http` and `https` fetched with `client`.
+    pub fn http(client: HttpClient) -> Self {
+        let client: Arc<dyn Protocol> = Arc::new(client);
+        let mut protocols = Protocols::new();
+        protocols.register("http", Arc::clone(&client));
+        protocols.register("https", client);
+        protocols
+    }
+
+    /// Fetches URLs of `scheme` with `protocol`, instead of what did before.
+    pub fn register(
+        &mut self,
+        scheme: impl Into<String>,
+        protocol: Arc<dyn Protocol>,
+    ) -> &mut Self {
+        let scheme = scheme.into().to_ascii_lowercase();
+        self.by_scheme.insert(scheme, protocol);
+        self
+    }
+
+    /// The protocol for `scheme`, if there is one.
+    pub fn for_scheme(&self, scheme: &str) -> Option<&Arc<dyn Protocol>> {
+        self.by_scheme.get(&scheme.to_ascii_lowercase())
+    }
+}
+
+impl From<HttpClient> for Protocols {
+    fn from(client: HttpClient) -> Self {
+        Protocols::http(client)
+    }
+}
+
+impl<S: Into<String>> Extend<(S, Arc<dyn Protocol>)> for Protocols {
+    fn extend<I: IntoIterator<Item = (S, Arc<dyn Protocol>)>>(&mut self, protocols: I) {
+        for (scheme, protocol) in protocols {
+            self.register(scheme, protocol);
+        }
+    }
+}
+
+impl std::fmt::Debug for Protocols {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut schemes: Vec<&String> = self.by_scheme.keys().collect();
+        schemes.sort();
+        f.debug_struct("Protocols")
+            .field("schemes", &schemes)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::HttpSettings;
+
+    struct Nothing;
+
+    #[async_trait]
+    impl Protocol for Nothing {
+        async fn fetch(&self, _url: &Url, _metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
+            unreachable!("never fetched in these tests")
+        }
+    }
+
+    fn client(refuse_private_addresses: bool) -> HttpClient {
+        HttpClient::new(&HttpSettings {
+            refuse_private_addresses,
+            ..HttpSettings::default()
+        })
+        .expect("client")
+    }
+
+    #[test]
+    fn http_serves_http_and_https_and_register_adds_or_replaces() {
+        let mut protocols = Protocols::http(client(false));
+        assert!(protocols.for_scheme("http").is_some());
+        assert!(protocols.for_scheme("HTTPS").is_some());
+        assert!(protocols.for_scheme("file").is_none());
+        protocols.register("File", Arc::new(Nothing));
+        assert!(protocols.for_scheme("file").is_some());
+        assert_eq!(
+            format!("{protocols:?}"),
+            r#"Protocols { schemes: ["file", "http", "https"] }"#
+        );
+    }
+
+    #[test]
+    fn http_refuses_private_addresses_only_with_the_guard_on() {
+        let url = Url::parse("http://10.0.0.1/").expect("url");
+        assert_eq!(Protocol::refusal(&client(false), &url), None);
+        let refusal = Protocol::refusal(&client(true), &url).expect("refused");
+        assert_eq!(refusal.cause, FetchFailure::PrivateAddress);
+        assert!(refusal.message.contains("10.0.0.1"), "{}", refusal.message);
+        assert_eq!(Nothing.refusal(&url), None, "no refusal by default");
+    }
+}

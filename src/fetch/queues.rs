@@ -1,0 +1,385 @@
+//! The fetcher's host queues: one queue of URLs per partition key, and the politeness rules that
+//! decide when each may hand out its next URL.
+//!
+//! [`HostQueues`] keeps these invariants, given that its owner calls [`complete`](HostQueues::complete)
+//! once for every URL [`take_ready`](HostQueues::take_ready) handed out, and
+//! [`enqueue`](HostQueues::enqueue) only while [`has_room`](HostQueues::has_room):
+//!
+//! - at most `threads_per_queue` fetches are in flight per key;
+//! - after a fetch that reached the server, the next fetch on its key starts no sooner than the
+//!   queue's delay ([`FetcherSettings::queue_delay`], from robots.txt's Crawl-delay and the
+//!   frontier's hint) after its end, or than the server's Retry-After hold when that is longer;
+//! - the URLs queued over all keys never exceed `max_queued`;
+//! - a key is in the round-robin ring exactly when its queue holds URLs.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::debug;
+
+use super::settings::FetcherSettings;
+use crate::message::Tuple;
+
+/// How often idle queues are forgotten.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// One key's queue.
+struct HostQueue {
+    items: VecDeque<Tuple>,
+    in_flight: usize,
+    next_allowed: Instant,
+    crawl_delay: Option<Duration>,
+}
+
+impl HostQueue {
+    fn new() -> Self {
+        HostQueue {
+            items: VecDeque::new(),
+            in_flight: 0,
+            next_allowed: Instant::now(),
+            crawl_delay: None,
+        }
+    }
+
+    fn is_idle(&self, now: Instant) -> bool {
+        self.items.is_empty() && self.in_flight == 0 && self.next_allowed <= now
+    }
+}
+
+/// What a finished fetch taught about its queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Learned {
+    /// Whether a request reached the server (the queue's delay then starts again).
+    pub contacted_server: bool,
+    /// The site's robots.txt Crawl-delay, when it was read.
+    pub crawl_delay: Option<Duration>,
+    /// How long the server asked us to wait (Retry-After, capped).
+    pub hold: Option<Duration>,
+}
+
+/// What one round-robin pass over the queues handed out.
+#[derive(Debug, Default)]
+pub(super) struct Ready {
+    /// The URLs to fetch now, with their keys.
+    pub fetches: Vec<(String, Tuple)>,
+    /// When a queue that waits may hand out its next URL (`None`: only a completion or new URLs
+    /// can change anything).
+    pub wake: Option<Instant>,
+}
+
+/// The per-key queues of the fetcher; see the module docs for their invariants.
+pub(super) struct HostQueues {
+    queues: HashMap<String, HostQueue>,
+    /// Keys whose queue holds URLs, in turn order.
+    ring: VecDeque<String>,
+    queued: usize,
+    settings: FetcherSettings,
+    last_sweep: Instant,
+}
+
+impl HostQueues {
+    /// No queues yet.
+    pub fn new(settings: FetcherSettings) -> Self {
+        HostQueues {
+            queues: HashMap::new(),
+            ring: VecDeque::new(),
+            queued: 0,
+            settings,
+            last_sweep: Instant::now(),
+        }
+    }
+
+    /// URLs waiting over all queues.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Queues known (waiting URLs, fetches in flight, or a delay still running).
+    pub fn len(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Whether another URL may be enqueued without going over `max_queued`.
+    pub fn has_room(&self) -> bool {
+        self.queued < self.settings.max_queued
+    }
+
+    /// Queues `tuple` on its key, keeping the longer of the queue's crawl delay and the frontier's.
+    pub fn enqueue(&mut self, tuple: Tuple) {
+        debug_assert!(self.has_room(), "enqueue only while has_room");
+        let key = tuple.key.clone();
+        let queue = self
+            .queues
+            .entry(key.clone())
+            .or_insert_with(HostQueue::new);
+        // A delay another process learned for this queue (carried by a shared frontier).
+        if let Some(delay) = tuple.hints.crawl_delay {
+            queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
+        }
+        if queue.items.is_empty() {
+            self.ring.push_back(key);
+        }
+        queue.items.push_back(tuple);
+        self.queued += 1;
+    }
+
+    /// One round-robin pass: hands out up to `slots` URLs, at most one per queue, from the queues
+    /// whose threads and delay allow a fetch at `now`. A URL whose lease was lost is failed back to
+    /// the spout instead (fencing: its queue's new owner fetches it).
+    pub fn take_ready(&mut self, now: Instant, slots: usize) -> Ready {
+        let threads = self.settings.threads_per_queue;
+        let mut ready = Ready::default();
+        for _ in 0..self.ring.len() {
+            if ready.fetches.len() >= slots {
+                break;
+            }
+            let Some(key) = self.ring.pop_front() else {
+                break;
+            };
+            let Some(queue) = self.queues.get_mut(&key) else {
+                continue;
+            };
+            if queue.in_flight < threads && queue.next_allowed <= now {
+                if let Some(tuple) = queue.items.pop_front() {
+                    self.queued -= 1;
+                    if !tuple.hints.may_fetch() {
+                        fail_fenced(&key, tuple, "fetch");
+                        if !queue.items.is_empty() {
+                            self.ring.push_back(key);
+                            ready.wake = Some(now);
+                        }
+                        continue;
+                    }
+                    queue.in_flight += 1;
+                    // A queue allowing several fetches at once may hand out another right away.
+                    if queue.in_flight < threads && !queue.items.is_empty() {
+                        ready.wake = Some(now);
+                    }
+                    ready.fetches.push((key.clone(), tuple));
+                }
+            } else if queue.in_flight < threads {
+                let next = queue.next_allowed;
+                ready.wake = Some(ready.wake.map_or(next, |wake| wake.min(next)));
+            }
+            if !queue.items.is_empty() {
+                self.ring.push_back(key);
+            }
+        }
+        ready
+    }
+
+    /// Ends a fetch handed out on `key` at `finished`: frees its thread and, when it reached the
+    /// server, holds the queue for its delay (or the Retry-After hold, when longer).
+    pub fn complete(&mut self, key: &str, learned: &Learned, finished: Instant) {
+        let Some(queue) = self.queues.get_mut(key) else {
+            return;
+        };
+        queue.in_flight = queue.in_flight.saturating_sub(1);
+        if learned.crawl_delay.is_some() {
+            queue.crawl_delay = learned.crawl_delay;
+        }
+        if learned.contacted_server {
+            let delay = self.settings.queue_delay(queue.crawl_delay);
+            let hold = learned.hold.unwrap_or_default().max(delay);
+            let until = finished
+                .checked_add(hold)
+                .unwrap_or(finished + self.settings.max_retry_after);
+            queue.next_allowed = queue.next_allowed.max(until);
+        }
+    }
+
+    /// At most once a second, forgets idle queues whose delay has passed: memory stays bounded by
+    /// the hosts being crawled, not by every host ever seen.
+    pub fn sweep(&mut self, now: Instant) {
+        if now.duration_since(self.last_sweep) < SWEEP_EVERY {
+            return;
+        }
+        self.queues.retain(|_, queue| !queue.is_idle(now));
+        self.last_sweep = now;
+    }
+
+    /// Empties every queue, returning the URLs that waited.
+    pub fn drain(&mut self) -> Vec<Tuple> {
+        self.ring.clear();
+        self.queued = 0;
+        self.queues
+            .drain()
+            .flat_map(|(_, queue)| queue.items)
+            .collect()
+    }
+}
+
+/// Fails `tuple` back to the spout unfetched: the lease on its queue was lost before the `moment`
+/// ("fetch" or "request"), so the queue's new owner fetches it.
+pub(super) fn fail_fenced(key: &str, tuple: Tuple, moment: &str) {
+    debug!(key = %key, url = %tuple.url.url, moment, "lease lost; not fetched");
+    metrics::counter!("squall_fetch_fenced_total").increment(1);
+    tuple.ack.fail(format!(
+        "the lease on queue {key} was lost before the {moment}; left due"
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontier::{Lease, QueueHints};
+    use crate::message::{AckHandle, AckMessage};
+    use crate::model::CrawlUrl;
+    use tokio::sync::mpsc;
+
+    fn tuple(key: &str, path: &str, acks: &mpsc::UnboundedSender<AckMessage>) -> Tuple {
+        let url = CrawlUrl::new(url::Url::parse(&format!("http://{key}{path}")).expect("url"));
+        Tuple {
+            ack: AckHandle::new(url.clone(), acks.clone()),
+            url,
+            key: key.to_string(),
+            hints: QueueHints::default(),
+        }
+    }
+
+    fn settings(threads_per_queue: usize, delay_ms: u64) -> FetcherSettings {
+        FetcherSettings {
+            server_delay: Duration::from_millis(delay_ms),
+            min_delay: Duration::from_millis(delay_ms),
+            threads_per_queue,
+            max_queued: 4,
+            ..FetcherSettings::default()
+        }
+    }
+
+    fn keys(ready: &Ready) -> Vec<&str> {
+        ready.fetches.iter().map(|(key, _)| key.as_str()).collect()
+    }
+
+    const REACHED: Learned = Learned {
+        contacted_server: true,
+        crawl_delay: None,
+        hold: None,
+    };
+
+    #[test]
+    fn one_url_per_queue_per_pass_round_robin_within_the_slots() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(2, 0));
+        for (key, path) in [("a", "/1"), ("a", "/2"), ("b", "/1")] {
+            queues.enqueue(tuple(key, path, &acks));
+        }
+        let now = Instant::now();
+        let first = queues.take_ready(now, 10);
+        assert_eq!(keys(&first), ["a", "b"]);
+        assert_eq!(
+            first.wake,
+            Some(now),
+            "a may hand out its second URL at once"
+        );
+        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
+        assert_eq!(queues.queued(), 0);
+        assert!(queues.take_ready(now, 10).fetches.is_empty());
+        queues.enqueue(tuple("c", "/1", &acks));
+        assert!(queues.take_ready(now, 0).fetches.is_empty(), "no slot");
+        assert_eq!(queues.queued(), 1);
+    }
+
+    #[test]
+    fn threads_per_queue_and_the_delay_after_a_fetch_are_honoured() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 500));
+        queues.enqueue(tuple("a", "/1", &acks));
+        queues.enqueue(tuple("a", "/2", &acks));
+        let start = Instant::now();
+        assert_eq!(keys(&queues.take_ready(start, 10)), ["a"]);
+        let busy = queues.take_ready(start, 10);
+        assert!(busy.fetches.is_empty(), "one thread per queue");
+        assert_eq!(busy.wake, None, "only the completion frees the queue");
+        let finished = start + Duration::from_secs(1);
+        queues.complete("a", &REACHED, finished);
+        let early = queues.take_ready(finished + Duration::from_millis(499), 10);
+        assert!(
+            early.fetches.is_empty(),
+            "the delay runs from the end of the fetch"
+        );
+        assert_eq!(early.wake, Some(finished + Duration::from_millis(500)));
+        let ready = queues.take_ready(finished + Duration::from_millis(500), 10);
+        assert_eq!(keys(&ready), ["a"]);
+    }
+
+    #[test]
+    fn retry_after_and_crawl_delays_hold_the_queue() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 0));
+        let mut hinted = tuple("a", "/1", &acks);
+        hinted.hints.crawl_delay = Some(Duration::from_secs(3));
+        queues.enqueue(hinted);
+        queues.enqueue(tuple("a", "/2", &acks));
+        queues.enqueue(tuple("a", "/3", &acks));
+        let start = Instant::now();
+        queues.take_ready(start, 10);
+        queues.complete("a", &REACHED, start);
+        let wake = queues.take_ready(start, 10).wake;
+        assert_eq!(
+            wake,
+            Some(start + Duration::from_secs(3)),
+            "the frontier's delay"
+        );
+        let at = start + Duration::from_secs(3);
+        queues.take_ready(at, 10);
+        let busy = Learned {
+            hold: Some(Duration::from_secs(60)),
+            ..REACHED
+        };
+        queues.complete("a", &busy, at);
+        let wake = queues.take_ready(at, 10).wake;
+        assert_eq!(wake, Some(at + Duration::from_secs(60)), "Retry-After");
+    }
+
+    #[test]
+    fn an_unreached_server_or_a_dead_task_only_frees_the_thread() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 5000));
+        queues.enqueue(tuple("a", "/1", &acks));
+        queues.enqueue(tuple("a", "/2", &acks));
+        let now = Instant::now();
+        queues.take_ready(now, 10);
+        queues.complete("a", &Learned::default(), now);
+        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
+    }
+
+    #[test]
+    fn fenced_urls_fail_back_and_idle_queues_are_swept() {
+        let (acks, mut acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 0));
+        let lost = Lease::until(std::time::Instant::now() + Duration::from_secs(60));
+        lost.revoke();
+        let mut fenced = tuple("a", "/lost", &acks);
+        fenced.hints.lease = Some(lost);
+        queues.enqueue(fenced);
+        queues.enqueue(tuple("a", "/kept", &acks));
+        let now = Instant::now();
+        let ready = queues.take_ready(now, 10);
+        assert!(ready.fetches.is_empty());
+        assert_eq!(ready.wake, Some(now), "the next URL of the queue at once");
+        let failed = std::iter::from_fn(|| acked.try_recv().ok())
+            .any(|m| matches!(m, AckMessage::Failed { reason, .. } if reason.contains("lease")));
+        assert!(failed, "the fenced URL was failed back");
+        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
+        queues.complete("a", &REACHED, now);
+        assert_eq!(queues.len(), 1);
+        queues.sweep(now + SWEEP_EVERY);
+        assert_eq!(queues.len(), 0, "idle and its delay passed");
+    }
+
+    #[test]
+    fn room_and_drain() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 0));
+        for path in ["/1", "/2", "/3", "/4"] {
+            assert!(queues.has_room());
+            queues.enqueue(tuple("a", path, &acks));
+        }
+        assert!(!queues.has_room(), "max_queued reached");
+        assert_eq!(queues.drain().len(), 4);
+        assert_eq!(queues.queued(), 0);
+        assert!(queues.take_ready(Instant::now(), 10).fetches.is_empty());
+    }
+}
