@@ -4,7 +4,7 @@
 //!
 //! A crawl is four stages joined by bounded channels:
 //!
-//! 1. a **spout** ([`spout::Spout`], driven by a [`spout::SpoutRunner`]) reads due URLs from the
+//! 1. a **spout** ([`frontier::Spout`], driven by a [`spout::SpoutRunner`]) reads due URLs from the
 //!    frontier and emits them round-robin over hosts;
 //! 2. the **fetcher** ([`fetch::FetcherBolt`]) downloads them, politely: one queue per host (or
 //!    domain, or IP), a delay between fetches, robots.txt; each URL through the
@@ -12,11 +12,15 @@
 //! 3. the **parser** ([`parse::ParserBolt`]) extracts links, which pass through the URL filters
 //!    ([`filter`]);
 //! 4. the **status updater** ([`status::StatusUpdater`]) writes each URL's status and its outlinks
-//!    to a [`status::StatusStore`], schedules the next fetch ([`schedule`]), and only then acks the URL.
+//!    to a [`frontier::StatusStore`], schedules the next fetch ([`schedule`]), and only then acks the URL.
+//!
+//! The stages speak the types of [`message`]; the frontier's contract (the traits above, their
+//! types and errors) is in [`frontier`], and [`config`] gives each stage its typed section.
+//! ARCHITECTURE.md in the repository draws the picture and says where a new capability goes.
 //!
 //! The frontier is pluggable. [`frontier::EmbeddedFrontier`], the default, keeps it in one local
 //! file; the `squall-spouts` crate keeps it in Elasticsearch or OpenSearch, shared by any number of
-//! crawler processes.
+//! crawler processes, and opens either one from the same configuration keys.
 //!
 //! ## A complete crawler
 //!
