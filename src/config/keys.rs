@@ -15,257 +15,147 @@ use super::sections::{
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
 
-/// The configuration as written: one field per StormCrawler-style key, in the units of the key
-/// (seconds, milliseconds or minutes, `-1` for "none"). [`ConfigKeys::into_config`] checks it and
-/// turns it into the typed [`CrawlConfig`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ConfigKeys {
+/// Declares [`ConfigKeys`] from one line per key: its name in a file, its field, type and default.
+macro_rules! config_keys {
+    ($($(#[$doc:meta])* $key:literal => $field:ident: $type:ty = $default:expr;)*) => {
+        /// The configuration as written: one field per StormCrawler-style key, in the units of the
+        /// key (seconds, milliseconds or minutes, `-1` for "none"). [`ConfigKeys::into_config`]
+        /// checks it and turns it into the typed [`CrawlConfig`]. Field docs give the key.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct ConfigKeys {
+            $($(#[$doc])* #[serde(rename = $key)] pub $field: $type,)*
+        }
+
+        impl Default for ConfigKeys {
+            fn default() -> Self {
+                ConfigKeys { $($field: $default,)* }
+            }
+        }
+    };
+}
+
+config_keys! {
     /// `http.agent.name`: the product name in the User-Agent header. Required: every crawl must say
     /// who it is.
-    #[serde(rename = "http.agent.name")]
-    pub http_agent_name: String,
+    "http.agent.name" => http_agent_name: String = String::new();
     /// `http.agent.version`: appended to the name as `name/version`.
-    #[serde(rename = "http.agent.version")]
-    pub http_agent_version: String,
+    "http.agent.version" => http_agent_version: String = env!("CARGO_PKG_VERSION").to_string();
     /// `http.agent.url`: a page about the crawler, added to the User-Agent in parentheses.
-    #[serde(rename = "http.agent.url")]
-    pub http_agent_url: String,
+    "http.agent.url" => http_agent_url: String = String::new();
     /// `http.agent.email`: a contact address, added to the User-Agent.
-    #[serde(rename = "http.agent.email")]
-    pub http_agent_email: String,
+    "http.agent.email" => http_agent_email: String = String::new();
     /// `http.timeout`: seconds for a whole fetch (connect, headers and body).
-    #[serde(rename = "http.timeout")]
-    pub http_timeout: f64,
+    "http.timeout" => http_timeout: f64 = 30.0;
     /// `http.connect.timeout`: seconds to establish a connection.
-    #[serde(rename = "http.connect.timeout")]
-    pub http_connect_timeout: f64,
+    "http.connect.timeout" => http_connect_timeout: f64 = 10.0;
     /// `http.content.limit`: bytes of body kept per page; longer bodies are truncated. -1: no limit.
-    #[serde(rename = "http.content.limit")]
-    pub http_content_limit: i64,
+    "http.content.limit" => http_content_limit: i64 = 10 * 1024 * 1024;
     /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
-    #[serde(rename = "http.skip.robots")]
-    pub http_skip_robots: bool,
+    "http.skip.robots" => http_skip_robots: bool = false;
     /// `http.allow.redirects`: follow redirects within a fetch instead of recording REDIRECTION.
-    #[serde(rename = "http.allow.redirects")]
-    pub http_allow_redirects: bool,
+    "http.allow.redirects" => http_allow_redirects: bool = false;
     /// `http.max.redirects`: redirects followed in one fetch when they are followed.
-    #[serde(rename = "http.max.redirects")]
-    pub http_max_redirects: usize,
+    "http.max.redirects" => http_max_redirects: usize = 5;
     /// `http.refuse.private.addresses`: never connect to private, loopback or link-local addresses.
-    #[serde(rename = "http.refuse.private.addresses")]
-    pub http_refuse_private_addresses: bool,
+    "http.refuse.private.addresses" => http_refuse_private_addresses: bool = false;
     /// `http.dns.cache.ttl`: seconds a DNS answer is reused.
-    #[serde(rename = "http.dns.cache.ttl")]
-    pub http_dns_cache_ttl: f64,
+    "http.dns.cache.ttl" => http_dns_cache_ttl: f64 = 300.0;
     /// `robots.cache.ttl`: seconds a site's robots.txt rules are reused.
-    #[serde(rename = "robots.cache.ttl")]
-    pub robots_cache_ttl: f64,
+    "robots.cache.ttl" => robots_cache_ttl: f64 = 86400.0;
     /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed (5xx,
     /// unreachable), during which everything on it is disallowed.
-    #[serde(rename = "robots.error.cache.ttl")]
-    pub robots_error_cache_ttl: f64,
+    "robots.error.cache.ttl" => robots_error_cache_ttl: f64 = 600.0;
     /// `sitemap.discovery`: robots.txt `Sitemap:` lines become DISCOVERED URLs, and sitemaps are parsed.
-    #[serde(rename = "sitemap.discovery")]
-    pub sitemap_discovery: bool,
+    "sitemap.discovery" => sitemap_discovery: bool = true;
     /// `fetcher.server.delay`: seconds from the end of one fetch to the start of the next on a queue.
-    #[serde(rename = "fetcher.server.delay")]
-    pub fetcher_server_delay: f64,
+    "fetcher.server.delay" => fetcher_server_delay: f64 = 1.0;
     /// `fetcher.server.min.delay`: the delay used instead when a queue allows several threads.
-    #[serde(rename = "fetcher.server.min.delay")]
-    pub fetcher_server_min_delay: f64,
+    "fetcher.server.min.delay" => fetcher_server_min_delay: f64 = 0.0;
     /// `fetcher.threads.per.queue`: fetches at once on one queue.
-    #[serde(rename = "fetcher.threads.per.queue")]
-    pub fetcher_threads_per_queue: usize,
+    "fetcher.threads.per.queue" => fetcher_threads_per_queue: usize = 1;
     /// `fetcher.threads.number`: fetches at once over all queues.
-    #[serde(rename = "fetcher.threads.number")]
-    pub fetcher_threads_number: usize,
+    "fetcher.threads.number" => fetcher_threads_number: usize = 50;
     /// `fetcher.max.urls.in.queues`: URLs waiting in the fetcher's queues before it stops taking more.
-    #[serde(rename = "fetcher.max.urls.in.queues")]
-    pub fetcher_max_urls_in_queues: usize,
+    "fetcher.max.urls.in.queues" => fetcher_max_urls_in_queues: usize = 2000;
     /// `fetcher.max.crawl.delay`: seconds; a robots.txt Crawl-delay above this gives the URL ERROR.
-    #[serde(rename = "fetcher.max.crawl.delay")]
-    pub fetcher_max_crawl_delay: f64,
+    "fetcher.max.crawl.delay" => fetcher_max_crawl_delay: f64 = 30.0;
     /// `fetcher.max.crawl.delay.force`: cap such a Crawl-delay at the maximum instead.
-    #[serde(rename = "fetcher.max.crawl.delay.force")]
-    pub fetcher_max_crawl_delay_force: bool,
+    "fetcher.max.crawl.delay.force" => fetcher_max_crawl_delay_force: bool = false;
     /// `fetcher.server.delay.force`: keep `fetcher.server.delay` when robots.txt asks for less.
-    #[serde(rename = "fetcher.server.delay.force")]
-    pub fetcher_server_delay_force: bool,
+    "fetcher.server.delay.force" => fetcher_server_delay_force: bool = false;
     /// `fetcher.max.retry.after`: seconds; the longest Retry-After hold honoured on 429 and 503.
-    #[serde(rename = "fetcher.max.retry.after")]
-    pub fetcher_max_retry_after: f64,
+    "fetcher.max.retry.after" => fetcher_max_retry_after: f64 = 300.0;
     /// `fetcher.max.fetches.per.second`: a global cap over all hosts; 0 for none.
-    #[serde(rename = "fetcher.max.fetches.per.second")]
-    pub fetcher_max_fetches_per_second: u32,
+    "fetcher.max.fetches.per.second" => fetcher_max_fetches_per_second: u32 = 0;
     /// `partition.url.mode`: `byHost`, `byDomain` or `byIP`.
-    #[serde(rename = "partition.url.mode")]
-    pub partition_url_mode: PartitionMode,
+    "partition.url.mode" => partition_url_mode: PartitionMode = PartitionMode::ByHost;
     /// `urlfilter.ignore.outside.host`: keep only outlinks and redirect targets on the host of the
     /// page they were found on (seeds are always kept).
-    #[serde(rename = "urlfilter.ignore.outside.host")]
-    pub urlfilter_ignore_outside_host: bool,
+    "urlfilter.ignore.outside.host" => urlfilter_ignore_outside_host: bool = false;
     /// `urlfilter.ignore.outside.domain`: keep only outlinks and redirect targets on the registrable
     /// domain of the page they were found on (seeds are always kept).
-    #[serde(rename = "urlfilter.ignore.outside.domain")]
-    pub urlfilter_ignore_outside_domain: bool,
+    "urlfilter.ignore.outside.domain" => urlfilter_ignore_outside_domain: bool = false;
     /// `urlfilter.schemes`: URL schemes that may be crawled.
-    #[serde(rename = "urlfilter.schemes")]
-    pub urlfilter_schemes: Vec<String>,
+    "urlfilter.schemes" => urlfilter_schemes: Vec<String> = strings(&["http", "https"]);
     /// `urlfilter.include`: regular expressions; when any is given, a URL must match one.
-    #[serde(rename = "urlfilter.include")]
-    pub urlfilter_include: Vec<String>,
+    "urlfilter.include" => urlfilter_include: Vec<String> = Vec::new();
     /// `urlfilter.exclude`: regular expressions; a URL matching one is dropped.
-    #[serde(rename = "urlfilter.exclude")]
-    pub urlfilter_exclude: Vec<String>,
+    "urlfilter.exclude" => urlfilter_exclude: Vec<String> = Vec::new();
     /// `urlnormalizer.remove.query.params`: query parameters to drop (`utm_*` wildcards allowed).
-    #[serde(rename = "urlnormalizer.remove.query.params")]
-    pub urlnormalizer_remove_query_params: Vec<String>,
+    "urlnormalizer.remove.query.params" => urlnormalizer_remove_query_params: Vec<String> =
+        Vec::new();
     /// `max.depth`: outlinks deeper than this from the seeds are dropped. -1: no limit.
-    #[serde(rename = "max.depth")]
-    pub max_depth: i64,
+    "max.depth" => max_depth: i64 = -1;
     /// `parser.emitOutlinks`: whether parsed links become DISCOVERED URLs.
-    #[serde(rename = "parser.emitOutlinks")]
-    pub parser_emit_outlinks: bool,
+    "parser.emitOutlinks" => parser_emit_outlinks: bool = true;
     /// `parser.emitOutlinks.max.per.page`: outlinks kept per page. -1: no limit.
-    #[serde(rename = "parser.emitOutlinks.max.per.page")]
-    pub parser_emit_outlinks_max_per_page: i64,
+    "parser.emitOutlinks.max.per.page" => parser_emit_outlinks_max_per_page: i64 = 5000;
     /// `parser.text.max.bytes`: visible text kept per page for parse filters and indexers; 0: none.
-    #[serde(rename = "parser.text.max.bytes")]
-    pub parser_text_max_bytes: usize,
+    "parser.text.max.bytes" => parser_text_max_bytes: usize = 0;
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
-    #[serde(rename = "redirections.allowed")]
-    pub redirections_allowed: bool,
+    "redirections.allowed" => redirections_allowed: bool = true;
     /// `fetchInterval.default`: minutes before a FETCHED or REDIRECTION URL is due again. -1: never.
-    #[serde(rename = "fetchInterval.default")]
-    pub fetch_interval_default: i64,
+    "fetchInterval.default" => fetch_interval_default: i64 = 1440;
     /// `fetchInterval.fetch.error`: minutes before a FETCH_ERROR URL is due again. -1: never.
-    #[serde(rename = "fetchInterval.fetch.error")]
-    pub fetch_interval_fetch_error: i64,
+    "fetchInterval.fetch.error" => fetch_interval_fetch_error: i64 = 120;
     /// `fetchInterval.error`: minutes before an ERROR URL is due again. -1: never.
-    #[serde(rename = "fetchInterval.error")]
-    pub fetch_interval_error: i64,
+    "fetchInterval.error" => fetch_interval_error: i64 = -1;
     /// `max.fetch.errors`: consecutive fetch errors after which FETCH_ERROR becomes ERROR.
-    #[serde(rename = "max.fetch.errors")]
-    pub max_fetch_errors: u32,
+    "max.fetch.errors" => max_fetch_errors: u32 = 3;
     /// `metadata.transfer`: metadata keys copied from a page to its outlinks (and persisted).
-    #[serde(rename = "metadata.transfer")]
-    pub metadata_transfer: Vec<String>,
+    "metadata.transfer" => metadata_transfer: Vec<String> = Vec::new();
     /// `metadata.persist`: metadata keys stored with a URL's status (trailing `*` wildcards allowed).
-    #[serde(rename = "metadata.persist")]
-    pub metadata_persist: Vec<String>,
+    "metadata.persist" => metadata_persist: Vec<String> =
+        strings(&["_redirTo", "error.cause", "error.source", "isSitemap", "isFeed"]);
     /// `metadata.track.path`: record `url.path` (the page an outlink was found on).
-    #[serde(rename = "metadata.track.path")]
-    pub metadata_track_path: bool,
+    "metadata.track.path" => metadata_track_path: bool = true;
     /// `metadata.track.depth`: record `depth` (distance from the seeds).
-    #[serde(rename = "metadata.track.depth")]
-    pub metadata_track_depth: bool,
+    "metadata.track.depth" => metadata_track_depth: bool = true;
     /// `spout.ttl.purgatory`: seconds an acked or failed URL is not emitted again.
-    #[serde(rename = "spout.ttl.purgatory")]
-    pub spout_ttl_purgatory: f64,
+    "spout.ttl.purgatory" => spout_ttl_purgatory: f64 = 30.0;
     /// `spout.min.delay.queries`: milliseconds after a frontier query that brought nothing new before
     /// the next one (an answer with new URLs is followed by the next query as soon as the fetcher has
     /// taken them; an ack or a host's fetcher queue running dry can bring it forward).
-    #[serde(rename = "spout.min.delay.queries")]
-    pub spout_min_delay_queries: u64,
+    "spout.min.delay.queries" => spout_min_delay_queries: u64 = 2000;
     /// `spout.max.delay.queries`: milliseconds after which a new query runs even if URLs are buffered.
-    #[serde(rename = "spout.max.delay.queries")]
-    pub spout_max_delay_queries: u64,
+    "spout.max.delay.queries" => spout_max_delay_queries: u64 = 20000;
     /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
-    #[serde(rename = "topology.max.spout.pending")]
-    pub topology_max_spout_pending: usize,
+    "topology.max.spout.pending" => topology_max_spout_pending: usize = 1000;
     /// `topology.shutdown.timeout`: seconds a graceful stop may take before it is cut short.
-    #[serde(rename = "topology.shutdown.timeout")]
-    pub topology_shutdown_timeout: f64,
+    "topology.shutdown.timeout" => topology_shutdown_timeout: f64 = 30.0;
     /// `status.updater.batch.size`: status writes sent to the store together.
-    #[serde(rename = "status.updater.batch.size")]
-    pub status_updater_batch_size: usize,
+    "status.updater.batch.size" => status_updater_batch_size: usize = 200;
     /// `status.updater.flush.interval`: seconds before a partial batch is written anyway.
-    #[serde(rename = "status.updater.flush.interval")]
-    pub status_updater_flush_interval: f64,
+    "status.updater.flush.interval" => status_updater_flush_interval: f64 = 1.0;
     /// `frontier.kind`: `embedded` or `opensearch`.
-    #[serde(rename = "frontier.kind")]
-    pub frontier_kind: FrontierKind,
+    "frontier.kind" => frontier_kind: FrontierKind = FrontierKind::Embedded;
     /// `frontier.path`: the embedded frontier's directory.
-    #[serde(rename = "frontier.path")]
-    pub frontier_path: PathBuf,
+    "frontier.path" => frontier_path: PathBuf = PathBuf::from("squall-frontier");
     /// `frontier.max.buckets`: queues (hosts) read per frontier query.
-    #[serde(rename = "frontier.max.buckets")]
-    pub frontier_max_buckets: usize,
+    "frontier.max.buckets" => frontier_max_buckets: usize = 100;
     /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
-    #[serde(rename = "frontier.max.urls.per.bucket")]
-    pub frontier_max_urls_per_bucket: usize,
-}
-
-impl Default for ConfigKeys {
-    fn default() -> Self {
-        ConfigKeys {
-            http_agent_name: String::new(),
-            http_agent_version: env!("CARGO_PKG_VERSION").to_string(),
-            http_agent_url: String::new(),
-            http_agent_email: String::new(),
-            http_timeout: 30.0,
-            http_connect_timeout: 10.0,
-            http_content_limit: 10 * 1024 * 1024,
-            http_skip_robots: false,
-            http_allow_redirects: false,
-            http_max_redirects: 5,
-            http_refuse_private_addresses: false,
-            http_dns_cache_ttl: 300.0,
-            robots_cache_ttl: 86400.0,
-            robots_error_cache_ttl: 600.0,
-            sitemap_discovery: true,
-            fetcher_server_delay: 1.0,
-            fetcher_server_min_delay: 0.0,
-            fetcher_threads_per_queue: 1,
-            fetcher_threads_number: 50,
-            fetcher_max_urls_in_queues: 2000,
-            fetcher_max_crawl_delay: 30.0,
-            fetcher_max_crawl_delay_force: false,
-            fetcher_server_delay_force: false,
-            fetcher_max_retry_after: 300.0,
-            fetcher_max_fetches_per_second: 0,
-            partition_url_mode: PartitionMode::ByHost,
-            urlfilter_ignore_outside_host: false,
-            urlfilter_ignore_outside_domain: false,
-            urlfilter_schemes: vec!["http".to_string(), "https".to_string()],
-            urlfilter_include: Vec::new(),
-            urlfilter_exclude: Vec::new(),
-            urlnormalizer_remove_query_params: Vec::new(),
-            max_depth: -1,
-            parser_emit_outlinks: true,
-            parser_emit_outlinks_max_per_page: 5000,
-            parser_text_max_bytes: 0,
-            redirections_allowed: true,
-            fetch_interval_default: 1440,
-            fetch_interval_fetch_error: 120,
-            fetch_interval_error: -1,
-            max_fetch_errors: 3,
-            metadata_transfer: Vec::new(),
-            metadata_persist: [
-                "_redirTo",
-                "error.cause",
-                "error.source",
-                "isSitemap",
-                "isFeed",
-            ]
-            .map(str::to_string)
-            .to_vec(),
-            metadata_track_path: true,
-            metadata_track_depth: true,
-            spout_ttl_purgatory: 30.0,
-            spout_min_delay_queries: 2000,
-            spout_max_delay_queries: 20000,
-            topology_max_spout_pending: 1000,
-            topology_shutdown_timeout: 30.0,
-            status_updater_batch_size: 200,
-            status_updater_flush_interval: 1.0,
-            frontier_kind: FrontierKind::Embedded,
-            frontier_path: PathBuf::from("squall-frontier"),
-            frontier_max_buckets: 100,
-            frontier_max_urls_per_bucket: 10,
-        }
-    }
+    "frontier.max.urls.per.bucket" => frontier_max_urls_per_bucket: usize = 10;
 }
 
 impl ConfigKeys {
@@ -448,6 +338,11 @@ impl ConfigKeys {
         config.validate()?;
         Ok(config)
     }
+}
+
+/// A list of owned strings, for defaults.
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| item.to_string()).collect()
 }
 
 /// Seconds already checked to be finite and within a year.

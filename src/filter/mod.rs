@@ -117,11 +117,17 @@ impl fmt::Debug for FilterChain {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
     use crate::model::keys;
+
+    /// Whether `filter` keeps `url` (found on no page, with no metadata).
+    pub(crate) fn keeps(filter: &dyn UrlFilter, url: &str) -> bool {
+        let url = Url::parse(url).expect("test URL");
+        filter.filter(None, url, &Metadata::new()).is_some()
+    }
 
     fn url(s: &str) -> Url {
         Url::parse(s).expect("test URL")

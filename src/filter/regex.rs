@@ -53,11 +53,7 @@ impl UrlFilter for RegexFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn keeps(f: &RegexFilter, s: &str) -> bool {
-        let u = Url::parse(s).expect("test URL");
-        f.filter(None, u, &Metadata::new()).is_some()
-    }
+    use crate::filter::tests::keeps;
 
     #[test]
     fn no_patterns_keeps_everything() {

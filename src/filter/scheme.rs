@@ -48,11 +48,7 @@ impl UrlFilter for SchemeFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn keeps(f: &SchemeFilter, s: &str) -> bool {
-        let u = Url::parse(s).expect("test URL");
-        f.filter(None, u, &Metadata::new()).is_some()
-    }
+    use crate::filter::tests::keeps;
 
     #[test]
     fn default_keeps_http_and_https_only() {

@@ -200,29 +200,14 @@ async fn discovered_urls_are_due(mut pair: FrontierPair) -> Check {
 
 async fn discovered_is_create_only(mut pair: FrontierPair) -> Check {
     const CHECK: &str = "discovered_is_create_only";
-    store_all(
-        &pair,
+    let url = "http://a.test/done";
+    let due = due_after_rewrite(
+        &mut pair,
         CHECK,
-        vec![write(
-            "http://a.test/done",
-            "a.test",
-            Status::Fetched,
-            Some(TimeDelta::days(1)),
-        )],
+        write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1))),
+        write(url, "a.test", Status::Discovered, Some(TimeDelta::zero())),
     )
     .await?;
-    store_all(
-        &pair,
-        CHECK,
-        vec![write(
-            "http://a.test/done",
-            "a.test",
-            Status::Discovered,
-            Some(TimeDelta::zero()),
-        )],
-    )
-    .await?;
-    let due = due_urls(&mut pair, CHECK).await?;
     if !due.is_empty() {
         return fail(
             CHECK,
@@ -234,36 +219,38 @@ async fn discovered_is_create_only(mut pair: FrontierPair) -> Check {
 
 async fn other_statuses_overwrite(mut pair: FrontierPair) -> Check {
     const CHECK: &str = "other_statuses_overwrite";
-    store_all(
-        &pair,
+    let url = "http://a.test/x";
+    let due = due_after_rewrite(
+        &mut pair,
         CHECK,
-        vec![write(
-            "http://a.test/x",
-            "a.test",
-            Status::Fetched,
-            Some(TimeDelta::days(1)),
-        )],
-    )
-    .await?;
-    store_all(
-        &pair,
-        CHECK,
-        vec![write(
-            "http://a.test/x",
+        write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1))),
+        write(
+            url,
             "a.test",
             Status::FetchError,
             Some(TimeDelta::seconds(-5)),
-        )],
+        ),
     )
     .await?;
-    let due = due_urls(&mut pair, CHECK).await?;
-    if due != ["http://a.test/x"] {
+    if due != [url] {
         return fail(
             CHECK,
             format!("the FETCH_ERROR overwrite did not reschedule the URL: due {due:?}"),
         );
     }
     Ok(())
+}
+
+/// Stores `first`, then `second` in a batch of its own, and reads what is due after both.
+async fn due_after_rewrite(
+    pair: &mut FrontierPair,
+    check: &'static str,
+    first: StatusWrite,
+    second: StatusWrite,
+) -> Result<Vec<String>, Nonconformance> {
+    store_all(pair, check, vec![first]).await?;
+    store_all(pair, check, vec![second]).await?;
+    due_urls(pair, check).await
 }
 
 async fn scheduled_urls_wait_until_due(mut pair: FrontierPair) -> Check {
