@@ -35,9 +35,10 @@ struct Args {
     /// A file of seed URLs, one per line (blank lines and lines starting with # are skipped).
     #[arg(long = "seeds", value_name = "FILE")]
     seeds_file: Option<PathBuf>,
-    /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml).
+    /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml and
+    /// examples/opensearch-conf.yaml); repeatable, later files win.
     #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    config: Vec<PathBuf>,
     /// Overrides one configuration key; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -182,7 +183,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .set("http.agent.name=squall-demo")?
             .set(&SiteSpec::exclude_outside_hosts())?;
     }
-    if let Some(path) = &args.config {
+    for path in &args.config {
         builder = builder.yaml_file(path)?;
     }
     for (key, value) in args.shorthand_keys() {

@@ -268,6 +268,36 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_lists_every_key_with_its_default() {
+        let text = include_str!("../../../examples/opensearch-conf.yaml");
+        let config = ConfigBuilder::new()
+            .yaml_str(text)
+            .and_then(|b| b.set("http.agent.name=test"))
+            .and_then(ConfigBuilder::build)
+            .expect("the example parses");
+        assert_eq!(
+            IndexFrontierConfig::from_config(&config).expect("its keys are valid"),
+            read(&[]).expect("defaults"),
+            "a value in examples/opensearch-conf.yaml is not the default"
+        );
+        let listed: Vec<String> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("es.")?.split_once(':'))
+            .map(|(key, _)| key.to_string())
+            .collect();
+        let serde_norway::Value::Mapping(known) =
+            serde_norway::to_value(Keys::default()).expect("keys serialize")
+        else {
+            panic!("keys are not a mapping");
+        };
+        let known: Vec<String> = known
+            .keys()
+            .filter_map(|k| k.as_str().map(str::to_string))
+            .collect();
+        assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+    }
+
+    #[test]
     fn bad_values_and_typos_name_the_key() {
         let err = read(&["es.status.instance=3/2"]).expect_err("instance");
         assert!(err.to_string().contains("es.status.instance"), "{err}");
