@@ -331,12 +331,14 @@ async fn index_frontier(
     Arc<dyn squall::frontier::StatusStore>,
 )> {
     use squall_spouts::client::EsClient;
-    use squall_spouts::index::{
-        IndexSettings, ensure_status_index, ensure_urls_index, refresh_interval, routing_for,
-        sample_routing,
+    use squall_spouts::client::indices::refresh_interval;
+    use squall_spouts::status_index::index::{
+        IndexSettings, ensure_status_index, ensure_urls_index, routing_for, sample_routing,
     };
-    use squall_spouts::schema::KeyField;
-    use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+    use squall_spouts::status_index::schema::KeyField;
+    use squall_spouts::status_index::spouts::{
+        AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
+    };
     use squall_spouts::{EsStatusStore, WriterSettings};
 
     let (instance, instances) = args
@@ -388,7 +390,7 @@ async fn index_frontier(
     if args.spout == SpoutKind::Queue {
         use squall_spouts::queue::schema::queues_index_body;
         use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-        let created = squall_spouts::index::ensure_index(
+        let created = squall_spouts::client::indices::ensure_index(
             &client,
             &args.es_queues_index,
             queues_index_body(1, args.es_replicas, refresh),

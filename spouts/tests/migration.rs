@@ -7,15 +7,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::model::PartitionMode;
+use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::migrate::{
     Checkpoint, MigrateError, MigrationOptions, Position, migrate, verify,
 };
 use squall_spouts::queue::schema::queue_id;
-use squall_spouts::schema::{KeyField, document_id, format_date};
+use squall_spouts::status_index::schema::{KeyField, document_id, format_date};
 
 const STATUSES: [&str; 5] = [
     "DISCOVERED",
