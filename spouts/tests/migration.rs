@@ -582,6 +582,8 @@ fn options_for_checkpoint_test(source: &Source, dir: &Path) -> MigrationOptions 
     options
 }
 
+// The program is built only with the `cli` feature (scripts/test turns it on).
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn the_command_line_tool_migrates_reports_and_fails_loudly() {
     let client = support::client().await;
