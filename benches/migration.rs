@@ -15,11 +15,11 @@ use common::frontier_data::{
     EarliestDue, Generator, Targets, call, create, delete, finish_load, load,
 };
 use common::{engine_client, quick};
-use elasticsearch::http::Method;
 use serde_json::json;
+use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::migrate::{MigrationOptions, migrate};
-use squall_spouts::schema::status_index_body;
+use squall_spouts::status_index::schema::status_index_body;
 
 async fn load_source(client: &EsClient, index: &str, docs: u64) {
     let targets = Targets {

@@ -24,11 +24,12 @@ use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::topology::{CrawlerBuilder, RunLimits};
 use squall_spouts::client::EsClient;
-use squall_spouts::index::{IndexSettings, ensure_index, ensure_status_index};
+use squall_spouts::client::indices::ensure_index;
 use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::schema::KeyField;
-use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
+use squall_spouts::status_index::schema::KeyField;
+use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
 use squall_testsite::{Site, SiteSpec};
 
@@ -143,7 +144,7 @@ async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatu
     for index in [&urls, &queues] {
         let _ = client
             .request(
-                elasticsearch::http::Method::Delete,
+                squall_spouts::client::Method::Delete,
                 &format!("/{index}"),
                 &[],
                 None,
@@ -176,7 +177,7 @@ async fn status_index_frontier(
     let index = format!("bench-one-host-status-{run}");
     let _ = client
         .request(
-            elasticsearch::http::Method::Delete,
+            squall_spouts::client::Method::Delete,
             &format!("/{index}"),
             &[],
             None,

@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::{Spread, crawl_binary, env_or, quick};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient};
 use squall_testsite::{Site, SiteSpec};
 

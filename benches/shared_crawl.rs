@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::{Spread, crawl_binary, engine_client, engine_url, env_or, quick};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall_spouts::client::Method;
 use squall_spouts::queue::QueueSpoutSettings;
 use squall_testsite::{Site, SiteSpec};
 

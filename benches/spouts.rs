@@ -41,17 +41,19 @@ use common::frontier_data::{
     shard_docs, skew, update_by_query,
 };
 use common::{Spread, engine_client, env_or, quick};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::schema::{KeyField, format_date};
-use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+use squall_spouts::status_index::schema::{KeyField, format_date};
+use squall_spouts::status_index::spouts::{
+    AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
+};
 use squall_spouts::{EsStatusStore, WriterSettings};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_util::sync::CancellationToken;

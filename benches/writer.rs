@@ -16,11 +16,13 @@ use std::time::Instant;
 use chrono::Utc;
 use common::frontier_data::{Generator, call, delete};
 use common::{Spread, engine_client, engine_url, env_or, quick, runs};
-use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite};
+use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::schema::{KeyField, document_id, status_document, status_index_body};
+use squall_spouts::status_index::schema::{
+    KeyField, document_id, status_document, status_index_body,
+};
 use squall_spouts::{EsStatusStore, WriterSettings};
 
 async fn fresh_index(client: &EsClient, index: &str) {

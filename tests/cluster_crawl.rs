@@ -310,7 +310,7 @@ async fn crawl(cluster: &Cluster, client: &EsClient, fault: Fault) -> Outcome {
     for index in [&indices.urls, &indices.queues] {
         let _ = client
             .request(
-                elasticsearch::http::Method::Delete,
+                squall_spouts::client::Method::Delete,
                 &format!("/{index},{index}-workers"),
                 &[("ignore_unavailable", "true")],
                 None,
@@ -394,11 +394,11 @@ async fn stored_statuses(
     for chunk in urls.chunks(500) {
         let ids: Vec<String> = chunk
             .iter()
-            .map(|u| squall_spouts::schema::document_id(u))
+            .map(|u| squall_spouts::status_index::schema::document_id(u))
             .collect();
         let answer = client
             .request(
-                elasticsearch::http::Method::Post,
+                squall_spouts::client::Method::Post,
                 &format!("/{index}/_mget"),
                 &[("_source_includes", "status")],
                 Some(RequestBody::Json(json!({ "ids": ids }))),

@@ -16,14 +16,14 @@ use std::ops::Range;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use elasticsearch::http::Method;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use squall::frontier::StatusWrite;
 use squall::model::{CrawlUrl, Status, keys};
+use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
-use squall_spouts::schema::{
+use squall_spouts::status_index::schema::{
     KeyField, document_id, format_date, status_document, status_index_body, urls_index_body,
 };
 

@@ -1,9 +1,17 @@
 //! # squall-spouts
 //!
-//! The Elasticsearch/OpenSearch frontier for [`squall`]: a StormCrawler-compatible status index
-//! ([`schema`], [`index`]), the writer that keeps it ([`EsStatusStore`], a
-//! [`squall::frontier::StatusStore`]), and the spouts that read due URLs from it ([`spouts`]):
-//! aggregation, collapsing and hybrid, each a [`squall::frontier::Spout`].
+//! The Elasticsearch/OpenSearch frontier for [`squall`], in three parts over one [`client`]:
+//!
+//! - [`status_index`]: a StormCrawler-compatible status index ([`status_index::schema`],
+//!   [`status_index::index`]), the writer that keeps it ([`EsStatusStore`], a
+//!   [`squall::frontier::StatusStore`]), and the spouts that read due URLs from it
+//!   ([`status_index::spouts`]): aggregation, collapsing and hybrid, each a
+//!   [`squall::frontier::Spout`];
+//! - [`queue`]: the queue frontier, a urls index and a queues index with leases, for many crawler
+//!   processes;
+//! - [`migrate`]: turning a status index into the queue frontier's two indices.
+//!
+//! The client speaks to the engine with typed requests and answers (bulk, search) and retries.
 //!
 //! Indices written by StormCrawler work as they are: same mapping, same document ids (hex SHA-256 of
 //! the URL), metadata as arrays with `.` escaped as `%2E`, the key in `key` or in a metadata field.
@@ -11,10 +19,10 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use squall_spouts::client::{ConnectionSettings, EsClient};
-//! use squall_spouts::index::{IndexSettings, ensure_status_index};
-//! use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+//! use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
+//! use squall_spouts::status_index::schema::KeyField;
+//! use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
 //! use squall_spouts::{EsStatusStore, WriterSettings};
-//! use squall_spouts::schema::KeyField;
 //!
 //! let client = EsClient::new(ConnectionSettings::new("http://127.0.0.1:9200")?)?;
 //! ensure_status_index(&client, &IndexSettings::default()).await?;
@@ -29,13 +37,8 @@
 
 pub mod client;
 pub mod frontier;
-pub mod index;
 pub mod migrate;
 pub mod queue;
-pub mod routes;
-pub mod schema;
-pub mod spouts;
-mod writer;
+pub mod status_index;
 
-pub use routes::{DocumentRoutes, Routing};
-pub use writer::{EsStatusStore, WriterSettings};
+pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterSettings};

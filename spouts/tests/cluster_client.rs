@@ -12,11 +12,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
+use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::migrate::{Checkpoint, MigrationOptions, migrate};
-use squall_spouts::schema::document_id;
+use squall_spouts::status_index::schema::document_id;
 
 mod support;
 

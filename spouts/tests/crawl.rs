@@ -32,11 +32,11 @@ async fn hybrid_spout_crawls_the_site_to_the_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
-    use elasticsearch::http::Method;
     use serde_json::json;
+    use squall_spouts::client::Method;
     use squall_spouts::client::RequestBody;
-    use squall_spouts::schema::{KeyField, document_id};
-    use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+    use squall_spouts::status_index::schema::{KeyField, document_id};
+    use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
     use squall_spouts::{EsStatusStore, WriterSettings};
 
     let client = support::client().await;

@@ -15,7 +15,7 @@ use squall::frontier::StatusStore;
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 use squall_spouts::client::{ConnectionSettings, EsClient};
-use squall_spouts::index::{IndexSettings, ensure_status_index};
+use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
 use squall_testsite::{Site, SiteSpec};
 
 const PORT: &str = "9250";

@@ -7,14 +7,14 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
-use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::{BusyUrls, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
+use squall_spouts::client::Method;
 use squall_spouts::client::RequestBody;
-use squall_spouts::schema::{KeyField, document_id};
-use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
+use squall_spouts::status_index::schema::{KeyField, document_id};
+use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
 use support::Kind;
 

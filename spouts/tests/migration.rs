@@ -7,15 +7,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::model::PartitionMode;
+use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::migrate::{
     Checkpoint, MigrateError, MigrationOptions, Position, migrate, verify,
 };
 use squall_spouts::queue::schema::queue_id;
-use squall_spouts::schema::{KeyField, document_id, format_date};
+use squall_spouts::status_index::schema::{KeyField, document_id, format_date};
 
 const STATUSES: [&str; 5] = [
     "DISCOVERED",
@@ -582,6 +582,8 @@ fn options_for_checkpoint_test(source: &Source, dir: &Path) -> MigrationOptions 
     options
 }
 
+// The program is built only with the `cli` feature (scripts/test turns it on).
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn the_command_line_tool_migrates_reports_and_fails_loudly() {
     let client = support::client().await;

@@ -5,17 +5,17 @@ mod support;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
-use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::conformance::{FrontierPair, check_frontier};
 use squall::frontier::{BusyUrls, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_spouts::client::EsClient;
-use squall_spouts::index::ensure_index;
+use squall_spouts::client::Method;
+use squall_spouts::client::indices::ensure_index;
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::schema::KeyField;
+use squall_spouts::status_index::schema::KeyField;
 
 async fn indices(client: &EsClient) -> (String, String) {
     let urls = support::status_index(client, "q-urls", 2).await;
@@ -127,7 +127,7 @@ async fn the_writer_keeps_next_due_at_the_earliest_url_and_creates_queues_at_onc
             Method::Get,
             &format!(
                 "/{urls}/_doc/{}",
-                squall_spouts::schema::document_id("http://a.test/soonest")
+                squall_spouts::status_index::schema::document_id("http://a.test/soonest")
             ),
             &[],
             None,
@@ -276,7 +276,7 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
             Method::Get,
             &format!(
                 "/{urls}/_doc/{}",
-                squall_spouts::schema::document_id("http://held.test/a")
+                squall_spouts::status_index::schema::document_id("http://held.test/a")
             ),
             &[],
             None,
@@ -344,7 +344,7 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
             Method::Get,
             &format!(
                 "/{urls}/_doc/{}",
-                squall_spouts::schema::document_id("http://slow.test/1")
+                squall_spouts::status_index::schema::document_id("http://slow.test/1")
             ),
             &[],
             None,

@@ -22,18 +22,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use elasticsearch::http::Method;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, Lease, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
+use squall_spouts::client::Method;
+use squall_spouts::client::indices::ensure_index;
 use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::index::ensure_index;
 use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::schema::{KeyField, format_date};
+use squall_spouts::status_index::schema::{KeyField, format_date};
 
 const INSTANCES: usize = 3;
 const LEASE_TTL: Duration = Duration::from_secs(3);

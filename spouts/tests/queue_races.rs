@@ -6,16 +6,16 @@ mod support;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
+use squall_spouts::client::Method;
+use squall_spouts::client::indices::ensure_index;
 use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::index::ensure_index;
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::schema::{KeyField, document_id};
+use squall_spouts::status_index::schema::{KeyField, document_id};
 
 struct Frontier {
     client: EsClient,

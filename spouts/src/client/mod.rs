@@ -4,7 +4,13 @@
 //! Requests go through the crate's raw `send`, so the same code serves Elasticsearch 7/8/9 and
 //! OpenSearch 1/2; where their APIs differ (point in time), [`EsClient::engine`] tells which is there.
 
+mod bulk;
+mod error;
+pub mod indices;
+mod method;
 mod nodes;
+mod search;
+mod settings;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +19,6 @@ use bytes::Bytes;
 use elasticsearch::Elasticsearch;
 use elasticsearch::auth::Credentials;
 use elasticsearch::cert::CertificateValidation;
-use elasticsearch::http::Method;
 use elasticsearch::http::headers::HeaderMap;
 use elasticsearch::http::transport::{SingleNodeConnectionPool, TransportBuilder};
 use serde_json::Value;
@@ -21,110 +26,12 @@ use tokio::sync::OnceCell;
 use tracing::{info, warn};
 use url::Url;
 
+pub use bulk::{BulkAction, BulkItem, BulkOperation, BulkRequest, BulkResponse, ItemError};
+pub use error::{EsError, is_transient_status};
+pub use method::Method;
 use nodes::{NodePool, Pick};
-use squall::frontier::{ErrorKind, SpoutError, StoreError};
-
-/// How to reach the cluster.
-#[derive(Clone, PartialEq)]
-pub struct ConnectionSettings {
-    /// Node addresses (`http://host:9200`); requests go round-robin over the nodes thought alive.
-    /// A node that fails at the connection level (refused, reset, timed out) is left out for
-    /// [`node_cooloff`](Self::node_cooloff), and the request is retried on another one.
-    /// Credentials in an address are taken out and used as basic auth.
-    pub addresses: Vec<Url>,
-    /// Basic-auth user.
-    pub user: Option<String>,
-    /// Basic-auth password.
-    pub password: Option<String>,
-    /// Accept any TLS certificate (test clusters only).
-    pub tls_insecure: bool,
-    /// Time allowed for one request.
-    pub timeout: Duration,
-    /// Retries after a 429, a 5xx or a connection error, before giving up.
-    pub max_retries: u32,
-    /// The first wait between two tries; it doubles each time, up to `max_backoff`.
-    pub initial_backoff: Duration,
-    /// The longest wait between two tries.
-    pub max_backoff: Duration,
-    /// How long a node that failed is left out before one request tries it again; doubled after
-    /// each further failure, up to [`max_node_cooloff`](Self::max_node_cooloff). It is tried only
-    /// once its cluster state is as new as a live node's (a node back from a pause must not answer
-    /// from copies the cluster dropped meanwhile).
-    pub node_cooloff: Duration,
-    /// The longest a failed node is left out.
-    pub max_node_cooloff: Duration,
-}
-
-impl std::fmt::Debug for ConnectionSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectionSettings")
-            .field(
-                "addresses",
-                &self.addresses.iter().map(Url::as_str).collect::<Vec<_>>(),
-            )
-            .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("tls_insecure", &self.tls_insecure)
-            .field("timeout", &self.timeout)
-            .field("max_retries", &self.max_retries)
-            .field("node_cooloff", &self.node_cooloff)
-            .finish()
-    }
-}
-
-impl ConnectionSettings {
-    /// Settings for one address, with defaults: 30 s timeout, 6 retries from 250 ms to 10 s, a
-    /// failed node left out 10 s at first and at most 5 minutes.
-    pub fn new(address: &str) -> Result<Self, EsError> {
-        Self::for_addresses(&[address])
-    }
-
-    /// Settings for several addresses (StormCrawler's `es.status.addresses`: a list, or `;`- or
-    /// `,`-separated); `http://` is assumed when no scheme is given, and port 9200 for a bare host.
-    pub fn for_addresses(addresses: &[&str]) -> Result<Self, EsError> {
-        let mut settings = ConnectionSettings {
-            addresses: Vec::new(),
-            user: None,
-            password: None,
-            tls_insecure: false,
-            timeout: Duration::from_secs(30),
-            max_retries: 6,
-            initial_backoff: Duration::from_millis(250),
-            max_backoff: Duration::from_secs(10),
-            node_cooloff: Duration::from_secs(10),
-            max_node_cooloff: Duration::from_secs(300),
-        };
-        for raw in addresses.iter().flat_map(|a| a.split([';', ','])) {
-            let raw = raw.trim();
-            if raw.is_empty() {
-                continue;
-            }
-            let with_scheme = if raw.contains("://") {
-                raw.to_string()
-            } else {
-                format!("http://{raw}")
-            };
-            let mut url = Url::parse(&with_scheme)
-                .map_err(|e| EsError::Config(format!("address {:?}: {e}", redact(raw))))?;
-            if url.port().is_none() && !raw.contains("://") {
-                let _ = url.set_port(Some(9200));
-            }
-            if !url.username().is_empty() {
-                settings.user = Some(url.username().to_string());
-                settings.password = url.password().map(str::to_string);
-                let _ = url.set_username("");
-                let _ = url.set_password(None);
-            }
-            settings.addresses.push(url);
-        }
-        if settings.addresses.is_empty() {
-            return Err(EsError::Config(
-                "no Elasticsearch/OpenSearch address given".to_string(),
-            ));
-        }
-        Ok(settings)
-    }
-}
+pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards};
+pub use settings::ConnectionSettings;
 
 /// Which search engine answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,82 +40,6 @@ pub enum Engine {
     Elasticsearch(u32),
     /// OpenSearch, with its major version.
     OpenSearch(u32),
-}
-
-/// Why a request to the engine failed. Messages never contain credentials.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EsError {
-    /// Invalid settings.
-    #[error("invalid Elasticsearch/OpenSearch settings: {0}")]
-    Config(String),
-    /// The engine could not be reached, after all retries.
-    #[error("cannot reach Elasticsearch/OpenSearch at {addresses}: {message}")]
-    Unreachable {
-        /// The addresses tried.
-        addresses: String,
-        /// The last error.
-        message: String,
-    },
-    /// The engine answered with an error status.
-    #[error("{method} {path} failed with HTTP {status}: {reason}")]
-    Status {
-        /// The request method.
-        method: String,
-        /// The request path.
-        path: String,
-        /// The HTTP status.
-        status: u16,
-        /// The engine's error type and reason.
-        reason: String,
-    },
-    /// The answer was not the JSON expected.
-    #[error("unexpected answer to {path}: {message}")]
-    Decode {
-        /// The request path.
-        path: String,
-        /// What was wrong.
-        message: String,
-    },
-}
-
-/// Whether an HTTP status from the engine means "not now" rather than "never": a timeout, too many
-/// requests, or a server-side failure.
-pub fn is_transient_status(status: u16) -> bool {
-    status == 408 || status == 429 || status >= 500
-}
-
-impl EsError {
-    /// Whether the same request may succeed later: the engine was out of reach or answered that it
-    /// was busy or failing (HTTP 408, 429, 5xx), as opposed to refusing the request itself.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            EsError::Unreachable { .. } => ErrorKind::Unavailable,
-            EsError::Status { status, .. } if is_transient_status(*status) => {
-                ErrorKind::Unavailable
-            }
-            EsError::Status { .. } | EsError::Config(_) | EsError::Decode { .. } => {
-                ErrorKind::Rejected
-            }
-        }
-    }
-
-    /// This error as a spout's: `context` says what was being read.
-    pub fn for_spout(self, context: &str) -> SpoutError {
-        SpoutError::of_kind(self.kind(), context).caused_by(self)
-    }
-
-    /// This error as a status store's: `context` says what was being written.
-    pub fn for_store(&self, context: &str) -> StoreError {
-        StoreError::of_kind(self.kind(), format!("{context}: {self}"))
-    }
-
-    /// The HTTP status of an error answer.
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            EsError::Status { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
 }
 
 /// A request body.
@@ -433,7 +264,7 @@ impl EsClient {
             .nodes
             .client(node)
             .send::<Bytes, ()>(
-                Method::Get,
+                Method::Get.to_transport(),
                 "/",
                 HeaderMap::new(),
                 None,
@@ -511,7 +342,14 @@ impl EsClient {
         let sent = self
             .nodes
             .client(node)
-            .send(method, path, HeaderMap::new(), query, body, None)
+            .send(
+                method.to_transport(),
+                path,
+                HeaderMap::new(),
+                query,
+                body,
+                None,
+            )
             .await;
         let response = sent.map_err(|e| unreachable(with_causes(&e)))?;
         let status = response.status_code().as_u16();
@@ -540,7 +378,7 @@ impl EsClient {
             _ => truncate(&text, 300),
         };
         Err(EsError::Status {
-            method: format!("{method:?}").to_uppercase(),
+            method: method.as_str().to_string(),
             path: path.to_string(),
             status,
             reason,
@@ -596,48 +434,11 @@ fn retriable(error: &EsError) -> bool {
     }
 }
 
-fn truncate(text: &str, max: usize) -> String {
+/// At most `max` bytes of `text` (cut at a character boundary), for messages.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     text[..end].to_string()
-}
-
-/// An address with any credentials replaced, for messages.
-fn redact(address: &str) -> String {
-    match address.rsplit_once('@') {
-        Some((_, host)) => format!("<credentials>@{host}"),
-        None => address.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commas_separate_addresses_too() {
-        let settings = ConnectionSettings::new("http://a:9200,http://b:9201").expect("settings");
-        assert_eq!(settings.addresses.len(), 2);
-    }
-
-    #[test]
-    fn addresses_are_parsed_like_stormcrawler_and_credentials_taken_out() {
-        let settings =
-            ConnectionSettings::for_addresses(&["es1;es2:9201", "https://u:secret@es3:443"])
-                .expect("settings");
-        let addresses: Vec<&str> = settings.addresses.iter().map(Url::as_str).collect();
-        assert_eq!(
-            addresses,
-            ["http://es1:9200/", "http://es2:9201/", "https://es3/"]
-        );
-        assert_eq!(settings.user.as_deref(), Some("u"));
-        assert_eq!(settings.password.as_deref(), Some("secret"));
-        let debug = format!("{settings:?}");
-        assert!(!debug.contains("secret"), "{debug}");
-        assert!(ConnectionSettings::for_addresses(&[" ; "]).is_err());
-        let err = ConnectionSettings::new("http://u:secret@bad host").expect_err("invalid");
-        assert!(!err.to_string().contains("secret"), "{err}");
-    }
 }

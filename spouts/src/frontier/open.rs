@@ -8,15 +8,16 @@ use squall::frontier::{EmbeddedFrontier, FrontierError, QueryLimits, Spout, Stat
 use tracing::{info, warn};
 
 use super::keys::{IndexFrontierConfig, SpoutKind};
+use crate::client::indices::{ensure_index, refresh_interval};
 use crate::client::{ConnectionSettings, EsClient, EsError};
-use crate::index::{
-    IndexSettings, RoutingMismatch, ensure_index, ensure_status_index, ensure_urls_index,
-    refresh_interval, routing_for, sample_routing,
-};
 use crate::queue::schema::queues_index_body;
 use crate::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use crate::schema::KeyField;
-use crate::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+use crate::status_index::index::{
+    IndexSettings, RoutingMismatch, ensure_status_index, ensure_urls_index, routing_for,
+    sample_routing,
+};
+use crate::status_index::schema::KeyField;
+use crate::status_index::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
 use crate::{EsStatusStore, WriterSettings};
 
 /// The refresh interval of the indices this crawler creates: writes show in queries within it.

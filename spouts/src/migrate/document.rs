@@ -5,8 +5,9 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use serde_json::{Map, Value, json};
 use squall::model::{PartitionMode, partition_key};
 
-use crate::queue::schema::queue_id;
-use crate::schema::{KeyField, escape_key, format_date, read_document};
+use crate::client::BulkOperation;
+use crate::queue::schema::queue_upsert;
+use crate::status_index::schema::{KeyField, escape_key, format_date, read_document};
 
 /// When a document is due, as read from its `nextFetchDate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,17 +163,13 @@ fn parse_date_text(text: &str) -> Option<DateTime<Utc>> {
     None
 }
 
-/// A bulk `update` pair that creates the queue of `key` when it is missing (with no `nextDue`: its
-/// URLs are never due) and leaves an existing one alone.
-pub fn ensure_queue(queues_index: &str, key: &str, now: DateTime<Utc>) -> [Value; 2] {
+/// A bulk `update` that creates the queue of `key` when it is missing (with no `nextDue`: its URLs
+/// are never due) and leaves an existing one alone.
+pub fn ensure_queue(queues_index: &str, key: &str, now: DateTime<Utc>) -> BulkOperation {
     let now = format_date(now);
-    [
-        json!({ "update": { "_index": queues_index, "_id": queue_id(key), "retry_on_conflict": 5 } }),
-        json!({
-            "script": { "source": "ctx.op = 'noop'", "lang": "painless" },
-            "upsert": { "key": key, "firstSeen": now, "lastUpdated": now }
-        }),
-    ]
+    let script = json!({ "source": "ctx.op = 'noop'", "lang": "painless" });
+    let upsert = json!({ "key": key, "firstSeen": now, "lastUpdated": now });
+    queue_upsert(queues_index, key, script, upsert)
 }
 
 #[cfg(test)]

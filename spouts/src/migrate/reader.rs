@@ -2,12 +2,11 @@
 //! not Lucene doc ids, so a new point in time continues where an old one stopped; OpenSearch 2 has no
 //! `_shard_doc`), then a scroll over the rare documents without a `url`.
 
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 
 use super::MigrateError;
 use super::checkpoint::Position;
-use crate::client::{EsClient, RequestBody};
+use crate::client::{EsClient, EsError, Method, RequestBody, SearchHit, SearchResponse, truncate};
 
 /// One document of the source.
 #[derive(Debug, Clone)]
@@ -96,113 +95,123 @@ impl<'a> Reader<'a> {
     /// The next page; `None` at the end.
     pub async fn next_page(&mut self) -> Result<Option<Page>, MigrateError> {
         loop {
-            match &mut self.stage {
-                Stage::Sorted {
-                    search_after,
-                    exhausted,
-                } => {
-                    if *exhausted {
-                        self.close_pit().await;
-                        self.stage = if self.without_url > 0 {
-                            Stage::WithoutUrl {
-                                documents_before: self.read,
-                                scroll_id: None,
-                                started: false,
-                            }
-                        } else {
-                            Stage::Done
-                        };
-                        continue;
-                    }
-                    let after = search_after.clone();
-                    let (hits, last_sort) = self.search_sorted(after).await?;
-                    if hits.len() < self.batch
-                        && let Stage::Sorted { exhausted, .. } = &mut self.stage
-                    {
-                        *exhausted = true;
-                    }
-                    if hits.is_empty() {
-                        continue;
-                    }
-                    if let Stage::Sorted { search_after, .. } = &mut self.stage {
-                        *search_after = last_sort.clone();
-                    }
-                    self.read += hits.len() as u64;
-                    return Ok(Some(Page {
-                        hits,
-                        position: Position::Sorted {
-                            search_after: last_sort,
-                        },
-                        read: self.read,
-                    }));
-                }
-                Stage::WithoutUrl {
-                    documents_before,
-                    scroll_id,
-                    started,
-                } => {
-                    let documents_before = *documents_before;
-                    let answer = if *started {
-                        match scroll_id.clone() {
-                            Some(id) => Some(
-                                self.client
-                                    .request(
-                                        Method::Post,
-                                        "/_search/scroll",
-                                        &[],
-                                        Some(RequestBody::Json(
-                                            json!({ "scroll": self.keep_alive, "scroll_id": id }),
-                                        )),
-                                    )
-                                    .await?,
-                            ),
-                            None => None,
-                        }
-                    } else {
-                        *started = true;
-                        let body = json!({
-                            "size": self.batch,
-                            "query": { "bool": { "must_not": { "exists": { "field": "url" } } } },
-                            "sort": ["_doc"]
-                        });
-                        Some(
-                            self.client
-                                .request(
-                                    Method::Post,
-                                    &format!("/{}/_search", self.source),
-                                    &[("scroll", self.keep_alive)],
-                                    Some(RequestBody::Json(body)),
-                                )
-                                .await?,
-                        )
-                    };
-                    let Some(answer) = answer else {
-                        self.stage = Stage::Done;
-                        continue;
-                    };
-                    check_shards(&answer)?;
-                    let new_id = answer["_scroll_id"].as_str().map(str::to_string);
-                    let hits = parse_hits(&answer)?;
-                    if hits.is_empty() {
-                        if let Some(id) = new_id {
-                            self.clear_scroll(&id).await;
-                        }
-                        self.stage = Stage::Done;
-                        continue;
-                    }
-                    if let Stage::WithoutUrl { scroll_id, .. } = &mut self.stage {
-                        *scroll_id = new_id;
-                    }
-                    self.read += hits.len() as u64;
-                    return Ok(Some(Page {
-                        hits,
-                        position: Position::WithoutUrl { documents_before },
-                        read: self.read,
-                    }));
-                }
+            let page = match &self.stage {
+                Stage::Sorted { .. } => self.next_sorted().await?,
+                Stage::WithoutUrl { .. } => self.next_without_url().await?,
                 Stage::Done => return Ok(None),
+            };
+            if let Some(page) = page {
+                self.read += page.hits.len() as u64;
+                return Ok(Some(Page {
+                    read: self.read,
+                    ..page
+                }));
             }
         }
+    }
+
+    /// The next page sorted by URL; `None` when that stage is over (the stage moves on then).
+    async fn next_sorted(&mut self) -> Result<Option<Page>, MigrateError> {
+        let Stage::Sorted {
+            search_after,
+            exhausted,
+        } = &self.stage
+        else {
+            return Ok(None);
+        };
+        if *exhausted {
+            self.close_pit().await;
+            self.stage = if self.without_url > 0 {
+                Stage::WithoutUrl {
+                    documents_before: self.read,
+                    scroll_id: None,
+                    started: false,
+                }
+            } else {
+                Stage::Done
+            };
+            return Ok(None);
+        }
+        let after = search_after.clone();
+        let (hits, last_sort) = self.search_sorted(after).await?;
+        if let Stage::Sorted {
+            search_after,
+            exhausted,
+        } = &mut self.stage
+        {
+            *exhausted = hits.len() < self.batch;
+            if !hits.is_empty() {
+                *search_after = last_sort.clone();
+            }
+        }
+        if hits.is_empty() {
+            return Ok(None);
+        }
+        let position = Position::Sorted {
+            search_after: last_sort,
+        };
+        Ok(Some(Page {
+            hits,
+            position,
+            read: 0,
+        }))
+    }
+
+    /// The next page of the documents without a `url` (a scroll); `None` when they are done (the
+    /// stage is then over).
+    async fn next_without_url(&mut self) -> Result<Option<Page>, MigrateError> {
+        let Stage::WithoutUrl {
+            documents_before,
+            scroll_id,
+            started,
+        } = &self.stage
+        else {
+            return Ok(None);
+        };
+        let documents_before = *documents_before;
+        let answer = match (started, scroll_id.clone()) {
+            (false, _) => Some(self.start_scroll().await?),
+            (true, Some(id)) => Some(self.continue_scroll(id).await?),
+            (true, None) => None,
+        };
+        let Some(answer) = answer else {
+            self.stage = Stage::Done;
+            return Ok(None);
+        };
+        check_shards(&answer)?;
+        let hits = page_hits(answer.hits.hits)?;
+        if hits.is_empty() {
+            if let Some(id) = answer.scroll_id {
+                self.clear_scroll(&id).await;
+            }
+            self.stage = Stage::Done;
+            return Ok(None);
+        }
+        self.stage = Stage::WithoutUrl {
+            documents_before,
+            scroll_id: answer.scroll_id,
+            started: true,
+        };
+        Ok(Some(Page {
+            hits,
+            position: Position::WithoutUrl { documents_before },
+            read: 0,
+        }))
+    }
+
+    async fn start_scroll(&self) -> Result<SearchResponse, MigrateError> {
+        let body = json!({
+            "size": self.batch,
+            "query": { "bool": { "must_not": { "exists": { "field": "url" } } } },
+            "sort": ["_doc"]
+        });
+        let path = format!("/{}/_search", self.source);
+        Ok(search(self.client, &path, &[("scroll", self.keep_alive)], body).await?)
+    }
+
+    async fn continue_scroll(&self, id: String) -> Result<SearchResponse, MigrateError> {
+        let body = json!({ "scroll": self.keep_alive, "scroll_id": id });
+        Ok(search(self.client, "/_search/scroll", &[], body).await?)
     }
 
     /// Releases what the engine keeps for this reader (point in time, scroll); errors are ignored,
@@ -265,11 +274,7 @@ impl<'a> Reader<'a> {
             if let Some(after) = &after {
                 body["search_after"] = json!(after);
             }
-            let answer = match self
-                .client
-                .request(Method::Post, "/_search", &[], Some(RequestBody::Json(body)))
-                .await
-            {
+            let answer = match search(self.client, "/_search", &[], body).await {
                 Ok(answer) => answer,
                 // The point in time expired (a long pause): open a new one and go on from the same
                 // sort values, which are document content.
@@ -281,15 +286,11 @@ impl<'a> Reader<'a> {
                 Err(error) => return Err(error.into()),
             };
             check_shards(&answer)?;
-            if let Some(id) = answer["pit_id"].as_str() {
-                self.pit = Some(id.to_string());
+            if let Some(id) = &answer.pit_id {
+                self.pit = Some(id.clone());
             }
-            let hits = parse_hits(&answer)?;
-            let last_sort = answer["hits"]["hits"]
-                .as_array()
-                .and_then(|hits| hits.last())
-                .and_then(|hit| hit["sort"].as_array())
-                .cloned();
+            let last_sort = answer.hits.hits.last().and_then(|hit| hit.sort.clone());
+            let hits = page_hits(answer.hits.hits)?;
             if !hits.is_empty() && last_sort.is_none() {
                 return Err(MigrateError::Unexpected(
                     "a sorted search answered without sort values".to_string(),
@@ -300,39 +301,49 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A search of the source; an answer without hits is an error (not the end of the source).
+async fn search(
+    client: &EsClient,
+    path: &str,
+    query: &[(&str, &str)],
+    body: Value,
+) -> Result<SearchResponse, EsError> {
+    let answer = client
+        .request(Method::Post, path, query, Some(RequestBody::Json(body)))
+        .await?;
+    if answer["hits"]["hits"].is_array() {
+        return SearchResponse::parse(answer, path);
+    }
+    Err(EsError::Decode {
+        path: path.to_string(),
+        message: format!(
+            "no hits in a search answer: {}",
+            truncate(&answer.to_string(), 200)
+        ),
+    })
+}
+
 /// Fails when some shards did not answer (a partial page would skip documents).
-fn check_shards(answer: &Value) -> Result<(), MigrateError> {
-    let failed = answer["_shards"]["failed"].as_u64().unwrap_or(0);
-    if failed > 0 || answer["timed_out"].as_bool() == Some(true) {
+fn check_shards(answer: &SearchResponse) -> Result<(), MigrateError> {
+    if answer.is_partial() {
         return Err(MigrateError::Unexpected(format!(
-            "a search of the source was incomplete ({failed} shards failed): {}",
-            answer["_shards"]["failures"]
+            "a search of the source was incomplete ({} shards failed): {}",
+            answer.shards.failed, answer.shards.failures
         )));
     }
     Ok(())
 }
 
-fn parse_hits(answer: &Value) -> Result<Vec<Hit>, MigrateError> {
-    let Some(hits) = answer["hits"]["hits"].as_array() else {
-        return Err(MigrateError::Unexpected(format!(
-            "no hits in a search answer: {}",
-            answer.to_string().chars().take(200).collect::<String>()
-        )));
-    };
-    hits.iter()
-        .map(|hit| {
-            let id = hit["_id"]
-                .as_str()
-                .ok_or_else(|| MigrateError::Unexpected("a hit without _id".to_string()))?;
-            let source = hit.get("_source").cloned().ok_or_else(|| {
-                MigrateError::Unexpected(format!(
-                    "document {id} has no _source (is _source disabled on the source index?)"
-                ))
-            })?;
-            Ok(Hit {
-                id: id.to_string(),
-                source,
-            })
+/// The documents of a page: each hit's id and source (a hit without a source is an error: the
+/// copy would lose the document).
+fn page_hits(hits: Vec<SearchHit>) -> Result<Vec<Hit>, MigrateError> {
+    hits.into_iter()
+        .map(|hit| match hit.source {
+            Some(source) => Ok(Hit { id: hit.id, source }),
+            None => Err(MigrateError::Unexpected(format!(
+                "document {} has no _source (is _source disabled on the source index?)",
+                hit.id
+            ))),
         })
         .collect()
 }

@@ -3,15 +3,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, TimeZone, Utc};
-use elasticsearch::http::Method;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::MigrateError;
 use super::document::parse_date;
-use crate::client::{EsClient, RequestBody};
+use crate::client::{EsClient, Method, RequestBody};
 use crate::queue::schema::queue_id;
-use crate::schema::{KeyField, format_date};
+use crate::status_index::schema::{KeyField, format_date};
 
 /// How many keys each list of problems shows at most (the counts are exact).
 pub const MAX_LISTED: usize = 100;
@@ -182,15 +181,10 @@ pub async fn status_counts(
         "aggs": { "status": { "terms": { "field": "status", "size": 1000, "missing": NO_STATUS } } }
     });
     let answer = client
-        .request(
-            Method::Post,
-            &format!("/{index}/_search"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
+        .search(&format!("/{index}/_search"), &[], body)
         .await?;
     let mut counts = BTreeMap::new();
-    for bucket in answer["aggregations"]["status"]["buckets"]
+    for bucket in answer.aggregations["status"]["buckets"]
         .as_array()
         .into_iter()
         .flatten()
@@ -201,7 +195,7 @@ pub async fn status_counts(
         };
         counts.insert(name, bucket["doc_count"].as_u64().unwrap_or(0));
     }
-    let other = answer["aggregations"]["status"]["sum_other_doc_count"]
+    let other = answer.aggregations["status"]["sum_other_doc_count"]
         .as_u64()
         .unwrap_or(0);
     if other > 0 {
@@ -236,14 +230,9 @@ pub async fn key_minimums(
             } }
         });
         let answer = client
-            .request(
-                Method::Post,
-                &format!("/{index}/_search"),
-                &[],
-                Some(RequestBody::Json(body)),
-            )
+            .search(&format!("/{index}/_search"), &[], body)
             .await?;
-        let aggregation = &answer["aggregations"]["keys"];
+        let aggregation = &answer.aggregations["keys"];
         let buckets = aggregation["buckets"]
             .as_array()
             .cloned()
@@ -307,30 +296,19 @@ async fn queue_documents(
             body["search_after"] = after.clone();
         }
         let answer = client
-            .request(
-                Method::Post,
-                &format!("/{index}/_search"),
-                &[],
-                Some(RequestBody::Json(body)),
-            )
+            .search(&format!("/{index}/_search"), &[], body)
             .await?;
-        let hits = answer["hits"]["hits"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let hits = answer.hits.hits;
         if hits.is_empty() {
             return Ok(documents);
         }
-        for hit in &hits {
+        after = hits.last().map(|hit| json!(hit.sort));
+        for hit in hits {
             documents.push(QueueDocument {
-                id: hit["_id"].as_str().unwrap_or_default().to_string(),
-                key: hit["_source"]["key"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                next_due: hit["_source"]["nextDue"].as_str().map(str::to_string),
+                key: hit.field("key").as_str().unwrap_or_default().to_string(),
+                next_due: hit.field("nextDue").as_str().map(str::to_string),
+                id: hit.id,
             });
         }
-        after = hits.last().map(|hit| hit["sort"].clone());
     }
 }

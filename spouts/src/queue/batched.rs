@@ -1,13 +1,12 @@
 //! The queue spout's updates of many queue documents at once: conditional or scripted, in one
 //! `_bulk`. One round trip per step, whatever the number of queues held.
 
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 use tracing::warn;
 
 use super::schema::queue_id;
-use crate::client::{EsClient, RequestBody};
+use crate::client::{BulkItem, BulkOperation, BulkRequest, EsClient};
 
 /// A partial update of a queue document that applies only if nobody changed it since `seq_no`.
 #[derive(Debug, Clone)]
@@ -29,36 +28,29 @@ pub(crate) async fn conditional_updates(
     queues_index: &str,
     updates: &[ConditionalUpdate],
 ) -> Result<Vec<Option<(i64, i64)>>, SpoutError> {
-    if updates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut lines = Vec::with_capacity(updates.len() * 2);
-    for update in updates {
-        lines.push(json!({ "update": {
-            "_id": queue_id(&update.key),
-            "if_seq_no": update.seq_no,
-            "if_primary_term": update.primary_term,
-        } }));
-        lines.push(json!({ "doc": update.doc }));
-    }
-    let items = bulk_items(client, queues_index, lines, updates.len()).await?;
+    let request = updates
+        .iter()
+        .map(|update| {
+            BulkOperation::update(queue_id(&update.key), json!({ "doc": update.doc }))
+                .if_version(update.seq_no, update.primary_term)
+        })
+        .collect();
+    let items = bulk_items(client, queues_index, request).await?;
     Ok(updates
         .iter()
         .zip(items)
         .map(|(update, item)| {
-            let result = &item["update"];
-            match result["status"].as_u64() {
-                Some(200..=299) => Some((
-                    result["_seq_no"].as_i64().unwrap_or(update.seq_no),
-                    result["_primary_term"]
-                        .as_i64()
-                        .unwrap_or(update.primary_term),
-                )),
-                Some(409) => None,
-                _ => {
-                    warn!(key = %update.key, error = %result["error"], "queue update refused");
-                    None
+            if item.is_success() {
+                Some((
+                    item.seq_no.unwrap_or(update.seq_no),
+                    item.primary_term.unwrap_or(update.primary_term),
+                ))
+            } else {
+                if !item.is_conflict() {
+                    warn!(key = %update.key, error = ?item.error, status = item.status,
+                        "queue update refused");
                 }
+                None
             }
         })
         .collect())
@@ -68,32 +60,16 @@ pub(crate) async fn conditional_updates(
 async fn bulk_items(
     client: &EsClient,
     queues_index: &str,
-    lines: Vec<Value>,
-    expected: usize,
-) -> Result<Vec<Value>, SpoutError> {
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{queues_index}/_bulk"),
-            &[],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .map_err(|e| e.for_spout("queue updates failed"))?;
-    let items = match answer {
-        Value::Object(mut answer) => match answer.remove("items") {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    };
-    if items.len() != expected {
-        return Err(SpoutError::rejected(format!(
-            "queue updates: the engine answered {} items for {expected} updates",
-            items.len()
-        )));
+    request: BulkRequest,
+) -> Result<Vec<BulkItem>, SpoutError> {
+    if request.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(items)
+    client
+        .bulk(Some(queues_index), &request, None)
+        .await
+        .map(|answer| answer.items)
+        .map_err(|e| e.for_spout("queue updates failed"))
 }
 
 /// A scripted update of one queue document.
@@ -113,29 +89,33 @@ pub(crate) async fn scripted_updates(
     script: &str,
     updates: &[ScriptedUpdate],
 ) -> Result<Vec<bool>, SpoutError> {
-    if updates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut lines = Vec::with_capacity(updates.len() * 2);
-    for update in updates {
-        lines.push(json!({ "update": { "_id": queue_id(&update.key), "retry_on_conflict": 5 } }));
-        lines.push(
-            json!({ "script": { "source": script, "lang": "painless", "params": update.params } }),
-        );
-    }
-    let items = bulk_items(client, queues_index, lines, updates.len()).await?;
+    let request = updates
+        .iter()
+        .map(|update| {
+            let script = json!({ "script": {
+                "source": script, "lang": "painless", "params": update.params
+            } });
+            BulkOperation::update(queue_id(&update.key), script).retry_on_conflict(5)
+        })
+        .collect();
+    let items = bulk_items(client, queues_index, request).await?;
     updates
         .iter()
         .zip(items)
         .map(|(update, item)| {
-            let result = &item["update"];
-            match result["status"].as_u64() {
-                Some(200..=299) => Ok(result["result"].as_str() != Some("noop")),
-                Some(404) => Ok(false),
-                _ => Err(SpoutError::rejected(format!(
-                    "updating queue {} failed: {}",
-                    update.key, result["error"]
-                ))),
+            if item.is_success() {
+                Ok(!item.is_noop())
+            } else if item.is_not_found() {
+                Ok(false)
+            } else {
+                Err(SpoutError::rejected(format!(
+                    "updating queue {} failed: HTTP {} {}",
+                    update.key,
+                    item.status,
+                    item.error
+                        .as_ref()
+                        .map_or_else(String::new, ToString::to_string)
+                )))
             }
         })
         .collect()

@@ -3,13 +3,12 @@
 //! one wins.
 
 use chrono::{DateTime, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 
 use super::batched::{ConditionalUpdate, conditional_updates};
-use crate::client::{EsClient, RequestBody};
-use crate::schema::format_date;
+use crate::client::{EsClient, SearchHit};
+use crate::status_index::schema::format_date;
 
 /// A queue just claimed.
 #[derive(Debug, Clone)]
@@ -27,7 +26,7 @@ struct Candidate {
     key: String,
     seq_no: i64,
     primary_term: i64,
-    hit: Value,
+    hit: SearchHit,
 }
 
 /// How to claim.
@@ -78,33 +77,24 @@ pub(crate) async fn claim_queues(
             { "key": "asc" }
         ]
     });
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{queues_index}/_search"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
+    let hits = client
+        .search(&format!("/{queues_index}/_search"), &[], body)
         .await
-        .map_err(|e| e.for_spout("listing due queues failed"))?;
-    let hits = answer["hits"]["hits"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+        .map_err(|e| e.for_spout("listing due queues failed"))?
+        .hits
+        .hits;
     let mut candidates: Vec<Candidate> = Vec::new();
     for hit in hits {
         if candidates.len() >= room {
             break;
         }
-        let Some(key) = hit["_source"]["key"].as_str().map(str::to_string) else {
+        let Some(key) = hit.field("key").as_str().map(str::to_string) else {
             continue;
         };
         if held(&key) || candidates.iter().any(|c| c.key == key) {
             continue;
         }
-        let (Some(seq_no), Some(primary_term)) =
-            (hit["_seq_no"].as_i64(), hit["_primary_term"].as_i64())
-        else {
+        let (Some(seq_no), Some(primary_term)) = (hit.seq_no, hit.primary_term) else {
             continue;
         };
         candidates.push(Candidate {
@@ -119,7 +109,7 @@ pub(crate) async fn claim_queues(
         .iter()
         .map(|c| {
             let mut doc = json!({ "leaseOwner": request.owner, "leaseUntil": lease_until });
-            let written = c.hit["_source"]["lastUpdated"].as_str();
+            let written = c.hit.field("lastUpdated").as_str();
             if written.is_none_or(|written| written < request.seen_before) {
                 doc["heldDue"] = Value::Null;
             }
@@ -137,8 +127,10 @@ pub(crate) async fn claim_queues(
         .zip(outcomes)
         .filter(|(_, outcome)| outcome.is_some())
         .map(|(candidate, _)| Claimed {
-            crawl_delay: candidate.hit["_source"]["crawlDelaySeconds"].as_f64(),
-            last_written: candidate.hit["_source"]["lastUpdated"]
+            crawl_delay: candidate.hit.field("crawlDelaySeconds").as_f64(),
+            last_written: candidate
+                .hit
+                .field("lastUpdated")
                 .as_str()
                 .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
                 .map(|d| d.with_timezone(&Utc)),

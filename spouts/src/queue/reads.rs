@@ -19,13 +19,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 use tracing::warn;
 
-use crate::client::{EsClient, RequestBody};
-use crate::schema::{KeyField, StoredDocument, format_date, read_document};
+use crate::client::{EsClient, SearchHit};
+use crate::status_index::schema::{KeyField, StoredDocument, format_date, read_document};
 
 /// Rounds at most per read; queues still short after them are read again next time.
 const MAX_ROUNDS: usize = 4;
@@ -149,8 +148,13 @@ pub(crate) async fn read_queues(
             };
             let doc = ReadUrl {
                 doc,
-                id: hit["_id"].as_str().unwrap_or_default().to_string(),
-                date: hit["sort"][0].as_i64().unwrap_or_default(),
+                id: hit.id.clone(),
+                date: hit
+                    .sort
+                    .as_ref()
+                    .and_then(|sort| sort.first())
+                    .and_then(Value::as_i64)
+                    .unwrap_or_default(),
             };
             let (Some(room), Some(read)) = (short.get_mut(key.as_str()), reads.get_mut(&key))
             else {
@@ -170,7 +174,7 @@ pub(crate) async fn read_queues(
             return Ok(reads);
         }
         short.retain(|_, room| *room > 0);
-        after = hits.last().map(|hit| hit["sort"].clone());
+        after = hits.last().map(|hit| json!(hit.sort));
     }
     for key in short.keys() {
         if let Some(read) = reads.get_mut(*key) {
@@ -190,7 +194,7 @@ struct Round<'a> {
 }
 
 impl Round<'_> {
-    async fn run(&self, client: &EsClient, urls_index: &str) -> Result<Vec<Value>, SpoutError> {
+    async fn run(&self, client: &EsClient, urls_index: &str) -> Result<Vec<SearchHit>, SpoutError> {
         let (page, now) = (self.page, self.now);
         let mut body = json!({
             "size": page,
@@ -206,28 +210,20 @@ impl Round<'_> {
         if let Some(after) = self.after {
             body["search_after"] = after.clone();
         }
-        let answer = client
-            .request(
-                Method::Post,
-                &format!("/{urls_index}/_search"),
-                &[],
-                Some(RequestBody::Json(body)),
-            )
+        client
+            .search(&format!("/{urls_index}/_search"), &[], body)
             .await
-            .map_err(|e| e.for_spout("reading queues' URLs failed"))?;
-        Ok(answer["hits"]["hits"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default())
+            .map(|answer| answer.hits.hits)
+            .map_err(|e| e.for_spout("reading queues' URLs failed"))
     }
 }
 
 /// A hit's queue key and document; `None` (logged) for a document that cannot be read.
-fn hit_document(hit: &Value, key_field: &KeyField) -> Option<(String, StoredDocument)> {
-    match read_document(&hit["_source"], key_field) {
+fn hit_document(hit: &SearchHit, key_field: &KeyField) -> Option<(String, StoredDocument)> {
+    match read_document(hit.source_or_null(), key_field) {
         Ok(doc) => Some((doc.key.clone()?, doc)),
         Err(error) => {
-            warn!(%error, id = %hit["_id"], "unreadable URL document left out");
+            warn!(%error, id = %hit.id, "unreadable URL document left out");
             None
         }
     }
@@ -259,15 +255,10 @@ pub(crate) async fn next_dates(
         } }
     });
     let answer = client
-        .request(
-            Method::Post,
-            &format!("/{urls_index}/_search"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
+        .search(&format!("/{urls_index}/_search"), &[], body)
         .await
         .map_err(|e| e.for_spout("reading queues' next dates failed"))?;
-    let buckets = answer["aggregations"]["keys"]["buckets"]
+    let buckets = answer.aggregations["keys"]["buckets"]
         .as_array()
         .cloned()
         .unwrap_or_default();

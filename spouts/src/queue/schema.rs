@@ -7,7 +7,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use crate::schema::{document_id, format_date};
+use crate::client::BulkOperation;
+use crate::status_index::schema::{document_id, format_date};
 
 /// The queues index's settings and mapping.
 pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
@@ -97,13 +98,13 @@ pub struct QueueChange {
     pub crawl_delay: Option<f64>,
 }
 
-/// A bulk `update` pair that creates the queue of `key` if missing, or lowers its `nextDue` to `due`.
+/// A bulk `update` that creates the queue of `key` if missing, or lowers its `nextDue` to `due`.
 pub fn lower_next_due(
     queues_index: &str,
     key: &str,
     due: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> [Value; 2] {
+) -> BulkOperation {
     let change = QueueChange {
         due: Some(due),
         ..QueueChange::default()
@@ -111,13 +112,13 @@ pub fn lower_next_due(
     queue_update(queues_index, key, &change, now)
 }
 
-/// A bulk `update` pair applying `change` to the queue of `key`, creating it if missing.
+/// A bulk `update` applying `change` to the queue of `key`, creating it if missing.
 pub fn queue_update(
     queues_index: &str,
     key: &str,
     change: &QueueChange,
     now: DateTime<Utc>,
-) -> [Value; 2] {
+) -> BulkOperation {
     let due = change.due.map(format_date);
     let blocked = change.blocked_until.map(format_date);
     let now = format_date(now);
@@ -132,14 +133,18 @@ pub fn queue_update(
     if let Some(delay) = change.crawl_delay {
         upsert["crawlDelaySeconds"] = json!(delay);
     }
-    [
-        json!({ "update": { "_index": queues_index, "_id": queue_id(key), "retry_on_conflict": 5 } }),
-        json!({
-            "script": { "source": LOWER_NEXT_DUE, "lang": "painless",
-                        "params": { "due": due, "blocked": blocked, "delay": change.crawl_delay, "now": now } },
-            "upsert": upsert
-        }),
-    ]
+    let script = json!({ "source": LOWER_NEXT_DUE, "lang": "painless",
+        "params": { "due": due, "blocked": blocked, "delay": change.crawl_delay, "now": now } });
+    queue_upsert(queues_index, key, script, upsert)
+}
+
+/// A bulk `update` of the queue of `key` that runs `script` on it, or creates it as `upsert` when
+/// missing (retried by the engine on concurrent changes).
+pub fn queue_upsert(queues_index: &str, key: &str, script: Value, upsert: Value) -> BulkOperation {
+    let update = json!({ "script": script, "upsert": upsert });
+    BulkOperation::update(queue_id(key), update)
+        .in_index(queues_index)
+        .retry_on_conflict(5)
 }
 
 #[cfg(test)]
@@ -153,8 +158,10 @@ mod tests {
             .with_ymd_and_hms(2024, 1, 2, 3, 4, 5)
             .single()
             .expect("date");
-        let [action, body] = lower_next_due("queues", "a.test", due, due);
-        assert_eq!(action["update"]["_id"], json!(queue_id("a.test")));
+        let update = lower_next_due("queues", "a.test", due, due);
+        assert_eq!(update.id, queue_id("a.test"));
+        assert_eq!(update.index.as_deref(), Some("queues"));
+        let body = update.body.expect("a body");
         assert_eq!(body["upsert"]["nextDue"], json!("2024-01-02T03:04:05.000Z"));
         assert_eq!(
             body["script"]["params"]["due"],

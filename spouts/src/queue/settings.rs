@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
-use crate::schema::KeyField;
+use crate::status_index::schema::KeyField;
 
 /// Settings of a queue spout.
 #[derive(Debug, Clone, PartialEq)]

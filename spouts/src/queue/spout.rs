@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{TimeDelta, Utc};
-use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
 use squall::model::CrawlUrl;
@@ -20,8 +19,8 @@ use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
 use super::schema::{DROP_LEASE, RELEASE_QUEUE};
 use super::settings::QueueSpoutSettings;
 use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
-use crate::client::{EsClient, RequestBody};
-use crate::schema::{document_id, format_date};
+use crate::client::{EsClient, Method, RequestBody};
+use crate::status_index::schema::{document_id, format_date};
 
 /// A queue this process holds.
 #[derive(Debug)]

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use chrono::{TimeDelta, Utc};
 use dashmap::DashMap;
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::Lease;
 use tokio::task::JoinHandle;
@@ -18,8 +17,9 @@ use tracing::{debug, info, warn};
 use super::batched::{ScriptedUpdate, scripted_updates};
 use super::schema::RENEW_LEASE;
 use super::settings::QueueSpoutSettings;
-use crate::client::{EsClient, RequestBody};
-use crate::schema::{document_id, format_date};
+use crate::client::indices::ensure_index;
+use crate::client::{EsClient, Method, RequestBody};
+use crate::status_index::schema::{document_id, format_date};
 
 /// The queues this process holds, with their leases, shared by the spout and its upkeep.
 pub(crate) type Held = Arc<DashMap<String, Lease>>;
@@ -209,28 +209,21 @@ impl Worker {
                 } } }
             } }),
         ];
-        let answer = self
-            .client
-            .request(
-                Method::Post,
-                "/_msearch",
-                &[],
-                Some(RequestBody::NdJson(lines)),
-            )
-            .await?;
-        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+        let answer = self.client.multi_search(lines).await?;
         let count = |value: &Value| value.as_u64().map(|n| n as usize);
-        let workers = responses
+        let workers = answer
+            .responses
             .first()
-            .and_then(|r| count(&r["hits"]["total"]["value"]))
+            .and_then(|r| r.hits.total.as_ref())
+            .and_then(|total| count(&total["value"]))
             .unwrap_or(1)
             .max(1);
-        let Some(queues) = responses.get(1) else {
+        let Some(queues) = answer.responses.get(1) else {
             return Ok(());
         };
         let (Some(active), Some(waiting)) = (
-            count(&queues["aggregations"]["active"]["doc_count"]),
-            count(&queues["aggregations"]["waiting"]["doc_count"]),
+            count(&queues.aggregations["active"]["doc_count"]),
+            count(&queues.aggregations["waiting"]["doc_count"]),
         ) else {
             return Ok(());
         };
@@ -253,15 +246,9 @@ async fn ensure_workers_index(
             "until": { "type": "date", "format": "date_optional_time" }
         } }
     });
-    let path = format!("/{}", settings.workers_index());
-    match client
-        .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
+    ensure_index(client, &settings.workers_index(), body)
         .await
-    {
-        Ok(_) => Ok(()),
-        Err(error) if error.to_string().contains("resource_already_exists") => Ok(()),
-        Err(error) => Err(error),
-    }
+        .map(|_| ())
 }
 
 /// Removes this process's heartbeat (a clean stop).

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use elasticsearch::http::Method;
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
 
 use super::schema::{QueueChange, queue_update};
-use crate::client::{EsClient, RequestBody};
-use crate::schema::{KeyField, document_id};
-use crate::writer::{EsStatusStore, WriterSettings};
+use crate::client::indices::refresh;
+use crate::client::{BulkRequest, EsClient, Method, RequestBody};
+use crate::status_index::schema::{KeyField, document_id};
+use crate::status_index::{EsStatusStore, WriterSettings};
 
 /// Writes statuses to the urls index and keeps the queues index's invariant.
 #[derive(Debug, Clone)]
@@ -80,43 +80,24 @@ impl QueueStatusStore {
             return failed;
         }
         let now = Utc::now();
-        let keys: Vec<&str> = earliest.keys().copied().collect();
-        let lines: Vec<_> = earliest
+        let request: BulkRequest = earliest
             .iter()
-            .flat_map(|(key, change)| queue_update(&self.queues_index, key, change, now))
+            .map(|(key, change)| queue_update(&self.queues_index, key, change, now))
             .collect();
-        let answer = self
-            .client
-            .request(
-                Method::Post,
-                "/_bulk",
-                &[],
-                Some(RequestBody::NdJson(lines)),
-            )
-            .await;
-        match answer {
+        match self.client.bulk(None, &request, None).await {
             Err(error) => {
-                for key in keys {
+                for key in earliest.keys() {
                     failed.insert(key.to_string(), format!("queue update failed: {error}"));
                 }
             }
             Ok(answer) => {
-                let items = answer["items"].as_array().cloned().unwrap_or_default();
-                for (i, key) in keys.iter().enumerate() {
-                    let item = &items
-                        .get(i)
-                        .map(|v| v["update"].clone())
-                        .unwrap_or_default();
-                    let status = item["status"].as_u64().unwrap_or(0);
-                    if !(200..300).contains(&status) {
+                for (key, item) in earliest.keys().zip(&answer.items) {
+                    if !item.is_success() {
+                        let reason = item.reason().unwrap_or("no answer for it");
+                        let status = item.status;
                         failed.insert(
                             key.to_string(),
-                            format!(
-                                "queue {key} not updated: HTTP {status} {}",
-                                item["error"]["reason"]
-                                    .as_str()
-                                    .unwrap_or("no answer for it")
-                            ),
+                            format!("queue {key} not updated: HTTP {status} {reason}"),
                         );
                     }
                 }
@@ -192,11 +173,9 @@ impl StatusStore for QueueStatusStore {
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
-        let path = format!("/{},{}/_refresh", self.urls_index, self.queues_index);
-        self.client
-            .request(Method::Post, &path, &[], None)
+        let indices = format!("{},{}", self.urls_index, self.queues_index);
+        refresh(&self.client, &indices)
             .await
-            .map(|_| ())
             .map_err(|e| e.for_store("refresh failed"))
     }
 }

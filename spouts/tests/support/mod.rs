@@ -8,11 +8,13 @@ pub mod crawl;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use elasticsearch::http::Method;
+use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient};
-use squall_spouts::index::{IndexSettings, ensure_status_index};
-use squall_spouts::schema::KeyField;
-use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
+use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
+use squall_spouts::status_index::schema::KeyField;
+use squall_spouts::status_index::spouts::{
+    AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
+};
 use squall_spouts::{EsStatusStore, WriterSettings};
 
 /// The engine's address.
@@ -142,7 +144,7 @@ pub async fn wrong_statuses(
     use squall_testsite::ExpectedStatus;
     let mut wrong = Vec::new();
     for (url, expected) in expectation.statuses() {
-        let id = squall_spouts::schema::document_id(url);
+        let id = squall_spouts::status_index::schema::document_id(url);
         let answer = client
             .request(
                 Method::Get,

@@ -1,11 +1,12 @@
-//! Creating the status index when it is missing, and reading what an existing one looks like. An
-//! existing index is used as it is: nothing here deletes or rewrites one.
+//! Creating the status index when it is missing (through [`ensure_index`], the one way indices are
+//! created), and reading how an existing one was written. An existing index is used as it is:
+//! nothing here deletes or rewrites one.
 
-use elasticsearch::http::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::client::{EsClient, EsError, RequestBody};
-use crate::schema::{status_index_body, urls_index_body};
+use crate::client::indices::{IndexState, ensure_index};
+use crate::client::{EsClient, EsError};
+use crate::status_index::schema::{status_index_body, urls_index_body};
 
 /// How a new status index is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,15 +30,6 @@ impl Default for IndexSettings {
             refresh_interval: "5s".to_string(),
         }
     }
-}
-
-/// Whether the index was made now or was there already.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexState {
-    /// Created with squall's mapping.
-    Created,
-    /// Already there; used as it is.
-    Existing,
 }
 
 /// Creates the status index unless it exists.
@@ -65,92 +57,6 @@ pub async fn ensure_urls_index(
         &settings.refresh_interval,
     );
     ensure_index(client, &settings.name, body).await
-}
-
-/// Creates an index with `body` unless it exists.
-pub async fn ensure_index(
-    client: &EsClient,
-    name: &str,
-    body: Value,
-) -> Result<IndexState, EsError> {
-    let path = format!("/{name}");
-    match client.request(Method::Get, &path, &[], None).await {
-        Ok(_) => return Ok(IndexState::Existing),
-        Err(error) if error.status() == Some(404) => {}
-        Err(error) => return Err(error),
-    }
-    match client
-        .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
-        .await
-    {
-        Ok(_) => Ok(IndexState::Created),
-        Err(EsError::Status { reason, .. }) if reason.contains("resource_already_exists") => {
-            Ok(IndexState::Existing)
-        }
-        Err(error) => Err(error),
-    }
-}
-
-/// The number of primary shards of an index.
-pub async fn shard_count(client: &EsClient, index: &str) -> Result<u32, EsError> {
-    let path = format!("/{index}/_settings");
-    let answer = client.request(Method::Get, &path, &[], None).await?;
-    answer
-        .as_object()
-        .and_then(|indices| indices.values().next())
-        .and_then(|settings| settings["settings"]["index"]["number_of_shards"].as_str())
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| EsError::Decode {
-            path,
-            message: format!("no number_of_shards in {}", truncated(&answer)),
-        })
-}
-
-/// How often an index refreshes (its `refresh_interval`; 1 s when unset, the engines' default).
-/// Refresh turned off (`-1`) is reported as `None`.
-pub async fn refresh_interval(
-    client: &EsClient,
-    index: &str,
-) -> Result<Option<std::time::Duration>, EsError> {
-    let path = format!("/{index}/_settings");
-    let answer = client
-        .request(Method::Get, &path, &[("include_defaults", "true")], None)
-        .await?;
-    let settings = answer
-        .as_object()
-        .and_then(|i| i.values().next())
-        .cloned()
-        .unwrap_or_default();
-    let value = settings["settings"]["index"]["refresh_interval"]
-        .as_str()
-        .or_else(|| settings["defaults"]["index"]["refresh_interval"].as_str())
-        .unwrap_or("1s")
-        .to_string();
-    Ok(parse_time_value(&value))
-}
-
-/// Parses an engine time value (`500ms`, `5s`, `1m`); `-1` means off.
-pub fn parse_time_value(value: &str) -> Option<std::time::Duration> {
-    let value = value.trim();
-    let split = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(value.len());
-    let (number, unit) = value.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let seconds = match unit {
-        "ms" => number / 1000.0,
-        "s" | "" => number,
-        "m" => number * 60.0,
-        "h" => number * 3600.0,
-        "d" => number * 86400.0,
-        _ => return None,
-    };
-    std::time::Duration::try_from_secs_f64(seconds).ok()
-}
-
-fn truncated(value: &Value) -> String {
-    let text = value.to_string();
-    text.chars().take(200).collect()
 }
 
 /// How the documents of a sample of an index were routed when written (see [`sample_routing`]).
@@ -221,23 +127,16 @@ pub async fn sample_routing(
         // A plain match_all would return the first shard's documents first.
         "query": { "function_score": { "query": { "match_all": {} }, "random_score": {} } },
     });
-    let answer = match client
-        .request(
-            Method::Post,
-            &path,
-            &[("filter_path", "hits.hits._routing,hits.hits._id")],
-            Some(RequestBody::Json(body)),
-        )
-        .await
-    {
+    let filter = [("filter_path", "hits.hits._routing,hits.hits._id")];
+    let answer = match client.search(&path, &filter, body).await {
         Ok(answer) => answer,
         Err(error) if error.status() == Some(404) => return Ok(RoutingSample::default()),
         Err(error) => return Err(error),
     };
     let mut sample = RoutingSample::default();
     // An empty answer (no hits) leaves out `hits` altogether under filter_path.
-    for hit in answer["hits"]["hits"].as_array().into_iter().flatten() {
-        if hit["_routing"].is_string() {
+    for hit in &answer.hits.hits {
+        if hit.routing.is_some() {
             sample.routed += 1;
         } else {
             sample.unrouted += 1;
@@ -293,15 +192,6 @@ pub fn shard_preference(shards: u32, instance: u32, instances: u32) -> Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn time_values() {
-        use std::time::Duration;
-        assert_eq!(parse_time_value("5s"), Some(Duration::from_secs(5)));
-        assert_eq!(parse_time_value("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_time_value("1m"), Some(Duration::from_secs(60)));
-        assert_eq!(parse_time_value("-1"), None);
-    }
 
     #[test]
     fn routing_must_agree_with_the_sample() {

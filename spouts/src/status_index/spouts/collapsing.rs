@@ -8,7 +8,7 @@ use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
 use crate::client::EsClient;
-use crate::routes::DocumentRoutes;
+use crate::status_index::routes::DocumentRoutes;
 
 /// StormCrawler's `CollapsingSpout`.
 #[derive(Debug, Clone)]
@@ -67,8 +67,7 @@ impl CollapsingSpout {
 #[async_trait]
 impl Spout for CollapsingSpout {
     fn visibility_delay(&self) -> std::time::Duration {
-        // A refresh, and a margin for the query that follows it.
-        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+        self.query.visibility_delay()
     }
 
     /// Its queries leave out the URLs in the topology.
@@ -80,25 +79,16 @@ impl Spout for CollapsingSpout {
         self.query.skip_busy(busy);
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
-        let groups = answer["hits"]["hits"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let groups = answer.hits.hits;
         let mut batch = Vec::new();
         let mut taken = std::collections::HashMap::new();
         for group in &groups {
-            let inner = group["inner_hits"]["urls_per_bucket"]["hits"]["hits"].as_array();
-            let hits: Vec<&Value> = match inner {
-                Some(inner) => inner.iter().collect(),
-                None => vec![group],
+            let hits = match group.inner_hits.get("urls_per_bucket") {
+                Some(inner) => &inner.hits.hits[..],
+                None => std::slice::from_ref(group),
             };
-            for hit in hits {
-                if let Some(due) = self.query.due_url(hit, None, busy)
-                    && self.query.has_room(&due.key, &mut taken, busy)
-                {
-                    batch.push(due);
-                }
-            }
+            self.query
+                .take_due(hits, None, busy, &mut taken, &mut batch);
         }
         metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
         let settings = &self.query.settings;

@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+use crate::client::SearchHit;
+
 /// How a document found in the index was routed when it was written.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Routing {
@@ -25,9 +27,9 @@ pub enum Routing {
 
 impl Routing {
     /// The routing of a search hit: its `_routing`, or [`Routing::Unrouted`] when it has none.
-    pub fn of_hit(hit: &serde_json::Value) -> Routing {
-        match hit["_routing"].as_str() {
-            Some(routing) => Routing::Routed(routing.to_string()),
+    pub fn of_hit(hit: &SearchHit) -> Routing {
+        match &hit.routing {
+            Some(routing) => Routing::Routed(routing.clone()),
             None => Routing::Unrouted,
         }
     }
@@ -47,9 +49,9 @@ impl Routing {
 /// fetched or parsed, waiting for their write), plus those whose write failed or that were dropped
 /// at shutdown; the spout records such a URL again (replacing, not adding) when it returns it again.
 ///
-/// [`AggregationSpout`]: crate::spouts::AggregationSpout
-/// [`CollapsingSpout`]: crate::spouts::CollapsingSpout
-/// [`HybridSpout`]: crate::spouts::HybridSpout
+/// [`AggregationSpout`]: crate::status_index::spouts::AggregationSpout
+/// [`CollapsingSpout`]: crate::status_index::spouts::CollapsingSpout
+/// [`HybridSpout`]: crate::status_index::spouts::HybridSpout
 /// [`EsStatusStore`]: crate::EsStatusStore
 /// [`EsStatusStore::routes`]: crate::EsStatusStore::routes
 #[derive(Debug, Clone, Default)]
@@ -94,11 +96,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn hit(json: serde_json::Value) -> SearchHit {
+        serde_json::from_value(json).expect("a hit")
+    }
+
     #[test]
     fn a_hit_without_routing_is_unrouted() {
-        assert_eq!(Routing::of_hit(&json!({ "_id": "a" })), Routing::Unrouted);
         assert_eq!(
-            Routing::of_hit(&json!({ "_id": "a", "_routing": "host.test" })),
+            Routing::of_hit(&hit(json!({ "_id": "a" }))),
+            Routing::Unrouted
+        );
+        assert_eq!(
+            Routing::of_hit(&hit(json!({ "_id": "a", "_routing": "host.test" }))),
             Routing::Routed("host.test".into())
         );
     }

@@ -4,16 +4,16 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use elasticsearch::http::Method;
 use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, SpoutError};
 use squall::model::{PartitionMode, partition_key};
 use tracing::debug;
 
-use crate::client::{EsClient, RequestBody};
-use crate::index::{shard_count, shard_preference};
-use crate::routes::{DocumentRoutes, Routing};
-use crate::schema::{KeyField, document_id, format_date, read_document};
+use crate::client::indices::shard_count;
+use crate::client::{EsClient, SearchHit, SearchResponse};
+use crate::status_index::index::shard_preference;
+use crate::status_index::routes::{DocumentRoutes, Routing};
+use crate::status_index::schema::{KeyField, document_id, format_date, read_document};
 
 /// Settings of the status-index spouts, with StormCrawler's keys and defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +157,12 @@ impl SpoutQuery {
         }
     }
 
+    /// How long a write takes to show in these queries: a refresh, and a margin for the query
+    /// that follows it.
+    pub(crate) fn visibility_delay(&self) -> Duration {
+        self.settings.refresh_interval + Duration::from_millis(500)
+    }
+
     /// Leaves the URLs in the topology, and those done too recently for the index to show it, out of
     /// the next queries, so that a host's next due URLs come back rather than those already taken.
     pub(crate) fn skip_busy(&mut self, busy: &BusyUrls) {
@@ -182,6 +188,25 @@ impl SpoutQuery {
         }
         *taken += 1;
         true
+    }
+
+    /// Adds to `batch` the URLs of `hits` that are not busy and whose queue has room (see
+    /// [`has_room`](Self::has_room)); `taken` counts, per queue, the URLs taken from this answer.
+    pub(crate) fn take_due(
+        &self,
+        hits: &[SearchHit],
+        bucket_key: Option<&str>,
+        busy: &BusyUrls,
+        taken: &mut HashMap<String, usize>,
+        batch: &mut Vec<DueUrl>,
+    ) {
+        for hit in hits {
+            if let Some(due) = self.due_url(hit, bucket_key, busy)
+                && self.has_room(&due.key, taken, busy)
+            {
+                batch.push(due);
+            }
+        }
     }
 
     /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
@@ -243,7 +268,7 @@ impl SpoutQuery {
     }
 
     /// Runs a search on the status index, on this instance's shards.
-    pub(crate) async fn search(&mut self, mut body: Value) -> Result<Value, SpoutError> {
+    pub(crate) async fn search(&mut self, mut body: Value) -> Result<SearchResponse, SpoutError> {
         if let Some(timeout) = self.settings.query_timeout {
             body["timeout"] = json!(format!("{}ms", timeout.as_millis()));
         }
@@ -256,11 +281,11 @@ impl SpoutQuery {
         let started = Instant::now();
         let answer = self
             .client
-            .request(Method::Post, &path, &query, Some(RequestBody::Json(body)))
+            .search(&path, &query, body)
             .await
             .map_err(|e| e.for_spout("status index query failed"))?;
         metrics::histogram!("squall_es_query_seconds").record(started.elapsed().as_secs_f64());
-        debug!(took_ms = answer["took"].as_u64(), "status index query");
+        debug!(took_ms = answer.took, "status index query");
         Ok(answer)
     }
 
@@ -268,14 +293,14 @@ impl SpoutQuery {
     /// hit's `_routing` is recorded for the URL, so that its update goes to this very document.
     pub(crate) fn due_url(
         &self,
-        hit: &Value,
+        hit: &SearchHit,
         bucket_key: Option<&str>,
         busy: &BusyUrls,
     ) -> Option<DueUrl> {
-        let doc = match read_document(&hit["_source"], &self.settings.key_field) {
+        let doc = match read_document(hit.source_or_null(), &self.settings.key_field) {
             Ok(doc) => doc,
             Err(error) => {
-                debug!(%error, id = hit["_id"].as_str(), "skipping a document");
+                debug!(%error, id = %hit.id, "skipping a document");
                 return None;
             }
         };

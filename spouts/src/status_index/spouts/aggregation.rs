@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
-use crate::client::EsClient;
-use crate::routes::DocumentRoutes;
+use crate::client::{EsClient, Hits};
+use crate::status_index::routes::DocumentRoutes;
 
 /// StormCrawler's `AggregationSpout`, with the "recent date" clamped to now.
 #[derive(Debug, Clone)]
@@ -82,8 +82,7 @@ impl AggregationSpout {
 #[async_trait]
 impl Spout for AggregationSpout {
     fn visibility_delay(&self) -> std::time::Duration {
-        // A refresh, and a margin for the query that follows it.
-        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+        self.query.visibility_delay()
     }
 
     /// Its queries leave out the URLs in the topology.
@@ -95,7 +94,7 @@ impl Spout for AggregationSpout {
         self.query.skip_busy(busy);
         let date = self.date.current();
         let answer = self.query.search(self.request_body(date)).await?;
-        let aggregations = &answer["aggregations"];
+        let aggregations = &answer.aggregations;
         let partition = if self.query.settings.sample {
             &aggregations["sample"]["partition"]
         } else {
@@ -108,27 +107,20 @@ impl Spout for AggregationSpout {
         self.last_buckets.clear();
         for bucket in &buckets {
             let key = bucket["key"].as_str().map(str::to_string);
-            let hits = bucket["docs"]["hits"]["hits"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+            let hits = Hits::from_json(&bucket["docs"]["hits"]).hits;
             if let Some(first) = hits.first() {
-                last_first_date = first["_source"]["nextFetchDate"]
+                last_first_date = first
+                    .field("nextFetchDate")
                     .as_str()
                     .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
                     .map(|d| d.with_timezone(&Utc));
             }
             if let Some(key) = &key {
-                let last_sort = hits.last().map(|h| h["sort"].clone());
+                let last_sort = hits.last().map(|h| json!(h.sort));
                 self.last_buckets.push((key.clone(), last_sort));
             }
-            for hit in &hits {
-                if let Some(due) = self.query.due_url(hit, key.as_deref(), busy)
-                    && self.query.has_room(&due.key, &mut taken, busy)
-                {
-                    batch.push(due);
-                }
-            }
+            self.query
+                .take_due(&hits, key.as_deref(), busy, &mut taken, &mut batch);
         }
         metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
         // Nothing new: the next query looks again with "now", so URLs that became due since the

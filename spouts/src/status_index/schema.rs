@@ -146,10 +146,21 @@ pub struct StoredDocument {
     pub next_fetch: Option<DateTime<Utc>>,
 }
 
-/// Why a document could not be read.
+/// Why a status document could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unreadable status document: {0}")]
-pub struct DocumentError(pub String);
+pub enum DocumentError {
+    /// The document has no `url` field, or it is not a string.
+    #[error("unreadable status document: no url field")]
+    MissingUrl,
+    /// The `url` field is not a valid absolute URL.
+    #[error("unreadable status document: url {url:?}: {reason}")]
+    InvalidUrl {
+        /// The field's value.
+        url: String,
+        /// Why it is not a URL.
+        reason: String,
+    },
+}
 
 /// Reads a document's `_source`, as written by squall or by StormCrawler.
 pub fn read_document(
@@ -159,8 +170,11 @@ pub fn read_document(
     let url = source
         .get("url")
         .and_then(Value::as_str)
-        .ok_or_else(|| DocumentError("no url field".to_string()))?;
-    let url = Url::parse(url).map_err(|e| DocumentError(format!("url {url:?}: {e}")))?;
+        .ok_or(DocumentError::MissingUrl)?;
+    let url = Url::parse(url).map_err(|e| DocumentError::InvalidUrl {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     let mut metadata = Metadata::new();
     if let Some(Value::Object(fields)) = source.get("metadata") {
         for (key, value) in fields {
@@ -290,6 +304,8 @@ mod tests {
         assert_eq!(read.status, Some(Status::FetchError));
         assert!(read.next_fetch.is_some());
         let bad = read_document(&json!({ "status": "FETCHED" }), &KeyField::default());
-        assert!(bad.is_err());
+        assert_eq!(bad, Err(DocumentError::MissingUrl));
+        let relative = read_document(&json!({ "url": "/a" }), &KeyField::default());
+        assert!(matches!(relative, Err(DocumentError::InvalidUrl { .. })));
     }
 }

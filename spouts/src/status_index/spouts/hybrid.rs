@@ -9,8 +9,8 @@ use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::aggregation::AggregationSpout;
 use super::common::{QueryDate, SpoutQuery, SpoutSettings};
-use crate::client::{EsClient, RequestBody};
-use crate::routes::DocumentRoutes;
+use crate::client::EsClient;
+use crate::status_index::routes::DocumentRoutes;
 
 /// One key learned from the aggregation.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ impl HybridSpout {
     fn per_key_body(&self, date: chrono::DateTime<chrono::Utc>, known: &KnownKey) -> Value {
         let settings = &self.query.settings;
         let mut filters = vec![
-            json!({ "range": { "nextFetchDate": { "lte": crate::schema::format_date(date) } } }),
+            json!({ "range": { "nextFetchDate": { "lte": crate::status_index::schema::format_date(date) } } }),
         ];
         filters.push(json!({ "term": { settings.key_field.query_field(): known.key } }));
         let mut body = json!({
@@ -107,8 +107,7 @@ impl HybridSpout {
 #[async_trait]
 impl Spout for HybridSpout {
     fn visibility_delay(&self) -> std::time::Duration {
-        // A refresh, and a margin for the query that follows it.
-        self.query.settings.refresh_interval + std::time::Duration::from_millis(500)
+        self.query.visibility_delay()
     }
 
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
@@ -145,27 +144,18 @@ impl Spout for HybridSpout {
         let answer = self
             .query
             .client
-            .request(
-                elasticsearch::http::Method::Post,
-                "/_msearch",
-                &[],
-                Some(RequestBody::NdJson(lines)),
-            )
+            .multi_search(lines)
             .await
             .map_err(|e| e.for_spout("per-key queries failed"))?;
-        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
         let mut batch = Vec::new();
-        for (&i, response) in ready.iter().zip(responses.iter()) {
-            let hits = response["hits"]["hits"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+        for (&i, response) in ready.iter().zip(answer.responses) {
+            let hits = response.hits.hits;
             let known = &mut self.keys[i];
             if hits.is_empty() {
                 known.exhausted = true;
                 continue;
             }
-            known.search_after = hits.last().map(|h| h["sort"].clone());
+            known.search_after = hits.last().map(|h| json!(h.sort));
             for hit in &hits {
                 if let Some(due) = self.query.due_url(hit, Some(&known.key), busy) {
                     known.outstanding.push(due.url.url.to_string());

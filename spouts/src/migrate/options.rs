@@ -1,0 +1,139 @@
+//! What to migrate, and how: [`MigrationOptions`], checked before anything is read or written.
+
+use std::path::PathBuf;
+
+use squall::model::PartitionMode;
+
+use super::MigrateError;
+
+/// The largest batch: the engines' default `index.max_result_window`.
+pub const MAX_BATCH_SIZE: usize = 10_000;
+
+/// What to migrate, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationOptions {
+    /// The status index to read (never modified).
+    pub source: String,
+    /// The urls index to write.
+    pub urls: String,
+    /// The queues index to write.
+    pub queues: String,
+    /// How a key is computed for documents that have none.
+    pub partition_mode: PartitionMode,
+    /// Where documents keep their key (`key`, or `metadata.hostname` style).
+    pub bucket_field: String,
+    /// Documents per page read and per bulk written (1 to [`MAX_BATCH_SIZE`]).
+    pub batch_size: usize,
+    /// Read and compute everything, write nothing (no index created, no checkpoint).
+    pub dry_run: bool,
+    /// Primary shards of the urls index, when it is created.
+    pub urls_shards: u32,
+    /// Primary shards of the queues index, when it is created.
+    pub queues_shards: u32,
+    /// Replicas of both indices, when they are created.
+    pub replicas: u32,
+    /// The checkpoint file.
+    pub checkpoint: PathBuf,
+    /// How long the engine keeps the point in time (or scroll) between two pages.
+    pub keep_alive: String,
+    /// Stop after this many batches of this run, leaving the checkpoint (for tests of resumption).
+    pub stop_after_batches: Option<usize>,
+}
+
+impl MigrationOptions {
+    /// Options with the defaults: by host, key in `key`, batches of 1000, urls with 10 shards,
+    /// queues with 1, one replica, checkpoint `<urls>.migration-checkpoint.json` in the current
+    /// directory.
+    pub fn new(source: &str, urls: &str, queues: &str) -> Self {
+        MigrationOptions {
+            source: source.to_string(),
+            urls: urls.to_string(),
+            queues: queues.to_string(),
+            partition_mode: PartitionMode::ByHost,
+            bucket_field: "key".to_string(),
+            batch_size: 1000,
+            dry_run: false,
+            urls_shards: 10,
+            queues_shards: 1,
+            replicas: 1,
+            checkpoint: Self::default_checkpoint(urls),
+            keep_alive: "5m".to_string(),
+            stop_after_batches: None,
+        }
+    }
+
+    /// The default checkpoint file for a urls index: `<urls>.migration-checkpoint.json`.
+    pub fn default_checkpoint(urls: &str) -> PathBuf {
+        PathBuf::from(format!("{urls}.migration-checkpoint.json"))
+    }
+
+    /// Checks the options: three distinct single index names, a batch size within bounds, shards,
+    /// a bucket field.
+    pub(crate) fn validate(&self) -> Result<(), MigrateError> {
+        let names = [
+            ("source", &self.source),
+            ("urls", &self.urls),
+            ("queues", &self.queues),
+        ];
+        for (what, name) in names {
+            if name.trim().is_empty() {
+                return Err(MigrateError::Options(format!(
+                    "the {what} index name is empty"
+                )));
+            }
+            if name.contains(['/', '?', '#', ' ', ',', '*']) {
+                return Err(MigrateError::Options(format!(
+                    "the {what} index name {name:?} is not a single index name"
+                )));
+            }
+        }
+        if self.source == self.urls || self.source == self.queues || self.urls == self.queues {
+            return Err(MigrateError::Options(format!(
+                "source, urls and queues must be three different indices (got {:?}, {:?}, {:?})",
+                self.source, self.urls, self.queues
+            )));
+        }
+        if self.batch_size == 0 || self.batch_size > MAX_BATCH_SIZE {
+            return Err(MigrateError::Options(format!(
+                "batch size {} is not between 1 and {MAX_BATCH_SIZE}",
+                self.batch_size
+            )));
+        }
+        if self.urls_shards == 0 || self.queues_shards == 0 {
+            return Err(MigrateError::Options(
+                "an index needs at least one shard".to_string(),
+            ));
+        }
+        if self.bucket_field.trim().is_empty() || self.bucket_field == "metadata." {
+            return Err(MigrateError::Options(format!(
+                "bucket field {:?} is not a field name",
+                self.bucket_field
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked() {
+        let good = MigrationOptions::new("status", "urls", "queues");
+        assert!(good.validate().is_ok());
+        assert_eq!(
+            good.checkpoint,
+            PathBuf::from("urls.migration-checkpoint.json")
+        );
+        let same = MigrationOptions::new("status", "status", "queues");
+        assert!(matches!(same.validate(), Err(MigrateError::Options(_))));
+        let mut batch = good.clone();
+        batch.batch_size = 0;
+        assert!(batch.validate().is_err());
+        batch.batch_size = MAX_BATCH_SIZE + 1;
+        assert!(batch.validate().is_err());
+        let pattern = MigrationOptions::new("status*", "urls", "queues");
+        assert!(pattern.validate().is_err());
+    }
+}
