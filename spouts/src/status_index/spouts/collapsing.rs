@@ -66,15 +66,6 @@ impl CollapsingSpout {
 
 #[async_trait]
 impl Spout for CollapsingSpout {
-    fn visibility_delay(&self) -> std::time::Duration {
-        self.query.visibility_delay()
-    }
-
-    /// Its queries leave out the URLs in the topology.
-    fn reads_past_busy(&self) -> bool {
-        true
-    }
-
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         self.query.skip_busy(busy);
         let date = self.date.current();
@@ -108,5 +99,14 @@ impl Spout for CollapsingSpout {
             self.offset = 0;
         }
         Ok(batch)
+    }
+
+    fn visibility_delay(&self) -> std::time::Duration {
+        self.query.visibility_delay()
+    }
+
+    /// Its queries leave out the URLs in the topology.
+    fn reads_past_busy(&self) -> bool {
+        true
     }
 }
