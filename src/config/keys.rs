@@ -1,5 +1,6 @@
 //! The keys of a config file, as StormCrawler names them, with their defaults and checks.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,8 +10,8 @@ use serde_norway::Value;
 
 use super::sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    MetadataConfig, ParserConfig, RobotsConfig, ScheduleConfig, SpoutConfig, StatusConfig,
-    TopologyConfig,
+    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
+    StatusConfig, TopologyConfig,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
@@ -88,6 +89,10 @@ config_keys! {
     "fetcher.max.retry.after" => fetcher_max_retry_after: f64 = 300.0;
     /// `fetcher.max.fetches.per.second`: a global cap over all hosts; 0 for none.
     "fetcher.max.fetches.per.second" => fetcher_max_fetches_per_second: u32 = 0;
+    /// `protocol.schemes`: which protocol fetches each URL scheme, by name: `http` is built in, other
+    /// names are registered with `CrawlerBuilder::named_protocol`.
+    "protocol.schemes" => protocol_schemes: BTreeMap<String, String> =
+        pairs(&[("http", "http"), ("https", "http")]);
     /// `partition.url.mode`: `byHost`, `byDomain` or `byIP`.
     "partition.url.mode" => partition_url_mode: PartitionMode = PartitionMode::ByHost;
     /// `urlfilter.ignore.outside.host`: keep only outlinks and redirect targets on the host of the
@@ -281,6 +286,9 @@ impl ConfigKeys {
                 max_retry_after: seconds(self.fetcher_max_retry_after),
                 max_fetches_per_second: NonZeroU32::new(self.fetcher_max_fetches_per_second),
             },
+            protocols: ProtocolConfig {
+                schemes: self.protocol_schemes,
+            },
             partition: self.partition_url_mode,
             filters: FilterConfig {
                 ignore_outside_host: self.urlfilter_ignore_outside_host,
@@ -338,6 +346,14 @@ impl ConfigKeys {
         config.validate()?;
         Ok(config)
     }
+}
+
+/// A map of owned strings, for defaults.
+fn pairs(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+    items
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect()
 }
 
 /// A list of owned strings, for defaults.

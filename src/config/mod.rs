@@ -35,8 +35,8 @@ pub use error::ConfigError;
 pub use keys::{ConfigKeys, known_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    MetadataConfig, ParserConfig, RobotsConfig, ScheduleConfig, SpoutConfig, StatusConfig,
-    TopologyConfig,
+    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
+    StatusConfig, TopologyConfig,
 };
 
 use crate::model::PartitionMode;
@@ -57,6 +57,8 @@ pub struct CrawlConfig {
     pub robots: RobotsConfig,
     /// The fetcher's politeness and capacity.
     pub fetcher: FetcherConfig,
+    /// Which protocol fetches which scheme.
+    pub protocols: ProtocolConfig,
     /// `partition.url.mode`: how URLs are grouped into queues (host, domain or IP).
     pub partition: PartitionMode,
     /// Which links are kept.

@@ -1,6 +1,7 @@
 //! The typed configuration of each stage, in real units: durations as [`Duration`], "no limit" and
 //! "never" as `None`. Each field's doc names the key it comes from.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,6 +92,15 @@ pub struct FetcherConfig {
     pub max_retry_after: Duration,
     /// `fetcher.max.fetches.per.second`: a cap over all hosts (`None`: no cap).
     pub max_fetches_per_second: Option<NonZeroU32>,
+}
+
+/// Which protocol fetches which URL scheme (`protocol.schemes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolConfig {
+    /// Scheme (lowercase) to protocol name: `http` is built in (it serves `http` and `https` by
+    /// default); other names are registered with
+    /// [`CrawlerBuilder::named_protocol`](crate::topology::CrawlerBuilder::named_protocol).
+    pub schemes: BTreeMap<String, String>,
 }
 
 /// Which outlinks and redirect targets are kept (`urlfilter.*`, `urlnormalizer.*`, `max.depth`).

@@ -3,33 +3,17 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::error::BuildError;
 use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
-use crate::config::{ConfigError, CrawlConfig};
-use crate::fetch::{FetcherBolt, HttpClient, HttpClientError, Protocol, Protocols};
-use crate::filter::{FilterError, UrlFilter};
+use crate::config::CrawlConfig;
+use crate::fetch::{FetcherBolt, HttpClient, Protocol};
+use crate::filter::UrlFilter;
 use crate::frontier::{Spout, StatusStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::schedule::Scheduler;
-
-/// Why a crawler could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// The configuration is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A URL filter could not be built from the configuration.
-    #[error(transparent)]
-    Filter(#[from] FilterError),
-    /// The HTTP client could not be built.
-    #[error(transparent)]
-    Http(#[from] HttpClientError),
-    /// No frontier was given.
-    #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
-    NoFrontier,
-}
 
 /// Builds a [`Crawler`]: the configuration, a frontier, and any filters and hooks of your own.
 ///
@@ -59,6 +43,7 @@ pub struct CrawlerBuilder {
     observers: Observers,
     resolve: Vec<(String, SocketAddr)>,
     protocols: Vec<(String, Arc<dyn Protocol>)>,
+    named_protocols: Vec<(String, Arc<dyn Protocol>)>,
 }
 
 impl CrawlerBuilder {
@@ -74,6 +59,7 @@ impl CrawlerBuilder {
             observers: Observers::default(),
             resolve: Vec::new(),
             protocols: Vec::new(),
+            named_protocols: Vec::new(),
         }
     }
 
@@ -137,6 +123,12 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Registers `protocol` under `name`, for `protocol.schemes` to choose (e.g. `https: browser`).
+    pub fn named_protocol(mut self, name: impl Into<String>, protocol: Arc<dyn Protocol>) -> Self {
+        self.named_protocols.push((name.into(), protocol));
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
@@ -155,7 +147,9 @@ impl CrawlerBuilder {
         let mut observers = self.observers;
         observers.push(stats.clone());
         let observer: Arc<dyn CrawlObserver> = Arc::new(observers);
-        let mut protocols = Protocols::http(http);
+        let mut named = self.named_protocols;
+        named.insert(0, ("http".to_string(), Arc::new(http)));
+        let mut protocols = stages::protocols(&config.protocols, named)?;
         protocols.extend(self.protocols);
         let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
             .observed_by(Arc::clone(&observer));

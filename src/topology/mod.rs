@@ -12,10 +12,12 @@
 //! [`Crawler`] with [`CrawlerBuilder`].
 
 mod builder;
+mod error;
 mod run;
 mod seeds;
 mod stages;
 
-pub use builder::{BuildError, CrawlerBuilder};
+pub use builder::CrawlerBuilder;
+pub use error::BuildError;
 pub use run::{CrawlSummary, Crawler, RunLimits, StopReason};
 pub use seeds::SeedReport;

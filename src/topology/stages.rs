@@ -3,8 +3,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::config::{CrawlConfig, FilterConfig, SpoutConfig};
-use crate::fetch::{FetcherSettings, HttpClientError, HttpSettings, RobotsCache};
+use super::error::BuildError;
+use crate::config::{CrawlConfig, FilterConfig, ProtocolConfig, SpoutConfig};
+use crate::fetch::{
+    FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+};
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
     UrlFilter,
@@ -140,5 +143,112 @@ pub(super) fn runner_settings(config: &SpoutConfig) -> RunnerSettings {
         purgatory_ttl: config.ttl_purgatory,
         max_pending: config.max_pending,
         idle_after_empty_queries: 2,
+    }
+}
+
+/// The protocol of each scheme, as `protocol.schemes` names them among `named` (later entries of a
+/// name win).
+pub(super) fn protocols(
+    config: &ProtocolConfig,
+    named: Vec<(String, Arc<dyn Protocol>)>,
+) -> Result<Protocols, BuildError> {
+    let named: std::collections::HashMap<String, Arc<dyn Protocol>> = named.into_iter().collect();
+    let mut protocols = Protocols::new();
+    for (scheme, name) in &config.schemes {
+        let Some(protocol) = named.get(name) else {
+            let mut known: Vec<&str> = named.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(BuildError::UnknownProtocol {
+                scheme: scheme.clone(),
+                name: name.clone(),
+                known: known.join(", "),
+            });
+        };
+        protocols.register(scheme.as_str(), Arc::clone(protocol));
+    }
+    Ok(protocols)
+}
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+    use url::Url;
+
+    use super::*;
+    use crate::message::{FetchFailure, FetchOutcome, FetchRecord};
+    use crate::model::Metadata;
+
+    /// A protocol that fails every fetch with a cause of its own choosing, so that tests can tell
+    /// protocols apart.
+    struct Failing(FetchFailure);
+
+    #[async_trait]
+    impl Protocol for Failing {
+        async fn fetch(&self, _url: &Url, _metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
+            let now = chrono::Utc::now();
+            let record = FetchRecord {
+                started: now,
+                finished: now,
+                http_status: None,
+                error: None,
+                bytes: 0,
+            };
+            let outcome = FetchOutcome::Failed {
+                status: crate::model::Status::FetchError,
+                cause: self.0,
+                message: String::new(),
+            };
+            (record, outcome)
+        }
+    }
+
+    fn schemes(pairs: &[(&str, &str)]) -> ProtocolConfig {
+        ProtocolConfig {
+            schemes: pairs
+                .iter()
+                .map(|(scheme, name)| (scheme.to_string(), name.to_string()))
+                .collect(),
+        }
+    }
+
+    async fn cause_of(protocols: &Protocols, scheme: &str) -> Option<FetchFailure> {
+        let protocol = protocols.for_scheme(scheme)?;
+        let url = Url::parse(&format!("{scheme}://a.test/")).expect("test URL");
+        match protocol.fetch(&url, &Metadata::new()).await.1 {
+            FetchOutcome::Failed { cause, .. } => Some(cause),
+            FetchOutcome::Response(_) => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn each_scheme_gets_the_protocol_its_name_picks() {
+        let named: Vec<(String, Arc<dyn Protocol>)> = vec![
+            ("http".to_string(), Arc::new(Failing(FetchFailure::Http))),
+            (
+                "browser".to_string(),
+                Arc::new(Failing(FetchFailure::Timeout)),
+            ),
+        ];
+        let config = schemes(&[("http", "http"), ("https", "browser")]);
+        let protocols = protocols(&config, named).expect("both names are registered");
+        assert_eq!(cause_of(&protocols, "http").await, Some(FetchFailure::Http));
+        assert_eq!(
+            cause_of(&protocols, "https").await,
+            Some(FetchFailure::Timeout)
+        );
+        assert!(protocols.for_scheme("ftp").is_none());
+    }
+
+    #[test]
+    fn an_unregistered_name_is_an_error_naming_scheme_and_name() {
+        let named: Vec<(String, Arc<dyn Protocol>)> =
+            vec![("http".to_string(), Arc::new(Failing(FetchFailure::Http)))];
+        let Err(error) = protocols(&schemes(&[("https", "browser")]), named) else {
+            panic!("an unknown protocol name was accepted");
+        };
+        let message = error.to_string();
+        assert!(message.contains("`https`"), "{message}");
+        assert!(message.contains("`browser`"), "{message}");
+        assert!(message.contains("known: http"), "{message}");
     }
 }

@@ -1,0 +1,35 @@
+//! Why a crawler could not be built.
+
+use crate::config::ConfigError;
+use crate::fetch::HttpClientError;
+use crate::filter::FilterError;
+
+/// Why a crawler could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A URL filter could not be built from the configuration.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// The HTTP client could not be built.
+    #[error(transparent)]
+    Http(#[from] HttpClientError),
+    /// No frontier was given.
+    #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
+    NoFrontier,
+    /// `protocol.schemes` names a protocol that was not registered.
+    #[error(
+        "protocol.schemes: scheme `{scheme}` names protocol `{name}`, which is not registered \
+         (known: {known}; register it with CrawlerBuilder::named_protocol)"
+    )]
+    UnknownProtocol {
+        /// The URL scheme.
+        scheme: String,
+        /// The protocol name it was given.
+        name: String,
+        /// The names that are registered.
+        known: String,
+    },
+}
