@@ -54,6 +54,10 @@ pub fn quick() -> bool {
 
 pub mod frontier_data;
 
+/// In-process crawls of a test site: shared with the integration tests.
+#[path = "../../tests/support/crawler.rs"]
+pub mod crawler;
+
 /// The engine address of the benchmarks that need one: `SQUALL_BENCH_ES`, default the local node.
 pub fn engine_url() -> String {
     std::env::var("SQUALL_BENCH_ES").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string())

@@ -4,14 +4,18 @@
 #![allow(dead_code)]
 
 pub mod crawl;
+/// In-process crawls of a test site: shared with the root crate's integration tests.
+#[path = "../../../tests/support/crawler.rs"]
+pub mod crawler;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use elasticsearch::http::Method;
-use squall_spouts::client::{ConnectionSettings, EsClient};
+use serde_json::Value;
+use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::index::{IndexSettings, ensure_status_index};
-use squall_spouts::schema::KeyField;
+use squall_spouts::schema::{KeyField, status_index_body};
 use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
 
@@ -139,7 +143,6 @@ pub async fn wrong_statuses(
     index: &str,
     expectation: &squall_testsite::Expectation,
 ) -> Vec<String> {
-    use squall_testsite::ExpectedStatus;
     let mut wrong = Vec::new();
     for (url, expected) in expectation.statuses() {
         let id = squall_spouts::schema::document_id(url);
@@ -155,12 +158,7 @@ pub async fn wrong_statuses(
         let status = answer["hits"]["hits"][0]["_source"]["status"]
             .as_str()
             .unwrap_or("missing");
-        let want = match expected {
-            ExpectedStatus::Fetched => "FETCHED",
-            ExpectedStatus::Redirection => "REDIRECTION",
-            ExpectedStatus::FetchError => "FETCH_ERROR",
-            ExpectedStatus::RobotsDenied => "ERROR",
-        };
+        let want = crawler::expected_status(*expected).as_str();
         if status != want {
             wrong.push(format!("{url}: {status}, expected {want}"));
         }
@@ -168,31 +166,36 @@ pub async fn wrong_statuses(
     wrong
 }
 
-/// Creates `index` with StormCrawler's published status mapping (its archetype's `ES_IndexInit.sh`
-/// / OpenSearch `status.mapping`), written out here rather than taken from squall's own schema, so
-/// that the tests check compatibility with StormCrawler's index and not with ourselves.
-pub async fn stormcrawler_index(client: &EsClient, index: &str) {
-    let body = serde_json::json!({
-        "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
-        "mappings": {
-            "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
-                "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
-            "_source": { "enabled": true },
-            "properties": {
-                "key": { "type": "keyword", "index": true },
-                "nextFetchDate": { "type": "date", "format": "date_optional_time" },
-                "status": { "type": "keyword" },
-                "url": { "type": "keyword" }
-            }
-        }
-    });
+/// Creates `index` with StormCrawler's status mapping (its archetype's `ES_IndexInit.sh` /
+/// OpenSearch `status.mapping`, which squall's [`status_index_body`] writes out), `shards` shards,
+/// no replicas and a 1 s refresh.
+pub async fn stormcrawler_index_with(client: &EsClient, index: &str, shards: u32) {
     client
         .request(
             Method::Put,
             &format!("/{index}"),
             &[],
-            Some(squall_spouts::client::RequestBody::Json(body)),
+            Some(RequestBody::Json(status_index_body(shards, 0, "1s"))),
         )
         .await
         .expect("create a StormCrawler status index");
+}
+
+/// [`stormcrawler_index_with`] two shards: StormCrawler's status index at test size.
+pub async fn stormcrawler_index(client: &EsClient, index: &str) {
+    stormcrawler_index_with(client, index, 2).await;
+}
+
+/// Sends `lines` (NDJSON: action, document, ...) to `index`'s bulk API, visible to search on
+/// return; the engine's answer.
+pub async fn bulk(client: &EsClient, index: &str, lines: Vec<Value>) -> Value {
+    client
+        .request(
+            Method::Post,
+            &format!("/{index}/_bulk"),
+            &[("refresh", "true")],
+            Some(RequestBody::NdJson(lines)),
+        )
+        .await
+        .expect("bulk request")
 }
