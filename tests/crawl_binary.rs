@@ -197,13 +197,7 @@ async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
 async fn crawls_into_opensearch_with_each_spout() {
     let engine = support::opensearch::client().await;
     for spout in ["aggregation", "collapsing", "hybrid"] {
-        let site = Site::start(SiteSpec {
-            hosts: 4,
-            pages_per_host: 10,
-            ..SiteSpec::default()
-        })
-        .await
-        .expect("site");
+        let site = support::crawler::start_site(4, 10).await;
         let index = support::opensearch::unique_index("binary");
         let dir = tempfile::tempdir().expect("temp dir");
         let fetch_log = dir.path().join("fetch.jsonl");
@@ -272,13 +266,7 @@ async fn queue_crawl(
     processes: usize,
     kill_after: Option<usize>,
 ) -> (Vec<PathBuf>, Site, tempfile::TempDir) {
-    let site = Site::start(SiteSpec {
-        hosts: 9,
-        pages_per_host: 15,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = support::crawler::start_site(9, 15).await;
     let urls = support::opensearch::unique_index("q-urls");
     let queues = support::opensearch::unique_index("q-queues");
     let dir = tempfile::tempdir().expect("temp dir");

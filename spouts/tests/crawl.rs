@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use squall::frontier::StatusStore;
 use squall::topology::{CrawlerBuilder, StopReason};
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::SiteSpec;
 use support::{Kind, crawler};
 
 async fn crawl_site(kind: Kind) {
@@ -40,13 +40,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
 
     let client = support::client().await;
     let index = support::unique_index("sc-crawl");
-    let site = Site::start(SiteSpec {
-        hosts: 4,
-        pages_per_host: 10,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = crawler::start_site(4, 10).await;
     // StormCrawler's published mapping, and its seeds as StormCrawler's injector writes them, with
     // the key in metadata.hostname (as news-crawl configures it).
     support::stormcrawler_index(&client, &index).await;

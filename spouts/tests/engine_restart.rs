@@ -12,10 +12,9 @@ use std::time::Duration;
 
 use squall::frontier::StatusStore;
 use squall::message::{CrawlEvent, CrawlObserver};
-use squall::topology::{CrawlerBuilder, StopReason};
+use squall::topology::StopReason;
 use squall_spouts::client::{ConnectionSettings, EsClient};
-use squall_spouts::index::{IndexSettings, ensure_status_index};
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::SiteSpec;
 use support::crawler;
 
 const PORT: &str = "9250";
@@ -75,26 +74,9 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
     connection.max_retries = 12;
     connection.max_backoff = Duration::from_secs(4);
     let client = EsClient::new(connection).expect("client");
-    let index = support::unique_index("restart");
-    ensure_status_index(
-        &client,
-        &IndexSettings {
-            name: index.clone(),
-            shards: 2,
-            replicas: 0,
-            refresh_interval: "1s".to_string(),
-        },
-    )
-    .await
-    .expect("status index");
+    let index = support::status_index_with(&client, "restart", 2, 0).await;
 
-    let site = Site::start(SiteSpec {
-        hosts: 6,
-        pages_per_host: 20,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = crawler::start_site(6, 20).await;
     let config = crawler::config(&[
         "http.agent.name=squall-test",
         "fetcher.server.delay=0.3",
@@ -102,17 +84,9 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
         &SiteSpec::exclude_outside_hosts(),
         "topology.shutdown.timeout=60",
     ]);
-    let store = support::store(&client, &index);
+    let (builder, store) = support::crawler_on(config, support::Kind::Aggregation, &client, &index);
     let pages = Arc::new(Pages::default());
-    let builder = CrawlerBuilder::new(config)
-        .spout(support::spout(
-            support::Kind::Aggregation,
-            &client,
-            support::spout_settings(&index),
-        ))
-        .status_store(Arc::new(store.clone()))
-        .observer(pages.clone());
-    let crawler = crawler::resolve_site(builder, &site)
+    let crawler = crawler::resolve_site(builder.observer(pages.clone()), &site)
         .build()
         .expect("crawler");
     let seeds = site.seeds();

@@ -15,7 +15,21 @@ use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::model::Status;
 use squall::topology::{CrawlSummary, Crawler, CrawlerBuilder, RunLimits};
-use squall_testsite::{ExpectedStatus, Site};
+use squall_testsite::{ExpectedStatus, Site, SiteSpec};
+
+/// Starts the generated site with `hosts` in-scope hosts of `pages_per_host` pages each, the rest
+/// as by default.
+pub async fn start_site(hosts: usize, pages_per_host: usize) -> Site {
+    let spec = SiteSpec {
+        hosts,
+        pages_per_host,
+        ..SiteSpec::default()
+    };
+    match Site::start(spec).await {
+        Ok(site) => site,
+        Err(e) => panic!("site: {e}"),
+    }
+}
 
 /// A crawl configuration from `key=value` settings, applied in order.
 pub fn config(settings: &[&str]) -> CrawlConfig {

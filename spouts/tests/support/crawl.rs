@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use squall::frontier::StatusStore;
-use squall::topology::{CrawlerBuilder, StopReason};
+use squall::topology::StopReason;
 use squall_spouts::client::EsClient;
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::SiteSpec;
 
 use super::Kind;
 use super::crawler::{self, FetchRecorder};
@@ -17,13 +17,7 @@ use super::crawler::{self, FetchRecorder};
 /// URL ends with the status the site serves it with.
 pub async fn crawl_site(client: &EsClient, kind: Kind, replicas: u32) {
     let index = super::status_index_with(client, "crawl", 4, replicas).await;
-    let site = Site::start(SiteSpec {
-        hosts: 8,
-        pages_per_host: 15,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = crawler::start_site(8, 15).await;
     let config = crawler::config(&[
         "http.agent.name=squall-test",
         "fetcher.server.delay=0.05",
@@ -32,12 +26,8 @@ pub async fn crawl_site(client: &EsClient, kind: Kind, replicas: u32) {
         "status.updater.flush.interval=0.2",
     ]);
     let fetched = Arc::new(FetchRecorder::default());
-    let store = super::store(client, &index);
-    let builder = CrawlerBuilder::new(config)
-        .spout(super::spout(kind, client, super::spout_settings(&index)))
-        .status_store(Arc::new(store.clone()))
-        .observer(fetched.clone());
-    let crawler = crawler::resolve_site(builder, &site)
+    let (builder, store) = super::crawler_on(config, kind, client, &index);
+    let crawler = crawler::resolve_site(builder.observer(fetched.clone()), &site)
         .build()
         .expect("crawler");
     let seeds = site.seeds();

@@ -8,14 +8,18 @@ pub mod crawl;
 #[path = "../../../tests/support/crawler.rs"]
 pub mod crawler;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use elasticsearch::http::Method;
 use serde_json::Value;
-use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
+use squall::config::CrawlConfig;
+use squall::topology::CrawlerBuilder;
+use squall_spouts::client::{ConnectionSettings, EsClient, EsError, RequestBody};
 use squall_spouts::index::{IndexSettings, ensure_status_index};
-use squall_spouts::schema::{KeyField, status_index_body};
+use squall_spouts::queue::schema::queue_id;
+use squall_spouts::schema::{KeyField, document_id, status_index_body};
 use squall_spouts::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
 
@@ -137,6 +141,36 @@ pub fn store(client: &EsClient, index: &str) -> EsStatusStore {
     )
 }
 
+/// The queue document of `key` in the queues index `queues`.
+pub async fn queue_doc(client: &EsClient, queues: &str, key: &str) -> Result<Value, EsError> {
+    let path = format!("/{queues}/_doc/{}", queue_id(key));
+    client.request(Method::Get, &path, &[], None).await
+}
+
+/// The document of `url` in the status (or urls) index `index`.
+pub async fn url_doc(client: &EsClient, index: &str, url: &str) -> Value {
+    let path = format!("/{index}/_doc/{}", document_id(url));
+    client
+        .request(Method::Get, &path, &[], None)
+        .await
+        .expect("url doc")
+}
+
+/// A crawler builder for `config` on `index`: a spout of `kind` with the test settings, and the
+/// writer routed by key, returned too (to flush it).
+pub fn crawler_on(
+    config: CrawlConfig,
+    kind: Kind,
+    client: &EsClient,
+    index: &str,
+) -> (CrawlerBuilder, EsStatusStore) {
+    let store = store(client, index);
+    let builder = CrawlerBuilder::new(config)
+        .spout(spout(kind, client, spout_settings(index)))
+        .status_store(Arc::new(store.clone()));
+    (builder, store)
+}
+
 /// Every URL the site lists against its status in `index`: the mismatches, as lines.
 pub async fn wrong_statuses(
     client: &EsClient,
@@ -145,7 +179,7 @@ pub async fn wrong_statuses(
 ) -> Vec<String> {
     let mut wrong = Vec::new();
     for (url, expected) in expectation.statuses() {
-        let id = squall_spouts::schema::document_id(url);
+        let id = document_id(url);
         let answer = client
             .request(
                 Method::Get,
