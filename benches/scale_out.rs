@@ -34,6 +34,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use common::binary::{lines, queue_frontier_args, set_args, site_args};
 use common::{Spread, crawl_binary, env_or, quick};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
@@ -122,13 +123,6 @@ fn read_cpu(crawlers: &[u32], nodes: &[u32]) -> Cpu {
     }
 }
 
-/// Lines in a file (fetch-log entries).
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
 /// One fetch's start, end and process.
 type Span = (DateTime<Utc>, DateTime<Utc>, usize);
 
@@ -178,45 +172,31 @@ struct Process {
 
 /// The arguments of crawl process `p` of run `id`.
 fn arguments(site: &Site, id: &str, p: usize, log: &Path, limit: Duration) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--frontier",
-        "opensearch",
-        "--es-url",
+    let mut args = queue_frontier_args(
         &cluster_urls(),
-        "--es-timeout",
-        "10",
-        "--spout",
-        "queue",
-        "--es-index",
         &format!("bench-scale-urls-{id}"),
-        "--es-queues-index",
         &format!("bench-scale-queues-{id}"),
-        "--es-shards",
-        "3",
-        "--es-replicas",
-        "1",
-        "--instance-id",
+        (3, 1),
         &format!("scale-{id}-{p}"),
-        "--fetch-log",
-        &log.display().to_string(),
-        "--max-duration",
-        &limit.as_secs_f64().to_string(),
-        "--set",
+    );
+    args.extend(
+        [
+            "--es-timeout",
+            "10",
+            "--fetch-log",
+            &log.display().to_string(),
+            "--max-duration",
+            &limit.as_secs_f64().to_string(),
+        ]
+        .map(str::to_string),
+    );
+    args.extend(set_args(&[
         "http.agent.name=squall-bench",
-        "--set",
         &format!("fetcher.server.delay={DELAY}"),
-        "--set",
         &format!("frontier.max.buckets={MAX_QUEUES}"),
-        "--set",
         &SiteSpec::exclude_outside_hosts(),
-    ]
-    .map(str::to_string)
-    .to_vec();
-    for host in site.host_names() {
-        args.push("--resolve".to_string());
-        args.push(format!("{host}:{}", site.addr().ip()));
-    }
-    args.extend(site.seeds());
+    ]));
+    args.extend(site_args(site));
     args
 }
 

@@ -35,6 +35,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use common::binary::{queue_frontier_args, set_args, site_args};
 use common::{Spread, crawl_binary, engine_client, engine_url, env_or, quick};
 use elasticsearch::http::Method;
 use serde_json::{Value, json};
@@ -214,44 +215,31 @@ async fn run(
     for p in 0..PROCESSES {
         let log = dir.join(format!("fetch-{p}.jsonl"));
         let summary = dir.join(format!("summary-{p}.json"));
-        let mut args: Vec<String> = [
-            "--frontier",
-            "opensearch",
-            "--es-url",
+        let mut args = queue_frontier_args(
             &engine_url(),
-            "--spout",
-            "queue",
-            "--es-index",
             &urls_index,
-            "--es-queues-index",
             &queues_index,
-            "--es-shards",
-            "1",
-            "--es-replicas",
-            "0",
-            "--instance-id",
+            (1, 0),
             &format!("shared-crawl-{id}-{p}"),
-            "--fetch-log",
-            &log.display().to_string(),
-            "--summary-json",
-            &summary.display().to_string(),
-            "--until-idle",
-            "--max-duration",
-            &limit.as_secs_f64().to_string(),
-            "--set",
+        );
+        args.extend(
+            [
+                "--fetch-log",
+                &log.display().to_string(),
+                "--summary-json",
+                &summary.display().to_string(),
+                "--until-idle",
+                "--max-duration",
+                &limit.as_secs_f64().to_string(),
+            ]
+            .map(str::to_string),
+        );
+        args.extend(set_args(&[
             "http.agent.name=squall-bench",
-            "--set",
             &format!("fetcher.server.delay={DELAY}"),
-            "--set",
             &SiteSpec::exclude_outside_hosts(),
-        ]
-        .map(str::to_string)
-        .to_vec();
-        for host in site.host_names() {
-            args.push("--resolve".to_string());
-            args.push(format!("{host}:{}", site.addr().ip()));
-        }
-        args.extend(site.seeds());
+        ]));
+        args.extend(site_args(site));
         let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
             Ok(file) => Stdio::from(file),
             Err(e) => panic!("{}: {e}", dir.display()),

@@ -37,7 +37,7 @@ use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 mod support;
 
-use support::binary::{lines, site_args};
+use support::binary::{lines, queue_frontier_args, set_args, site_args};
 use support::cluster::Cluster;
 use support::crawl_process::CrawlProcess as Crawler;
 use support::fetch_log::{Fetch, read_log};
@@ -107,43 +107,33 @@ fn start_crawler(
     site: &Site,
 ) -> Crawler {
     let secs = |d: Duration| d.as_secs_f64().to_string();
-    let mut args: Vec<String> = [
-        "--frontier",
-        "opensearch",
-        "--es-url",
+    let mut args = queue_frontier_args(
         &cluster.urls(),
-        "--es-timeout",
-        &secs(ES_TIMEOUT),
-        "--spout",
-        "queue",
-        "--es-index",
         &indices.urls,
-        "--es-queues-index",
         &indices.queues,
-        "--es-shards",
-        "3",
-        "--es-replicas",
-        "1",
-        "--instance-id",
+        (3, 1),
         &format!("proc-{index}"),
-        "--lease-ttl",
-        &secs(LEASE_TTL),
-        "--max-hold",
-        "10",
-        "--until-idle",
-        "--max-duration",
-        &secs(DEADLINE),
-        "--set",
+    );
+    args.extend(
+        [
+            "--es-timeout",
+            &secs(ES_TIMEOUT),
+            "--lease-ttl",
+            &secs(LEASE_TTL),
+            "--max-hold",
+            "10",
+            "--until-idle",
+            "--max-duration",
+            &secs(DEADLINE),
+        ]
+        .map(str::to_string),
+    );
+    args.extend(set_args(&[
         &format!("http.agent.name=squall-proc-{index}"),
-        "--set",
         &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
-        "--set",
         "spout.min.delay.queries=200",
-        "--set",
         &SiteSpec::exclude_outside_hosts(),
-    ]
-    .map(str::to_string)
-    .to_vec();
+    ]));
     args.extend(site_args(site));
     Crawler::start(index, dir, &args, &[("RUST_LOG", "info")])
 }

@@ -7,28 +7,27 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::binary::{crawl_binary, lines, site_args};
+use support::binary::{crawl_binary, lines, queue_frontier_args, set_args, site_args};
 
 use squall_testsite::{Site, SiteSpec};
 
 fn common_args(frontier: &std::path::Path, fetch_log: &std::path::Path) -> Vec<String> {
-    [
+    let mut args: Vec<String> = [
         "--frontier-path",
         &frontier.display().to_string(),
         "--fetch-log",
         &fetch_log.display().to_string(),
-        "--set",
-        "http.agent.name=squall-test",
-        "--set",
-        "fetcher.server.delay=0.05",
-        "--set",
-        "spout.min.delay.queries=100",
-        "--set",
-        &SiteSpec::exclude_outside_hosts(),
-        "--until-idle",
     ]
     .map(str::to_string)
-    .to_vec()
+    .to_vec();
+    args.extend(set_args(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.05",
+        "spout.min.delay.queries=100",
+        &SiteSpec::exclude_outside_hosts(),
+    ]));
+    args.push("--until-idle".to_string());
+    args
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -275,24 +274,15 @@ async fn queue_crawl(
     for p in 0..processes {
         let log = dir.path().join(format!("fetch-{p}.jsonl"));
         let mut args = common_args(&dir.path().join("unused"), &log);
+        args.extend(queue_frontier_args(
+            &support::opensearch::base_url(),
+            &urls,
+            &queues,
+            (2, 0),
+            &format!("crawler-{p}"),
+        ));
         args.extend(
             [
-                "--frontier",
-                "opensearch",
-                "--es-url",
-                &support::opensearch::base_url(),
-                "--spout",
-                "queue",
-                "--es-index",
-                &urls,
-                "--es-queues-index",
-                &queues,
-                "--es-shards",
-                "2",
-                "--es-replicas",
-                "0",
-                "--instance-id",
-                &format!("crawler-{p}"),
                 "--lease-ttl",
                 "5",
                 "--set",

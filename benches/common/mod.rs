@@ -54,6 +54,10 @@ pub fn quick() -> bool {
 
 pub mod frontier_data;
 
+/// Arguments of the crawl binary: shared with the integration tests.
+#[path = "../../tests/support/binary.rs"]
+pub mod binary;
+
 /// In-process crawls of a test site: shared with the integration tests.
 #[path = "../../tests/support/crawler.rs"]
 pub mod crawler;
