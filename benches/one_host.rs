@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
-use common::{Spread, engine_client, env_or, quick};
+use common::{Spread, engine_client, env_or, quick, start_closed_site};
 use squall::config::CrawlConfig;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::topology::CrawlerBuilder;
@@ -30,7 +30,7 @@ use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::schema::KeyField;
 use squall_spouts::spouts::{AggregationSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::Site;
 
 const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
 
@@ -242,17 +242,7 @@ async fn main() {
     let runs = if quick() { 1 } else { env_or("RUNS", 3).max(1) };
     // Enough pages that the fastest crawl does not run out within the budget.
     let pages = (budget.as_secs_f64() / DELAYS[2] * 1.5) as usize;
-    let spec = SiteSpec {
-        hosts: 1,
-        pages_per_host: pages.max(50),
-        outside_hosts: 0,
-        robots_host: None,
-        ..SiteSpec::default()
-    };
-    let site = match Site::start(spec).await {
-        Ok(site) => site,
-        Err(e) => panic!("site: {e}"),
-    };
+    let site = start_closed_site(1, pages.max(50)).await;
     let mut rows = Vec::new();
     for delay in DELAYS {
         let mut by_frontier: Vec<(Frontier, Vec<Measured>)> =

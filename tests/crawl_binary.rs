@@ -78,13 +78,7 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     );
 
     // Second run, same frontier: it continues to the end.
-    let second = tokio::task::spawn_blocking({
-        let args = args.clone();
-        move || Command::new(crawl_binary()).args(&args).output()
-    })
-    .await
-    .expect("join")
-    .expect("second run");
+    let second = run_to_end(args.clone()).await;
     let second_stdout = String::from_utf8_lossy(&second.stdout);
     assert!(second.status.success(), "second run: {second:?}");
     assert!(
@@ -111,6 +105,14 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     urls.dedup();
     assert_eq!(urls.len(), reachable, "a page was fetched twice");
     site.shutdown().await;
+}
+
+/// Runs the crawl binary with `args` to its end, on a blocking thread.
+async fn run_to_end(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
+        .await
+        .expect("join")
+        .expect("run the crawl binary")
 }
 
 fn run(args: &[&str]) -> Output {
@@ -175,11 +177,7 @@ async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
     args.push("http://exa mple.test/".to_string());
     args.push("not a url".to_string());
     args.extend(site_args(&site));
-    let output =
-        tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
-            .await
-            .expect("join")
-            .expect("run");
+    let output = run_to_end(args).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -221,11 +219,7 @@ async fn crawls_into_opensearch_with_each_spout() {
             .map(str::to_string),
         );
         args.extend(site_args(&site));
-        let output =
-            tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
-                .await
-                .expect("join")
-                .expect("run");
+        let output = run_to_end(args).await;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{spout}: {stderr}");

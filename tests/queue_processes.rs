@@ -32,7 +32,7 @@ mod support;
 
 use support::binary::{queue_frontier_args, set_args, site_args};
 use support::crawl_process::CrawlProcess as Crawler;
-use support::fetch_log::{Fetch, read_log};
+use support::fetch_log::{Fetch, by_host, politeness_problem, read_log};
 use support::opensearch;
 
 /// Crawl processes sharing the frontier.
@@ -382,13 +382,8 @@ fn check_politeness(fetches: &[Fetch], faults: Option<Faults>) -> Vec<String> {
     let delay = TimeDelta::from_std(DELAY).unwrap_or_default();
     // Log times are truncated to milliseconds.
     let slack = TimeDelta::milliseconds(1);
-    let mut by_host: BTreeMap<&str, Vec<&Fetch>> = BTreeMap::new();
-    for fetch in fetches {
-        by_host.entry(&fetch.key).or_default().push(fetch);
-    }
     let mut problems = Vec::new();
-    for (host, mut list) in by_host {
-        list.sort_by_key(|f| f.started);
+    for (host, list) in by_host(fetches) {
         for (i, a) in list.iter().enumerate() {
             let (a_start, a_end) = busy_interval(a, faults);
             for b in &list[i + 1..] {
@@ -399,14 +394,11 @@ fn check_politeness(fetches: &[Fetch], faults: Option<Faults>) -> Vec<String> {
                 if b_start >= a_end + delay - slack || a_start >= b_end + delay - slack {
                     continue;
                 }
-                let what = if b_start < a_end && a_start < b_end {
-                    "fetched by two processes at once"
-                } else {
-                    "fetched by two processes closer than the delay"
-                };
-                problems.push(format!(
-                    "{host} {what}:\n  process {}: {}\n  process {}: {}",
-                    a.process, a.line, b.process, b.line
+                problems.push(politeness_problem(
+                    host,
+                    b_start < a_end && a_start < b_end,
+                    a,
+                    b,
                 ));
             }
         }

@@ -223,13 +223,27 @@ pub async fn stormcrawler_index(client: &EsClient, index: &str) {
 /// Sends `lines` (NDJSON: action, document, ...) to `index`'s bulk API, visible to search on
 /// return; the engine's answer.
 pub async fn bulk(client: &EsClient, index: &str, lines: Vec<Value>) -> Value {
+    bulk_with(client, index, "true", lines).await
+}
+
+/// [`bulk`] with the `refresh` parameter given (`true`, `wait_for`, `false`).
+pub async fn bulk_with(client: &EsClient, index: &str, refresh: &str, lines: Vec<Value>) -> Value {
     client
         .request(
             Method::Post,
             &format!("/{index}/_bulk"),
-            &[("refresh", "true")],
+            &[("refresh", refresh)],
             Some(RequestBody::NdJson(lines)),
         )
         .await
         .expect("bulk request")
+}
+
+/// Documents in `index` (as far as refreshed).
+pub async fn count(client: &EsClient, index: &str) -> u64 {
+    let answer = client
+        .request(Method::Get, &format!("/{index}/_count"), &[], None)
+        .await
+        .expect("count");
+    answer["count"].as_u64().expect("a count")
 }
