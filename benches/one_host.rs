@@ -14,15 +14,15 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use common::{Spread, engine_client, env_or, quick};
-use squall::config::{ConfigBuilder, CrawlConfig};
+use common::crawler::{self, FetchRecorder};
+use common::{Spread, engine_client, env_or, quick, start_closed_site};
+use squall::config::CrawlConfig;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
-use squall::message::{CrawlEvent, CrawlObserver};
-use squall::topology::{CrawlerBuilder, RunLimits};
+use squall::topology::CrawlerBuilder;
 use squall_spouts::client::EsClient;
 use squall_spouts::client::indices::ensure_index;
 use squall_spouts::queue::schema::queues_index_body;
@@ -31,7 +31,7 @@ use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
 use squall_spouts::status_index::schema::KeyField;
 use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
 use squall_spouts::{EsStatusStore, WriterSettings};
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::Site;
 
 const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
 
@@ -60,22 +60,6 @@ impl Frontier {
             Frontier::Embedded => "embedded",
             Frontier::Queue => "queue",
             Frontier::Aggregation => "aggregation",
-        }
-    }
-}
-
-/// Start and end of every fetch, in the order they finished.
-#[derive(Default)]
-struct Fetches(Mutex<Vec<(DateTime<Utc>, DateTime<Utc>)>>);
-
-impl CrawlObserver for Fetches {
-    fn on_event(&self, event: &CrawlEvent) {
-        if let CrawlEvent::Processed {
-            fetch: Some(fetch), ..
-        } = event
-            && let Ok(mut fetches) = self.0.lock()
-        {
-            fetches.push((fetch.started, fetch.finished));
         }
     }
 }
@@ -126,14 +110,35 @@ fn measure(mut spans: Vec<(DateTime<Utc>, DateTime<Utc>)>) -> Measured {
 }
 
 fn config(delay: f64) -> CrawlConfig {
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-bench")
-        .and_then(|b| b.set(&format!("fetcher.server.delay={delay}")))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
-        .and_then(|b| b.build());
-    match config {
-        Ok(config) => config,
-        Err(e) => panic!("config: {e}"),
+    crawler::config(&[
+        "http.agent.name=squall-bench",
+        &format!("fetcher.server.delay={delay}"),
+        "urlfilter.ignore.outside.host=true",
+    ])
+}
+
+/// Deletes `index` if it exists.
+async fn delete_index(client: &EsClient, index: &str) {
+    let _ = client
+        .request(
+            squall_spouts::client::Method::Delete,
+            &format!("/{index}"),
+            &[],
+            None,
+        )
+        .await;
+}
+
+/// Creates the status (or urls) index `name`: one shard, no replicas; `what` names it in a panic.
+async fn create_status_index(client: &EsClient, name: &str, what: &str) {
+    let settings = IndexSettings {
+        name: name.to_string(),
+        shards: 1,
+        replicas: 0,
+        refresh_interval: "1s".to_string(),
+    };
+    if let Err(e) = ensure_status_index(client, &settings).await {
+        panic!("{what}: {e}");
     }
 }
 
@@ -142,24 +147,9 @@ async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatu
     let urls = format!("bench-one-host-urls-{run}");
     let queues = format!("bench-one-host-queues-{run}");
     for index in [&urls, &queues] {
-        let _ = client
-            .request(
-                squall_spouts::client::Method::Delete,
-                &format!("/{index}"),
-                &[],
-                None,
-            )
-            .await;
+        delete_index(client, index).await;
     }
-    let settings = IndexSettings {
-        name: urls.clone(),
-        shards: 1,
-        replicas: 0,
-        refresh_interval: "1s".to_string(),
-    };
-    if let Err(e) = ensure_status_index(client, &settings).await {
-        panic!("urls index: {e}");
-    }
+    create_status_index(client, &urls, "urls index").await;
     if let Err(e) = ensure_index(client, &queues, queues_index_body(1, 0, "1s")).await {
         panic!("queues index: {e}");
     }
@@ -175,23 +165,8 @@ async fn status_index_frontier(
     config: &CrawlConfig,
 ) -> (AggregationSpout, EsStatusStore) {
     let index = format!("bench-one-host-status-{run}");
-    let _ = client
-        .request(
-            squall_spouts::client::Method::Delete,
-            &format!("/{index}"),
-            &[],
-            None,
-        )
-        .await;
-    let settings = IndexSettings {
-        name: index.clone(),
-        shards: 1,
-        replicas: 0,
-        refresh_interval: "1s".to_string(),
-    };
-    if let Err(e) = ensure_status_index(client, &settings).await {
-        panic!("status index: {e}");
-    }
+    delete_index(client, &index).await;
+    create_status_index(client, &index, "status index").await;
     let store = EsStatusStore::new(
         client.clone(),
         WriterSettings {
@@ -223,7 +198,7 @@ async fn crawl(
     run: &str,
 ) -> Measured {
     let config = config(delay);
-    let fetches = Arc::new(Fetches::default());
+    let fetches = Arc::new(FetchRecorder::default());
     let dir = std::env::temp_dir().join(format!("squall-one-host-{}-{run}", std::process::id()));
     let builder = CrawlerBuilder::new(config.clone()).observer(fetches.clone());
     let builder = match frontier {
@@ -246,25 +221,19 @@ async fn crawl(
             builder.frontier(spout, store)
         }
     };
-    let mut builder = builder;
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
-    let crawler = match builder.build() {
+    let crawler = match crawler::resolve_site(builder, site).build() {
         Ok(crawler) => crawler,
         Err(e) => panic!("crawler: {e}"),
     };
     let urls = site.expected().reachable_in_scope_urls();
     crawler.inject(urls.iter().map(String::as_str)).await;
-    crawler
-        .run(RunLimits {
-            max_duration: Some(budget),
-            until_idle: true,
-            ..RunLimits::default()
-        })
-        .await;
+    crawler::run_until_idle(crawler, Some(budget)).await;
     let _ = std::fs::remove_dir_all(&dir);
-    let spans = fetches.0.lock().map(|f| f.clone()).unwrap_or_default();
+    let spans = fetches
+        .fetches()
+        .into_iter()
+        .map(|f| (f.started, f.finished))
+        .collect();
     measure(spans)
 }
 
@@ -274,17 +243,7 @@ async fn main() {
     let runs = if quick() { 1 } else { env_or("RUNS", 3).max(1) };
     // Enough pages that the fastest crawl does not run out within the budget.
     let pages = (budget.as_secs_f64() / DELAYS[2] * 1.5) as usize;
-    let spec = SiteSpec {
-        hosts: 1,
-        pages_per_host: pages.max(50),
-        outside_hosts: 0,
-        robots_host: None,
-        ..SiteSpec::default()
-    };
-    let site = match Site::start(spec).await {
-        Ok(site) => site,
-        Err(e) => panic!("site: {e}"),
-    };
+    let site = start_closed_site(1, pages.max(50)).await;
     let mut rows = Vec::new();
     for delay in DELAYS {
         let mut by_frontier: Vec<(Frontier, Vec<Measured>)> =

@@ -8,35 +8,17 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use common::crawler::{self, FetchRecorder};
 use common::quick;
-use squall::config::ConfigBuilder;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
-use squall::message::{CrawlEvent, CrawlObserver};
-use squall::topology::{CrawlerBuilder, RunLimits};
+use squall::topology::CrawlerBuilder;
 use squall_testsite::{Site, SiteSpec};
 
 /// When one fetch started and finished.
 type Span = (DateTime<Utc>, DateTime<Utc>);
-
-#[derive(Default)]
-struct Fetches(Mutex<Vec<(String, Span)>>);
-
-impl CrawlObserver for Fetches {
-    fn on_event(&self, event: &CrawlEvent) {
-        if let CrawlEvent::Processed {
-            key,
-            fetch: Some(fetch),
-            ..
-        } = event
-            && let Ok(mut fetches) = self.0.lock()
-        {
-            fetches.push((key.clone(), (fetch.started, fetch.finished)));
-        }
-    }
-}
 
 fn seconds(d: chrono::TimeDelta) -> f64 {
     d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
@@ -55,42 +37,34 @@ async fn main() {
         Ok(site) => site,
         Err(e) => panic!("site: {e}"),
     };
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-bench")
-        .and_then(|b| b.set(&format!("fetcher.server.delay={delay}")))
-        .and_then(|b| b.set("spout.min.delay.queries=100"))
-        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
-        .and_then(|b| b.build());
-    let config = match config {
-        Ok(config) => config,
-        Err(e) => panic!("config: {e}"),
-    };
+    let config = crawler::config(&[
+        "http.agent.name=squall-bench",
+        &format!("fetcher.server.delay={delay}"),
+        "spout.min.delay.queries=100",
+        &SiteSpec::exclude_outside_hosts(),
+    ]);
     let dir = std::env::temp_dir().join(format!("squall-politeness-{}", std::process::id()));
     let frontier = match EmbeddedFrontier::open(&dir) {
         Ok(frontier) => frontier,
         Err(e) => panic!("frontier: {e}"),
     };
-    let fetches = Arc::new(Fetches::default());
-    let mut builder = CrawlerBuilder::new(config)
+    let fetches = Arc::new(FetchRecorder::default());
+    let builder = CrawlerBuilder::new(config)
         .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
         .observer(fetches.clone());
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
-    let crawler = match builder.build() {
+    let crawler = match crawler::resolve_site(builder, &site).build() {
         Ok(crawler) => crawler,
         Err(e) => panic!("crawler: {e}"),
     };
     let urls = site.expected().reachable_in_scope_urls();
     crawler.inject(urls.iter().map(String::as_str)).await;
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler::run_until_idle(crawler, None).await;
 
-    let fetches = fetches.0.lock().map(|f| f.clone()).unwrap_or_default();
+    let fetches: Vec<(String, Span)> = fetches
+        .fetches()
+        .into_iter()
+        .map(|f| (f.key, (f.started, f.finished)))
+        .collect();
     let mut by_host: BTreeMap<String, Vec<Span>> = BTreeMap::new();
     for (key, span) in &fetches {
         by_host.entry(key.clone()).or_default().push(*span);

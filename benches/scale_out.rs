@@ -30,11 +30,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use common::{Spread, crawl_binary, env_or, quick};
+use common::binary::{lines, queue_frontier_args, set_args, site_args};
+use common::{
+    Spread, crawl_binary, env_or, fresh_temp_dir, quick, spawn_crawler, start_closed_site,
+};
 use serde_json::{Value, json};
 use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient};
@@ -122,13 +125,6 @@ fn read_cpu(crawlers: &[u32], nodes: &[u32]) -> Cpu {
     }
 }
 
-/// Lines in a file (fetch-log entries).
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
 /// One fetch's start, end and process.
 type Span = (DateTime<Utc>, DateTime<Utc>, usize);
 
@@ -178,45 +174,31 @@ struct Process {
 
 /// The arguments of crawl process `p` of run `id`.
 fn arguments(site: &Site, id: &str, p: usize, log: &Path, limit: Duration) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--frontier",
-        "opensearch",
-        "--es-url",
+    let mut args = queue_frontier_args(
         &cluster_urls(),
-        "--es-timeout",
-        "10",
-        "--spout",
-        "queue",
-        "--es-index",
         &format!("bench-scale-urls-{id}"),
-        "--es-queues-index",
         &format!("bench-scale-queues-{id}"),
-        "--es-shards",
-        "3",
-        "--es-replicas",
-        "1",
-        "--instance-id",
+        (3, 1),
         &format!("scale-{id}-{p}"),
-        "--fetch-log",
-        &log.display().to_string(),
-        "--max-duration",
-        &limit.as_secs_f64().to_string(),
-        "--set",
+    );
+    args.extend(
+        [
+            "--es-timeout",
+            "10",
+            "--fetch-log",
+            &log.display().to_string(),
+            "--max-duration",
+            &limit.as_secs_f64().to_string(),
+        ]
+        .map(str::to_string),
+    );
+    args.extend(set_args(&[
         "http.agent.name=squall-bench",
-        "--set",
         &format!("fetcher.server.delay={DELAY}"),
-        "--set",
         &format!("frontier.max.buckets={MAX_QUEUES}"),
-        "--set",
         &SiteSpec::exclude_outside_hosts(),
-    ]
-    .map(str::to_string)
-    .to_vec();
-    for host in site.host_names() {
-        args.push("--resolve".to_string());
-        args.push(format!("{host}:{}", site.addr().ip()));
-    }
-    args.extend(site.seeds());
+    ]));
+    args.extend(site_args(site));
     args
 }
 
@@ -229,30 +211,13 @@ async fn run(
     window: Duration,
 ) -> (Value, f64) {
     let id = format!("{}-{order}", std::process::id());
-    let dir = std::env::temp_dir().join(format!("squall-scale-out-{id}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        panic!("{}: {e}", dir.display());
-    }
+    let dir = fresh_temp_dir(&format!("squall-scale-out-{id}"));
     let limit = warmup + window + Duration::from_secs(240);
     let binary = crawl_binary();
     let mut processes = Vec::new();
     for p in 0..count {
         let log = dir.join(format!("fetch-{p}.jsonl"));
-        let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
-            Ok(file) => Stdio::from(file),
-            Err(e) => panic!("{}: {e}", dir.display()),
-        };
-        let child = match Command::new(&binary)
-            .args(arguments(site, &id, p, &log, limit))
-            .stdin(Stdio::null())
-            .stdout(output("stdout"))
-            .stderr(output("stderr"))
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(e) => panic!("starting {}: {e}", binary.display()),
-        };
+        let child = spawn_crawler(&binary, &arguments(site, &id, p, &log, limit), &dir, p);
         processes.push(Process { child, log });
     }
     let pids: Vec<u32> = processes.iter().map(|p| p.child.id()).collect();
@@ -349,17 +314,7 @@ async fn main() {
     let pages: usize = env_or("SCALE_PAGES", if quick() { 10 } else { 40 });
     let warmup = Duration::from_secs(env_or("SCALE_WARMUP", if quick() { 5 } else { 20 }));
     let window = Duration::from_secs(env_or("SCALE_WINDOW", if quick() { 15 } else { 90 }));
-    let spec = SiteSpec {
-        hosts,
-        pages_per_host: pages,
-        outside_hosts: 0,
-        robots_host: None,
-        ..SiteSpec::default()
-    };
-    let site = match Site::start(spec).await {
-        Ok(site) => site,
-        Err(e) => panic!("site: {e}"),
-    };
+    let site = start_closed_site(hosts, pages).await;
     eprintln!(
         "scale-out: {hosts} hosts of {pages} pages, delay {DELAY} s, {MAX_QUEUES} queues per process, cluster {}",
         cluster_urls()

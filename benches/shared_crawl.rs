@@ -31,11 +31,15 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use common::{Spread, crawl_binary, engine_client, engine_url, env_or, quick};
+use common::binary::{queue_frontier_args, set_args, site_args};
+use common::{
+    Spread, crawl_binary, engine_client, engine_url, env_or, fresh_temp_dir, quick, spawn_crawler,
+    start_closed_site,
+};
 use serde_json::{Value, json};
 use squall_spouts::client::Method;
 use squall_spouts::queue::QueueSpoutSettings;
@@ -201,11 +205,7 @@ async fn run(
     let urls_index = format!("bench-shared-urls-{id}");
     let queues_index = format!("bench-shared-queues-{id}");
     let workers_index = QueueSpoutSettings::new(&urls_index, &queues_index).workers_index();
-    let dir = std::env::temp_dir().join(format!("squall-shared-crawl-{id}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        panic!("{}: {e}", dir.display());
-    }
+    let dir = fresh_temp_dir(&format!("squall-shared-crawl-{id}"));
     site.clear_requests();
     let expected = site.expected();
     let wanted = expected.reachable_in_scope_urls();
@@ -214,58 +214,32 @@ async fn run(
     for p in 0..PROCESSES {
         let log = dir.join(format!("fetch-{p}.jsonl"));
         let summary = dir.join(format!("summary-{p}.json"));
-        let mut args: Vec<String> = [
-            "--frontier",
-            "opensearch",
-            "--es-url",
+        let mut args = queue_frontier_args(
             &engine_url(),
-            "--spout",
-            "queue",
-            "--es-index",
             &urls_index,
-            "--es-queues-index",
             &queues_index,
-            "--es-shards",
-            "1",
-            "--es-replicas",
-            "0",
-            "--instance-id",
+            (1, 0),
             &format!("shared-crawl-{id}-{p}"),
-            "--fetch-log",
-            &log.display().to_string(),
-            "--summary-json",
-            &summary.display().to_string(),
-            "--until-idle",
-            "--max-duration",
-            &limit.as_secs_f64().to_string(),
-            "--set",
+        );
+        args.extend(
+            [
+                "--fetch-log",
+                &log.display().to_string(),
+                "--summary-json",
+                &summary.display().to_string(),
+                "--until-idle",
+                "--max-duration",
+                &limit.as_secs_f64().to_string(),
+            ]
+            .map(str::to_string),
+        );
+        args.extend(set_args(&[
             "http.agent.name=squall-bench",
-            "--set",
             &format!("fetcher.server.delay={DELAY}"),
-            "--set",
             &SiteSpec::exclude_outside_hosts(),
-        ]
-        .map(str::to_string)
-        .to_vec();
-        for host in site.host_names() {
-            args.push("--resolve".to_string());
-            args.push(format!("{host}:{}", site.addr().ip()));
-        }
-        args.extend(site.seeds());
-        let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
-            Ok(file) => Stdio::from(file),
-            Err(e) => panic!("{}: {e}", dir.display()),
-        };
-        let child = match Command::new(binary)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(output("stdout"))
-            .stderr(output("stderr"))
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(e) => panic!("starting {}: {e}", binary.display()),
-        };
+        ]));
+        args.extend(site_args(site));
+        let child = spawn_crawler(binary, &args, &dir, p);
         processes.push(Process {
             child,
             started: Instant::now(),
@@ -446,17 +420,7 @@ async fn main() {
     let limit = Duration::from_secs(env_or("SHARED_SECONDS", if quick() { 60 } else { 240 }));
     let grace = Duration::from_secs(env_or("SHARED_GRACE", if quick() { 15 } else { 60 }));
     let binary = crawl_binary();
-    let spec = SiteSpec {
-        hosts: HOSTS,
-        pages_per_host,
-        outside_hosts: 0,
-        robots_host: None,
-        ..SiteSpec::default()
-    };
-    let site = match Site::start(spec).await {
-        Ok(site) => site,
-        Err(e) => panic!("site: {e}"),
-    };
+    let site = start_closed_site(HOSTS, pages_per_host).await;
     let site_urls = site.expected().reachable_in_scope_urls().len();
     eprintln!(
         "shared crawl: {PROCESSES} processes of {}, {HOSTS} hosts of {pages_per_host} pages ({site_urls} URLs), delay {DELAY} s",

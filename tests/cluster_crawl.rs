@@ -37,10 +37,11 @@ use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 mod support;
 
-use support::binary::{lines, site_args};
+use support::binary::{lines, queue_frontier_args, set_args, site_args};
 use support::cluster::Cluster;
 use support::crawl_process::CrawlProcess as Crawler;
-use support::fetch_log::{Fetch, read_log};
+use support::crawler::expected_status;
+use support::fetch_log::{Fetch, by_host, politeness_problem, read_log};
 
 /// First HTTP port of the test cluster (transport ports from +100).
 const PORT: u16 = 9620;
@@ -107,43 +108,33 @@ fn start_crawler(
     site: &Site,
 ) -> Crawler {
     let secs = |d: Duration| d.as_secs_f64().to_string();
-    let mut args: Vec<String> = [
-        "--frontier",
-        "opensearch",
-        "--es-url",
+    let mut args = queue_frontier_args(
         &cluster.urls(),
-        "--es-timeout",
-        &secs(ES_TIMEOUT),
-        "--spout",
-        "queue",
-        "--es-index",
         &indices.urls,
-        "--es-queues-index",
         &indices.queues,
-        "--es-shards",
-        "3",
-        "--es-replicas",
-        "1",
-        "--instance-id",
+        (3, 1),
         &format!("proc-{index}"),
-        "--lease-ttl",
-        &secs(LEASE_TTL),
-        "--max-hold",
-        "10",
-        "--until-idle",
-        "--max-duration",
-        &secs(DEADLINE),
-        "--set",
+    );
+    args.extend(
+        [
+            "--es-timeout",
+            &secs(ES_TIMEOUT),
+            "--lease-ttl",
+            &secs(LEASE_TTL),
+            "--max-hold",
+            "10",
+            "--until-idle",
+            "--max-duration",
+            &secs(DEADLINE),
+        ]
+        .map(str::to_string),
+    );
+    args.extend(set_args(&[
         &format!("http.agent.name=squall-proc-{index}"),
-        "--set",
         &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
-        "--set",
         "spout.min.delay.queries=200",
-        "--set",
         &SiteSpec::exclude_outside_hosts(),
-    ]
-    .map(str::to_string)
-    .to_vec();
+    ]));
     args.extend(site_args(site));
     Crawler::start(index, dir, &args, &[("RUST_LOG", "info")])
 }
@@ -421,12 +412,7 @@ fn check_statuses(
 ) -> Vec<String> {
     let mut problems = Vec::new();
     for (url, status) in expected {
-        let want = match status {
-            ExpectedStatus::Fetched => "FETCHED",
-            ExpectedStatus::Redirection => "REDIRECTION",
-            ExpectedStatus::FetchError => "FETCH_ERROR",
-            ExpectedStatus::RobotsDenied => "ERROR",
-        };
+        let want = expected_status(*status).as_str();
         let got = stored.get(url).cloned().flatten();
         if got.as_deref() != Some(want) {
             problems.push(format!("{url}: stored status {got:?}, expected {want}"));
@@ -439,13 +425,8 @@ fn check_statuses(
 fn check_politeness(fetches: &[Fetch]) -> Vec<String> {
     let delay = TimeDelta::from_std(DELAY).unwrap_or_default();
     let slack = TimeDelta::milliseconds(1);
-    let mut by_host: BTreeMap<&str, Vec<&Fetch>> = BTreeMap::new();
-    for fetch in fetches {
-        by_host.entry(&fetch.key).or_default().push(fetch);
-    }
     let mut problems = Vec::new();
-    for (host, mut list) in by_host {
-        list.sort_by_key(|f| f.started);
+    for (host, list) in by_host(fetches) {
         for (i, a) in list.iter().enumerate() {
             for b in list[i + 1..]
                 .iter()
@@ -454,15 +435,7 @@ fn check_politeness(fetches: &[Fetch]) -> Vec<String> {
                 if b.process == a.process || b.started >= a.finished + delay - slack {
                     continue;
                 }
-                let what = if b.started < a.finished {
-                    "fetched by two processes at once"
-                } else {
-                    "fetched by two processes closer than the delay"
-                };
-                problems.push(format!(
-                    "{host} {what}:\n  process {}: {}\n  process {}: {}",
-                    a.process, a.line, b.process, b.line
-                ));
+                problems.push(politeness_problem(host, b.started < a.finished, a, b));
             }
         }
     }

@@ -7,28 +7,27 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::binary::{crawl_binary, lines, site_args};
+use support::binary::{crawl_binary, lines, queue_frontier_args, set_args, site_args};
 
 use squall_testsite::{Site, SiteSpec};
 
 fn common_args(frontier: &std::path::Path, fetch_log: &std::path::Path) -> Vec<String> {
-    [
+    let mut args: Vec<String> = [
         "--frontier-path",
         &frontier.display().to_string(),
         "--fetch-log",
         &fetch_log.display().to_string(),
-        "--set",
-        "http.agent.name=squall-test",
-        "--set",
-        "fetcher.server.delay=0.05",
-        "--set",
-        "spout.min.delay.queries=100",
-        "--set",
-        &SiteSpec::exclude_outside_hosts(),
-        "--until-idle",
     ]
     .map(str::to_string)
-    .to_vec()
+    .to_vec();
+    args.extend(set_args(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.05",
+        "spout.min.delay.queries=100",
+        &SiteSpec::exclude_outside_hosts(),
+    ]));
+    args.push("--until-idle".to_string());
+    args
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,13 +78,7 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     );
 
     // Second run, same frontier: it continues to the end.
-    let second = tokio::task::spawn_blocking({
-        let args = args.clone();
-        move || Command::new(crawl_binary()).args(&args).output()
-    })
-    .await
-    .expect("join")
-    .expect("second run");
+    let second = run_to_end(args.clone()).await;
     let second_stdout = String::from_utf8_lossy(&second.stdout);
     assert!(second.status.success(), "second run: {second:?}");
     assert!(
@@ -112,6 +105,14 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     urls.dedup();
     assert_eq!(urls.len(), reachable, "a page was fetched twice");
     site.shutdown().await;
+}
+
+/// Runs the crawl binary with `args` to its end, on a blocking thread.
+async fn run_to_end(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
+        .await
+        .expect("join")
+        .expect("run the crawl binary")
 }
 
 fn run(args: &[&str]) -> Output {
@@ -176,11 +177,7 @@ async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
     args.push("http://exa mple.test/".to_string());
     args.push("not a url".to_string());
     args.extend(site_args(&site));
-    let output =
-        tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
-            .await
-            .expect("join")
-            .expect("run");
+    let output = run_to_end(args).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -197,13 +194,7 @@ async fn a_malformed_seed_is_reported_and_the_rest_go_on() {
 async fn crawls_into_opensearch_with_each_spout() {
     let engine = support::opensearch::client().await;
     for spout in ["aggregation", "collapsing", "hybrid"] {
-        let site = Site::start(SiteSpec {
-            hosts: 4,
-            pages_per_host: 10,
-            ..SiteSpec::default()
-        })
-        .await
-        .expect("site");
+        let site = support::crawler::start_site(4, 10).await;
         let index = support::opensearch::unique_index("binary");
         let dir = tempfile::tempdir().expect("temp dir");
         let fetch_log = dir.path().join("fetch.jsonl");
@@ -228,11 +219,7 @@ async fn crawls_into_opensearch_with_each_spout() {
             .map(str::to_string),
         );
         args.extend(site_args(&site));
-        let output =
-            tokio::task::spawn_blocking(move || Command::new(crawl_binary()).args(&args).output())
-                .await
-                .expect("join")
-                .expect("run");
+        let output = run_to_end(args).await;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{spout}: {stderr}");
@@ -272,13 +259,7 @@ async fn queue_crawl(
     processes: usize,
     kill_after: Option<usize>,
 ) -> (Vec<PathBuf>, Site, tempfile::TempDir) {
-    let site = Site::start(SiteSpec {
-        hosts: 9,
-        pages_per_host: 15,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = support::crawler::start_site(9, 15).await;
     let urls = support::opensearch::unique_index("q-urls");
     let queues = support::opensearch::unique_index("q-queues");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -287,24 +268,15 @@ async fn queue_crawl(
     for p in 0..processes {
         let log = dir.path().join(format!("fetch-{p}.jsonl"));
         let mut args = common_args(&dir.path().join("unused"), &log);
+        args.extend(queue_frontier_args(
+            &support::opensearch::base_url(),
+            &urls,
+            &queues,
+            (2, 0),
+            &format!("crawler-{p}"),
+        ));
         args.extend(
             [
-                "--frontier",
-                "opensearch",
-                "--es-url",
-                &support::opensearch::base_url(),
-                "--spout",
-                "queue",
-                "--es-index",
-                &urls,
-                "--es-queues-index",
-                &queues,
-                "--es-shards",
-                "2",
-                "--es-replicas",
-                "0",
-                "--instance-id",
-                &format!("crawler-{p}"),
                 "--lease-ttl",
                 "5",
                 "--set",

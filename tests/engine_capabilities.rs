@@ -14,33 +14,8 @@ use elasticsearch::{
     UpdateParts,
 };
 use serde_json::{Value, json};
+use squall_spouts::status_index::schema::status_index_body;
 use support::opensearch;
-
-/// StormCrawler's status mapping (its `ES_IndexInit.sh` / OpenSearch `status.mapping`), with test-sized
-/// settings: two shards so that shard-level behaviour is exercised, no replicas on a single node.
-fn status_index_body(refresh_interval: &str) -> Value {
-    json!({
-        "settings": { "index": {
-            "number_of_shards": 2,
-            "number_of_replicas": 0,
-            "refresh_interval": refresh_interval
-        } },
-        "mappings": {
-            "dynamic_templates": [{ "metadata": {
-                "path_match": "metadata.*",
-                "match_mapping_type": "string",
-                "mapping": { "type": "keyword" }
-            } }],
-            "_source": { "enabled": true },
-            "properties": {
-                "key": { "type": "keyword", "index": true },
-                "nextFetchDate": { "type": "date", "format": "date_optional_time" },
-                "status": { "type": "keyword" },
-                "url": { "type": "keyword" }
-            }
-        }
-    })
-}
 
 /// One status document in StormCrawler's shape.
 fn status_doc(url: &str, key: &str, next_fetch_date: &str) -> Value {
@@ -72,11 +47,14 @@ const FIXTURE: &[(&str, &str, &str)] = &[
 /// Due now: everything but `later.test`.
 const DUE: usize = 7;
 
+/// Creates `index` with StormCrawler's status mapping (its `ES_IndexInit.sh` / OpenSearch
+/// `status.mapping`, as squall's `status_index_body` writes it), with test-sized settings: two shards
+/// so that shard-level behaviour is exercised, no replicas on a single node.
 async fn create_status_index(client: &Elasticsearch, index: &str, refresh_interval: &str) {
     let response = client
         .indices()
         .create(IndicesCreateParts::Index(index))
-        .body(status_index_body(refresh_interval))
+        .body(status_index_body(2, 0, refresh_interval))
         .send()
         .await
         .expect("create index request");
@@ -127,6 +105,28 @@ async fn search(client: &Elasticsearch, index: &str, body: Value) -> Value {
     let answer: Value = response.json().await.expect("search answer");
     assert!(status.is_success(), "search on {index} failed: {answer}");
     answer
+}
+
+/// A fresh fixture index (see [`fixture_index`]) and the answer of a search with `body` on it.
+async fn search_fixture(prefix: &str, body: Value) -> (Elasticsearch, String, Value) {
+    let client = opensearch::client().await;
+    let index = fixture_index(&client, prefix).await;
+    let answer = search(&client, &index, body).await;
+    (client, index, answer)
+}
+
+/// The document `id` of `index` as the get API returns it, routed by `routing` when given.
+async fn get_doc(client: &Elasticsearch, index: &str, id: &str, routing: Option<&str>) -> Value {
+    let mut get = client.get(GetParts::IndexId(index, id));
+    if let Some(routing) = routing {
+        get = get.routing(routing);
+    }
+    get.send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("get answer")
 }
 
 fn hit_urls(hits: &Value) -> Vec<String> {
@@ -200,14 +200,7 @@ async fn bulk_reports_per_item_results_and_a_create_conflict_on_that_item_only()
     assert_eq!(items[2]["index"]["status"], json!(201));
 
     // The conflicting create left the original document untouched.
-    let doc: Value = client
-        .get(GetParts::IndexId(&index, "a"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("get answer");
+    let doc = get_doc(&client, &index, "a", None).await;
     assert_eq!(
         doc["_source"]["nextFetchDate"],
         json!("2020-01-01T00:00:00Z")
@@ -217,12 +210,8 @@ async fn bulk_reports_per_item_results_and_a_create_conflict_on_that_item_only()
 
 #[tokio::test]
 async fn terms_aggregation_ordered_by_earliest_date_returns_top_hits_per_host() {
-    let client = opensearch::client().await;
-    let index = fixture_index(&client, "caps-agg").await;
-
-    let answer = search(
-        &client,
-        &index,
+    let (client, index, answer) = search_fixture(
+        "caps-agg",
         json!({
             "size": 0,
             "track_total_hits": false,
@@ -263,12 +252,8 @@ async fn terms_aggregation_ordered_by_earliest_date_returns_top_hits_per_host() 
 
 #[tokio::test]
 async fn diversified_sampler_caps_documents_per_host() {
-    let client = opensearch::client().await;
-    let index = fixture_index(&client, "caps-sampler").await;
-
-    let answer = search(
-        &client,
-        &index,
+    let (client, index, answer) = search_fixture(
+        "caps-sampler",
         json!({
             "size": 0,
             "query": { "range": { "nextFetchDate": { "lte": "now" } } },
@@ -300,12 +285,8 @@ async fn diversified_sampler_caps_documents_per_host() {
 
 #[tokio::test]
 async fn collapse_on_host_with_inner_hits() {
-    let client = opensearch::client().await;
-    let index = fixture_index(&client, "caps-collapse").await;
-
-    let answer = search(
-        &client,
-        &index,
+    let (client, index, answer) = search_fixture(
+        "caps-collapse",
         json!({
             "size": 10,
             "track_total_hits": false,
@@ -450,46 +431,42 @@ async fn point_in_time_keeps_a_stable_view_while_the_index_changes() {
     opensearch::delete_index(&client, &index).await;
 }
 
+/// Sets the status of document `id` (routed by `a.test`) if it is still at `version` (its sequence
+/// number and primary term).
+async fn set_status_if(
+    client: &Elasticsearch,
+    index: &str,
+    id: &str,
+    version: (i64, i64),
+    status: &str,
+) -> elasticsearch::http::response::Response {
+    client
+        .update(UpdateParts::IndexId(index, id))
+        .routing("a.test")
+        .if_seq_no(version.0)
+        .if_primary_term(version.1)
+        .body(json!({ "doc": { "status": status } }))
+        .send()
+        .await
+        .expect("conditional update")
+}
+
 #[tokio::test]
 async fn conditional_update_detects_a_concurrent_change() {
     let client = opensearch::client().await;
     let index = fixture_index(&client, "caps-cas").await;
     let id = "https://a.test/1";
 
-    let current: Value = client
-        .get(GetParts::IndexId(&index, id))
-        .routing("a.test")
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("get answer");
+    let current = get_doc(&client, &index, id, Some("a.test")).await;
     let seq_no = current["_seq_no"].as_i64().expect("_seq_no");
     let primary_term = current["_primary_term"].as_i64().expect("_primary_term");
 
     // The first writer holding (seq_no, primary_term) wins...
-    let first = client
-        .update(UpdateParts::IndexId(&index, id))
-        .routing("a.test")
-        .if_seq_no(seq_no)
-        .if_primary_term(primary_term)
-        .body(json!({ "doc": { "status": "FETCHED" } }))
-        .send()
-        .await
-        .expect("first conditional update");
+    let first = set_status_if(&client, &index, id, (seq_no, primary_term), "FETCHED").await;
     assert_eq!(first.status_code().as_u16(), 200);
 
     // ...and a second writer holding the same, now stale, pair is refused.
-    let second = client
-        .update(UpdateParts::IndexId(&index, id))
-        .routing("a.test")
-        .if_seq_no(seq_no)
-        .if_primary_term(primary_term)
-        .body(json!({ "doc": { "status": "ERROR" } }))
-        .send()
-        .await
-        .expect("second conditional update");
+    let second = set_status_if(&client, &index, id, (seq_no, primary_term), "ERROR").await;
     assert_eq!(second.status_code().as_u16(), 409);
     let refusal: Value = second.json().await.expect("refusal");
     assert_eq!(
@@ -497,15 +474,7 @@ async fn conditional_update_detects_a_concurrent_change() {
         json!("version_conflict_engine_exception")
     );
 
-    let after: Value = client
-        .get(GetParts::IndexId(&index, id))
-        .routing("a.test")
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("get answer");
+    let after = get_doc(&client, &index, id, Some("a.test")).await;
     assert_eq!(after["_source"]["status"], json!("FETCHED"));
     opensearch::delete_index(&client, &index).await;
 }
@@ -548,14 +517,7 @@ async fn scripted_upsert_creates_then_keeps_the_earliest_due_date() {
             (200, json!("updated")),
         ]
     );
-    let doc: Value = client
-        .get(GetParts::IndexId(&index, "queue-a.test"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("get answer");
+    let doc = get_doc(&client, &index, "queue-a.test", None).await;
     assert_eq!(doc["_source"]["nextDue"], json!("2020-01-02T00:00:00Z"));
     assert_eq!(doc["_source"]["writes"], json!(3));
     opensearch::delete_index(&client, &index).await;

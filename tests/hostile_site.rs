@@ -3,13 +3,14 @@
 //! HTML. Every URL ends with the right status within its timeout, memory stays bounded, and the crawl
 //! goes on.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-use squall::config::ConfigBuilder;
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::model::{Status, keys};
-use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
-use squall_testsite::{ExpectedStatus, HostileSite};
+use squall::topology::StopReason;
+use squall_testsite::HostileSite;
+use support::crawler::{self, expected_status};
 
 /// Peak resident memory of this process, from /proc (Linux).
 fn peak_rss_bytes() -> Option<u64> {
@@ -19,52 +20,32 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-fn as_status(expected: ExpectedStatus) -> Status {
-    match expected {
-        ExpectedStatus::Fetched => Status::Fetched,
-        ExpectedStatus::Redirection => Status::Redirection,
-        ExpectedStatus::FetchError => Status::FetchError,
-        ExpectedStatus::RobotsDenied => Status::Error,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_site_gets_the_right_statuses_with_bounded_memory() {
     let site = HostileSite::start().await.expect("hostile site");
     let timeout_secs = 3.0;
     let content_limit = 1024 * 1024;
     let outlink_cap = 300;
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-test")
-        .and_then(|b| b.set("fetcher.server.delay=0"))
-        .and_then(|b| b.set("fetcher.threads.per.queue=4"))
-        .and_then(|b| b.set("spout.min.delay.queries=50"))
+    let config = crawler::config(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0",
+        "fetcher.threads.per.queue=4",
+        "spout.min.delay.queries=50",
         // One host and no politeness delay: write statuses often, so its next URLs come soon.
-        .and_then(|b| b.set("status.updater.flush.interval=0.1"))
-        .and_then(|b| b.set(&format!("http.timeout={timeout_secs}")))
-        .and_then(|b| b.set(&format!("http.content.limit={content_limit}")))
-        .and_then(|b| b.set(&format!("parser.emitOutlinks.max.per.page={outlink_cap}")))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
-        .and_then(|b| b.build())
-        .expect("config");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
-    let mut builder = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone());
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
-    let crawler = builder.build().expect("crawler");
+        "status.updater.flush.interval=0.1",
+        &format!("http.timeout={timeout_secs}"),
+        &format!("http.content.limit={content_limit}"),
+        &format!("parser.emitOutlinks.max.per.page={outlink_cap}"),
+        "urlfilter.ignore.outside.host=true",
+    ]);
+    let (builder, frontier, _dir) = crawler::embedded(config);
+    let crawler = crawler::resolve_hosts(builder, site.host_names(), site.addr())
+        .build()
+        .expect("crawler");
     let seeds = site.seeds();
     crawler.inject(seeds.iter().map(String::as_str)).await;
     let started = Instant::now();
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            max_duration: Some(Duration::from_secs(120)),
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler::run_until_idle(crawler, Some(Duration::from_secs(120))).await;
     assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
     assert!(started.elapsed() < Duration::from_secs(120));
 
@@ -91,7 +72,7 @@ async fn a_hostile_site_gets_the_right_statuses_with_bounded_memory() {
             .outcome
             .allowed_statuses()
             .iter()
-            .map(|s| as_status(*s))
+            .map(|s| expected_status(*s))
             .collect();
         match &stored {
             Some(s) if allowed.contains(&s.status) => {}

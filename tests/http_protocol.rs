@@ -1,6 +1,8 @@
 //! HTTP behaviour against real servers on loopback: conditional re-fetches, redirects followed or
 //! recorded, the private-address guard, and links found only inside `<noscript>`.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -8,10 +10,12 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use squall::config::{ConfigBuilder, CrawlConfig};
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::config::CrawlConfig;
+use squall::frontier::EmbeddedFrontier;
 use squall::model::{Status, keys};
-use squall::topology::{CrawlerBuilder, RunLimits};
+use squall::topology::RunLimits;
+use support::crawler;
+use support::http::html;
 
 type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
@@ -50,34 +54,21 @@ async fn serve(State(seen): State<Seen>, headers: HeaderMap, uri: Uri) -> Respon
     }
 }
 
-fn html(body: &'static str) -> Response {
-    ([(header::CONTENT_TYPE, "text/html")], body).into_response()
-}
-
 async fn server() -> (std::net::SocketAddr, Seen) {
     let seen: Seen = Arc::default();
-    let app = Router::new().fallback(serve).with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let addr = support::http::serve(Router::new().fallback(serve).with_state(seen.clone())).await;
     (addr, seen)
 }
 
 fn config(extra: &[&str]) -> CrawlConfig {
-    let mut builder = ConfigBuilder::new()
-        .set("http.agent.name=squall-test")
-        .and_then(|b| b.set("fetcher.server.delay=0"))
-        .and_then(|b| b.set("spout.min.delay.queries=50"))
-        .and_then(|b| b.set("spout.ttl.purgatory=0"))
-        .expect("config");
-    for assignment in extra {
-        builder = builder.set(assignment).expect("override");
-    }
-    builder.build().expect("valid config")
+    let mut settings = vec![
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0",
+        "spout.min.delay.queries=50",
+        "spout.ttl.purgatory=0",
+    ];
+    settings.extend_from_slice(extra);
+    crawler::config(&settings)
 }
 
 async fn crawl(
@@ -86,13 +77,8 @@ async fn crawl(
     addr: std::net::SocketAddr,
     limits: RunLimits,
 ) -> (EmbeddedFrontier, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
-    let crawler = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
-        .resolve("site.test", addr)
-        .build()
-        .expect("crawler");
+    let (builder, frontier, dir) = crawler::embedded(config);
+    let crawler = builder.resolve("site.test", addr).build().expect("crawler");
     crawler.inject(seeds.iter().map(String::as_str)).await;
     crawler.run(limits).await;
     (frontier, dir)

@@ -30,9 +30,9 @@ use squall_testsite::{RequestRecord, Site, SiteSpec};
 
 mod support;
 
-use support::binary::site_args;
+use support::binary::{queue_frontier_args, set_args, site_args};
 use support::crawl_process::CrawlProcess as Crawler;
-use support::fetch_log::{Fetch, read_log};
+use support::fetch_log::{Fetch, by_host, politeness_problem, read_log};
 use support::opensearch;
 
 /// Crawl processes sharing the frontier.
@@ -68,41 +68,32 @@ fn agent(p: usize) -> String {
 
 /// Starts crawl process `index` on the two indices, its files in `dir`.
 fn start_crawler(index: usize, dir: &Path, urls: &str, queues: &str, site: &Site) -> Crawler {
-    let mut args: Vec<String> = [
-        "--frontier",
-        "opensearch",
-        "--es-url",
+    let secs = |d: Duration| d.as_secs_f64().to_string();
+    let mut args = queue_frontier_args(
         &opensearch::base_url(),
-        "--spout",
-        "queue",
-        "--es-index",
         urls,
-        "--es-queues-index",
         queues,
-        "--es-shards",
-        "2",
-        "--es-replicas",
-        "0",
-        "--instance-id",
+        (2, 0),
         &format!("proc-{index}"),
-        "--lease-ttl",
-        &LEASE_TTL.as_secs_f64().to_string(),
-        "--max-hold",
-        &MAX_HOLD.as_secs_f64().to_string(),
-        "--until-idle",
-        "--max-duration",
-        &DEADLINE.as_secs_f64().to_string(),
-        "--set",
+    );
+    args.extend(
+        [
+            "--lease-ttl",
+            &secs(LEASE_TTL),
+            "--max-hold",
+            &secs(MAX_HOLD),
+            "--until-idle",
+            "--max-duration",
+            &secs(DEADLINE),
+        ]
+        .map(str::to_string),
+    );
+    args.extend(set_args(&[
         &format!("http.agent.name={}", agent(index)),
-        "--set",
-        &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
-        "--set",
+        &format!("fetcher.server.delay={}", secs(DELAY)),
         "spout.min.delay.queries=200",
-        "--set",
         &SiteSpec::exclude_outside_hosts(),
-    ]
-    .map(str::to_string)
-    .to_vec();
+    ]));
     args.extend(site_args(site));
     Crawler::start(index, dir, &args, &[])
 }
@@ -391,13 +382,8 @@ fn check_politeness(fetches: &[Fetch], faults: Option<Faults>) -> Vec<String> {
     let delay = TimeDelta::from_std(DELAY).unwrap_or_default();
     // Log times are truncated to milliseconds.
     let slack = TimeDelta::milliseconds(1);
-    let mut by_host: BTreeMap<&str, Vec<&Fetch>> = BTreeMap::new();
-    for fetch in fetches {
-        by_host.entry(&fetch.key).or_default().push(fetch);
-    }
     let mut problems = Vec::new();
-    for (host, mut list) in by_host {
-        list.sort_by_key(|f| f.started);
+    for (host, list) in by_host(fetches) {
         for (i, a) in list.iter().enumerate() {
             let (a_start, a_end) = busy_interval(a, faults);
             for b in &list[i + 1..] {
@@ -408,14 +394,11 @@ fn check_politeness(fetches: &[Fetch], faults: Option<Faults>) -> Vec<String> {
                 if b_start >= a_end + delay - slack || a_start >= b_end + delay - slack {
                     continue;
                 }
-                let what = if b_start < a_end && a_start < b_end {
-                    "fetched by two processes at once"
-                } else {
-                    "fetched by two processes closer than the delay"
-                };
-                problems.push(format!(
-                    "{host} {what}:\n  process {}: {}\n  process {}: {}",
-                    a.process, a.line, b.process, b.line
+                problems.push(politeness_problem(
+                    host,
+                    b_start < a_end && a_start < b_end,
+                    a,
+                    b,
                 ));
             }
         }

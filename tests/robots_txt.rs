@@ -1,5 +1,7 @@
 //! robots.txt end to end: real sites on loopback answering robots.txt in every way RFC 9309 covers.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -9,10 +11,10 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use squall::config::ConfigBuilder;
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::frontier::EmbeddedFrontier;
 use squall::model::{Status, keys};
-use squall::topology::{CrawlerBuilder, RunLimits};
+use support::crawler;
+use support::http::html;
 
 type Log = Arc<Mutex<Vec<(String, String, std::time::Instant)>>>;
 
@@ -33,7 +35,6 @@ async fn serve(State(log): State<Log>, headers: HeaderMap, uri: Uri) -> Response
         .and_then(|h| h.split(':').nth(1))
         .unwrap_or("80")
         .to_string();
-    let html = |body: String| ([(header::CONTENT_TYPE, "text/html")], body).into_response();
     match (host.as_str(), path.as_str()) {
         ("rules.test", "/robots.txt") => {
             "User-agent: otherbot\nDisallow: /\n\nUser-agent: squall\nDisallow: /private/\nAllow: /private/open\n"
@@ -60,11 +61,10 @@ async fn serve(State(log): State<Log>, headers: HeaderMap, uri: Uri) -> Response
             .into_response(),
         (_, "/") => html(
             "<a href=/private/secret>s</a><a href=/private/open>o</a><a href=/x>x</a><a href=/a>a</a>\
-             <a href=/b>b</a><a href=/c>c</a>"
-                .to_string(),
+             <a href=/b>b</a><a href=/c>c</a>",
         ),
         (_, "/robots.txt") => StatusCode::NOT_FOUND.into_response(),
-        _ => html("leaf".to_string()),
+        _ => html("leaf"),
     }
 }
 
@@ -101,26 +101,14 @@ impl Crawl {
 
 async fn crawl(hosts: &[&str]) -> Crawl {
     let log: Log = Arc::default();
-    let app = Router::new().fallback(serve).with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall")
-        .and_then(|b| b.set("fetcher.server.delay=0"))
-        .and_then(|b| b.set("spout.min.delay.queries=50"))
-        .and_then(|b| b.set("urlfilter.ignore.outside.host=true"))
-        .and_then(|b| b.set("http.timeout=5"))
-        .and_then(|b| b.build())
-        .expect("config");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
-    let mut builder = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone());
+    let addr = support::http::serve(Router::new().fallback(serve).with_state(log.clone())).await;
+    let (mut builder, frontier, dir) = crawler::embedded(crawler::config(&[
+        "http.agent.name=squall",
+        "fetcher.server.delay=0",
+        "spout.min.delay.queries=50",
+        "urlfilter.ignore.outside.host=true",
+        "http.timeout=5",
+    ]));
     for host in hosts {
         // Nothing listens on 127.0.0.2 at this port: that host is unreachable.
         let target = if *host == "unreachable.test" {
@@ -136,13 +124,7 @@ async fn crawl(hosts: &[&str]) -> Crawl {
         .map(|h| format!("http://{h}:{}/", addr.port()))
         .collect();
     crawler.inject(seeds.iter().map(String::as_str)).await;
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            max_duration: Some(Duration::from_secs(60)),
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler::run_until_idle(crawler, Some(Duration::from_secs(60))).await;
     assert!(summary.clean_shutdown, "{summary}");
     Crawl {
         port: addr.port(),

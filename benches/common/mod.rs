@@ -54,6 +54,14 @@ pub fn quick() -> bool {
 
 pub mod frontier_data;
 
+/// Arguments of the crawl binary: shared with the integration tests.
+#[path = "../../tests/support/binary.rs"]
+pub mod binary;
+
+/// In-process crawls of a test site: shared with the integration tests.
+#[path = "../../tests/support/crawler.rs"]
+pub mod crawler;
+
 /// The engine address of the benchmarks that need one: `SQUALL_BENCH_ES`, default the local node.
 pub fn engine_url() -> String {
     std::env::var("SQUALL_BENCH_ES").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string())
@@ -103,4 +111,55 @@ pub fn crawl_binary() -> std::path::PathBuf {
         );
     }
     binary
+}
+
+/// Starts the generated site with `hosts` hosts of `pages_per_host` pages, every host in scope (no
+/// outside hosts) and no robots.txt rules.
+pub async fn start_closed_site(hosts: usize, pages_per_host: usize) -> squall_testsite::Site {
+    let spec = squall_testsite::SiteSpec {
+        hosts,
+        pages_per_host,
+        outside_hosts: 0,
+        robots_host: None,
+        ..squall_testsite::SiteSpec::default()
+    };
+    match squall_testsite::Site::start(spec).await {
+        Ok(site) => site,
+        Err(e) => panic!("site: {e}"),
+    }
+}
+
+/// The directory `name` under the system's temporary directory, emptied (of an earlier run).
+pub fn fresh_temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        panic!("{}: {e}", dir.display());
+    }
+    dir
+}
+
+/// Starts crawl process `p`: `binary` with `args`, no input, its output in `stdout-{p}.txt` and
+/// `stderr-{p}.txt` of `dir`.
+pub fn spawn_crawler(
+    binary: &std::path::Path,
+    args: &[String],
+    dir: &std::path::Path,
+    p: usize,
+) -> std::process::Child {
+    use std::process::{Command, Stdio};
+    let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
+        Ok(file) => Stdio::from(file),
+        Err(e) => panic!("{}: {e}", dir.display()),
+    };
+    match Command::new(binary)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(output("stdout"))
+        .stderr(output("stderr"))
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => panic!("starting {}: {e}", binary.display()),
+    }
 }

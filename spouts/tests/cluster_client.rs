@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::migrate::{Checkpoint, MigrationOptions, migrate};
@@ -35,15 +35,7 @@ async fn write(client: &EsClient, index: &str, from: u32, to: u32) {
         lines.push(json!({ "index": { "_index": index, "_id": i.to_string() } }));
         lines.push(json!({ "n": i }));
     }
-    let answer = client
-        .request(
-            Method::Post,
-            "/_bulk",
-            &[("refresh", "wait_for")],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .expect("bulk write through the cluster");
+    let answer = support::bulk_with(client, index, "wait_for", lines).await;
     assert_eq!(answer["errors"], json!(false), "{answer}");
 }
 
@@ -53,18 +45,10 @@ async fn write_and_count(client: &EsClient, index: &str, from: u32) {
     for round in 0..10 {
         write(client, index, from + round * 50, from + 50 + round * 50).await;
         assert_eq!(
-            count(client, index).await,
+            support::count(client, index).await,
             u64::from(from + 50 + round * 50)
         );
     }
-}
-
-async fn count(client: &EsClient, index: &str) -> u64 {
-    let answer: Value = client
-        .request(Method::Get, &format!("/{index}/_count"), &[], None)
-        .await
-        .expect("count through the cluster");
-    answer["count"].as_u64().expect("a count")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,7 +116,7 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
         )
         .await
         .expect("the cluster is green again");
-    assert_eq!(count(&client, index).await, 1500);
+    assert_eq!(support::count(&client, index).await, 1500);
 
     for kind in [
         support::Kind::Aggregation,

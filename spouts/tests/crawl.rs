@@ -4,11 +4,10 @@ mod support;
 
 use std::time::Duration;
 
-use squall::config::ConfigBuilder;
 use squall::frontier::StatusStore;
-use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
-use squall_testsite::{Site, SiteSpec};
-use support::Kind;
+use squall::topology::{CrawlerBuilder, StopReason};
+use squall_testsite::SiteSpec;
+use support::{Kind, crawler};
 
 async fn crawl_site(kind: Kind) {
     let client = support::client().await;
@@ -41,13 +40,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
 
     let client = support::client().await;
     let index = support::unique_index("sc-crawl");
-    let site = Site::start(SiteSpec {
-        hosts: 4,
-        pages_per_host: 10,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
+    let site = crawler::start_site(4, 10).await;
     // StormCrawler's published mapping, and its seeds as StormCrawler's injector writes them, with
     // the key in metadata.hostname (as news-crawl configures it).
     support::stormcrawler_index(&client, &index).await;
@@ -63,15 +56,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
             "nextFetchDate": "2024-01-01T00:00:00.000Z",
             "metadata": { "hostname": [host], "depth": ["0"] } }));
     }
-    client
-        .request(
-            Method::Post,
-            &format!("/{index}/_bulk"),
-            &[("refresh", "true")],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .expect("seed the index");
+    support::bulk(&client, &index, lines).await;
 
     let key_field = KeyField::parse("metadata.hostname");
     let store = EsStatusStore::new(
@@ -89,30 +74,22 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
             ..support::spout_settings(&index)
         },
     );
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-test")
-        .and_then(|b| b.set("fetcher.server.delay=0.05"))
-        .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
-        .and_then(|b| b.build())
-        .expect("config");
-    let mut builder = CrawlerBuilder::new(config).frontier(spout, store.clone());
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
+    let config = crawler::config(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.05",
+        "spout.min.delay.queries=200",
+        &SiteSpec::exclude_outside_hosts(),
+    ]);
+    let builder = CrawlerBuilder::new(config).frontier(spout, store.clone());
     // The seeds are given again, as when resuming any crawl: they define the scope, and, already in
     // the index, they are left as StormCrawler wrote them (DISCOVERED is create-only).
-    let crawler = builder.build().expect("crawler");
+    let crawler = crawler::resolve_site(builder, &site)
+        .build()
+        .expect("crawler");
     let seeds = site.seeds();
     let report = crawler.inject(seeds.iter().map(String::as_str)).await;
     assert_eq!(report.accepted, seeds.len());
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            max_duration: Some(Duration::from_secs(120)),
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler::run_until_idle(crawler, Some(Duration::from_secs(120))).await;
     assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
     let problems = site.expected().check_requests(&site.requests());
     assert!(problems.is_empty(), "{problems:#?}");

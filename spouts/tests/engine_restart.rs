@@ -10,13 +10,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use squall::config::ConfigBuilder;
 use squall::frontier::StatusStore;
 use squall::message::{CrawlEvent, CrawlObserver};
-use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
+use squall::topology::StopReason;
 use squall_spouts::client::{ConnectionSettings, EsClient};
-use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
-use squall_testsite::{Site, SiteSpec};
+use squall_testsite::SiteSpec;
+use support::crawler;
 
 const PORT: &str = "9250";
 
@@ -75,55 +74,27 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
     connection.max_retries = 12;
     connection.max_backoff = Duration::from_secs(4);
     let client = EsClient::new(connection).expect("client");
-    let index = support::unique_index("restart");
-    ensure_status_index(
-        &client,
-        &IndexSettings {
-            name: index.clone(),
-            shards: 2,
-            replicas: 0,
-            refresh_interval: "1s".to_string(),
-        },
-    )
-    .await
-    .expect("status index");
+    let index = support::status_index_with(&client, "restart", 2, 0).await;
 
-    let site = Site::start(SiteSpec {
-        hosts: 6,
-        pages_per_host: 20,
-        ..SiteSpec::default()
-    })
-    .await
-    .expect("site");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-test")
-        .and_then(|b| b.set("fetcher.server.delay=0.3"))
-        .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set(&SiteSpec::exclude_outside_hosts()))
-        .and_then(|b| b.set("topology.shutdown.timeout=60"))
-        .and_then(|b| b.build())
-        .expect("config");
-    let store = support::store(&client, &index);
+    let site = crawler::start_site(6, 20).await;
+    let config = crawler::config(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.3",
+        "spout.min.delay.queries=200",
+        &SiteSpec::exclude_outside_hosts(),
+        "topology.shutdown.timeout=60",
+    ]);
+    let (builder, store) = support::crawler_on(config, support::Kind::Aggregation, &client, &index);
     let pages = Arc::new(Pages::default());
-    let mut builder = CrawlerBuilder::new(config)
-        .spout(support::spout(
-            support::Kind::Aggregation,
-            &client,
-            support::spout_settings(&index),
-        ))
-        .status_store(Arc::new(store.clone()))
-        .observer(pages.clone());
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
-    let crawler = builder.build().expect("crawler");
+    let crawler = crawler::resolve_site(builder.observer(pages.clone()), &site)
+        .build()
+        .expect("crawler");
     let seeds = site.seeds();
     crawler.inject(seeds.iter().map(String::as_str)).await;
-    let crawl = tokio::spawn(crawler.run(RunLimits {
-        until_idle: true,
-        max_duration: Some(Duration::from_secs(300)),
-        ..RunLimits::default()
-    }));
+    let crawl = tokio::spawn(crawler::run_until_idle(
+        crawler,
+        Some(Duration::from_secs(300)),
+    ));
 
     // Mid-crawl: stop the engine, leave it down a moment, start it again with the same data.
     while pages.0.load(Ordering::Relaxed) < 30 {

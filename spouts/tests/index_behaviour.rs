@@ -149,15 +149,7 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
         lines.push(json!({ "index": { "_id": document_id(url), "routing": doc["metadata"]["hostname"][0] } }));
         lines.push(doc.clone());
     }
-    client
-        .request(
-            Method::Post,
-            &format!("/{index}/_bulk"),
-            &[("refresh", "true")],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .expect("load fixture");
+    support::bulk(&client, &index, lines).await;
 
     let key_field = KeyField::parse("metadata.hostname");
     let mut spout = AggregationSpout::new(

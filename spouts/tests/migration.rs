@@ -101,21 +101,23 @@ async fn build_source(client: &EsClient, style: KeyStyle) -> Source {
         lines.push(json!({ "index": { "_index": name, "_id": id } }));
         lines.push(doc.clone());
     }
-    let answer = client
-        .request(
-            Method::Post,
-            "/_bulk",
-            &[("refresh", "true")],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .expect("fill the source");
+    let answer = support::bulk(client, &name, lines).await;
     assert_eq!(answer["errors"], json!(false), "{answer}");
     Source {
         name,
         docs,
         expected,
     }
+}
+
+/// A client, a fresh source index in `style`, a temporary directory and the migration options
+/// for them: what most tests start from.
+async fn setup(style: KeyStyle) -> (EsClient, Source, tempfile::TempDir, MigrationOptions) {
+    let client = support::client().await;
+    let source = build_source(&client, style).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = options(&source, dir.path(), style);
+    (client, source, dir, options)
 }
 
 fn options(source: &Source, dir: &Path, style: KeyStyle) -> MigrationOptions {
@@ -144,15 +146,6 @@ async fn get(client: &EsClient, index: &str, id: &str) -> Option<Value> {
         Err(error) if error.status() == Some(404) => None,
         Err(error) => panic!("GET {index}/{id}: {error}"),
     }
-}
-
-async fn doc_count(client: &EsClient, index: &str) -> u64 {
-    client
-        .request(Method::Get, &format!("/{index}/_count"), &[], None)
-        .await
-        .expect("count")["count"]
-        .as_u64()
-        .expect("a count")
 }
 
 async fn exists(client: &EsClient, index: &str) -> bool {
@@ -187,7 +180,7 @@ async fn check_urls(client: &EsClient, source: &Source, options: &MigrationOptio
         assert_eq!(copied, expected, "document {id}");
     }
     assert_eq!(
-        doc_count(client, &options.urls).await,
+        support::count(client, &options.urls).await,
         source.docs.len() as u64
     );
 }
@@ -195,7 +188,7 @@ async fn check_urls(client: &EsClient, source: &Source, options: &MigrationOptio
 /// One queue per key, with `nextDue` = the earliest date of its URLs (none for `never.test`).
 async fn check_queues(client: &EsClient, source: &Source, options: &MigrationOptions) {
     assert_eq!(
-        doc_count(client, &options.queues).await,
+        support::count(client, &options.queues).await,
         source.expected.len() as u64
     );
     for (key, due) in &source.expected {
@@ -219,10 +212,7 @@ async fn cleanup(client: &EsClient, indices: &[&str]) {
 
 #[tokio::test]
 async fn a_stopped_migration_resumes_and_a_second_run_is_harmless() {
-    let client = support::client().await;
-    let source = build_source(&client, KeyStyle::TopLevel).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut options = options(&source, dir.path(), KeyStyle::TopLevel);
+    let (client, source, _dir, mut options) = setup(KeyStyle::TopLevel).await;
     let total = source.docs.len() as u64;
     assert_eq!(total, 305);
     assert_eq!(source.expected.len(), HOSTS + 1);
@@ -294,7 +284,7 @@ async fn a_stopped_migration_resumes_and_a_second_run_is_harmless() {
     check_queues(&client, &source, &options).await;
 
     // The source is untouched.
-    assert_eq!(doc_count(&client, &source.name).await, total);
+    assert_eq!(support::count(&client, &source.name).await, total);
     for (id, original) in source.docs.iter().take(10) {
         assert_eq!(
             get(&client, &source.name, id).await.as_ref(),
@@ -306,10 +296,7 @@ async fn a_stopped_migration_resumes_and_a_second_run_is_harmless() {
 
 #[tokio::test]
 async fn keys_in_metadata_are_kept_or_computed() {
-    let client = support::client().await;
-    let source = build_source(&client, KeyStyle::MetadataHostname).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut options = options(&source, dir.path(), KeyStyle::MetadataHostname);
+    let (client, source, _dir, mut options) = setup(KeyStyle::MetadataHostname).await;
     options.batch_size = 64;
     options.partition_mode = PartitionMode::ByHost;
     let report = migrate(&client, &options).await.expect("migration");
@@ -340,10 +327,7 @@ async fn keys_in_metadata_are_kept_or_computed() {
 
 #[tokio::test]
 async fn a_dry_run_writes_nothing() {
-    let client = support::client().await;
-    let source = build_source(&client, KeyStyle::TopLevel).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut options = options(&source, dir.path(), KeyStyle::TopLevel);
+    let (client, source, _dir, mut options) = setup(KeyStyle::TopLevel).await;
     options.dry_run = true;
     let report = migrate(&client, &options).await.expect("dry run");
     assert!(report.dry_run && report.completed);
@@ -367,7 +351,7 @@ async fn a_dry_run_writes_nothing() {
     assert!(!exists(&client, &options.queues).await);
     assert!(!options.checkpoint.exists());
     assert_eq!(
-        doc_count(&client, &source.name).await,
+        support::count(&client, &source.name).await,
         source.docs.len() as u64
     );
     cleanup(&client, &[&source.name]).await;
@@ -375,10 +359,7 @@ async fn a_dry_run_writes_nothing() {
 
 #[tokio::test]
 async fn the_checks_find_a_broken_invariant_and_missing_queues() {
-    let client = support::client().await;
-    let source = build_source(&client, KeyStyle::TopLevel).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let options = options(&source, dir.path(), KeyStyle::TopLevel);
+    let (client, source, _dir, options) = setup(KeyStyle::TopLevel).await;
     let report = migrate(&client, &options).await.expect("migration");
     assert!(report.verification.ok);
 

@@ -11,9 +11,8 @@ use squall::frontier::{BusyUrls, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_spouts::client::EsClient;
-use squall_spouts::client::Method;
 use squall_spouts::client::indices::ensure_index;
-use squall_spouts::queue::schema::{queue_id, queues_index_body};
+use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::status_index::schema::KeyField;
 
@@ -43,6 +42,11 @@ fn write(url: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> Sta
         next_fetch: due_in.map(|d| Utc::now() + d),
         queue: Default::default(),
     }
+}
+
+/// A DISCOVERED write of `url`, due `due_in` from now.
+fn discovered(url: &str, key: &str, due_in: TimeDelta) -> StatusWrite {
+    write(url, key, Status::Discovered, Some(due_in))
 }
 
 #[tokio::test]
@@ -78,18 +82,8 @@ async fn the_writer_keeps_next_due_at_the_earliest_url_and_creates_queues_at_onc
     let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
     let outcomes = store
         .store(vec![
-            write(
-                "http://a.test/later",
-                "a.test",
-                Status::Discovered,
-                Some(TimeDelta::hours(2)),
-            ),
-            write(
-                "http://a.test/sooner",
-                "a.test",
-                Status::Discovered,
-                Some(TimeDelta::hours(1)),
-            ),
+            discovered("http://a.test/later", "a.test", TimeDelta::hours(2)),
+            discovered("http://a.test/sooner", "a.test", TimeDelta::hours(1)),
             write("http://b.test/never", "b.test", Status::Error, None),
         ])
         .await;
@@ -97,53 +91,19 @@ async fn the_writer_keeps_next_due_at_the_earliest_url_and_creates_queues_at_onc
     // A later write with an earlier date lowers it; one with a later date does not raise it.
     let outcomes = store
         .store(vec![
-            write(
-                "http://a.test/soonest",
-                "a.test",
-                Status::Discovered,
-                Some(TimeDelta::minutes(30)),
-            ),
-            write(
-                "http://a.test/much-later",
-                "a.test",
-                Status::Discovered,
-                Some(TimeDelta::days(3)),
-            ),
+            discovered("http://a.test/soonest", "a.test", TimeDelta::minutes(30)),
+            discovered("http://a.test/much-later", "a.test", TimeDelta::days(3)),
         ])
         .await;
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
-    let queue = client
-        .request(
-            Method::Get,
-            &format!("/{queues}/_doc/{}", queue_id("a.test")),
-            &[],
-            None,
-        )
+    let queue = support::queue_doc(&client, &queues, "a.test")
         .await
         .expect("queue a.test exists");
     let next_due = queue["_source"]["nextDue"].as_str().expect("nextDue");
-    let soonest = client
-        .request(
-            Method::Get,
-            &format!(
-                "/{urls}/_doc/{}",
-                squall_spouts::status_index::schema::document_id("http://a.test/soonest")
-            ),
-            &[],
-            None,
-        )
-        .await
-        .expect("url doc");
+    let soonest = support::url_doc(&client, &urls, "http://a.test/soonest").await;
     assert_eq!(Some(next_due), soonest["_source"]["nextFetchDate"].as_str());
     // A key whose only URL is never due gets no queue that could ever become due.
-    let b = client
-        .request(
-            Method::Get,
-            &format!("/{queues}/_doc/{}", queue_id("b.test")),
-            &[],
-            None,
-        )
-        .await;
+    let b = support::queue_doc(&client, &queues, "b.test").await;
     assert!(
         b.is_err(),
         "no queue for a key with nothing ever due: {b:?}"
@@ -194,13 +154,7 @@ async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
         "nothing is lost: the unprocessed URLs come back"
     );
     assert_eq!(second.held_keys(), ["shared.test"]);
-    let doc = client
-        .request(
-            Method::Get,
-            &format!("/{queues}/_doc/{}", queue_id("shared.test")),
-            &[],
-            None,
-        )
+    let doc = support::queue_doc(&client, &queues, "shared.test")
         .await
         .expect("queue");
     assert_eq!(doc["_source"]["leaseOwner"], json!("second"));
@@ -213,18 +167,8 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
     let client = support::client().await;
     let (urls, queues) = indices(&client).await;
     let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
-    let first = write(
-        "http://held.test/a",
-        "held.test",
-        Status::Discovered,
-        Some(TimeDelta::seconds(-1)),
-    );
-    let later = write(
-        "http://held.test/b",
-        "held.test",
-        Status::Discovered,
-        Some(TimeDelta::days(1)),
-    );
+    let first = discovered("http://held.test/a", "held.test", TimeDelta::seconds(-1));
+    let later = discovered("http://held.test/b", "held.test", TimeDelta::days(1));
     assert!(
         store
             .store(vec![first, later])
@@ -262,27 +206,10 @@ async fn a_date_written_while_the_queue_is_held_survives_its_release() {
         "the drained queue is given back"
     );
 
-    let queue = client
-        .request(
-            Method::Get,
-            &format!("/{queues}/_doc/{}", queue_id("held.test")),
-            &[],
-            None,
-        )
+    let queue = support::queue_doc(&client, &queues, "held.test")
         .await
         .expect("queue");
-    let url = client
-        .request(
-            Method::Get,
-            &format!(
-                "/{urls}/_doc/{}",
-                squall_spouts::status_index::schema::document_id("http://held.test/a")
-            ),
-            &[],
-            None,
-        )
-        .await
-        .expect("url doc");
+    let url = support::url_doc(&client, &urls, "http://held.test/a").await;
     assert_eq!(
         queue["_source"]["nextDue"].as_str(),
         url["_source"]["nextFetchDate"].as_str(),
@@ -329,28 +256,11 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
     );
     store.flush().await.expect("refresh");
 
-    let doc = client
-        .request(
-            Method::Get,
-            &format!("/{queues}/_doc/{}", queue_id("slow.test")),
-            &[],
-            None,
-        )
+    let doc = support::queue_doc(&client, &queues, "slow.test")
         .await
         .expect("queue");
     assert_eq!(doc["_source"]["crawlDelaySeconds"], json!(2.5));
-    let url_doc = client
-        .request(
-            Method::Get,
-            &format!(
-                "/{urls}/_doc/{}",
-                squall_spouts::status_index::schema::document_id("http://slow.test/1")
-            ),
-            &[],
-            None,
-        )
-        .await
-        .expect("url");
+    let url_doc = support::url_doc(&client, &urls, "http://slow.test/1").await;
     assert!(
         url_doc["_source"]["metadata"]
             .get("queue%2Ecrawl%2Edelay")

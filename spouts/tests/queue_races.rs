@@ -13,9 +13,9 @@ use squall::model::{CrawlUrl, Status};
 use squall_spouts::client::Method;
 use squall_spouts::client::indices::ensure_index;
 use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::queue::schema::{queue_id, queues_index_body};
+use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::status_index::schema::{KeyField, document_id};
+use squall_spouts::status_index::schema::KeyField;
 
 struct Frontier {
     client: EsClient,
@@ -87,30 +87,14 @@ impl Frontier {
     }
 
     async fn queue(&self, key: &str) -> Value {
-        let doc = self
-            .client
-            .request(
-                Method::Get,
-                &format!("/{}/_doc/{}", self.queues, queue_id(key)),
-                &[],
-                None,
-            )
+        let doc = support::queue_doc(&self.client, &self.queues, key)
             .await
             .expect("queue doc");
         doc["_source"].clone()
     }
 
     async fn url_due(&self, url: &str) -> Option<String> {
-        let doc = self
-            .client
-            .request(
-                Method::Get,
-                &format!("/{}/_doc/{}", self.urls, document_id(url)),
-                &[],
-                None,
-            )
-            .await
-            .expect("url doc");
+        let doc = support::url_doc(&self.client, &self.urls, url).await;
         doc["_source"]["nextFetchDate"].as_str().map(str::to_string)
     }
 

@@ -9,11 +9,10 @@ use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use serde_json::json;
-use squall::config::ConfigBuilder;
 use squall::frontier::{BusyUrls, Spout};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, PartitionMode, Status, partition_key};
-use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
+use squall::topology::{CrawlerBuilder, StopReason};
 use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
 use squall_spouts::status_index::index::{check_routing, routing_for, sample_routing};
@@ -21,36 +20,15 @@ use squall_spouts::status_index::schema::{KeyField, document_id, status_document
 use squall_spouts::status_index::spouts::{AggregationSpout, CollapsingSpout, HybridSpout};
 use squall_spouts::{EsStatusStore, Routing, WriterSettings};
 use squall_testsite::{Site, SiteSpec};
-use support::Kind;
+use support::{Kind, crawler};
 
 /// Shards of the test indices: with 8, a seed's own (unrouted) shard and its key's shard differ for
 /// at least one of three seeds but once in 512 runs, so that a write routed by key misses it.
 const SHARDS: u32 = 8;
 
-/// Creates `index` with StormCrawler's status mapping (the one of [`support::stormcrawler_index`],
-/// read back from a scratch index made by it) and [`SHARDS`] shards.
+/// Creates `index` with StormCrawler's status mapping and [`SHARDS`] shards.
 async fn stormcrawler_index(client: &EsClient, index: &str) {
-    let scratch = support::unique_index("sc-mapping");
-    support::stormcrawler_index(client, &scratch).await;
-    let answer = client
-        .request(Method::Get, &format!("/{scratch}/_mapping"), &[], None)
-        .await
-        .expect("read StormCrawler's mapping");
-    support::delete_index(client, &scratch).await;
-    let body = json!({
-        "settings": { "index": {
-            "number_of_shards": SHARDS, "number_of_replicas": 0, "refresh_interval": "1s" } },
-        "mappings": answer[scratch.as_str()]["mappings"].clone(),
-    });
-    client
-        .request(
-            Method::Put,
-            &format!("/{index}"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await
-        .expect("create a StormCrawler status index");
+    support::stormcrawler_index_with(client, index, SHARDS).await;
 }
 
 /// The DISCOVERED status of a seed, as StormCrawler's injector writes it (key by host, depth 0,
@@ -79,15 +57,7 @@ async fn fill(client: &EsClient, index: &str, urls: &[String], routed: bool) {
         lines.push(json!({ "create": action }));
         lines.push(status_document(&write, &KeyField::default()));
     }
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{index}/_bulk"),
-            &[("refresh", "true")],
-            Some(RequestBody::NdJson(lines)),
-        )
-        .await
-        .expect("fill the index");
+    let answer = support::bulk(client, index, lines).await;
     assert_eq!(answer["errors"], json!(false), "{answer}");
 }
 
@@ -190,34 +160,26 @@ async fn crawl_unrouted_seeds(
     } else {
         r"urlfilter.exclude=['^http://outside-']"
     };
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-test")
-        .and_then(|b| b.set("fetcher.server.delay=0.05"))
-        .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(|b| b.set(exclude))
-        .and_then(|b| b.set("status.updater.flush.interval=0.2"))
+    let config = crawler::config(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.05",
+        "spout.min.delay.queries=200",
+        exclude,
+        "status.updater.flush.interval=0.2",
         // Short, so that a URL whose update missed its document is fetched again within the run.
-        .and_then(|b| b.set("spout.ttl.purgatory=3"))
-        .and_then(|b| b.build())
-        .expect("config");
-    let mut builder = CrawlerBuilder::new(config).frontier(spout, store.clone());
-    for host in site.host_names() {
-        builder = builder.resolve(host, site.addr());
-    }
-    let crawler = builder.build().expect("crawler");
+        "spout.ttl.purgatory=3",
+    ]);
+    let builder = CrawlerBuilder::new(config).frontier(spout, store.clone());
+    let crawler = crawler::resolve_site(builder, site)
+        .build()
+        .expect("crawler");
     if !routing {
         // Given again, as when resuming any crawl: create-only, unrouted, they meet the originals.
         let seeds = site.seeds();
         let report = crawler.inject(seeds.iter().map(String::as_str)).await;
         assert_eq!(report.accepted, seeds.len());
     }
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            max_duration: Some(Duration::from_secs(180)),
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler::run_until_idle(crawler, Some(Duration::from_secs(180))).await;
     assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
 
     // Every reachable URL requested exactly once, nothing else.

@@ -45,3 +45,43 @@ pub fn lines(path: &Path) -> usize {
         .map(|t| t.lines().count())
         .unwrap_or(0)
 }
+
+/// The crawl binary's arguments for a queue frontier in the engine at `es_url`: urls index `urls`
+/// and queues index `queues`, created with `(shards, replicas)`, this process being `instance`.
+pub fn queue_frontier_args(
+    es_url: &str,
+    urls: &str,
+    queues: &str,
+    (shards, replicas): (u32, u32),
+    instance: &str,
+) -> Vec<String> {
+    let (shards, replicas) = (shards.to_string(), replicas.to_string());
+    [
+        "--frontier",
+        "opensearch",
+        "--es-url",
+        es_url,
+        "--spout",
+        "queue",
+        "--es-index",
+        urls,
+        "--es-queues-index",
+        queues,
+        "--es-shards",
+        &shards,
+        "--es-replicas",
+        &replicas,
+        "--instance-id",
+        instance,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// `--set` arguments for `settings` (`key=value` each).
+pub fn set_args(settings: &[&str]) -> Vec<String> {
+    settings
+        .iter()
+        .flat_map(|setting| ["--set".to_string(), setting.to_string()])
+        .collect()
+}

@@ -2,6 +2,7 @@
 //! back for the checks of the multi-process tests.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -62,4 +63,30 @@ pub fn read_log(process: usize, path: &Path) -> (Vec<Fetch>, Vec<String>) {
         }
     }
     (fetches, problems)
+}
+
+/// The problem of fetches `a` and `b` of `host`, by two processes, made at once (`at_once`) or
+/// closer than the politeness delay.
+pub fn politeness_problem(host: &str, at_once: bool, a: &Fetch, b: &Fetch) -> String {
+    let what = if at_once {
+        "fetched by two processes at once"
+    } else {
+        "fetched by two processes closer than the delay"
+    };
+    format!(
+        "{host} {what}:\n  process {}: {}\n  process {}: {}",
+        a.process, a.line, b.process, b.line
+    )
+}
+
+/// `fetches` by host (queue key), each host's in order of start.
+pub fn by_host(fetches: &[Fetch]) -> BTreeMap<&str, Vec<&Fetch>> {
+    let mut by_host: BTreeMap<&str, Vec<&Fetch>> = BTreeMap::new();
+    for fetch in fetches {
+        by_host.entry(&fetch.key).or_default().push(fetch);
+    }
+    for list in by_host.values_mut() {
+        list.sort_by_key(|f| f.started);
+    }
+    by_host
 }

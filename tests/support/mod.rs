@@ -3,5 +3,7 @@
 pub mod binary;
 pub mod cluster;
 pub mod crawl_process;
+pub mod crawler;
 pub mod fetch_log;
+pub mod http;
 pub mod opensearch;

@@ -4,14 +4,22 @@
 #![allow(dead_code)]
 
 pub mod crawl;
+/// In-process crawls of a test site: shared with the root crate's integration tests.
+#[path = "../../../tests/support/crawler.rs"]
+pub mod crawler;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use serde_json::Value;
+use squall::config::CrawlConfig;
+use squall::topology::CrawlerBuilder;
 use squall_spouts::client::Method;
-use squall_spouts::client::{ConnectionSettings, EsClient};
+use squall_spouts::client::{ConnectionSettings, EsClient, EsError, RequestBody};
+use squall_spouts::queue::schema::queue_id;
 use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
-use squall_spouts::status_index::schema::KeyField;
+use squall_spouts::status_index::schema::{KeyField, document_id, status_index_body};
 use squall_spouts::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
 };
@@ -135,16 +143,45 @@ pub fn store(client: &EsClient, index: &str) -> EsStatusStore {
     )
 }
 
+/// The queue document of `key` in the queues index `queues`.
+pub async fn queue_doc(client: &EsClient, queues: &str, key: &str) -> Result<Value, EsError> {
+    let path = format!("/{queues}/_doc/{}", queue_id(key));
+    client.request(Method::Get, &path, &[], None).await
+}
+
+/// The document of `url` in the status (or urls) index `index`.
+pub async fn url_doc(client: &EsClient, index: &str, url: &str) -> Value {
+    let path = format!("/{index}/_doc/{}", document_id(url));
+    client
+        .request(Method::Get, &path, &[], None)
+        .await
+        .expect("url doc")
+}
+
+/// A crawler builder for `config` on `index`: a spout of `kind` with the test settings, and the
+/// writer routed by key, returned too (to flush it).
+pub fn crawler_on(
+    config: CrawlConfig,
+    kind: Kind,
+    client: &EsClient,
+    index: &str,
+) -> (CrawlerBuilder, EsStatusStore) {
+    let store = store(client, index);
+    let builder = CrawlerBuilder::new(config)
+        .spout(spout(kind, client, spout_settings(index)))
+        .status_store(Arc::new(store.clone()));
+    (builder, store)
+}
+
 /// Every URL the site lists against its status in `index`: the mismatches, as lines.
 pub async fn wrong_statuses(
     client: &EsClient,
     index: &str,
     expectation: &squall_testsite::Expectation,
 ) -> Vec<String> {
-    use squall_testsite::ExpectedStatus;
     let mut wrong = Vec::new();
     for (url, expected) in expectation.statuses() {
-        let id = squall_spouts::status_index::schema::document_id(url);
+        let id = document_id(url);
         let answer = client
             .request(
                 Method::Get,
@@ -157,12 +194,7 @@ pub async fn wrong_statuses(
         let status = answer["hits"]["hits"][0]["_source"]["status"]
             .as_str()
             .unwrap_or("missing");
-        let want = match expected {
-            ExpectedStatus::Fetched => "FETCHED",
-            ExpectedStatus::Redirection => "REDIRECTION",
-            ExpectedStatus::FetchError => "FETCH_ERROR",
-            ExpectedStatus::RobotsDenied => "ERROR",
-        };
+        let want = crawler::expected_status(*expected).as_str();
         if status != want {
             wrong.push(format!("{url}: {status}, expected {want}"));
         }
@@ -170,31 +202,50 @@ pub async fn wrong_statuses(
     wrong
 }
 
-/// Creates `index` with StormCrawler's published status mapping (its archetype's `ES_IndexInit.sh`
-/// / OpenSearch `status.mapping`), written out here rather than taken from squall's own schema, so
-/// that the tests check compatibility with StormCrawler's index and not with ourselves.
-pub async fn stormcrawler_index(client: &EsClient, index: &str) {
-    let body = serde_json::json!({
-        "settings": { "index": { "number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "1s" } },
-        "mappings": {
-            "dynamic_templates": [{ "metadata": { "path_match": "metadata.*",
-                "match_mapping_type": "string", "mapping": { "type": "keyword" } } }],
-            "_source": { "enabled": true },
-            "properties": {
-                "key": { "type": "keyword", "index": true },
-                "nextFetchDate": { "type": "date", "format": "date_optional_time" },
-                "status": { "type": "keyword" },
-                "url": { "type": "keyword" }
-            }
-        }
-    });
+/// Creates `index` with StormCrawler's status mapping (its archetype's `ES_IndexInit.sh` /
+/// OpenSearch `status.mapping`, which squall's [`status_index_body`] writes out), `shards` shards,
+/// no replicas and a 1 s refresh.
+pub async fn stormcrawler_index_with(client: &EsClient, index: &str, shards: u32) {
     client
         .request(
             Method::Put,
             &format!("/{index}"),
             &[],
-            Some(squall_spouts::client::RequestBody::Json(body)),
+            Some(RequestBody::Json(status_index_body(shards, 0, "1s"))),
         )
         .await
         .expect("create a StormCrawler status index");
+}
+
+/// [`stormcrawler_index_with`] two shards: StormCrawler's status index at test size.
+pub async fn stormcrawler_index(client: &EsClient, index: &str) {
+    stormcrawler_index_with(client, index, 2).await;
+}
+
+/// Sends `lines` (NDJSON: action, document, ...) to `index`'s bulk API, visible to search on
+/// return; the engine's answer.
+pub async fn bulk(client: &EsClient, index: &str, lines: Vec<Value>) -> Value {
+    bulk_with(client, index, "true", lines).await
+}
+
+/// [`bulk`] with the `refresh` parameter given (`true`, `wait_for`, `false`).
+pub async fn bulk_with(client: &EsClient, index: &str, refresh: &str, lines: Vec<Value>) -> Value {
+    client
+        .request(
+            Method::Post,
+            &format!("/{index}/_bulk"),
+            &[("refresh", refresh)],
+            Some(RequestBody::NdJson(lines)),
+        )
+        .await
+        .expect("bulk request")
+}
+
+/// Documents in `index` (as far as refreshed).
+pub async fn count(client: &EsClient, index: &str) -> u64 {
+    let answer = client
+        .request(Method::Get, &format!("/{index}/_count"), &[], None)
+        .await
+        .expect("count");
+    answer["count"].as_u64().expect("a count")
 }

@@ -35,13 +35,12 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, HOST, LOCATION, USER_AGENT};
+use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::Response;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::server::{Server, request_host};
 use crate::{ExpectedStatus, RequestRecord};
 
 #[cfg(test)]
@@ -516,45 +515,20 @@ fn route(shared: &Shared, method: &Method, path: &str) -> Response {
     }
 }
 
-/// Host name of a request, lowercase, without port or trailing dot.
-fn request_host(req: &Request) -> String {
-    let raw = req
-        .headers()
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| req.uri().host())
-        .unwrap_or("");
-    let host = match raw.rsplit_once(':') {
-        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-        _ => raw,
-    };
-    host.trim_end_matches('.').to_ascii_lowercase()
-}
-
 async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let at = Instant::now();
     let host = request_host(&req);
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
     let resp = route(&shared, req.method(), req.uri().path());
     if matches!(req.uri().path(), "/drip" | "/endless") && req.method() == Method::GET {
         shared.streams_started.fetch_add(1, Ordering::SeqCst);
     }
-    let record = RequestRecord {
-        method: req.method().as_str().to_owned(),
-        url: crate::url_for(&host, shared.port, &path),
+    shared.log().push(RequestRecord::of(
+        &req,
         host,
-        path,
-        status: resp.status().as_u16(),
-        user_agent: req
-            .headers()
-            .get(USER_AGENT)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        shared.port,
+        resp.status(),
         at,
-    };
-    shared.log().push(record);
+    ));
     resp
 }
 
@@ -563,8 +537,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
 pub struct HostileSite {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    server: Server,
 }
 
 impl std::fmt::Debug for HostileSite {
@@ -597,19 +570,11 @@ impl HostileSite {
         let app = Router::new()
             .fallback(handle)
             .with_state(Arc::clone(&shared));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let server = Server::spawn(listener, app);
         Ok(HostileSite {
             addr,
             shared,
-            stop: Some(stop),
-            task: Some(task),
+            server,
         })
     }
 
@@ -786,16 +751,7 @@ impl HostileSite {
     /// connections to close (up to 5 seconds, then aborts).
     pub async fn shutdown(mut self) {
         self.shared.cancel.cancel();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(Duration::from_secs(5), &mut task)
-                .await
-                .is_err()
-        {
-            task.abort();
-        }
+        self.server.shutdown().await;
     }
 }
 
@@ -804,8 +760,6 @@ impl Drop for HostileSite {
     /// stop, without waiting.
     fn drop(&mut self) {
         self.shared.cancel.cancel();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        // The server, dropped next, is signalled to stop.
     }
 }

@@ -140,7 +140,7 @@ impl Shared {
 }
 
 /// Host name of a request, lowercase, without port or trailing dot.
-fn request_host(req: &Request) -> String {
+pub(crate) fn request_host(req: &Request) -> String {
     let raw = req
         .headers()
         .get(HOST)
@@ -157,10 +157,6 @@ fn request_host(req: &Request) -> String {
 async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let at = Instant::now();
     let host = request_host(&req);
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
     let method = req.method();
     let res = if method != Method::GET && method != Method::HEAD {
         &shared.not_allowed
@@ -171,20 +167,39 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .and_then(|paths| paths.get(req.uri().path()))
             .unwrap_or(&shared.not_found)
     };
-    let record = RequestRecord {
-        method: method.as_str().to_owned(),
-        url: crate::url_for(&host, shared.port, &path),
-        host,
-        path,
-        status: res.status.as_u16(),
-        user_agent: req
-            .headers()
-            .get(USER_AGENT)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-        at,
-    };
-    shared.log().push(record);
+    shared
+        .log()
+        .push(RequestRecord::of(&req, host, shared.port, res.status, at));
     res.response()
+}
+
+impl RequestRecord {
+    /// The record of `req` to `host` (see [`request_host`]) on a site served on `port`, answered
+    /// with `status`, received `at`.
+    pub(crate) fn of(
+        req: &Request,
+        host: String,
+        port: u16,
+        status: StatusCode,
+        at: Instant,
+    ) -> RequestRecord {
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+        RequestRecord {
+            method: req.method().as_str().to_owned(),
+            url: crate::url_for(&host, port, &path),
+            host,
+            path,
+            status: status.as_u16(),
+            user_agent: req
+                .headers()
+                .get(USER_AGENT)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            at,
+        }
+    }
 }
 
 /// A running site: one HTTP server on loopback serving every host of a
@@ -195,8 +210,7 @@ pub struct Site {
     model: Model,
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    server: Server,
 }
 
 impl std::fmt::Debug for Site {
@@ -231,21 +245,13 @@ impl Site {
         let app = Router::new()
             .fallback(handle)
             .with_state(Arc::clone(&shared));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let server = Server::spawn(listener, app);
         Ok(Site {
             spec,
             model,
             addr,
             shared,
-            stop: Some(stop),
-            task: Some(task),
+            server,
         })
     }
 
@@ -324,6 +330,36 @@ impl Site {
     /// Stops the server: no new connections, in-flight requests complete
     /// (waits up to 5 seconds, then aborts).
     pub async fn shutdown(mut self) {
+        self.server.shutdown().await;
+    }
+}
+
+/// A running axum server: stopped gracefully by [`Server::shutdown`], signalled to stop (without
+/// waiting) when dropped. Shared by [`Site`] and [`crate::HostileSite`].
+pub(crate) struct Server {
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Serves `app` on `listener`, on the current tokio runtime.
+    pub(crate) fn spawn(listener: tokio::net::TcpListener, app: Router) -> Server {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Server {
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Stops the server and waits for it to end (at most 5 s, then it is aborted).
+    pub(crate) async fn shutdown(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -337,7 +373,7 @@ impl Site {
     }
 }
 
-impl Drop for Site {
+impl Drop for Server {
     /// Best effort: signals the server to stop, without waiting.
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
