@@ -14,7 +14,6 @@ use elasticsearch::{
     UpdateParts,
 };
 use serde_json::{Value, json};
-use squall_spouts::status_index::schema::status_index_body;
 use support::opensearch;
 
 /// One status document in StormCrawler's shape.
@@ -47,14 +46,13 @@ const FIXTURE: &[(&str, &str, &str)] = &[
 /// Due now: everything but `later.test`.
 const DUE: usize = 7;
 
-/// Creates `index` with StormCrawler's status mapping (its `ES_IndexInit.sh` / OpenSearch
-/// `status.mapping`, as squall's `status_index_body` writes it), with test-sized settings: two shards
-/// so that shard-level behaviour is exercised, no replicas on a single node.
+/// Creates `index` with StormCrawler's status mapping as StormCrawler publishes it, with test-sized
+/// settings: two shards so that shard-level behaviour is exercised, no replicas on a single node.
 async fn create_status_index(client: &Elasticsearch, index: &str, refresh_interval: &str) {
     let response = client
         .indices()
         .create(IndicesCreateParts::Index(index))
-        .body(status_index_body(2, 0, refresh_interval))
+        .body(support::stormcrawler::status_index(2, 0, refresh_interval))
         .send()
         .await
         .expect("create index request");

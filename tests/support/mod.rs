@@ -7,3 +7,4 @@ pub mod crawler;
 pub mod fetch_log;
 pub mod http;
 pub mod opensearch;
+pub mod stormcrawler;

@@ -226,6 +226,15 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
+    #[test]
+    fn the_status_index_is_stormcrawlers_to_the_letter() {
+        let published: Value = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/stormcrawler/status.mapping"
+        ))
+        .expect("StormCrawler's status.mapping is JSON");
+        assert_eq!(status_index_body(10, 1, "5s"), published);
+    }
+
     fn write(status: Status, next: Option<DateTime<Utc>>) -> StatusWrite {
         let mut url = CrawlUrl::new(Url::parse("https://example.com/page").expect("url"));
         url.metadata.set("url.path", "https://example.com/");

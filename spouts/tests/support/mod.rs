@@ -7,6 +7,8 @@ pub mod crawl;
 /// In-process crawls of a test site: shared with the root crate's integration tests.
 #[path = "../../../tests/support/crawler.rs"]
 pub mod crawler;
+#[path = "../../../tests/support/stormcrawler.rs"]
+pub mod stormcrawler;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +21,7 @@ use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, EsError, RequestBody};
 use squall_spouts::queue::schema::queue_id;
 use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
-use squall_spouts::status_index::schema::{KeyField, document_id, status_index_body};
+use squall_spouts::status_index::schema::{KeyField, document_id};
 use squall_spouts::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
 };
@@ -202,16 +204,17 @@ pub async fn wrong_statuses(
     wrong
 }
 
-/// Creates `index` with StormCrawler's status mapping (its archetype's `ES_IndexInit.sh` /
-/// OpenSearch `status.mapping`, which squall's [`status_index_body`] writes out), `shards` shards,
-/// no replicas and a 1 s refresh.
+/// Creates `index` with StormCrawler's status mapping as StormCrawler publishes it
+/// (`tests/fixtures/stormcrawler/status.mapping`), `shards` shards, no replicas and a 1 s refresh.
 pub async fn stormcrawler_index_with(client: &EsClient, index: &str, shards: u32) {
     client
         .request(
             Method::Put,
             &format!("/{index}"),
             &[],
-            Some(RequestBody::Json(status_index_body(shards, 0, "1s"))),
+            Some(RequestBody::Json(stormcrawler::status_index(
+                shards, 0, "1s",
+            ))),
         )
         .await
         .expect("create a StormCrawler status index");
