@@ -123,27 +123,28 @@ struct Args {
 }
 
 impl Args {
-    /// The configuration keys the shorthand flags stand for, in the order they apply.
-    fn shorthand_keys(&self) -> Vec<(&'static str, &str)> {
+    /// The configuration keys the shorthand flags stand for, in the order they apply, with whether
+    /// the value is text (kept as given) or read as YAML (numbers, `true`/`false`).
+    fn shorthand_keys(&self) -> Vec<(&'static str, &str, bool)> {
         [
-            ("frontier.kind", &self.frontier),
-            ("frontier.path", &self.frontier_path),
-            ("es.status.addresses", &self.es_url),
-            ("es.status.request.timeout", &self.es_timeout),
-            ("es.status.spout", &self.spout),
-            ("es.status.index.name", &self.es_index),
-            ("es.status.index.shards", &self.es_shards),
-            ("es.status.index.replicas", &self.es_replicas),
-            ("es.status.bucket.field", &self.es_bucket_field),
-            ("es.status.routing", &self.es_routing),
-            ("es.status.instance", &self.es_instance),
-            ("es.queues.index.name", &self.es_queues_index),
-            ("es.queues.owner", &self.instance_id),
-            ("es.queues.lease.ttl", &self.lease_ttl),
-            ("es.queues.max.hold", &self.max_hold),
+            ("frontier.kind", &self.frontier, true),
+            ("frontier.path", &self.frontier_path, true),
+            ("es.status.addresses", &self.es_url, true),
+            ("es.status.request.timeout", &self.es_timeout, false),
+            ("es.status.spout", &self.spout, true),
+            ("es.status.index.name", &self.es_index, true),
+            ("es.status.index.shards", &self.es_shards, false),
+            ("es.status.index.replicas", &self.es_replicas, false),
+            ("es.status.bucket.field", &self.es_bucket_field, true),
+            ("es.status.routing", &self.es_routing, false),
+            ("es.status.instance", &self.es_instance, true),
+            ("es.queues.index.name", &self.es_queues_index, true),
+            ("es.queues.owner", &self.instance_id, true),
+            ("es.queues.lease.ttl", &self.lease_ttl, false),
+            ("es.queues.max.hold", &self.max_hold, false),
         ]
         .into_iter()
-        .filter_map(|(key, value)| Some((key, value.as_deref()?)))
+        .filter_map(|(key, value, text)| Some((key, value.as_deref()?, text)))
         .collect()
     }
 }
@@ -186,8 +187,12 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     for path in &args.config {
         builder = builder.yaml_file(path)?;
     }
-    for (key, value) in args.shorthand_keys() {
-        builder = builder.set(&format!("{key}={value}"))?;
+    for (key, value, text) in args.shorthand_keys() {
+        builder = if text {
+            builder.set_text(key, value)?
+        } else {
+            builder.set(&format!("{key}={value}"))?
+        };
     }
     for assignment in &args.overrides {
         builder = builder.set(assignment)?;
@@ -235,6 +240,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     }
 
     let frontier = squall_spouts::frontier::open(&config).await?;
+    eprintln!("frontier: {}", frontier.description);
     let mut crawler = CrawlerBuilder::new(config)
         .spout(frontier.spout)
         .status_store(frontier.store);

@@ -11,6 +11,9 @@
 //!   processes;
 //! - [`migrate`]: turning a status index into the queue frontier's two indices.
 //!
+//! [`frontier::open`] builds either frontier from configuration (`frontier.kind` and the `es.*`
+//! keys), so that a program gets from the same keys the same crawler as the crawl binary.
+//!
 //! The client speaks to the engine with typed requests and answers (bulk, search) and retries.
 //!
 //! Indices written by StormCrawler work as they are: same mapping, same document ids (hex SHA-256 of

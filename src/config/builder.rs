@@ -86,6 +86,20 @@ impl ConfigBuilder {
         Ok(self)
     }
 
+    /// Sets one key to `value` taken as text, never read as YAML: for values given on a command
+    /// line that must stay strings whatever they look like (`2024`, `~`, `a #b`).
+    pub fn set_text(mut self, key: &str, value: &str) -> Result<Self, ConfigError> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(ConfigError::BadOverride(format!("{key}={value}")));
+        }
+        self.values.insert(
+            Value::String(key.to_string()),
+            Value::String(value.to_string()),
+        );
+        Ok(self)
+    }
+
     /// Builds and validates the configuration. Keys under the [`EXTENSION_PREFIXES`] are kept, as
     /// written, for the crates that read them ([`CrawlConfig::extension`]).
     pub fn build(self) -> Result<CrawlConfig, ConfigError> {

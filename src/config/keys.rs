@@ -164,22 +164,10 @@ config_keys! {
 }
 
 impl ConfigKeys {
-    /// Checks values that parse but make no sense.
+    /// Checks what only the keys as written can show: durations in seconds that are negative, not
+    /// numbers, or beyond a year (the typed configuration's own checks follow in `into_config`).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: &str| {
-            Err(ConfigError::InvalidValue {
-                key: key.to_string(),
-                message: message.to_string(),
-            })
-        };
-        if self.http_agent_name.trim().is_empty() {
-            return invalid(
-                "http.agent.name",
-                "must name your crawler (it is sent to every site): set it in the config file or \
-                 with --set http.agent.name=NAME",
-            );
-        }
-        let non_negative = [
+        let seconds = [
             ("http.timeout", self.http_timeout),
             ("http.connect.timeout", self.http_connect_timeout),
             ("fetcher.server.delay", self.fetcher_server_delay),
@@ -198,50 +186,16 @@ impl ConfigKeys {
         ];
         // A year is far beyond any sensible setting and well within what timers can hold.
         const YEAR: f64 = 365.0 * 24.0 * 3600.0;
-        for (key, value) in non_negative {
-            if !value.is_finite() || !(0.0..=YEAR).contains(&value) {
-                return invalid(key, "must be a number of seconds from 0 to one year");
-            }
+        match seconds
+            .iter()
+            .find(|(_, value)| !value.is_finite() || !(0.0..=YEAR).contains(value))
+        {
+            Some((key, _)) => Err(ConfigError::InvalidValue {
+                key: key.to_string(),
+                message: "must be a number of seconds from 0 to one year".to_string(),
+            }),
+            None => Ok(()),
         }
-        if self.http_timeout == 0.0 {
-            return invalid("http.timeout", "must be more than 0");
-        }
-        if self.http_connect_timeout == 0.0 {
-            return invalid("http.connect.timeout", "must be more than 0");
-        }
-        if self.spout_min_delay_queries < 10 {
-            return invalid(
-                "spout.min.delay.queries",
-                "must be at least 10 (milliseconds)",
-            );
-        }
-        let at_least_one = [
-            ("fetcher.threads.per.queue", self.fetcher_threads_per_queue),
-            ("fetcher.threads.number", self.fetcher_threads_number),
-            (
-                "fetcher.max.urls.in.queues",
-                self.fetcher_max_urls_in_queues,
-            ),
-            (
-                "topology.max.spout.pending",
-                self.topology_max_spout_pending,
-            ),
-            ("status.updater.batch.size", self.status_updater_batch_size),
-            ("frontier.max.buckets", self.frontier_max_buckets),
-            (
-                "frontier.max.urls.per.bucket",
-                self.frontier_max_urls_per_bucket,
-            ),
-        ];
-        for (key, value) in at_least_one {
-            if value == 0 {
-                return invalid(key, "must be at least 1");
-            }
-        }
-        if self.urlfilter_schemes.is_empty() {
-            return invalid("urlfilter.schemes", "must allow at least one scheme");
-        }
-        Ok(())
     }
 
     /// Checks the values and turns them into the typed configuration; `custom` holds the custom
@@ -375,7 +329,12 @@ fn minutes(value: i64) -> Option<Duration> {
 
 /// Every key a config file may hold (custom `fetchInterval.*` keys aside).
 pub fn known_keys() -> Vec<String> {
-    match serde_norway::to_value(ConfigKeys::default()) {
+    field_names::<ConfigKeys>()
+}
+
+/// The serde names of the fields of a struct of keys, from its default value.
+pub(crate) fn field_names<T: Serialize + Default>() -> Vec<String> {
+    match serde_norway::to_value(T::default()) {
         Ok(Value::Mapping(mapping)) => mapping
             .keys()
             .filter_map(|k| k.as_str().map(str::to_string))

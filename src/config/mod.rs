@@ -92,8 +92,10 @@ impl CrawlConfig {
         ConfigBuilder::new().yaml_str(text)?.build()
     }
 
-    /// Checks what a program may have changed after the keys were read: an agent name, counts of
-    /// at least one, a scheme to crawl, timeouts above zero, and valid custom intervals.
+    /// Checks values that parse but make no sense: a missing agent name, a count of zero, no
+    /// scheme to crawl, a zero timeout, queries paced faster than 10 ms, invalid custom intervals.
+    /// Run on every configuration read from keys, and again by the builder (a program may change
+    /// fields in between).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key: &str, message: &str| {
             Err(ConfigError::InvalidValue {
@@ -102,7 +104,23 @@ impl CrawlConfig {
             })
         };
         if self.agent.name.trim().is_empty() {
-            return invalid("http.agent.name", "must name your crawler");
+            return invalid(
+                "http.agent.name",
+                "must name your crawler (it is sent to every site): set it in the config file or \
+                 with --set http.agent.name=NAME",
+            );
+        }
+        if self.http.timeout.is_zero() {
+            return invalid("http.timeout", "must be more than 0");
+        }
+        if self.http.connect_timeout.is_zero() {
+            return invalid("http.connect.timeout", "must be more than 0");
+        }
+        if self.spout.min_delay_queries < Duration::from_millis(10) {
+            return invalid(
+                "spout.min.delay.queries",
+                "must be at least 10 (milliseconds)",
+            );
         }
         let counts = [
             ("fetcher.threads.per.queue", self.fetcher.threads_per_queue),
@@ -124,15 +142,6 @@ impl CrawlConfig {
         }
         if self.filters.schemes.is_empty() {
             return invalid("urlfilter.schemes", "must allow at least one scheme");
-        }
-        if self.http.timeout.is_zero() || self.http.connect_timeout.is_zero() {
-            return invalid("http.timeout", "timeouts must be more than 0");
-        }
-        if self.spout.min_delay_queries < Duration::from_millis(10) {
-            return invalid(
-                "spout.min.delay.queries",
-                "must be at least 10 (milliseconds)",
-            );
         }
         self.scheduler().map(|_| ())
     }
@@ -173,9 +182,12 @@ impl CrawlConfig {
     }
 }
 
-/// A duration in StormCrawler's minutes, `-1` for never.
+/// A duration in StormCrawler's whole minutes (a part of a minute counts as one), `-1` for never.
 fn minutes(interval: Option<Duration>) -> i64 {
-    interval.map_or(-1, |d| i64::try_from(d.as_secs() / 60).unwrap_or(i64::MAX))
+    interval.map_or(-1, |d| {
+        let seconds = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+        i64::try_from(seconds.div_ceil(60)).unwrap_or(i64::MAX)
+    })
 }
 
 /// Keys other crates read, kept as written (see [`CrawlConfig::extension`]).
@@ -183,25 +195,11 @@ fn minutes(interval: Option<Duration>) -> i64 {
 pub struct ExtensionKeys(Mapping);
 
 impl ExtensionKeys {
-    /// Whether any key starts with one of `prefixes`.
-    pub fn has_any(&self, prefixes: &[&str]) -> bool {
-        self.0
-            .keys()
-            .filter_map(Value::as_str)
-            .any(|key| prefixes.iter().any(|p| key.starts_with(p)))
-    }
-
     fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
-        let known: Vec<String> = match serde_norway::to_value(T::default()) {
-            Ok(Value::Mapping(mapping)) => mapping
-                .keys()
-                .filter_map(|k| k.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let known = keys::field_names::<T>();
         let canonical = prefixes.first().copied().unwrap_or_default();
         let mut strict = Mapping::new();
         for (key, value) in &self.0 {

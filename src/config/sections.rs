@@ -150,7 +150,8 @@ pub struct MetadataConfig {
     pub track_depth: bool,
 }
 
-/// When URLs are due again (`fetchInterval.*`, `max.fetch.errors`).
+/// When URLs are due again (`fetchInterval.*`, `max.fetch.errors`). Intervals count in whole
+/// minutes, as StormCrawler's do; a part of a minute set in code counts as a whole one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduleConfig {
     /// `fetchInterval.default`: after FETCHED or REDIRECTION (`None`: never again).

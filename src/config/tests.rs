@@ -193,3 +193,36 @@ fn the_shipped_example_config_lists_every_key_with_its_default() {
         "a value in examples/crawler-conf.yaml is not the default"
     );
 }
+
+#[test]
+fn text_set_from_a_command_line_stays_text() {
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=test")
+        .and_then(|b| b.set_text("frontier.path", "2024"))
+        .and_then(|b| b.set_text("es.queues.owner", "node #1"))
+        .and_then(ConfigBuilder::build)
+        .expect("text values");
+    assert_eq!(config.frontier.path, std::path::PathBuf::from("2024"));
+    let read_as_yaml = ConfigBuilder::new()
+        .set("http.agent.name=test")
+        .and_then(|b| b.set("frontier.path=2024"))
+        .and_then(ConfigBuilder::build);
+    assert!(read_as_yaml.is_err(), "2024 read as YAML is a number");
+}
+
+#[test]
+fn sub_minute_intervals_count_as_whole_minutes() {
+    let mut config = named("").expect("defaults");
+    config.schedule.default = Some(Duration::from_secs(30));
+    config.schedule.fetch_error = Some(Duration::from_secs(120));
+    let scheduler = config.scheduler().expect("valid");
+    let metadata = crate::model::Metadata::new();
+    assert_eq!(
+        scheduler.interval_mins(crate::model::Status::Fetched, &metadata),
+        1
+    );
+    assert_eq!(
+        scheduler.interval_mins(crate::model::Status::FetchError, &metadata),
+        2
+    );
+}

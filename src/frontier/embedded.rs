@@ -21,8 +21,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
-use crate::frontier::{StatusStore, StatusWrite, StoreError};
+use super::{BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusWrite, StoreError};
 use crate::model::{CrawlUrl, Metadata, Status};
 
 const URLS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("urls");
@@ -44,6 +43,30 @@ pub enum FrontierError {
     /// The database failed.
     #[error("embedded frontier storage error: {0}")]
     Storage(#[from] redb::Error),
+}
+
+impl FrontierError {
+    /// Whether trying again may help: a failed read or write of the file, or a database another
+    /// process holds, may pass; a corrupted or incompatible database, or an unusable path, will not.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            FrontierError::Storage(error) => storage_error_kind(error),
+            FrontierError::Path { .. } => ErrorKind::Rejected,
+        }
+    }
+}
+
+/// A database failure that may pass (the file could not be read or written, another process holds
+/// it), as opposed to one that will not (corruption, an incompatible format).
+fn storage_error_kind(error: &redb::Error) -> ErrorKind {
+    match error {
+        redb::Error::Io(_)
+        | redb::Error::PreviousIo
+        | redb::Error::DatabaseAlreadyOpen
+        | redb::Error::WouldBlock
+        | redb::Error::TransactionInProgress => ErrorKind::Unavailable,
+        _ => ErrorKind::Rejected,
+    }
 }
 
 /// A URL's stored record.
@@ -360,7 +383,7 @@ impl StatusStore for EmbeddedFrontier {
             Ok(Ok(outcomes)) => outcomes,
             Ok(Err(error)) => {
                 let message = format!("embedded frontier write failed: {error}");
-                vec![Err(StoreError::unavailable(message)); count]
+                vec![Err(StoreError::of_kind(storage_error_kind(&error), message)); count]
             }
             Err(join) => vec![
                 Err(StoreError::rejected(format!(
@@ -393,7 +416,10 @@ impl Spout for EmbeddedSpout {
         tokio::task::spawn_blocking(move || {
             frontier
                 .due_blocking(limits, Utc::now(), &busy)
-                .map_err(|e| SpoutError::unavailable("embedded frontier query failed").caused_by(e))
+                .map_err(|e| {
+                    SpoutError::of_kind(storage_error_kind(&e), "embedded frontier query failed")
+                        .caused_by(e)
+                })
         })
         .await
         .map_err(|e| SpoutError::rejected("embedded frontier query panicked").caused_by(e))?

@@ -72,9 +72,22 @@ pub struct Hits {
 }
 
 impl Hits {
-    /// Reads the `hits` object of a `top_hits` aggregation (absent or unreadable: no hits).
+    /// Reads the `hits` object of a `top_hits` aggregation: absent, no hits; a hit that cannot be
+    /// read is left out on its own, without the others.
     pub fn from_json(value: &Value) -> Hits {
-        Hits::deserialize(value).unwrap_or_default()
+        let hits = value["hits"]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|hit| SearchHit::deserialize(hit).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Hits {
+            hits,
+            total: value.get("total").cloned(),
+        }
     }
 }
 

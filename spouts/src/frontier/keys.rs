@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
-/// OpenSearch module `opensearch.`.
-pub const PREFIXES: &[&str] = &["es.", "opensearch."];
+/// OpenSearch module `opensearch.` (the core keeps both for this crate).
+pub const PREFIXES: &[&str] = squall::config::EXTENSION_PREFIXES;
 
 /// The keys as written, in the units of the keys (prefix left out of the serde names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,28 +72,41 @@ enum Addresses {
 
 /// `es.status.routing`: `true`, `false`, or `auto` (as the existing index shows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(try_from = "RoutingText", into = "RoutingText")]
 enum RoutingKey {
     Set(bool),
-    #[serde(with = "auto")]
     Auto,
 }
 
-mod auto {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+/// How the routing key may be written: a boolean, or the text `auto` (or `true` / `false`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum RoutingText {
+    Flag(bool),
+    Text(String),
+}
 
-    pub(super) fn serialize<S: Serializer>(serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str("auto")
+impl TryFrom<RoutingText> for RoutingKey {
+    type Error = String;
+
+    fn try_from(value: RoutingText) -> Result<Self, Self::Error> {
+        match value {
+            RoutingText::Flag(routed) => Ok(RoutingKey::Set(routed)),
+            RoutingText::Text(text) => match text.as_str() {
+                "auto" => Ok(RoutingKey::Auto),
+                "true" => Ok(RoutingKey::Set(true)),
+                "false" => Ok(RoutingKey::Set(false)),
+                _ => Err(format!("expected true, false or auto, not {text:?}")),
+            },
+        }
     }
+}
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<(), D::Error> {
-        let text = String::deserialize(deserializer)?;
-        if text == "auto" {
-            Ok(())
-        } else {
-            Err(D::Error::custom(format!(
-                "expected true, false or auto, not {text:?}"
-            )))
+impl From<RoutingKey> for RoutingText {
+    fn from(value: RoutingKey) -> Self {
+        match value {
+            RoutingKey::Set(routed) => RoutingText::Flag(routed),
+            RoutingKey::Auto => RoutingText::Text("auto".to_string()),
         }
     }
 }
@@ -193,6 +206,10 @@ fn addresses(value: &Addresses) -> Result<Vec<String>, ConfigError> {
     if list.is_empty() {
         return Err(invalid("es.status.addresses", "names no node".to_string()));
     }
+    // Checked now, so that a bad address is named before anything connects.
+    let entries: Vec<&str> = list.iter().map(String::as_str).collect();
+    crate::client::ConnectionSettings::for_addresses(&entries)
+        .map_err(|e| invalid("es.status.addresses", e.to_string()))?;
     Ok(list)
 }
 
@@ -298,13 +315,36 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_checked_even_for_the_embedded_frontier() {
+        let config = ConfigBuilder::new()
+            .set("http.agent.name=test")
+            .and_then(|b| b.set("es.status.indx.name=x"))
+            .and_then(ConfigBuilder::build)
+            .expect("the core keeps es.* keys");
+        let opened = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(crate::frontier::open(&config));
+        let Err(error) = opened else {
+            panic!("a typo in an es.* key passed");
+        };
+        assert!(error.to_string().contains("es.status.indx.name"), "{error}");
+    }
+
+    #[test]
     fn bad_values_and_typos_name_the_key() {
+        let err = read(&["es.status.addresses=http://[::1"]).expect_err("address");
+        assert!(err.to_string().contains("es.status.addresses"), "{err}");
         let err = read(&["es.status.instance=3/2"]).expect_err("instance");
         assert!(err.to_string().contains("es.status.instance"), "{err}");
         let err = read(&["es.queues.lease.ttl=0.5"]).expect_err("lease");
         assert!(err.to_string().contains("es.queues.lease.ttl"), "{err}");
         let err = read(&["es.status.routing=sometimes"]).expect_err("routing");
         assert!(err.to_string().contains("es.status.routing"), "{err}");
+        assert!(
+            err.to_string().contains("expected true, false or auto"),
+            "{err}"
+        );
         let err = read(&["es.status.spout=scroll"]).expect_err("spout");
         assert!(err.to_string().contains("es.status.spout"), "{err}");
         let err = read(&["es.status.indx.name=x"]).expect_err("typo");

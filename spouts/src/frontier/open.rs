@@ -29,6 +29,9 @@ pub struct Frontier {
     pub spout: Box<dyn Spout>,
     /// Takes status writes.
     pub store: Arc<dyn StatusStore>,
+    /// One line for people: where the frontier is, its indices and how they were found (created
+    /// now or existing), the routing and the spout.
+    pub description: String,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -55,20 +58,21 @@ pub enum OpenError {
 }
 
 /// Opens the frontier `config` describes (`frontier.kind`, and the `es.*` keys for OpenSearch).
+/// The `es.*` keys are checked whichever frontier is chosen, so that a typo never passes unseen.
 pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
+    let index = IndexFrontierConfig::from_config(config)?;
     match config.frontier.kind {
         FrontierKind::Embedded => {
-            let frontier = EmbeddedFrontier::open(&config.frontier.path)?;
+            let path = &config.frontier.path;
+            let frontier = EmbeddedFrontier::open(path)?;
             let spout = frontier.spout(QueryLimits::from_config(&config.frontier));
             Ok(Frontier {
                 spout: Box::new(spout),
                 store: Arc::new(frontier),
+                description: format!("embedded frontier in {}", path.display()),
             })
         }
-        FrontierKind::Opensearch => {
-            let index = IndexFrontierConfig::from_config(config)?;
-            open_index_frontier(config, &index).await
-        }
+        FrontierKind::Opensearch => open_index_frontier(config, &index).await,
     }
 }
 
@@ -96,14 +100,18 @@ pub async fn open_index_frontier(
         ensure_status_index(&client, &settings).await?
     };
     info!(index = %index.index, ?engine, ?state, "status index ready");
+    let found = format!("{engine:?}, index `{}` ({state:?})", index.index);
     // Writes show in queries after a refresh; with refresh off, allow a long margin.
     let visibility = refresh_interval(&client, &index.index)
         .await?
         .unwrap_or(Duration::from_secs(30));
-    if index.spout == SpoutKind::Queue {
-        return queue_frontier(client, config, index, visibility).await;
-    }
-    status_index_frontier(client, config, index, visibility).await
+    let mut frontier = if index.spout == SpoutKind::Queue {
+        queue_frontier(client, config, index, visibility).await?
+    } else {
+        status_index_frontier(client, config, index, visibility).await?
+    };
+    frontier.description = format!("{found}, {}", frontier.description);
+    Ok(frontier)
 }
 
 /// The queue spout over a urls index and a queues index.
@@ -128,10 +136,15 @@ async fn queue_frontier(
         settings.owner = owner.clone();
     }
     info!(owner = %settings.owner, "queue spout instance {}", settings.owner);
+    let description = format!(
+        "queues index `{}` ({state:?}), queue spout instance {}",
+        index.queues_index, settings.owner
+    );
     let store = QueueStatusStore::new(client.clone(), &index.index, &index.queues_index, key_field);
     Ok(Frontier {
         spout: Box::new(QueueSpout::new(client, settings)),
         store: Arc::new(store),
+        description,
     })
 }
 
@@ -177,6 +190,7 @@ async fn status_index_frontier(
         refresh_interval: visibility,
         ..SpoutSettings::default()
     };
+    // (The queue spout has its own indices: open_index_frontier never sends it here.)
     let spout: Box<dyn Spout> = match index.spout {
         SpoutKind::Collapsing => {
             Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
@@ -189,5 +203,6 @@ async fn status_index_frontier(
     Ok(Frontier {
         spout,
         store: Arc::new(store),
+        description: format!("es.status.routing {routing}, {:?} spout", index.spout),
     })
 }

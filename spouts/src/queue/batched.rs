@@ -108,14 +108,17 @@ pub(crate) async fn scripted_updates(
             } else if item.is_not_found() {
                 Ok(false)
             } else {
-                Err(SpoutError::rejected(format!(
-                    "updating queue {} failed: HTTP {} {}",
-                    update.key,
-                    item.status,
-                    item.error
-                        .as_ref()
-                        .map_or_else(String::new, ToString::to_string)
-                )))
+                Err(SpoutError::of_kind(
+                    item.error_kind(),
+                    format!(
+                        "updating queue {} failed: HTTP {} {}",
+                        update.key,
+                        item.status,
+                        item.error
+                            .as_ref()
+                            .map_or_else(String::new, ToString::to_string)
+                    ),
+                ))
             }
         })
         .collect()

@@ -50,8 +50,8 @@ impl QueueStatusStore {
 
     /// Lowers `nextDue` of every key to the earliest date written for it, and stores the politeness
     /// state the fetcher reported (Retry-After holds, robots crawl delays); returns the keys whose
-    /// queue could not be updated, with the reason.
-    async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, String> {
+    /// queue could not be updated, with the error.
+    async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, StoreError> {
         let known = self.known_discoveries(batch).await;
         let mut earliest: BTreeMap<&str, QueueChange> = BTreeMap::new();
         for write in batch {
@@ -87,7 +87,7 @@ impl QueueStatusStore {
         match self.client.bulk(None, &request, None).await {
             Err(error) => {
                 for key in earliest.keys() {
-                    failed.insert(key.to_string(), format!("queue update failed: {error}"));
+                    failed.insert(key.to_string(), error.for_store("queue update failed"));
                 }
             }
             Ok(answer) => {
@@ -95,9 +95,10 @@ impl QueueStatusStore {
                     if !item.is_success() {
                         let reason = item.reason().unwrap_or("no answer for it");
                         let status = item.status;
+                        let message = format!("queue {key} not updated: HTTP {status} {reason}");
                         failed.insert(
                             key.to_string(),
-                            format!("queue {key} not updated: HTTP {status} {reason}"),
+                            StoreError::of_kind(item.error_kind(), message),
                         );
                     }
                 }
@@ -155,7 +156,7 @@ impl StatusStore for QueueStatusStore {
         let mut positions = Vec::new();
         for (i, write) in batch.into_iter().enumerate() {
             match failed_keys.get(&write.key) {
-                Some(reason) => outcomes[i] = Some(Err(StoreError::unavailable(reason.clone()))),
+                Some(error) => outcomes[i] = Some(Err(error.clone())),
                 None => {
                     positions.push(i);
                     to_write.push(write);
