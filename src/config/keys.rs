@@ -208,42 +208,29 @@ impl ConfigKeys {
     ) -> Result<CrawlConfig, ConfigError> {
         self.validate()?;
         let config = CrawlConfig {
+            http: self.http(),
+            robots: self.robots(),
+            fetcher: self.fetcher(),
+            parser: self.parser(),
+            schedule: self.schedule(custom),
+            status: StatusConfig {
+                batch_size: self.status_updater_batch_size,
+                flush_interval: seconds(self.status_updater_flush_interval),
+            },
+            spout: self.spout(),
+            topology: TopologyConfig {
+                shutdown_timeout: seconds(self.topology_shutdown_timeout),
+            },
+            partition: self.partition_url_mode,
             agent: AgentConfig {
                 name: self.http_agent_name,
                 version: self.http_agent_version,
                 url: self.http_agent_url,
                 email: self.http_agent_email,
             },
-            http: HttpConfig {
-                timeout: seconds(self.http_timeout),
-                connect_timeout: seconds(self.http_connect_timeout),
-                content_limit: usize::try_from(self.http_content_limit).ok(),
-                allow_redirects: self.http_allow_redirects,
-                max_redirects: self.http_max_redirects,
-                refuse_private_addresses: self.http_refuse_private_addresses,
-                dns_cache_ttl: seconds(self.http_dns_cache_ttl),
-            },
-            robots: RobotsConfig {
-                skip: self.http_skip_robots,
-                cache_ttl: seconds(self.robots_cache_ttl),
-                error_cache_ttl: seconds(self.robots_error_cache_ttl),
-            },
-            fetcher: FetcherConfig {
-                server_delay: seconds(self.fetcher_server_delay),
-                server_min_delay: seconds(self.fetcher_server_min_delay),
-                server_delay_force: self.fetcher_server_delay_force,
-                threads_per_queue: self.fetcher_threads_per_queue,
-                threads_number: self.fetcher_threads_number,
-                max_urls_in_queues: self.fetcher_max_urls_in_queues,
-                max_crawl_delay: seconds(self.fetcher_max_crawl_delay),
-                max_crawl_delay_force: self.fetcher_max_crawl_delay_force,
-                max_retry_after: seconds(self.fetcher_max_retry_after),
-                max_fetches_per_second: NonZeroU32::new(self.fetcher_max_fetches_per_second),
-            },
             protocols: ProtocolConfig {
                 schemes: self.protocol_schemes,
             },
-            partition: self.partition_url_mode,
             filters: FilterConfig {
                 ignore_outside_host: self.urlfilter_ignore_outside_host,
                 ignore_outside_domain: self.urlfilter_ignore_outside_domain,
@@ -253,41 +240,11 @@ impl ConfigKeys {
                 remove_query_params: self.urlnormalizer_remove_query_params,
                 max_depth: u32::try_from(self.max_depth).ok(),
             },
-            parser: ParserConfig {
-                emit_outlinks: self.parser_emit_outlinks,
-                max_outlinks_per_page: usize::try_from(self.parser_emit_outlinks_max_per_page).ok(),
-                text_max_bytes: self.parser_text_max_bytes,
-                redirections_allowed: self.redirections_allowed,
-                sitemap_discovery: self.sitemap_discovery,
-            },
             metadata: MetadataConfig {
                 transfer: self.metadata_transfer,
                 persist: self.metadata_persist,
                 track_path: self.metadata_track_path,
                 track_depth: self.metadata_track_depth,
-            },
-            schedule: ScheduleConfig {
-                default: minutes(self.fetch_interval_default),
-                fetch_error: minutes(self.fetch_interval_fetch_error),
-                error: minutes(self.fetch_interval_error),
-                custom: custom
-                    .into_iter()
-                    .map(|(key, m)| (key, minutes(m)))
-                    .collect(),
-                max_fetch_errors: self.max_fetch_errors,
-            },
-            status: StatusConfig {
-                batch_size: self.status_updater_batch_size,
-                flush_interval: seconds(self.status_updater_flush_interval),
-            },
-            spout: SpoutConfig {
-                ttl_purgatory: seconds(self.spout_ttl_purgatory),
-                min_delay_queries: Duration::from_millis(self.spout_min_delay_queries),
-                max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
-                max_pending: self.topology_max_spout_pending,
-            },
-            topology: TopologyConfig {
-                shutdown_timeout: seconds(self.topology_shutdown_timeout),
             },
             frontier: FrontierConfig {
                 kind: self.frontier_kind,
@@ -299,6 +256,73 @@ impl ConfigKeys {
         };
         config.validate()?;
         Ok(config)
+    }
+
+    fn http(&self) -> HttpConfig {
+        HttpConfig {
+            timeout: seconds(self.http_timeout),
+            connect_timeout: seconds(self.http_connect_timeout),
+            content_limit: usize::try_from(self.http_content_limit).ok(),
+            allow_redirects: self.http_allow_redirects,
+            max_redirects: self.http_max_redirects,
+            refuse_private_addresses: self.http_refuse_private_addresses,
+            dns_cache_ttl: seconds(self.http_dns_cache_ttl),
+        }
+    }
+
+    fn robots(&self) -> RobotsConfig {
+        RobotsConfig {
+            skip: self.http_skip_robots,
+            cache_ttl: seconds(self.robots_cache_ttl),
+            error_cache_ttl: seconds(self.robots_error_cache_ttl),
+        }
+    }
+
+    fn fetcher(&self) -> FetcherConfig {
+        FetcherConfig {
+            server_delay: seconds(self.fetcher_server_delay),
+            server_min_delay: seconds(self.fetcher_server_min_delay),
+            server_delay_force: self.fetcher_server_delay_force,
+            threads_per_queue: self.fetcher_threads_per_queue,
+            threads_number: self.fetcher_threads_number,
+            max_urls_in_queues: self.fetcher_max_urls_in_queues,
+            max_crawl_delay: seconds(self.fetcher_max_crawl_delay),
+            max_crawl_delay_force: self.fetcher_max_crawl_delay_force,
+            max_retry_after: seconds(self.fetcher_max_retry_after),
+            max_fetches_per_second: NonZeroU32::new(self.fetcher_max_fetches_per_second),
+        }
+    }
+
+    fn parser(&self) -> ParserConfig {
+        ParserConfig {
+            emit_outlinks: self.parser_emit_outlinks,
+            max_outlinks_per_page: usize::try_from(self.parser_emit_outlinks_max_per_page).ok(),
+            text_max_bytes: self.parser_text_max_bytes,
+            redirections_allowed: self.redirections_allowed,
+            sitemap_discovery: self.sitemap_discovery,
+        }
+    }
+
+    fn schedule(&self, custom: Vec<(String, i64)>) -> ScheduleConfig {
+        ScheduleConfig {
+            default: minutes(self.fetch_interval_default),
+            fetch_error: minutes(self.fetch_interval_fetch_error),
+            error: minutes(self.fetch_interval_error),
+            custom: custom
+                .into_iter()
+                .map(|(key, m)| (key, minutes(m)))
+                .collect(),
+            max_fetch_errors: self.max_fetch_errors,
+        }
+    }
+
+    fn spout(&self) -> SpoutConfig {
+        SpoutConfig {
+            ttl_purgatory: seconds(self.spout_ttl_purgatory),
+            min_delay_queries: Duration::from_millis(self.spout_min_delay_queries),
+            max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
+            max_pending: self.topology_max_spout_pending,
+        }
     }
 }
 
