@@ -204,8 +204,16 @@ pub struct Fetcher {
     pub load_generator_pages_per_second: Option<Spread>,
     /// Fetcher median divided by load generator median.
     pub ratio_fetcher_to_load_generator: Option<f64>,
-    /// Requests per run.
+    /// Requests per run (older results, which ran a fixed list of URLs).
     pub requests_per_run: Option<u64>,
+    /// Seconds each run fed its client (newer results, which run for a fixed time).
+    pub window_seconds: Option<f64>,
+    /// Runs of each, alternating which goes first.
+    pub runs: Option<u64>,
+    /// The fetcher's largest figure over its smallest.
+    pub spread_fetcher: Option<f64>,
+    /// The largest per-run ratio over the smallest.
+    pub ratio_spread: Option<f64>,
 }
 
 /// `parser.json`: the HTML parser against the bare tokenizer.

@@ -166,9 +166,21 @@ fn fetcher(f: Option<&Fetcher>) -> Stage {
     let Some(f) = f else {
         return not_run(name, name.to_string(), Some(AIM), at_least(AIM));
     };
-    let label = match f.concurrency {
-        Some(c) => format!("{name} ({c} concurrent)"),
-        None => name.to_string(),
+    let mut details: Vec<String> = f
+        .concurrency
+        .map(|c| format!("{c} concurrent"))
+        .into_iter()
+        .collect();
+    if let (Some(runs), Some(window)) = (f.runs, f.window_seconds) {
+        details.push(format!("{runs} runs of {} s", num(window)));
+    }
+    if let Some(spread) = f.spread_fetcher {
+        details.push(format!("spread {spread:.2}"));
+    }
+    let label = if details.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", details.join(", "))
     };
     SpreadStage {
         name,
