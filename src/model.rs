@@ -201,6 +201,14 @@ pub mod keys {
     pub const LAST_MODIFIED: &str = "http.last-modified";
     /// Set when a body was cut at `http.content.limit`.
     pub const TRIMMED: &str = "http.trimmed";
+    /// The page's canonical URL, absolute, from its `<link rel="canonical">`: the name StormCrawler's
+    /// indexers read (`indexer.canonical.name`). Set by the parser on HTML pages for parse filters
+    /// and indexers; stored with the status only when `metadata.persist` lists `canonical`.
+    pub const CANONICAL: &str = "canonical";
+    /// `true` when the page asked not to be indexed, by `<meta name="robots">` or `X-Robots-Tag`
+    /// (`noindex` or `none`). Set by the parser for parse filters and indexers; stored with the
+    /// status only when `metadata.persist` lists `robots.noindex`.
+    pub const NOINDEX: &str = "robots.noindex";
 }
 
 /// A URL travelling through the topology, with its metadata.

@@ -6,6 +6,8 @@ use std::rc::Rc;
 use lol_html::html_content::{Element, TextChunk};
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element, text};
 
+use super::directives::RobotsDirectives;
+
 /// A link as written on a page, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawLink {
@@ -124,17 +126,10 @@ impl Found {
 
     fn add_robots_directives(&self, content: &str) {
         let mut page = self.page.borrow_mut();
-        for directive in content.split(',').map(str::trim) {
-            match directive {
-                "noindex" => page.noindex = true,
-                "nofollow" => page.nofollow = true,
-                "none" => {
-                    page.noindex = true;
-                    page.nofollow = true;
-                }
-                _ => {}
-            }
-        }
+        let mut directives = RobotsDirectives::default();
+        directives.add(content);
+        page.noindex |= directives.noindex;
+        page.nofollow |= directives.nofollow;
     }
 
     fn add_text(&self, piece: &str) {
@@ -263,7 +258,7 @@ fn head_handlers(found: &Rc<Found>) -> Handlers {
             let name = el.get_attribute("name").unwrap_or_default();
             if name.eq_ignore_ascii_case("robots") {
                 let content = el.get_attribute("content").unwrap_or_default();
-                meta.add_robots_directives(&content.to_ascii_lowercase());
+                meta.add_robots_directives(&content);
             }
             Ok(())
         }),

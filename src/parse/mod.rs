@@ -3,8 +3,21 @@
 //! HTML pages have their links extracted (`a`, `area`, frames, canonical and alternate links), resolved
 //! against `<base href>`, with `rel="nofollow"`, `<meta name="robots">` and `X-Robots-Tag` honoured.
 //! Links then pass through the [`ParseFilter`]s and the URL filter chain. Redirect targets become
-//! outlinks too. Other content is fetched but not parsed.
+//! outlinks too.
+//!
+//! What a page says about itself is recorded in its metadata, for parse filters and indexers: its
+//! canonical URL ([`keys::CANONICAL`], `canonical`) and whether it asked not to be indexed
+//! ([`keys::NOINDEX`], `robots.noindex`, also set by `X-Robots-Tag` on content of any type). They
+//! are stored with the status only when `metadata.persist` lists them.
+//!
+//! With `sitemap.discovery` on, URLs marked `isSitemap=true` are parsed as sitemaps, and so is other
+//! content that is not HTML, not marked `isSitemap=false` and looks like a sitemap
+//! ([`sitemap::looks_like_sitemap`]); such content is marked `isSitemap=true` once it parses as one.
+//! Other content is fetched but not parsed.
 
+#[cfg(test)]
+mod bolt_tests;
+mod directives;
 mod links;
 pub mod sitemap;
 
@@ -15,6 +28,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use url::Url;
+
+use directives::{RobotsDirectives, canonical_url};
 
 use crate::filter::FilterChain;
 use crate::message::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
@@ -29,9 +44,11 @@ pub struct ParseResult {
     /// Resolved links to follow (nofollow links are already left out).
     pub links: Vec<Url>,
     /// The page's metadata; what a filter adds here is stored with the page's status (when its key is
-    /// persisted) and passed to outlinks (when transferred).
+    /// persisted) and passed to outlinks (when transferred). The parser puts the page's canonical URL
+    /// here ([`keys::CANONICAL`]) and its noindex mark ([`keys::NOINDEX`]).
     pub metadata: Metadata,
-    /// The page asked not to be indexed.
+    /// The page asked not to be indexed (`<meta name="robots">` or `X-Robots-Tag`); after the filters
+    /// ran, the metadata's [`keys::NOINDEX`] follows this field.
     pub noindex: bool,
     /// Visible text, when `parser.text.max.bytes` asks for it (for an indexer).
     pub text: Option<String>,
@@ -181,65 +198,116 @@ impl ParserBolt {
                 }
             }
             Status::Fetched if response.status_code == 200 => {
-                // Validators for the next, conditional, fetch; a 304 keeps the ones stored.
-                match &response.etag {
-                    Some(etag) => url.metadata.set(keys::ETAG, etag.as_str()),
-                    None => {
-                        url.metadata.remove(keys::ETAG);
-                    }
-                }
-                match &response.last_modified {
-                    Some(modified) => url.metadata.set(keys::LAST_MODIFIED, modified.as_str()),
-                    None => {
-                        url.metadata.remove(keys::LAST_MODIFIED);
-                    }
-                }
-                // After followed redirects, links resolve against where the content came from.
-                let base_url = match &response.final_url {
-                    Some(final_url) => {
-                        url.metadata.set(keys::REDIRECT_TO, final_url.as_str());
-                        final_url.clone()
-                    }
-                    None => url.url.clone(),
-                };
-                let content_type = response.content_type.as_deref();
-                if self.settings.sitemaps && url.metadata.first(keys::IS_SITEMAP) == Some("true") {
-                    *outlinks = self.sitemap_outlinks(url, &base_url, content_type, &response.body);
-                } else if is_html(content_type, &response.body) {
-                    let nofollow_header = response
-                        .robots_tag
-                        .iter()
-                        .any(|t| t.to_ascii_lowercase().contains("nofollow"));
-                    let parse = self.parse(url, &base_url, &response.body, content_type);
-                    for (key, values) in parse.metadata.iter() {
-                        url.metadata.set_values(key, values.to_vec());
-                    }
-                    if !nofollow_header && self.settings.emit_outlinks {
-                        // Filters (the scope above all) judge links against the page they are on:
-                        // after followed redirects, the final URL.
-                        let page = if base_url == url.url {
-                            std::borrow::Cow::Borrowed(&*url)
-                        } else {
-                            std::borrow::Cow::Owned(CrawlUrl {
-                                url: base_url.clone(),
-                                metadata: url.metadata.clone(),
-                            })
-                        };
-                        *outlinks = self.outlinks(&page, parse.links, self.settings.max_outlinks);
-                    }
-                }
+                self.process_content(url, &response, outlinks);
             }
             _ => {}
         }
         status
     }
 
+    /// Reads a 200 response: records its validators and page-level metadata, then parses it as a
+    /// sitemap, as HTML, or not at all.
+    fn process_content(
+        &self,
+        url: &mut CrawlUrl,
+        response: &FetchedResponse,
+        outlinks: &mut Vec<Outlink>,
+    ) {
+        record_validators(&mut url.metadata, response);
+        // After followed redirects, links resolve against where the content came from.
+        let base_url = match &response.final_url {
+            Some(final_url) => {
+                url.metadata.set(keys::REDIRECT_TO, final_url.as_str());
+                final_url.clone()
+            }
+            None => url.url.clone(),
+        };
+        // What the previous fetch recorded about the page's content is stale now.
+        url.metadata.remove(keys::CANONICAL);
+        url.metadata.remove(keys::NOINDEX);
+        let header = RobotsDirectives::from_header(&response.robots_tag);
+        let content_type = response.content_type.as_deref();
+        let kind = self.content_kind(&url.metadata, &base_url, content_type, &response.body);
+        if kind == Content::Html {
+            *outlinks = self.html_outlinks(url, &base_url, response, header);
+            return;
+        }
+        // Content that is not HTML can still ask not to be indexed, by its header.
+        if header.noindex {
+            url.metadata.set(keys::NOINDEX, "true");
+        }
+        if let Content::Sitemap { sniffed } = kind {
+            let body = &response.body;
+            *outlinks = self.sitemap_outlinks(url, &base_url, content_type, body, sniffed);
+        }
+    }
+
+    /// How a fetched body is read. A URL marked `isSitemap=true` is a sitemap; then HTML is HTML,
+    /// never sniffed. Other content not marked `isSitemap=false` (as StormCrawler marks the pages a
+    /// sitemap lists) is a sitemap when it looks like one.
+    fn content_kind(
+        &self,
+        metadata: &Metadata,
+        location: &Url,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Content {
+        let marked = metadata.first(keys::IS_SITEMAP);
+        if self.settings.sitemaps && marked == Some("true") {
+            return Content::Sitemap { sniffed: false };
+        }
+        if is_html(content_type, body) {
+            return Content::Html;
+        }
+        if self.settings.sitemaps
+            && marked != Some("false")
+            && sitemap::looks_like_sitemap(location, content_type, body)
+        {
+            return Content::Sitemap { sniffed: true };
+        }
+        Content::Other
+    }
+
+    /// Parses an HTML page: its metadata joins the page's, and its links become outlinks unless the
+    /// `X-Robots-Tag` header says nofollow.
+    fn html_outlinks(
+        &self,
+        url: &mut CrawlUrl,
+        base_url: &Url,
+        response: &FetchedResponse,
+        header: RobotsDirectives,
+    ) -> Vec<Outlink> {
+        let content_type = response.content_type.as_deref();
+        let parse = self.parse(url, base_url, &response.body, content_type, header);
+        for (key, values) in parse.metadata.iter() {
+            url.metadata.set_values(key, values.to_vec());
+        }
+        if header.nofollow || !self.settings.emit_outlinks {
+            return Vec::new();
+        }
+        // Filters (the scope above all) judge links against the page they are on: after followed
+        // redirects, the final URL.
+        let page = if *base_url == url.url {
+            std::borrow::Cow::Borrowed(&*url)
+        } else {
+            std::borrow::Cow::Owned(CrawlUrl {
+                url: base_url.clone(),
+                metadata: url.metadata.clone(),
+            })
+        };
+        self.outlinks(&page, parse.links, self.settings.max_outlinks)
+    }
+
+    /// A sitemap's entries as outlinks: pages, and further sitemaps marked `isSitemap=true`. A body
+    /// that was only `sniffed` as a sitemap is marked `isSitemap=true` once it parses as one; if it
+    /// does not, it is content that is not parsed, not an error.
     fn sitemap_outlinks(
         &self,
         url: &mut CrawlUrl,
         location: &Url,
         content_type: Option<&str>,
         body: &[u8],
+        sniffed: bool,
     ) -> Vec<Outlink> {
         match sitemap::parse_sitemap(
             location,
@@ -248,6 +316,9 @@ impl ParserBolt {
             &sitemap::SitemapLimits::default(),
         ) {
             Ok(parsed) => {
+                if sniffed {
+                    url.metadata.set(keys::IS_SITEMAP, "true");
+                }
                 let pages = parsed.urls.into_iter().map(|entry| entry.url).collect();
                 let mut outlinks = self.outlinks(url, pages, None);
                 let mut nested = self.outlinks(url, parsed.sitemaps, None);
@@ -264,6 +335,7 @@ impl ParserBolt {
                 outlinks.extend(nested);
                 outlinks
             }
+            Err(_) if sniffed => Vec::new(),
             Err(error) => {
                 url.metadata.set(keys::ERROR_CAUSE, "sitemap");
                 url.metadata.set(keys::ERROR_MESSAGE, error.to_string());
@@ -272,12 +344,16 @@ impl ParserBolt {
         }
     }
 
+    /// Parses an HTML page and runs the parse filters. The result's metadata holds the page's
+    /// canonical URL and its noindex mark (from the page or the `header`) before the filters run;
+    /// after them, the noindex mark follows [`ParseResult::noindex`].
     fn parse(
         &self,
         page: &CrawlUrl,
         base_url: &Url,
         body: &[u8],
         content_type: Option<&str>,
+        header: RobotsDirectives,
     ) -> ParseResult {
         let charset = content_type
             .and_then(charset_of)
@@ -299,15 +375,28 @@ impl ParserBolt {
                 .filter_map(|l| base.join(&l.href).ok())
                 .collect()
         };
+        let mut metadata = Metadata::new();
+        if let Some(canonical) = canonical_url(&base, extracted.canonical.as_deref()) {
+            metadata.set(keys::CANONICAL, canonical.as_str());
+        }
+        let noindex = extracted.noindex || header.noindex;
+        if noindex {
+            metadata.set(keys::NOINDEX, "true");
+        }
         let mut result = ParseResult {
             title: extracted.title,
             links,
-            metadata: Metadata::new(),
-            noindex: extracted.noindex,
+            metadata,
+            noindex,
             text: extracted.text,
         };
         for filter in &self.parse_filters {
             filter.filter(&page.url, body, &mut result);
+        }
+        if result.noindex {
+            result.metadata.set(keys::NOINDEX, "true");
+        } else {
+            result.metadata.remove(keys::NOINDEX);
         }
         result
     }
@@ -353,6 +442,37 @@ impl ParserBolt {
             metadata.set(keys::DEPTH, (parent.depth() + 1).to_string());
         }
         metadata
+    }
+}
+
+/// How a fetched body is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Content {
+    /// A sitemap: its entries become outlinks.
+    Sitemap {
+        /// Not marked `isSitemap=true`, but looks like one.
+        sniffed: bool,
+    },
+    /// An HTML page: its links become outlinks.
+    Html,
+    /// Anything else: fetched, not parsed.
+    Other,
+}
+
+/// Records a 200 response's validators for the next, conditional, fetch (a 304 keeps the ones
+/// stored).
+fn record_validators(metadata: &mut Metadata, response: &FetchedResponse) {
+    match &response.etag {
+        Some(etag) => metadata.set(keys::ETAG, etag.as_str()),
+        None => {
+            metadata.remove(keys::ETAG);
+        }
+    }
+    match &response.last_modified {
+        Some(modified) => metadata.set(keys::LAST_MODIFIED, modified.as_str()),
+        None => {
+            metadata.remove(keys::LAST_MODIFIED);
+        }
     }
 }
 

@@ -1,0 +1,247 @@
+//! The parser bolt on whole fetched pages: what it records in the page's metadata and which
+//! content it reads as a sitemap.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use url::Url;
+
+use super::{ParseFilter, ParseResult, ParserBolt, ParserSettings};
+use crate::filter::FilterChain;
+use crate::message::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, StatusUpdate, Tuple};
+use crate::model::{CrawlUrl, Metadata, PartitionMode, keys};
+
+fn settings(sitemaps: bool) -> ParserSettings {
+    ParserSettings {
+        emit_outlinks: true,
+        max_outlinks: None,
+        redirections_allowed: true,
+        partition_mode: PartitionMode::ByHost,
+        transfer_keys: Vec::new(),
+        track_path: false,
+        track_depth: false,
+        sitemaps,
+        max_text_bytes: 0,
+    }
+}
+
+fn parser(sitemaps: bool) -> ParserBolt {
+    ParserBolt::new(settings(sitemaps), FilterChain::new(), Vec::new())
+}
+
+/// A 200 response with `body`, served as `content_type` with these `X-Robots-Tag` values.
+fn response(content_type: Option<&str>, robots_tag: &[&str], body: &str) -> FetchedResponse {
+    FetchedResponse {
+        status_code: 200,
+        content_type: content_type.map(str::to_string),
+        location: None,
+        robots_tag: robots_tag.iter().map(|t| t.to_string()).collect(),
+        etag: None,
+        last_modified: None,
+        retry_after: None,
+        final_url: None,
+        body: Bytes::from(body.to_string()),
+        truncated: false,
+    }
+}
+
+/// Runs `parser` over `response` fetched for `url` with `metadata`.
+fn process(
+    parser: &ParserBolt,
+    url: &str,
+    metadata: Metadata,
+    response: FetchedResponse,
+) -> StatusUpdate {
+    let (ack_tx, _ack_rx) = tokio::sync::mpsc::unbounded_channel();
+    let url = CrawlUrl {
+        url: Url::parse(url).unwrap(),
+        metadata,
+    };
+    let tuple = Tuple {
+        ack: AckHandle::new(url.clone(), ack_tx),
+        url,
+        key: "a.test".to_string(),
+        hints: Default::default(),
+    };
+    parser.process(FetchedPage {
+        tuple,
+        record: None,
+        outcome: FetchOutcome::Response(Box::new(response)),
+        sitemaps: Vec::new(),
+        queue: Default::default(),
+    })
+}
+
+fn html(page: &str, robots_tag: &[&str]) -> FetchedResponse {
+    response(Some("text/html; charset=utf-8"), robots_tag, page)
+}
+
+fn outlinks(update: &StatusUpdate) -> Vec<&str> {
+    update.outlinks.iter().map(|o| o.url.url.as_str()).collect()
+}
+
+#[test]
+fn relative_canonical_is_resolved_recorded_and_followed() {
+    let page = r#"<html><head><base href="/docs/"><link rel="canonical" href="guide.html?v=1">
+        </head><body><a href="/other">o</a></body></html>"#;
+    let update = process(
+        &parser(false),
+        "https://a.test/x/page?utm=1",
+        Metadata::new(),
+        html(page, &[]),
+    );
+    let canonical = update.url.metadata.first(keys::CANONICAL);
+    assert_eq!(canonical, Some("https://a.test/docs/guide.html?v=1"));
+    assert_eq!(
+        outlinks(&update),
+        ["https://a.test/docs/guide.html?v=1", "https://a.test/other"]
+    );
+    update.ack.ack();
+}
+
+#[test]
+fn canonical_on_another_scheme_is_ignored_and_a_stale_one_dropped() {
+    let page = r#"<html><head><link rel="canonical" href="ftp://a.test/page"></head></html>"#;
+    let known: Metadata = [(keys::CANONICAL, "https://a.test/old")]
+        .into_iter()
+        .collect();
+    let update = process(
+        &parser(false),
+        "https://a.test/page",
+        known,
+        html(page, &[]),
+    );
+    assert_eq!(update.url.metadata.first(keys::CANONICAL), None);
+    update.ack.ack();
+}
+
+#[test]
+fn noindex_by_meta_robots_is_recorded() {
+    let page = r#"<html><head><meta name="robots" content="NoIndex, follow"></head>
+        <body><a href="/next">n</a></body></html>"#;
+    let update = process(
+        &parser(false),
+        "https://a.test/",
+        Metadata::new(),
+        html(page, &[]),
+    );
+    assert_eq!(update.url.metadata.first(keys::NOINDEX), Some("true"));
+    assert_eq!(outlinks(&update), ["https://a.test/next"]);
+    let plain = process(
+        &parser(false),
+        "https://a.test/",
+        [(keys::NOINDEX, "true")].into_iter().collect(),
+        html("<html><body>indexable</body></html>", &[]),
+    );
+    assert_eq!(plain.url.metadata.first(keys::NOINDEX), None, "stale mark");
+    update.ack.ack();
+    plain.ack.ack();
+}
+
+#[test]
+fn noindex_by_x_robots_tag_is_recorded_on_any_content() {
+    let page = "<html><body><a href=/next>n</a></body></html>";
+    let update = process(
+        &parser(false),
+        "https://a.test/",
+        Metadata::new(),
+        html(page, &["googlebot: noindex"]),
+    );
+    assert_eq!(update.url.metadata.first(keys::NOINDEX), Some("true"));
+    assert_eq!(outlinks(&update), ["https://a.test/next"], "still followed");
+    let pdf = response(Some("application/pdf"), &["noindex, nofollow"], "%PDF-1.4");
+    let pdf = process(&parser(true), "https://a.test/d.pdf", Metadata::new(), pdf);
+    assert_eq!(pdf.url.metadata.first(keys::NOINDEX), Some("true"));
+    update.ack.ack();
+    pdf.ack.ack();
+}
+
+/// Records what a parse filter saw, and lifts the page's noindex.
+struct Indexer;
+
+impl ParseFilter for Indexer {
+    fn filter(&self, _url: &Url, _body: &[u8], parse: &mut ParseResult) {
+        assert_eq!(parse.metadata.first(keys::NOINDEX), Some("true"));
+        let canonical = parse.metadata.first(keys::CANONICAL).map(str::to_string);
+        parse
+            .metadata
+            .set("seen.canonical", canonical.unwrap_or_default());
+        parse.noindex = false;
+    }
+}
+
+#[test]
+fn parse_filters_see_the_canonical_and_noindex_and_may_lift_noindex() {
+    let filters: Vec<Arc<dyn ParseFilter>> = vec![Arc::new(Indexer)];
+    let parser = ParserBolt::new(settings(false), FilterChain::new(), filters);
+    let page = r#"<link rel=canonical href="https://a.test/c"><meta name=robots content=none>"#;
+    let update = process(&parser, "https://a.test/", Metadata::new(), html(page, &[]));
+    let metadata = &update.url.metadata;
+    assert_eq!(metadata.first("seen.canonical"), Some("https://a.test/c"));
+    assert_eq!(metadata.first(keys::NOINDEX), None);
+    update.ack.ack();
+}
+
+const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>https://a.test/one</loc></url>
+  <url><loc>https://a.test/two</loc></url>
+</urlset>"#;
+
+#[test]
+fn xml_urlset_at_an_unmarked_url_is_read_as_a_sitemap() {
+    let xml = || response(Some("application/xml"), &[], URLSET);
+    let update = process(&parser(true), "https://a.test/list", Metadata::new(), xml());
+    assert_eq!(
+        outlinks(&update),
+        ["https://a.test/one", "https://a.test/two"]
+    );
+    assert_eq!(update.url.metadata.first(keys::IS_SITEMAP), Some("true"));
+    let source = update.outlinks[0].url.metadata.first(keys::SITEMAP_SOURCE);
+    assert_eq!(source, Some("https://a.test/list"));
+
+    let off = process(
+        &parser(false),
+        "https://a.test/list",
+        Metadata::new(),
+        xml(),
+    );
+    assert!(off.outlinks.is_empty(), "sitemap.discovery off");
+    assert_eq!(off.url.metadata.first(keys::IS_SITEMAP), None);
+    let not_a_sitemap: Metadata = [(keys::IS_SITEMAP, "false")].into_iter().collect();
+    let marked = process(&parser(true), "https://a.test/list", not_a_sitemap, xml());
+    assert!(marked.outlinks.is_empty(), "marked isSitemap=false");
+    let empty = response(Some("application/xml"), &[], "");
+    let empty = process(&parser(true), "https://a.test/list", Metadata::new(), empty);
+    let metadata = &empty.url.metadata;
+    assert_eq!(
+        metadata.first(keys::IS_SITEMAP),
+        None,
+        "sniffed, not parsed"
+    );
+    assert_eq!(metadata.first(keys::ERROR_CAUSE), None);
+    for update in [update, off, marked, empty] {
+        update.ack.ack();
+    }
+}
+
+#[test]
+fn html_that_mentions_a_urlset_is_not_a_sitemap() {
+    let page = "<!DOCTYPE html><html><body><p>A sitemap looks like this:</p>\
+        <urlset><url><loc>https://a.test/listed</loc></url></urlset>\
+        <pre>&lt;urlset&gt;</pre><a href=\"/linked\">l</a></body></html>";
+    for content_type in [Some("text/html"), None] {
+        let served = response(content_type, &[], page);
+        let update = process(
+            &parser(true),
+            "https://a.test/s.xml",
+            Metadata::new(),
+            served,
+        );
+        assert_eq!(outlinks(&update), ["https://a.test/linked"]);
+        assert_eq!(update.url.metadata.first(keys::IS_SITEMAP), None);
+        update.ack.ack();
+    }
+}
