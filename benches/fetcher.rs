@@ -34,6 +34,8 @@ fn http_settings(site: &Site) -> HttpSettings {
             .into_iter()
             .map(|h| (h, site.addr()))
             .collect(),
+        // As the crawler sizes it from fetcher.threads.per.queue (here CONCURRENCY).
+        max_idle_per_host: CONCURRENCY,
         ..HttpSettings::default()
     }
 }

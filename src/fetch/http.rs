@@ -37,6 +37,9 @@ pub struct HttpSettings {
     pub refuse_private_addresses: bool,
     /// How long DNS answers are cached.
     pub dns_cache_ttl: Duration,
+    /// Idle connections kept open per host, for the next fetches of that host to reuse: at least
+    /// as many as the fetcher may run at once on one queue, or most fetches would open a new one.
+    pub max_idle_per_host: usize,
 }
 
 impl Default for HttpSettings {
@@ -51,6 +54,7 @@ impl Default for HttpSettings {
             max_redirects: 5,
             refuse_private_addresses: false,
             dns_cache_ttl: Duration::from_secs(300),
+            max_idle_per_host: 4,
         }
     }
 }
@@ -224,7 +228,7 @@ pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
         .timeout(settings.timeout)
         .connect_timeout(settings.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(30))
-        .pool_max_idle_per_host(4)
+        .pool_max_idle_per_host(settings.max_idle_per_host)
         .dns_resolver(CachingResolver::new(
             settings.dns_cache_ttl,
             settings.refuse_private_addresses,

@@ -64,6 +64,8 @@ pub(super) fn http_settings(
         max_redirects: http.max_redirects,
         refuse_private_addresses: http.refuse_private_addresses,
         dns_cache_ttl: http.dns_cache_ttl,
+        // A connection for each fetch a queue may run at once (and a few for robots.txt).
+        max_idle_per_host: config.fetcher.threads_per_queue.max(4),
     }
 }
 
@@ -218,6 +220,15 @@ mod tests {
             FetchOutcome::Failed { cause, .. } => Some(cause),
             FetchOutcome::Response(_) => None,
         }
+    }
+
+    #[test]
+    fn the_connection_pool_keeps_a_connection_per_fetch_a_queue_may_run() {
+        let mut config =
+            crate::config::CrawlConfig::from_yaml_str("http.agent.name: t").expect("config");
+        assert_eq!(http_settings(&config, Vec::new()).max_idle_per_host, 4);
+        config.fetcher.threads_per_queue = 50;
+        assert_eq!(http_settings(&config, Vec::new()).max_idle_per_host, 50);
     }
 
     #[tokio::test]
