@@ -27,7 +27,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -208,18 +207,10 @@ fn inject(cluster: &Cluster, fault: Fault, pattern: &str) -> FaultWindow {
     }
 }
 
-/// Waits until the cluster is green with every node in, asking node `ask`.
+/// Waits until the cluster is green with every node in, asking node `ask` (`scripts/opensearch
+/// node ASK wait`, which also restarts a replica recovery that hangs).
 fn wait_green(cluster: &Cluster, ask: usize) {
-    let status = Command::new("curl")
-        .args(["-fsS", "--max-time", "200", "-o", "/dev/null"])
-        .arg(format!(
-            "{}/_cluster/health?wait_for_status=green&wait_for_nodes={}&timeout=180s",
-            cluster.url(ask),
-            Cluster::NODES
-        ))
-        .status()
-        .expect("curl runs");
-    assert!(status.success(), "the cluster did not become green again");
+    cluster.node(ask, "wait");
 }
 
 /// One crawl of the site by [`PROCESSES`] processes while the cluster suffers `fault`.

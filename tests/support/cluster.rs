@@ -67,7 +67,7 @@ impl Cluster {
         output
     }
 
-    /// `scripts/opensearch node NUMBER ACTION` (stop, kill, pause, resume, start, restart).
+    /// `scripts/opensearch node NUMBER ACTION` (stop, kill, pause, resume, start, restart, wait).
     pub fn node(&self, number: usize, action: &str) {
         self.script(&["node", &number.to_string(), action]);
     }
