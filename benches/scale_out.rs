@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::binary::{lines, queue_frontier_args, set_args, site_args};
+use common::process::{cpu_seconds, machine_jiffies};
 use common::{
     Spread, crawl_binary, env_or, fresh_temp_dir, quick, spawn_crawler, start_closed_site,
 };
@@ -62,48 +63,6 @@ fn node_pids() -> Vec<u32> {
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect()
-}
-
-/// CPU seconds (user + system) a process used so far; 0 when it is gone.
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
-    };
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let Some((_, rest)) = stat.rsplit_once(')') else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of the line; after the name, field 3 (the state) is
-    // index 0, so they are indices 11 and 12.
-    (ticks(11) + ticks(12)) / clock_ticks()
-}
-
-/// Clock ticks per second (`getconf CLK_TCK`, 100 on Linux).
-fn clock_ticks() -> f64 {
-    100.0
-}
-
-/// The machine's (busy, total) jiffies from /proc/stat.
-fn machine_jiffies() -> (f64, f64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(cpu) = stat.lines().next() else {
-        return (0.0, 0.0);
-    };
-    let values: Vec<f64> = cpu
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    let total: f64 = values.iter().take(8).sum();
-    let idle = values.get(3).copied().unwrap_or(0.0) + values.get(4).copied().unwrap_or(0.0);
-    (total - idle, total)
 }
 
 /// CPU readings at one moment.

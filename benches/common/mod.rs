@@ -52,7 +52,9 @@ pub fn quick() -> bool {
     std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
+pub mod fetch_driver;
 pub mod frontier_data;
+pub mod process;
 
 /// Arguments of the crawl binary: shared with the integration tests.
 #[path = "../../tests/support/binary.rs"]

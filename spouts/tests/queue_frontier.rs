@@ -288,3 +288,42 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;
 }
+
+#[tokio::test]
+async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
+    // Each queue read after its cursor costs four query clauses: 700 of them in one search would
+    // pass the engine's 1,024 and every read would fail (too_many_nested_clauses).
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let (hosts, per_host) = (700, 3);
+    let writes = (0..hosts)
+        .flat_map(|h| (0..per_host).map(move |p| (h, p)))
+        .map(|(h, p)| {
+            let key = format!("host-{h}.test");
+            discovered(&format!("http://{key}/{p}"), &key, TimeDelta::seconds(-1))
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+
+    let mut spout = QueueSpout::new(
+        client.clone(),
+        QueueSpoutSettings {
+            max_queues: 1_000,
+            max_claims_per_query: 1_000,
+            max_urls_per_queue: 2,
+            ..settings(&urls, &queues, "many")
+        },
+    );
+    let busy = BusyUrls::none();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..3 {
+        let batch = spout.next_batch(&busy).await.expect("a read of 700 queues");
+        seen.extend(batch.into_iter().map(|due| due.url.url.to_string()));
+    }
+    assert_eq!(spout.held_keys().len(), hosts);
+    assert_eq!(seen.len(), hosts * per_host, "every URL of every queue");
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}

@@ -2,6 +2,7 @@
 //! and Markdown tables, and optionally splices the Markdown into a document.
 
 mod acceptance;
+mod end_to_end;
 mod format;
 mod markdown;
 mod one_host;
@@ -26,9 +27,9 @@ use clap::Parser;
     about = "Draws SVG plots and Markdown tables from benchmark result JSON files"
 )]
 struct Cli {
-    /// Directory holding machine.json, spouts.json, writer.json, fetcher.json,
-    /// parser.json, politeness.json, one_host.json, shared_crawl.json and migration.json (any of
-    /// them may be missing); the SVGs and summary.md are written here too.
+    /// Directory holding machine.json, spouts.json, writer.json, fetcher.json, parser.json,
+    /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json and
+    /// migration.json (any of them may be missing); the SVGs and summary.md are written here too.
     #[arg(long, value_name = "DIR")]
     results: PathBuf,
     /// Replace everything between the lines `<!-- results:begin -->` and

@@ -15,6 +15,7 @@ pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: 
         crate::acceptance::section(results.spouts.as_ref(), results.shared_crawl.as_ref()),
         stages_section(stages),
         crate::one_host::section(results.one_host.as_ref()),
+        crate::end_to_end::section(results.end_to_end.as_ref()),
         plots_section(plots, link_prefix),
     ]
     .join("\n")

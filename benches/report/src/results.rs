@@ -313,6 +313,8 @@ pub struct Results {
     pub shared_crawl: Option<crate::shared_crawl::SharedCrawl>,
     /// `scale_out.json`.
     pub scale_out: Option<crate::scale_out::ScaleOut>,
+    /// `end_to_end.json`.
+    pub end_to_end: Option<crate::end_to_end::EndToEnd>,
 }
 
 impl Results {
@@ -329,6 +331,7 @@ impl Results {
             one_host: read_optional(dir, "one_host.json")?,
             shared_crawl: read_optional(dir, "shared_crawl.json")?,
             scale_out: read_optional(dir, "scale_out.json")?,
+            end_to_end: read_optional(dir, "end_to_end.json")?,
         })
     }
 }

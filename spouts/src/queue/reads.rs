@@ -14,11 +14,17 @@
 //! queues on an unrouted 8-shard urls index, the `_msearch` costs 100 × 8 shard searches, one round
 //! costs 8, and took a sixth of the time at 200 k URLs (see BENCHMARKS.md and the issue-12 note).
 //!
+//! A search covers at most [`MAX_QUEUES_PER_SEARCH`] queues and [`MAX_PAGE`] URLs: a queue
+//! after its cursor costs four query clauses, and the engine refuses a query of more than 1,024
+//! (`too_many_nested_clauses`; seen with 560 queues held) or a page beyond its result window. A
+//! spout holding more queues reads them in groups, a few searches at once.
+//!
 //! A drained queue's next date comes from one `min` aggregation over the drained queues only.
 
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 use tracing::warn;
@@ -28,6 +34,15 @@ use crate::status_index::schema::{KeyField, StoredDocument, format_date, read_do
 
 /// Rounds at most per read; queues still short after them are read again next time.
 const MAX_ROUNDS: usize = 4;
+
+/// Queues one search covers at most: four clauses each stay well below the engine's 1,024.
+pub(crate) const MAX_QUEUES_PER_SEARCH: usize = 200;
+
+/// URLs one search asks for at most: half the engine's default result window (10,000).
+pub(crate) const MAX_PAGE: usize = 5_000;
+
+/// Searches of one read in flight at once.
+const SEARCHES_AT_ONCE: usize = 4;
 
 /// Where a queue's reads resume: the due date (epoch milliseconds) of the last URL taken from it
 /// under the current lease, and the ids of the URLs taken at exactly that date. Everything sorted
@@ -108,7 +123,8 @@ impl QueueRead {
     }
 }
 
-/// Reads the due URLs of the queues in `requests` (keyed by queue).
+/// Reads the due URLs of the queues in `requests` (keyed by queue), in groups small enough for one
+/// search each, a few groups at once.
 pub(crate) async fn read_queues(
     client: &EsClient,
     urls_index: &str,
@@ -116,6 +132,47 @@ pub(crate) async fn read_queues(
     requests: &[ReadRequest],
     now: DateTime<Utc>,
 ) -> Result<HashMap<String, QueueRead>, SpoutError> {
+    let groups = search_groups(requests);
+    let reads: Vec<HashMap<String, QueueRead>> = futures::stream::iter(groups)
+        .map(|group| read_group(client, urls_index, key_field, group, now))
+        .buffer_unordered(SEARCHES_AT_ONCE)
+        .try_collect()
+        .await?;
+    Ok(reads.into_iter().flatten().collect())
+}
+
+/// `requests` in order, split into groups of at most [`MAX_QUEUES_PER_SEARCH`] queues whose
+/// sizes add up to at most [`MAX_PAGE`] (a queue asking for more is asked for [`MAX_PAGE`]).
+pub(crate) fn search_groups(requests: &[ReadRequest]) -> Vec<Vec<ReadRequest>> {
+    let mut groups: Vec<Vec<ReadRequest>> = Vec::new();
+    let mut page = 0;
+    for request in requests {
+        let mut request = request.clone();
+        request.size = request.size.clamp(1, MAX_PAGE);
+        let fits = groups.last().is_some_and(|group| {
+            group.len() < MAX_QUEUES_PER_SEARCH && page + request.size <= MAX_PAGE
+        });
+        if !fits {
+            groups.push(Vec::new());
+            page = 0;
+        }
+        page += request.size;
+        if let Some(group) = groups.last_mut() {
+            group.push(request);
+        }
+    }
+    groups
+}
+
+/// Reads the due URLs of one group of queues, in rounds.
+async fn read_group(
+    client: &EsClient,
+    urls_index: &str,
+    key_field: &KeyField,
+    requests: Vec<ReadRequest>,
+    now: DateTime<Utc>,
+) -> Result<HashMap<String, QueueRead>, SpoutError> {
+    let requests = &requests;
     let mut reads: HashMap<String, QueueRead> = HashMap::new();
     let mut short: BTreeMap<&str, usize> = BTreeMap::new();
     for request in requests {
@@ -271,4 +328,46 @@ pub(crate) async fn next_dates(
             Some((key, format_date(date)))
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(i: usize, size: usize) -> ReadRequest {
+        ReadRequest {
+            key: format!("host-{i}.test"),
+            size,
+            after: None,
+        }
+    }
+
+    #[test]
+    fn groups_hold_at_most_so_many_queues_and_urls_and_keep_every_queue_once_in_order() {
+        let requests: Vec<ReadRequest> = (0..2_000).map(|i| request(i, 1 + i % 40)).collect();
+        let groups = search_groups(&requests);
+        for group in &groups {
+            assert!(!group.is_empty());
+            assert!(group.len() <= MAX_QUEUES_PER_SEARCH, "{}", group.len());
+            assert!(group.iter().map(|r| r.size).sum::<usize>() <= MAX_PAGE);
+        }
+        let keys: Vec<&str> = groups.iter().flatten().map(|r| r.key.as_str()).collect();
+        let expected: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, expected);
+        assert_eq!(
+            groups.len(),
+            10,
+            "2,000 queues of at most 40 URLs: ten groups of 200"
+        );
+    }
+
+    #[test]
+    fn a_queue_asking_for_more_than_a_page_gets_a_page_of_its_own() {
+        let groups = search_groups(&[request(0, 3), request(1, 50_000), request(2, 0)]);
+        let sizes: Vec<Vec<usize>> = groups
+            .iter()
+            .map(|g| g.iter().map(|r| r.size).collect())
+            .collect();
+        assert_eq!(sizes, vec![vec![3], vec![MAX_PAGE], vec![1]]);
+    }
 }

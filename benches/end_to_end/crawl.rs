@@ -1,0 +1,315 @@
+//! One measured crawl of the end-to-end benchmark: the example crawl binary as a child process,
+//! read through its metrics and /proc during a window of time.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use squall_spouts::client::Method;
+use squall_testsite::{Site, SiteSpec};
+
+use crate::common::binary::{queue_frontier_args, set_args, site_args};
+use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
+use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_crawler};
+use crate::metrics::{Metrics, scrape};
+
+/// What every crawl gets alike.
+pub struct Budget {
+    /// From the first fetch to the start of the window.
+    pub warmup: Duration,
+    /// The measured window.
+    pub window: Duration,
+    /// Hosts of the site.
+    pub hosts: usize,
+    /// The per-host delay, seconds.
+    pub delay: f64,
+}
+
+/// Where the crawl's frontier lives.
+#[derive(Debug, Clone, Copy)]
+pub enum FrontierChoice {
+    /// The embedded frontier in a directory of its own.
+    Embedded,
+    /// The queue frontier in the engine at `SQUALL_BENCH_ES`.
+    Queue,
+}
+
+impl FrontierChoice {
+    fn name(self) -> &'static str {
+        match self {
+            FrontierChoice::Embedded => "embedded",
+            FrontierChoice::Queue => "queue",
+        }
+    }
+}
+
+/// The figures of one crawl.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Which frontier.
+    pub frontier: &'static str,
+    /// Its place in the benchmark's order.
+    pub order: usize,
+    /// Fetches completed in the window, per second.
+    pub pages_per_second: f64,
+    /// Status documents written in the window, per second.
+    pub status_writes_per_second: f64,
+    /// The crawler's CPU time in the window over the pages fetched in it.
+    pub cpu_ms_per_page: f64,
+    /// The crawler's largest resident set up to the end of the window.
+    pub peak_rss_mib: f64,
+    /// The stage that limits the rate, by the rules of [`limiting_stage`].
+    pub limit: String,
+    /// Everything read, for the JSON.
+    details: Value,
+}
+
+impl Run {
+    /// As JSON.
+    pub fn json(&self) -> Value {
+        let mut value = self.details.clone();
+        value["frontier"] = json!(self.frontier);
+        value["order"] = json!(self.order);
+        value["pages_per_second"] = json!(self.pages_per_second);
+        value["status_writes_per_second"] = json!(self.status_writes_per_second);
+        value["cpu_ms_per_page"] = json!(self.cpu_ms_per_page);
+        value["peak_rss_mib"] = json!(self.peak_rss_mib);
+        value["limiting_stage"] = json!(self.limit);
+        value
+    }
+}
+
+/// The configuration every crawl of `hosts` hosts at `delay` gets.
+pub fn settings(hosts: usize, delay: f64) -> Vec<String> {
+    vec![
+        "http.agent.name=squall-bench".to_string(),
+        format!("fetcher.server.delay={delay}"),
+        format!("frontier.max.buckets={hosts}"),
+        format!("topology.max.spout.pending={}", 4 * hosts),
+        format!("fetcher.max.urls.in.queues={}", 4 * hosts),
+        SiteSpec::exclude_outside_hosts(),
+    ]
+}
+
+/// A loopback port nobody listens on right now, for the crawler's metrics.
+fn free_port() -> u16 {
+    match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+        Ok(addr) => addr.port(),
+        Err(e) => panic!("no free port: {e}"),
+    }
+}
+
+/// The crawl binary's arguments for one run.
+fn arguments(
+    site: &Site,
+    frontier: FrontierChoice,
+    dir: &std::path::Path,
+    id: &str,
+    metrics: &str,
+    budget: &Budget,
+) -> Vec<String> {
+    let mut args = match frontier {
+        FrontierChoice::Embedded => vec![
+            "--frontier".to_string(),
+            "embedded".to_string(),
+            "--frontier-path".to_string(),
+            dir.join("frontier").display().to_string(),
+        ],
+        FrontierChoice::Queue => queue_frontier_args(
+            &engine_url(),
+            &format!("bench-e2e-urls-{id}"),
+            &format!("bench-e2e-queues-{id}"),
+            (10, 0),
+            &format!("e2e-{id}"),
+        ),
+    };
+    let limit = budget.warmup + budget.window + Duration::from_secs(180);
+    args.extend(
+        [
+            "--metrics-addr",
+            metrics,
+            "--max-duration",
+            &limit.as_secs_f64().to_string(),
+        ]
+        .map(str::to_string),
+    );
+    let settings = settings(budget.hosts, budget.delay);
+    args.extend(set_args(
+        &settings.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    args.extend(site_args(site));
+    args
+}
+
+/// Crawls `site` on `frontier` for the budget and reads what it did in the window.
+pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: usize) -> Run {
+    let id = format!("{}-{order}", std::process::id());
+    let dir = fresh_temp_dir(&format!("squall-e2e-{id}"));
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
+    let args = arguments(site, frontier, &dir, &id, &metrics_addr, budget);
+    let mut child = spawn_crawler(&crawl_binary(), &args, &dir, 0);
+    let pid = child.id();
+    let client = reqwest::Client::new();
+
+    // The warm-up counts from the first fetch (the process injects the seeds first).
+    let starting = Instant::now();
+    loop {
+        let fetched = scrape(&client, &metrics_addr)
+            .await
+            .map(|m| m.get("squall_fetch_total"));
+        if fetched.unwrap_or(0.0) > 0.0 {
+            break;
+        }
+        if starting.elapsed() > Duration::from_secs(120) || !running(&mut child) {
+            panic!(
+                "the {} crawl fetched nothing; see {}",
+                frontier.name(),
+                dir.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(budget.warmup).await;
+    let (before, cpu_before, machine_before, at) = (
+        read(&client, &metrics_addr).await,
+        cpu_seconds(pid),
+        machine_jiffies(),
+        Instant::now(),
+    );
+    tokio::time::sleep(budget.window).await;
+    let seconds = at.elapsed().as_secs_f64();
+    let after = read(&client, &metrics_addr).await;
+    let (cpu_after, machine_after, peak) =
+        (cpu_seconds(pid), machine_jiffies(), peak_rss_bytes(pid));
+    if !running(&mut child) {
+        panic!(
+            "the {} crawl ended before its window did; see {}",
+            frontier.name(),
+            dir.display()
+        );
+    }
+    stop(&mut child).await;
+
+    let pages = after.since(&before, "squall_fetch_total");
+    let cpu = cpu_after - cpu_before;
+    let machine_busy =
+        (machine_after.0 - machine_before.0) / (machine_after.1 - machine_before.1).max(1.0);
+    let per_second = |name: &str| after.since(&before, name) / seconds;
+    let details = json!({
+        "window_seconds": seconds,
+        "pages_in_window": pages,
+        "pages_before_window": before.get("squall_fetch_total"),
+        "crawler_cpu_cores": cpu / seconds,
+        "machine_busy": machine_busy,
+        "fetch_seconds_per_second": per_second("squall_fetch_seconds_sum"),
+        "parse_seconds_per_second": per_second("squall_parse_seconds_sum"),
+        "status_store_seconds_per_second": per_second("squall_status_store_seconds_sum"),
+        "spout_query_seconds_per_second": per_second("squall_spout_query_seconds_sum"),
+        "spout_queries_per_second": per_second("squall_spout_query_seconds_count"),
+        "spout_in_flight": after.get("squall_spout_in_flight"),
+        "spout_max_pending": 4 * budget.hosts,
+        "fetcher_queues": after.get("squall_fetcher_queues"),
+        "fetcher_queued": after.get("squall_fetcher_queued"),
+        "fetcher_active": after.get("squall_fetcher_active"),
+        "status_write_failures": after.get("squall_status_write_failures_total"),
+    });
+    let rate = pages / seconds;
+    let run = Run {
+        frontier: frontier.name(),
+        order,
+        pages_per_second: rate,
+        status_writes_per_second: per_second("squall_status_writes_total"),
+        cpu_ms_per_page: if pages > 0.0 {
+            cpu * 1000.0 / pages
+        } else {
+            0.0
+        },
+        peak_rss_mib: peak as f64 / (1024.0 * 1024.0),
+        limit: limiting_stage(rate, budget, &details),
+        details,
+    };
+    eprintln!(
+        "  {} frontier: {:.0} pages/s, {:.0} status writes/s, {:.2} ms CPU/page, {:.0} MiB peak RSS, crawler {:.2} cores, machine {:.0}% busy; limit: {}",
+        run.frontier,
+        run.pages_per_second,
+        run.status_writes_per_second,
+        run.cpu_ms_per_page,
+        run.peak_rss_mib,
+        cpu / seconds,
+        machine_busy * 100.0,
+        run.limit
+    );
+    if let FrontierChoice::Queue = frontier {
+        delete_indices(&id).await;
+    }
+    if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
+        eprintln!("  its output is in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    run
+}
+
+/// The stage that limits a crawl running at `rate`, read from its figures in order: politeness
+/// when the rate is within 10 % of hosts / delay; the machine when its cores were busy 95 % of the
+/// time; the spout's pending limit when the URLs in flight reached it; the frontier when the
+/// fetcher held fewer queues than 90 % of the hosts (the spout did not hand out enough hosts);
+/// else the fetcher's queues, each waiting its delay.
+pub fn limiting_stage(rate: f64, budget: &Budget, details: &Value) -> String {
+    let number = |name: &str| details[name].as_f64().unwrap_or(0.0);
+    let politeness = budget.hosts as f64 / budget.delay;
+    if rate >= 0.9 * politeness {
+        return "politeness (the rate is within 10 % of hosts / delay)".to_string();
+    }
+    if number("machine_busy") >= 0.95 {
+        return format!(
+            "CPU: the machine was {:.0} % busy, the crawler using {:.2} cores",
+            number("machine_busy") * 100.0,
+            number("crawler_cpu_cores")
+        );
+    }
+    if number("spout_in_flight") >= 0.95 * number("spout_max_pending") {
+        return "the spout's pending limit (topology.max.spout.pending)".to_string();
+    }
+    if number("fetcher_queues") < 0.9 * budget.hosts as f64 {
+        return format!(
+            "the frontier: the fetcher held {:.0} host queues of {}",
+            number("fetcher_queues"),
+            budget.hosts
+        );
+    }
+    "the fetcher's host queues (each waits its delay; hosts have too few URLs due)".to_string()
+}
+
+/// The metrics at `addr`, or a panic when the process no longer answers.
+async fn read(client: &reqwest::Client, addr: &str) -> Metrics {
+    match scrape(client, addr).await {
+        Some(metrics) => metrics,
+        None => panic!("the crawler's metrics at {addr} do not answer"),
+    }
+}
+
+fn running(child: &mut Child) -> bool {
+    matches!(child.try_wait(), Ok(None))
+}
+
+/// Stops the crawler as a user would (SIGINT), killing it after a minute.
+async fn stop(child: &mut Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let stopping = Instant::now();
+    while running(child) {
+        if stopping.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Deletes the queue frontier's indices of run `id`.
+async fn delete_indices(id: &str) {
+    let client = engine_client();
+    let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*");
+    let _ = client.request(Method::Delete, &path, &[], None).await;
+}
