@@ -291,8 +291,8 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
 
 #[tokio::test]
 async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
-    // Each queue read after its cursor costs four query clauses: 700 of them in one search would
-    // pass the engine's 1,024 and every read would fail (too_many_nested_clauses).
+    // A queue read after its cursor counts twice against the engine's 1,024 nested clauses: 700 of
+    // them in one search would be refused and every read would fail (too_many_nested_clauses).
     let client = support::client().await;
     let (urls, queues) = indices(&client).await;
     let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());

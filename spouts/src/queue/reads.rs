@@ -15,9 +15,10 @@
 //! costs 8, and took a sixth of the time at 200 k URLs (see BENCHMARKS.md and the issue-12 note).
 //!
 //! A search covers at most [`MAX_QUEUES_PER_SEARCH`] queues and [`MAX_PAGE`] URLs: a queue
-//! after its cursor costs four query clauses, and the engine refuses a query of more than 1,024
-//! (`too_many_nested_clauses`; seen with 560 queues held) or a page beyond its result window. A
-//! spout holding more queues reads them in groups, a few searches at once.
+//! after its cursor counts twice against the engine's 1,024 nested clauses, so one search over more
+//! than 512 such queues is refused (`too_many_nested_clauses`, measured on OpenSearch 2.19), as is
+//! a page beyond the result window. A spout holding more queues reads them in groups, a few
+//! searches at once.
 //!
 //! A drained queue's next date comes from one `min` aggregation over the drained queues only.
 
@@ -35,7 +36,7 @@ use crate::status_index::schema::{KeyField, StoredDocument, format_date, read_do
 /// Rounds at most per read; queues still short after them are read again next time.
 const MAX_ROUNDS: usize = 4;
 
-/// Queues one search covers at most: four clauses each stay well below the engine's 1,024.
+/// Queues one search covers at most: well below the 512 the engine's clause limit allows.
 pub(crate) const MAX_QUEUES_PER_SEARCH: usize = 200;
 
 /// URLs one search asks for at most: half the engine's default result window (10,000).
