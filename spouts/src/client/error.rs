@@ -27,6 +27,8 @@ pub enum EsError {
         status: u16,
         /// The engine's error type and reason.
         reason: String,
+        /// The type of the error's first root cause, when the engine gave one.
+        cause: Option<String>,
     },
     /// The answer was not the JSON expected.
     #[error("unexpected answer to {path}: {message}")]
@@ -38,6 +40,20 @@ pub enum EsError {
     },
 }
 
+/// Whether an error type the engine reports as a root cause means the request itself cannot be
+/// served, whatever the engine's state.
+fn refused_request(cause: &str) -> bool {
+    matches!(
+        cause,
+        "too_many_clauses"
+            | "too_many_nested_clauses"
+            | "query_shard_exception"
+            | "parsing_exception"
+            | "x_content_parse_exception"
+            | "illegal_argument_exception"
+    )
+}
+
 /// Whether an HTTP status from the engine means "not now" rather than "never": a timeout, too many
 /// requests, or a server-side failure.
 pub fn is_transient_status(status: u16) -> bool {
@@ -46,11 +62,16 @@ pub fn is_transient_status(status: u16) -> bool {
 
 impl EsError {
     /// Whether the same request may succeed later: the engine was out of reach or answered that it
-    /// was busy or failing (HTTP 408, 429, 5xx), as opposed to refusing the request itself.
+    /// was busy or failing (HTTP 408, 429, 5xx), as opposed to refusing the request itself. A 5xx
+    /// whose root cause is the request's own shape (a query with too many clauses, one the engine
+    /// cannot parse or build) is a refusal: asking again fails the same way.
     pub fn kind(&self) -> ErrorKind {
         match self {
             EsError::Unreachable { .. } => ErrorKind::Unavailable,
-            EsError::Status { status, .. } if is_transient_status(*status) => {
+            EsError::Status { status, cause, .. }
+                if is_transient_status(*status)
+                    && !cause.as_deref().is_some_and(refused_request) =>
+            {
                 ErrorKind::Unavailable
             }
             EsError::Status { .. } | EsError::Config(_) | EsError::Decode { .. } => {

@@ -22,6 +22,7 @@ use elasticsearch::cert::CertificateValidation;
 use elasticsearch::http::headers::HeaderMap;
 use elasticsearch::http::transport::{SingleNodeConnectionPool, TransportBuilder};
 use serde_json::Value;
+use squall::frontier::ErrorKind;
 use tokio::sync::OnceCell;
 use tracing::{info, warn};
 use url::Url;
@@ -368,22 +369,45 @@ impl EsClient {
         if (200..300).contains(&status) {
             return Ok(value);
         }
-        let reason = match &value["error"] {
-            Value::Object(error) => format!(
-                "{}: {}",
-                error.get("type").and_then(Value::as_str).unwrap_or("error"),
-                error.get("reason").and_then(Value::as_str).unwrap_or("")
-            ),
-            Value::String(s) => s.clone(),
-            _ => truncate(&text, 300),
-        };
+        let (reason, cause) = error_reason(&value["error"], &text);
         Err(EsError::Status {
             method: method.as_str().to_string(),
             path: path.to_string(),
             status,
             reason,
+            cause,
         })
     }
+}
+
+/// An error answer's "type: reason", followed by its first root cause when that is another error
+/// (a search that failed on every shard says why only there), and that root cause's type.
+fn error_reason(error: &Value, text: &str) -> (String, Option<String>) {
+    let Value::Object(error) = error else {
+        let reason = error
+            .as_str()
+            .map_or_else(|| truncate(text, 300), str::to_string);
+        return (reason, None);
+    };
+    let field =
+        |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_string);
+    let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
+    let mut reason = format!(
+        "{kind}: {}",
+        error.get("reason").and_then(Value::as_str).unwrap_or("")
+    );
+    let root = error
+        .get("root_cause")
+        .and_then(Value::as_array)
+        .and_then(|causes| causes.first());
+    let cause = root.and_then(|root| field(root, "type"));
+    if let (Some(root), Some(cause)) = (root, &cause)
+        && cause != kind
+    {
+        let why = field(root, "reason").unwrap_or_default();
+        reason.push_str(&format!(" (root cause {cause}: {})", truncate(&why, 300)));
+    }
+    (reason, cause)
 }
 
 /// The connection to one node, with the settings' timeout, credentials and TLS choice.
@@ -429,7 +453,9 @@ fn timed_out(error: &EsError) -> bool {
 fn retriable(error: &EsError) -> bool {
     match error {
         EsError::Unreachable { .. } => true,
-        EsError::Status { status, .. } => *status == 429 || *status >= 500,
+        EsError::Status { status, .. } => {
+            (*status == 429 || *status >= 500) && error.kind() == ErrorKind::Unavailable
+        }
         _ => false,
     }
 }
@@ -441,4 +467,53 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
         end -= 1;
     }
     text[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn status_error(status: u16, answer: &Value) -> EsError {
+        let (reason, cause) = error_reason(&answer["error"], &answer.to_string());
+        EsError::Status {
+            method: "POST".to_string(),
+            path: "/urls/_search".to_string(),
+            status,
+            reason,
+            cause,
+        }
+    }
+
+    #[test]
+    fn a_search_refused_for_its_shape_names_the_root_cause_and_is_not_retried() {
+        let answer = json!({ "error": {
+            "root_cause": [{ "type": "too_many_nested_clauses",
+                             "reason": "Query contains too many nested clauses; maxClauseCount is set to 1024" }],
+            "type": "search_phase_execution_exception", "reason": "all shards failed" },
+            "status": 500 });
+        let error = status_error(500, &answer);
+        assert!(
+            error.to_string().contains("all shards failed (root cause too_many_nested_clauses: Query contains too many nested clauses"),
+            "{error}"
+        );
+        assert_eq!(error.kind(), ErrorKind::Rejected);
+        assert!(!retriable(&error));
+    }
+
+    #[test]
+    fn a_failing_or_busy_engine_stays_retryable() {
+        let answer = json!({ "error": {
+            "root_cause": [{ "type": "node_not_connected_exception", "reason": "[n2] not connected" }],
+            "type": "search_phase_execution_exception", "reason": "all shards failed" } });
+        let error = status_error(503, &answer);
+        assert_eq!(error.kind(), ErrorKind::Unavailable);
+        assert!(retriable(&error));
+        let plain = status_error(429, &json!({ "error": "too many requests" }));
+        assert_eq!(
+            plain.to_string(),
+            "POST /urls/_search failed with HTTP 429: too many requests"
+        );
+        assert_eq!(plain.kind(), ErrorKind::Unavailable);
+    }
 }
