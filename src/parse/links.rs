@@ -1,12 +1,19 @@
 //! Streaming extraction of links, base href, title and robots directives from HTML.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::LazyLock;
 
 use lol_html::html_content::{Element, TextChunk};
-use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, Settings, element, text};
+use lol_html::{
+    AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings, Selector,
+    Settings,
+};
 
+use super::attributes::{attribute_values, decoded, push_decoded};
 use super::directives::RobotsDirectives;
+use super::tags::{Opened, Tag};
 
 /// A link as written on a page, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +45,111 @@ pub struct ExtractedPage {
     pub text: Option<String>,
 }
 
+/// A page's links in document order, their hrefs (entities decoded) held in one buffer rather than
+/// one string each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct LinkList {
+    hrefs: String,
+    links: Vec<LinkEnd>,
+}
+
+/// Where a link's href ends in [`LinkList::hrefs`] (it starts where the one before ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LinkEnd {
+    end: usize,
+    nofollow: bool,
+    element: &'static str,
+}
+
+/// One link of a [`LinkList`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Link<'a> {
+    /// The `href`/`src` value, entities decoded.
+    pub href: &'a str,
+    /// Whether the link carries `rel="nofollow"`.
+    pub nofollow: bool,
+    /// Which element it came from.
+    pub element: &'static str,
+}
+
+impl LinkList {
+    /// Adds a link whose raw (not yet decoded) `href` was read from `element`; returns its
+    /// decoded href.
+    fn push(&mut self, href: &str, nofollow: bool, element: &'static str) -> &str {
+        let start = self.hrefs.len();
+        push_decoded(&mut self.hrefs, href);
+        let end = self.hrefs.len();
+        self.links.push(LinkEnd {
+            end,
+            nofollow,
+            element,
+        });
+        &self.hrefs[start..end]
+    }
+
+    /// How many links there are.
+    pub(crate) fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The links, in document order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Link<'_>> {
+        let mut start = 0;
+        self.links.iter().map(move |link| {
+            let href = self.hrefs.get(start..link.end).unwrap_or_default();
+            start = link.end;
+            Link {
+                href,
+                nofollow: link.nofollow,
+                element: link.element,
+            }
+        })
+    }
+}
+
+/// What the extractor found on a page, as the parser bolt reads it: [`ExtractedPage`] with its
+/// links in a [`LinkList`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Extraction {
+    /// Links in document order.
+    pub links: LinkList,
+    /// The first `<base href>`.
+    pub base: Option<String>,
+    /// The `<title>` text.
+    pub title: Option<String>,
+    /// The `<link rel="canonical">` target.
+    pub canonical: Option<String>,
+    /// `<meta name="robots">` says noindex.
+    pub noindex: bool,
+    /// `<meta name="robots">` says nofollow.
+    pub nofollow: bool,
+    /// Visible text, when asked for, up to the requested length.
+    pub text: Option<String>,
+}
+
+impl From<Extraction> for ExtractedPage {
+    fn from(found: Extraction) -> Self {
+        let links = found
+            .links
+            .iter()
+            .map(|link| RawLink {
+                href: link.href.to_string(),
+                nofollow: link.nofollow,
+                element: link.element,
+            })
+            .collect();
+        ExtractedPage {
+            links,
+            base: found.base,
+            title: found.title,
+            canonical: found.canonical,
+            noindex: found.noindex,
+            nofollow: found.nofollow,
+            text: found.text,
+        }
+    }
+}
+
 /// Memory a single page's parse may use; a hostile page fails instead of exhausting memory.
 const MAX_PARSER_MEMORY: usize = 16 * 1024 * 1024;
 
@@ -63,6 +175,11 @@ pub fn extract_with_text(
     charset: Option<&str>,
     max_text_bytes: usize,
 ) -> ExtractedPage {
+    extraction(html, charset, max_text_bytes).into()
+}
+
+/// [`extract_with_text`] in the form the parser bolt reads.
+pub(crate) fn extraction(html: &[u8], charset: Option<&str>, max_text_bytes: usize) -> Extraction {
     let encoding = charset
         .and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes()))
         .and_then(AsciiCompatibleEncoding::new)
@@ -83,7 +200,7 @@ enum Part {
 
 /// What one page's parses collect.
 struct Found {
-    page: RefCell<ExtractedPage>,
+    page: RefCell<Extraction>,
     title: RefCell<String>,
     text: RefCell<String>,
     max_text_bytes: usize,
@@ -96,7 +213,7 @@ struct Found {
 impl Found {
     fn new(max_text_bytes: usize) -> Self {
         Found {
-            page: RefCell::new(ExtractedPage::default()),
+            page: RefCell::new(Extraction::default()),
             title: RefCell::new(String::new()),
             text: RefCell::new(String::new()),
             max_text_bytes,
@@ -105,23 +222,26 @@ impl Found {
         }
     }
 
-    fn add_link(&self, name: &'static str, href: String, rel: &str) {
+    /// Adds the link of element `name` whose target (raw) is `href` and whose `rel` is `rel`.
+    fn add_link(&self, name: &'static str, href: &str, rel: &str) {
         let mut page = self.page.borrow_mut();
+        let has_rel = |wanted: &str| {
+            rel.split_ascii_whitespace()
+                .any(|r| r.eq_ignore_ascii_case(wanted))
+        };
+        let mut canonical = false;
         if name == "link" {
-            let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
-            if rels.contains(&"canonical") && page.canonical.is_none() {
-                page.canonical = Some(href.clone());
-            }
+            canonical = has_rel("canonical") && page.canonical.is_none();
             // Only links that lead to other pages; stylesheets, icons etc. are not crawled.
-            if !rels.iter().any(|r| matches!(*r, "canonical" | "alternate")) {
+            if !has_rel("canonical") && !has_rel("alternate") {
                 return;
             }
         }
-        page.links.push(RawLink {
-            href,
-            nofollow: rel.split_ascii_whitespace().any(|r| r == "nofollow"),
-            element: name,
-        });
+        let href = page.links.push(href, has_rel("nofollow"), name);
+        if canonical {
+            let href = href.to_string();
+            page.canonical = Some(href);
+        }
     }
 
     fn add_robots_directives(&self, content: &str) {
@@ -165,14 +285,14 @@ impl Found {
         self.hidden_depth.set(hidden);
     }
 
-    fn finish(&self) -> ExtractedPage {
+    fn finish(&self) -> Extraction {
         let mut page = self.page.take();
-        let title = decode(self.title.take().trim());
+        let title = decoded(&self.title.take());
         if !title.is_empty() {
             page.title = Some(title);
         }
         if self.max_text_bytes > 0 {
-            let mut text = decode(&self.text.take());
+            let mut text = decoded(&self.text.take());
             if text.len() > self.max_text_bytes {
                 let mut cut = self.max_text_bytes;
                 while !text.is_char_boundary(cut) {
@@ -186,12 +306,53 @@ impl Found {
     }
 }
 
+/// The selectors of the extractor's handlers, parsed once.
+struct Selectors {
+    links: [(Selector, Tag, &'static str); 5],
+    base: Selector,
+    meta: Selector,
+    title: Selector,
+    noscript: Selector,
+    hidden: Selector,
+    body: Selector,
+}
+
+static SELECTORS: LazyLock<Selectors> = LazyLock::new(|| Selectors {
+    links: [
+        (selector("a[href]"), Tag::A, "href"),
+        (selector("area[href]"), Tag::Area, "href"),
+        (selector("link[href]"), Tag::Link, "href"),
+        (selector("frame[src]"), Tag::Frame, "src"),
+        (selector("iframe[src]"), Tag::Iframe, "src"),
+    ],
+    base: selector("base[href]"),
+    meta: selector("meta[name]"),
+    title: selector("title"),
+    noscript: selector("noscript"),
+    hidden: selector("script, style, noscript, template"),
+    body: selector("body"),
+});
+
+/// A selector written in this file.
+fn selector(source: &str) -> Selector {
+    match source.parse() {
+        Ok(selector) => selector,
+        Err(error) => panic!("the extractor's selector {source:?} does not parse: {error}"),
+    }
+}
+
 /// One streaming parse of `html` into `found`.
+///
+/// Only the elements `html` may hold get a handler: lol_html's work on every element grows with
+/// the handlers it has to match.
 fn run(html: &[u8], encoding: AsciiCompatibleEncoding, found: &Rc<Found>, part: Part) {
-    let mut handlers = link_handlers(found);
+    let opened = Opened::scan(html);
+    let mut handlers = link_handlers(found, html, opened);
     if part == Part::Document {
-        handlers.extend(head_handlers(found));
-        handlers.extend(noscript_handlers(found));
+        handlers.extend(head_handlers(found, html, opened));
+        if opened.has(Tag::Noscript) {
+            handlers.push(noscript_handlers(found));
+        }
     }
     if found.max_text_bytes > 0 {
         handlers.extend(text_handlers(found));
@@ -212,98 +373,111 @@ fn run(html: &[u8], encoding: AsciiCompatibleEncoding, found: &Rc<Found>, part: 
     let _ = rewriter.write(html).and_then(|()| rewriter.end());
 }
 
-type Handlers = Vec<(
-    std::borrow::Cow<'static, lol_html::Selector>,
-    lol_html::ElementContentHandlers<'static>,
-)>;
+type Handler<'h> = (Cow<'static, Selector>, ElementContentHandlers<'h>);
 
-/// `a`, `area`, `link`, `frame` and `iframe` targets.
-fn link_handlers(found: &Rc<Found>) -> Handlers {
-    let handler = |name: &'static str, attribute: &'static str| {
-        let found = Rc::clone(found);
-        move |el: &mut Element<'_, '_>| {
-            if let Some(href) = el.get_attribute(attribute) {
-                let rel = el
-                    .get_attribute("rel")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                found.add_link(name, decode_owned(href), &rel);
+/// `a`, `area` and `link` with an `href`, `frame` and `iframe` with a `src`, those of them that
+/// `html` may open. The handlers read attributes in `html`, the input of the parse they serve.
+fn link_handlers<'h>(found: &'h Found, html: &'h [u8], opened: Opened) -> Vec<Handler<'h>> {
+    let mut handlers = Vec::with_capacity(12);
+    for (selector, tag, attribute) in &SELECTORS.links {
+        if !opened.has(*tag) {
+            continue;
+        }
+        let (name, attribute) = (tag.name(), *attribute);
+        let handler = move |el: &mut Element<'_, '_>| {
+            if let [Some(target), rel] = attribute_values(el, html, [attribute, "rel"]) {
+                found.add_link(name, &target, rel.as_deref().unwrap_or_default());
             }
             Ok(())
-        }
-    };
-    vec![
-        element!("a[href]", handler("a", "href")),
-        element!("area[href]", handler("area", "href")),
-        element!("link[href]", handler("link", "href")),
-        element!("frame[src]", handler("frame", "src")),
-        element!("iframe[src]", handler("iframe", "src")),
-    ]
+        };
+        let handlers_of_element = ElementContentHandlers::default().element(handler);
+        handlers.push((Cow::Borrowed(selector), handlers_of_element));
+    }
+    handlers
 }
 
-/// `<base href>`, `<meta name="robots">` and `<title>`.
-fn head_handlers(found: &Rc<Found>) -> Handlers {
-    let base = Rc::clone(found);
-    let meta = Rc::clone(found);
-    let title = Rc::clone(found);
-    vec![
-        element!("base[href]", move |el| {
-            let mut page = base.page.borrow_mut();
-            if page.base.is_none() {
-                page.base = el.get_attribute("href").map(|h| decode(&h));
-            }
-            Ok(())
-        }),
-        element!("meta[name]", move |el| {
-            let name = el.get_attribute("name").unwrap_or_default();
-            if name.eq_ignore_ascii_case("robots") {
-                let content = el.get_attribute("content").unwrap_or_default();
-                meta.add_robots_directives(&content);
-            }
-            Ok(())
-        }),
-        text!("title", move |chunk: &mut TextChunk<'_>| {
-            push_capped(&title.title, chunk.as_str(), MAX_TITLE_BYTES);
-            Ok(())
-        }),
-    ]
+/// `<base href>`, `<meta name="robots">` and `<title>`, those of them that `html` may open.
+fn head_handlers<'h>(found: &'h Found, html: &'h [u8], opened: Opened) -> Vec<Handler<'h>> {
+    let base = move |el: &mut Element<'_, '_>| {
+        let mut page = found.page.borrow_mut();
+        if page.base.is_none()
+            && let [Some(href)] = attribute_values(el, html, ["href"])
+        {
+            page.base = Some(decoded(&href));
+        }
+        Ok(())
+    };
+    let meta = move |el: &mut Element<'_, '_>| {
+        if let [Some(name), content] = attribute_values(el, html, ["name", "content"])
+            && name.eq_ignore_ascii_case("robots")
+        {
+            found.add_robots_directives(content.as_deref().unwrap_or_default());
+        }
+        Ok(())
+    };
+    let title = move |chunk: &mut TextChunk<'_>| {
+        push_capped(&found.title, chunk.as_str(), MAX_TITLE_BYTES);
+        Ok(())
+    };
+    let selectors = &*SELECTORS;
+    let mut handlers = Vec::with_capacity(3);
+    if opened.has(Tag::Base) {
+        let base = ElementContentHandlers::default().element(base);
+        handlers.push((Cow::Borrowed(&selectors.base), base));
+    }
+    if opened.has(Tag::Meta) {
+        let meta = ElementContentHandlers::default().element(meta);
+        handlers.push((Cow::Borrowed(&selectors.meta), meta));
+    }
+    if opened.has(Tag::Title) {
+        let title = ElementContentHandlers::default().text(title);
+        handlers.push((Cow::Borrowed(&selectors.title), title));
+    }
+    handlers
 }
 
 /// Collects each `<noscript>` element's raw markup and parses it when the element closes.
-fn noscript_handlers(found: &Rc<Found>) -> Handlers {
-    let on_element = Rc::clone(found);
-    let on_text = Rc::clone(found);
-    vec![
-        element!("noscript", move |el| {
-            on_element.noscript.borrow_mut().clear();
-            on_end_tag(el, &on_element, Found::parse_noscript);
-            Ok(())
-        }),
-        text!("noscript", move |chunk: &mut TextChunk<'_>| {
-            push_capped(&on_text.noscript, chunk.as_str(), MAX_NOSCRIPT_BYTES);
-            Ok(())
-        }),
-    ]
+fn noscript_handlers<'h>(found: &'h Rc<Found>) -> Handler<'h> {
+    let on_element = move |el: &mut Element<'_, '_>| {
+        found.noscript.borrow_mut().clear();
+        on_end_tag(el, found, Found::parse_noscript);
+        Ok(())
+    };
+    let on_text = move |chunk: &mut TextChunk<'_>| {
+        push_capped(&found.noscript, chunk.as_str(), MAX_NOSCRIPT_BYTES);
+        Ok(())
+    };
+    let handlers = ElementContentHandlers::default()
+        .element(on_element)
+        .text(on_text);
+    (Cow::Borrowed(&SELECTORS.noscript), handlers)
 }
 
 /// Visible text: what `body` holds outside `script`, `style`, `noscript` (read as markup on its
 /// own) and `template`.
-fn text_handlers(found: &Rc<Found>) -> Handlers {
-    let hidden = Rc::clone(found);
-    let text = Rc::clone(found);
-    vec![
-        element!("script, style, noscript, template", move |el| {
-            hidden.hidden_depth.set(hidden.hidden_depth.get() + 1);
-            on_end_tag(el, &hidden, |found| {
-                let depth = &found.hidden_depth;
-                depth.set(depth.get().saturating_sub(1));
-            });
-            Ok(())
-        }),
-        text!("body", move |chunk: &mut TextChunk<'_>| {
-            text.add_text(chunk.as_str());
-            Ok(())
-        }),
+fn text_handlers<'h>(found: &'h Rc<Found>) -> [Handler<'h>; 2] {
+    let hidden = move |el: &mut Element<'_, '_>| {
+        found.hidden_depth.set(found.hidden_depth.get() + 1);
+        on_end_tag(el, found, |found| {
+            let depth = &found.hidden_depth;
+            depth.set(depth.get().saturating_sub(1));
+        });
+        Ok(())
+    };
+    let text = move |chunk: &mut TextChunk<'_>| {
+        found.add_text(chunk.as_str());
+        Ok(())
+    };
+    let selectors = &*SELECTORS;
+    [
+        (
+            Cow::Borrowed(&selectors.hidden),
+            ElementContentHandlers::default().element(hidden),
+        ),
+        (
+            Cow::Borrowed(&selectors.body),
+            ElementContentHandlers::default().text(text),
+        ),
     ]
 }
 
@@ -329,18 +503,6 @@ fn on_end_tag(
     if let Some(handlers) = el.end_tag_handlers() {
         handlers.push(handler);
     }
-}
-
-fn decode(value: &str) -> String {
-    html_escape::decode_html_entities(value.trim()).into_owned()
-}
-
-/// Like [`decode`], reusing the attribute's own string when there is nothing to decode or trim.
-fn decode_owned(value: String) -> String {
-    if !value.contains('&') && value.trim().len() == value.len() {
-        return value;
-    }
-    decode(&value)
 }
 
 #[cfg(test)]

@@ -15,15 +15,17 @@
 //! ([`sitemap::looks_like_sitemap`]); such content is marked `isSitemap=true` once it parses as one.
 //! Other content is fetched but not parsed.
 
+mod attributes;
 #[cfg(test)]
 mod bolt_tests;
 mod directives;
 mod links;
+mod outlinks;
 pub mod sitemap;
+mod tags;
 
 pub use links::{ExtractedPage, RawLink, extract, extract_with_text};
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -33,8 +35,7 @@ use directives::{RobotsDirectives, canonical_url};
 
 use crate::filter::FilterChain;
 use crate::message::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
-use crate::model::key_matches;
-use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys, partition_key};
+use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys};
 
 /// What parsing a page produced, open to [`ParseFilter`]s.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -359,22 +360,18 @@ impl ParserBolt {
             .and_then(charset_of)
             .map(str::to_string)
             .or_else(|| sniff_charset(body));
-        let extracted = extract_with_text(body, charset.as_deref(), self.settings.max_text_bytes);
+        let extracted = links::extraction(body, charset.as_deref(), self.settings.max_text_bytes);
         let base = extracted
             .base
             .as_deref()
             .and_then(|b| base_url.join(b).ok())
             .unwrap_or_else(|| base_url.clone());
-        let links = if extracted.nofollow {
-            Vec::new()
-        } else {
-            extracted
-                .links
-                .iter()
-                .filter(|l| !l.nofollow)
-                .filter_map(|l| base.join(&l.href).ok())
-                .collect()
-        };
+        let mut links = Vec::new();
+        if !extracted.nofollow {
+            links.reserve(extracted.links.len());
+            let followed = extracted.links.iter().filter(|link| !link.nofollow);
+            links.extend(followed.filter_map(|link| base.join(link.href).ok()));
+        }
         let mut metadata = Metadata::new();
         if let Some(canonical) = canonical_url(&base, extracted.canonical.as_deref()) {
             metadata.set(keys::CANONICAL, canonical.as_str());
@@ -399,49 +396,6 @@ impl ParserBolt {
             result.metadata.remove(keys::NOINDEX);
         }
         result
-    }
-
-    /// Normalizes, filters and deduplicates links, and gives each its inherited metadata and key.
-    fn outlinks(&self, parent: &CrawlUrl, links: Vec<Url>, cap: Option<usize>) -> Vec<Outlink> {
-        let mut seen = HashSet::new();
-        let mut outlinks = Vec::new();
-        let inherited = self.inherited_metadata(parent);
-        for link in links {
-            if cap.is_some_and(|max| outlinks.len() >= max) {
-                break;
-            }
-            let Some(link) = self.filters.filter(Some(parent), link, &inherited) else {
-                continue;
-            };
-            if link == parent.url || !seen.insert(link.as_str().to_string()) {
-                continue;
-            }
-            let key = partition_key(&link, &inherited, self.settings.partition_mode);
-            outlinks.push(Outlink {
-                url: CrawlUrl {
-                    url: link,
-                    metadata: inherited.clone(),
-                },
-                key,
-            });
-        }
-        outlinks
-    }
-
-    fn inherited_metadata(&self, parent: &CrawlUrl) -> Metadata {
-        let mut metadata = Metadata::new();
-        for (key, values) in parent.metadata.iter() {
-            if key_matches(&self.settings.transfer_keys, key) {
-                metadata.set_values(key, values.to_vec());
-            }
-        }
-        if self.settings.track_path {
-            metadata.set(keys::URL_PATH, parent.url.as_str());
-        }
-        if self.settings.track_depth {
-            metadata.set(keys::DEPTH, (parent.depth() + 1).to_string());
-        }
-        metadata
     }
 }
 
