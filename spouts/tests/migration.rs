@@ -579,6 +579,16 @@ async fn documents_without_url_are_copied_too_even_when_resumed() {
 /// index that existed before are put back.
 #[tokio::test]
 async fn a_sliced_migration_over_several_shards_resumes_after_a_crash() {
+    sliced_migration_resumes_after_a_crash(true).await;
+}
+
+/// The same, reading with sliced scrolls (as on an engine without point in time).
+#[tokio::test]
+async fn a_sliced_migration_with_scrolls_resumes_after_a_crash() {
+    sliced_migration_resumes_after_a_crash(false).await;
+}
+
+async fn sliced_migration_resumes_after_a_crash(point_in_time: bool) {
     let client = support::client().await;
     let source = build_source_of(&client, KeyStyle::TopLevel, 5, 1000).await;
     let dir = tempfile::tempdir().expect("temp dir");
@@ -587,6 +597,7 @@ async fn a_sliced_migration_over_several_shards_resumes_after_a_crash() {
     options.max_slices = 3;
     options.bulk_concurrency = 4;
     options.bulk_bytes = 4096;
+    options.point_in_time = point_in_time;
     client
         .request(
             Method::Put,

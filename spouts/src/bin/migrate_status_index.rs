@@ -52,6 +52,9 @@ struct Cli {
     /// Slices (one per shard of SOURCE) read at the same time, at most.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_slices: u32,
+    /// Read with sliced scrolls instead of a point in time (used anyway when the engine has none).
+    #[arg(long)]
+    scroll: bool,
     /// Bulk requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     bulk_concurrency: u32,
@@ -149,6 +152,7 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
     options.bucket_field = cli.bucket_field.clone();
     options.batch_size = cli.batch_size;
     options.max_slices = cli.max_slices as usize;
+    options.point_in_time = !cli.scroll;
     options.bulk_concurrency = cli.bulk_concurrency as usize;
     options.bulk_bytes = cli.bulk_bytes;
     options.dry_run = cli.dry_run;

@@ -42,6 +42,9 @@ pub struct MigrationOptions {
     pub replicas: u32,
     /// The checkpoint file.
     pub checkpoint: PathBuf,
+    /// Read with a point in time (true, the default) or with sliced scrolls (false; also what is
+    /// used when the engine has no point in time).
+    pub point_in_time: bool,
     /// How long the engine keeps the point in time (or scroll) between two pages.
     pub keep_alive: String,
     /// Stop after this many batches of this run, leaving the checkpoint (for tests of resumption).
@@ -68,6 +71,7 @@ impl MigrationOptions {
             queues_shards: 1,
             replicas: 1,
             checkpoint: Self::default_checkpoint(urls),
+            point_in_time: true,
             keep_alive: "5m".to_string(),
             stop_after_batches: None,
         }

@@ -35,12 +35,17 @@ pub(crate) enum Access {
 }
 
 impl Access {
-    /// A point in time on `source`, or scrolls when the engine has none (said in a log line).
+    /// A point in time on `source`, or scrolls when the engine has none (said in a log line) or
+    /// `point_in_time` is false.
     pub async fn open(
         client: &EsClient,
         source: &str,
         keep_alive: &str,
+        point_in_time: bool,
     ) -> Result<Self, MigrateError> {
+        if !point_in_time {
+            return Ok(Access::Scroll);
+        }
         match client.open_point_in_time(source, keep_alive).await {
             Ok(id) => Ok(Access::Pit(Arc::new(SharedPit { id: Mutex::new(id) }))),
             Err(error) if matches!(error.status(), Some(400 | 404 | 405)) => {
@@ -201,8 +206,7 @@ impl SliceReader {
     fn body(&self) -> Value {
         let mut body = json!({
             "size": self.batch,
-            "sort": [{ "_seq_no": "asc" }],
-            "track_total_hits": false
+            "sort": [{ "_seq_no": "asc" }]
         });
         if self.slices > 1 {
             body["slice"] = json!({ "id": self.slice, "max": self.slices });
@@ -221,6 +225,8 @@ impl SliceReader {
             let id = pit.id.lock().await.clone();
             let mut body = self.body();
             body["pit"] = json!({ "id": id, "keep_alive": self.keep_alive });
+            // Not allowed in a scroll.
+            body["track_total_hits"] = json!(false);
             if let Some(after) = &self.search_after {
                 body["search_after"] = json!(after);
             }

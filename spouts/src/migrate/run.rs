@@ -65,7 +65,14 @@ pub async fn migrate_with_progress(
         }
     };
     let writer = Arc::new(PageWriter::new(client.clone(), options.clone()));
-    let copied = match Access::open(client, &options.source, &options.keep_alive).await {
+    let copied = match Access::open(
+        client,
+        &options.source,
+        &options.keep_alive,
+        options.point_in_time,
+    )
+    .await
+    {
         Ok(access) => {
             let copied = run
                 .copy_all(client, &access, writer.clone(), &mut copy, &mut progress)
