@@ -12,10 +12,10 @@ use squall::model::PartitionMode;
 use squall_spouts::client::Method;
 use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_spouts::migrate::{
-    Checkpoint, MigrateError, MigrationOptions, Position, migrate, verify,
+    Checkpoint, MigrateError, MigrationOptions, SlicePosition, migrate, verify,
 };
 use squall_spouts::queue::schema::queue_id;
-use squall_spouts::status_index::schema::{KeyField, document_id, format_date};
+use squall_spouts::status_index::schema::{KeyField, document_id, format_date, urls_index_body};
 
 const STATUSES: [&str; 5] = [
     "DISCOVERED",
@@ -52,7 +52,13 @@ fn base_date() -> DateTime<Utc> {
 /// Builds a source of 300 documents over 20 hosts plus `never.test` (5 documents, none with a
 /// `nextFetchDate`): every 4th without a key, every 7th without `nextFetchDate`, dates in two forms.
 async fn build_source(client: &EsClient, style: KeyStyle) -> Source {
-    let name = support::status_index(client, "migration-source", 3).await;
+    build_source_of(client, style, 3, DOCS).await
+}
+
+/// [`build_source`] with `shards` shards and `count` documents over the 20 hosts (plus the 5 of
+/// `never.test`).
+async fn build_source_of(client: &EsClient, style: KeyStyle, shards: u32, count: usize) -> Source {
+    let name = support::status_index(client, "migration-source", shards).await;
     let mut docs = BTreeMap::new();
     let mut expected: BTreeMap<String, Option<DateTime<Utc>>> = BTreeMap::new();
     let mut add = |host: String, url: String, j: usize, date: Option<DateTime<Utc>>| {
@@ -81,7 +87,7 @@ async fn build_source(client: &EsClient, style: KeyStyle) -> Source {
         }
         docs.insert(document_id(&url), doc);
     };
-    for j in 0..DOCS {
+    for j in 0..count {
         let host = format!("host{}.test", j % HOSTS);
         let url = format!("https://{host}/page/{j}");
         let date = (!j.is_multiple_of(7))
@@ -204,6 +210,15 @@ async fn check_queues(client: &EsClient, source: &Source, options: &MigrationOpt
     }
 }
 
+/// An index setting (`refresh_interval`, `number_of_replicas`), as set on the index.
+async fn index_setting(client: &EsClient, index: &str, name: &str) -> Value {
+    let settings = client
+        .request(Method::Get, &format!("/{index}/_settings"), &[], None)
+        .await
+        .expect("settings");
+    settings[index]["settings"]["index"][name].clone()
+}
+
 async fn cleanup(client: &EsClient, indices: &[&str]) {
     for index in indices {
         support::delete_index(client, index).await;
@@ -227,13 +242,28 @@ async fn a_stopped_migration_resumes_and_a_second_run_is_harmless() {
         .expect("readable checkpoint")
         .expect("a checkpoint after the first batch");
     assert_eq!(checkpoint.documents_done, 50);
-    assert!(checkpoint.restore_urls_refresh);
-    assert!(matches!(
-        checkpoint.position,
-        Position::Sorted {
-            search_after: Some(_)
-        }
-    ));
+    assert_eq!(
+        checkpoint.slices.len(),
+        3,
+        "one slice per shard of the source"
+    );
+    let moved: Vec<&SlicePosition> = checkpoint
+        .slices
+        .iter()
+        .filter(|slice| slice.after.is_some())
+        .collect();
+    assert_eq!(moved.len(), 1, "{:?}", checkpoint.slices);
+    assert_eq!(moved[0].documents, 50);
+    assert_eq!(checkpoint.settings[0].index, options.urls);
+    assert_eq!(
+        checkpoint.settings[0].refresh_interval.as_deref(),
+        Some("5s")
+    );
+    // The stopped run put the settings back already.
+    assert_eq!(
+        index_setting(&client, &options.urls, "refresh_interval").await,
+        json!("5s")
+    );
 
     // Resumed: the rest, and everything checks out.
     options.stop_after_batches = None;
@@ -259,17 +289,8 @@ async fn a_stopped_migration_resumes_and_a_second_run_is_harmless() {
     check_queues(&client, &source, &options).await;
 
     // The urls index was created with refresh off; it is back to 5 s.
-    let settings = client
-        .request(
-            Method::Get,
-            &format!("/{}/_settings", options.urls),
-            &[],
-            None,
-        )
-        .await
-        .expect("settings");
     assert_eq!(
-        settings[&options.urls]["settings"]["index"]["refresh_interval"],
+        index_setting(&client, &options.urls, "refresh_interval").await,
         json!("5s")
     );
 
@@ -449,15 +470,16 @@ async fn errors_name_the_problem() {
     Checkpoint {
         version: Checkpoint::VERSION,
         source: other.source.clone(),
+        source_uuid: "another-uuid".to_string(),
         urls: other.urls.clone(),
         queues: other.queues.clone(),
         bucket_field: "key".to_string(),
         partition_mode: "byHost".to_string(),
-        position: Position::default(),
+        slices: Vec::new(),
         documents_done: 0,
         queues_written: 0,
         batches: 0,
-        restore_urls_refresh: false,
+        settings: Vec::new(),
         updated: format_date(Utc::now()),
     }
     .save(&options.checkpoint)
@@ -516,30 +538,23 @@ async fn documents_without_url_are_copied_too_even_when_resumed() {
     options.replicas = 0;
     options.checkpoint = dir.path().join("checkpoint.json");
 
-    // Batches 1-3 hold the 5 documents with a URL; batch 4 is the first without.
-    options.stop_after_batches = Some(4);
+    // Two pages of two documents: documents with and without a URL are read in the same pass.
+    options.stop_after_batches = Some(2);
     let first = migrate(&client, &options).await.expect("first run");
     assert!(!first.completed);
-    assert_eq!(first.documents, 7);
     let checkpoint = Checkpoint::load(&options.checkpoint)
         .expect("readable")
         .expect("a checkpoint");
-    assert_eq!(
-        checkpoint.position,
-        Position::WithoutUrl {
-            documents_before: 5
-        }
-    );
+    assert_eq!(checkpoint.documents_done, first.documents);
+    assert!((3..=4).contains(&first.documents), "{first:?}");
 
     options.stop_after_batches = None;
     let second = migrate(&client, &options).await.expect("resumed run");
     assert!(second.completed);
     assert_eq!(second.documents, 8);
-    assert_eq!(
-        second.documents_this_run, 3,
-        "the url-less phase starts over"
-    );
-    assert_eq!(second.documents_without_key, 3);
+    assert_eq!(second.documents_this_run, 8 - first.documents);
+    let without_key = first.documents_without_key + second.documents_without_key;
+    assert_eq!(without_key, 3);
     assert!(
         second.verification.ok,
         "{:?}",
@@ -555,6 +570,109 @@ async fn documents_without_url_are_copied_too_even_when_resumed() {
         .expect("the queue");
     assert_eq!(queue["nextDue"], json!(format_date(base_date())));
     cleanup(&client, &[&name, &options.urls, &options.queues]).await;
+}
+
+/// A source of five shards read in slices, several at once, its pages written out of order and in
+/// several bulks each: stopped after a few pages, its checkpoint then moved back on one slice (as
+/// after a crash between a page's writes and the checkpoint), then resumed with other concurrency:
+/// every document is there once, each queue right, the checks pass, and the settings of a urls
+/// index that existed before are put back.
+#[tokio::test]
+async fn a_sliced_migration_over_several_shards_resumes_after_a_crash() {
+    sliced_migration_resumes_after_a_crash(true).await;
+}
+
+/// The same, reading with sliced scrolls (as on an engine without point in time).
+#[tokio::test]
+async fn a_sliced_migration_with_scrolls_resumes_after_a_crash() {
+    sliced_migration_resumes_after_a_crash(false).await;
+}
+
+async fn sliced_migration_resumes_after_a_crash(point_in_time: bool) {
+    let client = support::client().await;
+    let source = build_source_of(&client, KeyStyle::TopLevel, 5, 1000).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut options = options(&source, dir.path(), KeyStyle::TopLevel);
+    options.batch_size = 40;
+    options.max_slices = 3;
+    options.bulk_concurrency = 4;
+    options.bulk_bytes = 4096;
+    options.point_in_time = point_in_time;
+    client
+        .request(
+            Method::Put,
+            &format!("/{}", options.urls),
+            &[],
+            Some(RequestBody::Json(urls_index_body(3, 0, "2s"))),
+        )
+        .await
+        .expect("an existing urls index");
+
+    options.stop_after_batches = Some(7);
+    let first = migrate(&client, &options).await.expect("first run");
+    assert!(!first.completed);
+    assert_eq!(first.documents, 7 * 40, "{first:?}");
+    let checkpoint = Checkpoint::load(&options.checkpoint)
+        .expect("readable")
+        .expect("a checkpoint");
+    assert_eq!(checkpoint.slices.len(), 5);
+    let documents: u64 = checkpoint.slices.iter().map(|s| s.documents).sum();
+    assert_eq!(documents, 7 * 40);
+    assert!(checkpoint.slices.iter().all(|s| !s.done));
+    assert_eq!(
+        checkpoint.settings[0].refresh_interval.as_deref(),
+        Some("2s")
+    );
+    assert_eq!(
+        index_setting(&client, &options.urls, "refresh_interval").await,
+        json!("2s"),
+        "put back after a stopped run"
+    );
+
+    // A crash after the pages of the slice furthest on were written, before the checkpoint said so.
+    let mut crashed = checkpoint.clone();
+    let furthest = crashed
+        .slices
+        .iter_mut()
+        .max_by_key(|s| s.documents)
+        .expect("a slice");
+    crashed.documents_done -= furthest.documents;
+    *furthest = SlicePosition {
+        slice: furthest.slice,
+        ..SlicePosition::default()
+    };
+    crashed
+        .save(&options.checkpoint)
+        .expect("rewound checkpoint");
+
+    options.stop_after_batches = None;
+    options.max_slices = 5;
+    options.bulk_concurrency = 2;
+    let second = migrate(&client, &options).await.expect("resumed run");
+    assert!(second.completed);
+    assert!(second.resumed_from.is_some());
+    assert_eq!(second.documents, source.docs.len() as u64);
+    assert!(
+        second.verification.ok,
+        "{:?}",
+        second.verification.problems()
+    );
+    assert!(!options.checkpoint.exists());
+    check_urls(&client, &source, &options).await;
+    check_queues(&client, &source, &options).await;
+    assert_eq!(
+        index_setting(&client, &options.urls, "refresh_interval").await,
+        json!("2s")
+    );
+    assert_eq!(
+        index_setting(&client, &options.queues, "refresh_interval").await,
+        json!("1s")
+    );
+    assert_eq!(
+        index_setting(&client, &options.urls, "number_of_replicas").await,
+        json!("0")
+    );
+    cleanup(&client, &[&source.name, &options.urls, &options.queues]).await;
 }
 
 fn options_for_checkpoint_test(source: &Source, dir: &Path) -> MigrationOptions {

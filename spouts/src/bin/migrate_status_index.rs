@@ -17,11 +17,13 @@ use squall_spouts::migrate::{
 
 /// Migrate a status index into the urls and queues indices of squall's queue frontier.
 ///
-/// Reads SOURCE with a point in time and search_after, writes every document unchanged into URLS
+/// Reads SOURCE in one slice per shard (a point in time and search_after, sliced scrolls where the
+/// engine has none), several slices and bulks at once, writes every document unchanged into URLS
 /// (same id, no routing; the key is computed from the URL when a document has none) and one
-/// document per key into QUEUES (nextDue = the earliest nextFetchDate of its URLs). SOURCE is never
-/// modified. Stopped runs continue from the checkpoint file. At the end the result is checked;
-/// the exit status is 0 when everything matches, 1 on a mismatch, 2 on an error.
+/// document per key into QUEUES (nextDue = the earliest nextFetchDate of its URLs). During the copy
+/// URLS and QUEUES have refresh off and no replicas; their settings are put back at the end. SOURCE
+/// is never modified. Stopped runs continue from the checkpoint file. At the end the result is
+/// checked; the exit status is 0 when everything matches, 1 on a mismatch, 2 on an error.
 #[derive(Debug, Parser)]
 #[command(name = "migrate-status-index", version)]
 struct Cli {
@@ -44,9 +46,21 @@ struct Cli {
     /// Where documents keep their key: `key`, or a metadata field such as `metadata.hostname`.
     #[arg(long, value_name = "FIELD", default_value = "key")]
     bucket_field: String,
-    /// Documents per page read and per bulk written.
+    /// Documents per page read.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = parse_batch_size)]
     batch_size: usize,
+    /// Slices (one per shard of SOURCE) read at the same time, at most.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    max_slices: u32,
+    /// Read with sliced scrolls instead of a point in time (used anyway when the engine has none).
+    #[arg(long)]
+    scroll: bool,
+    /// Bulk requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    bulk_concurrency: u32,
+    /// The largest bulk request body to URLS, in bytes (suffixes k, m: KiB, MiB).
+    #[arg(long, value_name = "BYTES", default_value = "8m", value_parser = parse_bytes)]
+    bulk_bytes: usize,
     /// Read and compute everything, write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -72,6 +86,24 @@ struct Cli {
 
 fn parse_partition_mode(value: &str) -> Result<PartitionMode, String> {
     value.parse()
+}
+
+fn parse_bytes(value: &str) -> Result<usize, String> {
+    let lower = value.trim().to_ascii_lowercase();
+    let (number, unit) = match lower.strip_suffix(['k', 'm']) {
+        Some(number) if lower.ends_with('k') => (number, 1 << 10),
+        Some(number) => (number, 1 << 20),
+        None => (lower.as_str(), 1),
+    };
+    let bytes = number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(|| format!("{value:?} is not a size in bytes (like 8m or 65536)"))?;
+    if bytes < 1024 {
+        return Err("must be at least 1024 bytes".to_string());
+    }
+    Ok(bytes)
 }
 
 fn parse_batch_size(value: &str) -> Result<usize, String> {
@@ -119,6 +151,10 @@ async fn run(cli: Cli) -> anyhow::Result<bool> {
     options.partition_mode = cli.partition_mode;
     options.bucket_field = cli.bucket_field.clone();
     options.batch_size = cli.batch_size;
+    options.max_slices = cli.max_slices as usize;
+    options.point_in_time = !cli.scroll;
+    options.bulk_concurrency = cli.bulk_concurrency as usize;
+    options.bulk_bytes = cli.bulk_bytes;
     options.dry_run = cli.dry_run;
     options.urls_shards = cli.urls_shards;
     options.queues_shards = cli.queues_shards;

@@ -50,6 +50,8 @@ pub enum RequestBody {
     Json(Value),
     /// Newline-delimited JSON (bulk).
     NdJson(Vec<Value>),
+    /// Newline-delimited JSON already written (bulk bodies built line by line).
+    NdJsonBytes(Bytes),
 }
 
 impl RequestBody {
@@ -65,6 +67,7 @@ impl RequestBody {
                 }
                 Ok(Bytes::from(out))
             }
+            RequestBody::NdJsonBytes(bytes) => Ok(bytes.clone()),
         }
     }
 }
@@ -183,6 +186,19 @@ impl EsClient {
         query: &[(&str, &str)],
         body: Option<RequestBody>,
     ) -> Result<Value, EsError> {
+        let text = self.request_text(method, path, query, body).await?;
+        parse_answer(path, &text)
+    }
+
+    /// [`request`](Self::request), returning the answer's text as it came (for callers that read
+    /// it with their own types, without building a JSON tree first).
+    pub async fn request_text(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<RequestBody>,
+    ) -> Result<String, EsError> {
         // Serialized once: a retry resends the same bytes.
         let body = match body {
             Some(body) => Some(body.to_bytes().map_err(|e| EsError::Decode {
@@ -197,7 +213,7 @@ impl EsClient {
             let pick = self.nodes.pick(Instant::now());
             let result = match self.fresh_enough(pick).await {
                 Ok(()) => {
-                    self.try_on(pick.node, method, path, query, body.clone())
+                    self.try_on_text(pick.node, method, path, query, body.clone())
                         .await
                 }
                 Err(error) => Err(error),
@@ -326,7 +342,7 @@ impl EsClient {
         )))
     }
 
-    /// One try of a request on one node.
+    /// One try of a request on one node, its answer read as JSON.
     async fn try_on(
         &self,
         node: usize,
@@ -335,6 +351,19 @@ impl EsClient {
         query: &[(&str, &str)],
         body: Option<Bytes>,
     ) -> Result<Value, EsError> {
+        let text = self.try_on_text(node, method, path, query, body).await?;
+        parse_answer(path, &text)
+    }
+
+    /// One try of a request on one node: the text of a 2xx answer, or the error.
+    async fn try_on_text(
+        &self,
+        node: usize,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Bytes>,
+    ) -> Result<String, EsError> {
         let query = (!query.is_empty()).then_some(query);
         let unreachable = |message: String| EsError::Unreachable {
             addresses: self.nodes.address(node).to_string(),
@@ -358,17 +387,10 @@ impl EsClient {
             .text()
             .await
             .map_err(|e| unreachable(with_causes(&e)))?;
-        let value: Value = if text.trim().is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).map_err(|e| EsError::Decode {
-                path: path.to_string(),
-                message: format!("{e} in {}", truncate(&text, 300)),
-            })?
-        };
         if (200..300).contains(&status) {
-            return Ok(value);
+            return Ok(text);
         }
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let (reason, cause) = error_reason(&value["error"], &text);
         Err(EsError::Status {
             method: method.as_str().to_string(),
@@ -408,6 +430,17 @@ fn error_reason(error: &Value, text: &str) -> (String, Option<String>) {
         reason.push_str(&format!(" (root cause {cause}: {})", truncate(&why, 300)));
     }
     (reason, cause)
+}
+
+/// A 2xx answer's JSON (`null` when empty).
+fn parse_answer(path: &str, text: &str) -> Result<Value, EsError> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(text).map_err(|e| EsError::Decode {
+        path: path.to_string(),
+        message: format!("{e} in {}", truncate(text, 300)),
+    })
 }
 
 /// The connection to one node, with the settings' timeout, credentials and TLS choice.

@@ -7,37 +7,44 @@ use serde_json::Value;
 
 use super::MigrateError;
 
-/// Where the reading of the source stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "phase", rename_all = "snake_case")]
-pub enum Position {
-    /// Reading the documents that have a `url`, sorted by `url` (then `_seq_no`), after these sort
-    /// values (`None`: from the start).
-    Sorted {
-        /// The sort values of the last document written.
-        search_after: Option<Vec<Value>>,
-    },
-    /// Reading the (rare) documents without a `url` with a scroll; a resumed run reads them all again
-    /// (writing twice does no harm), counting from `documents_before`.
-    WithoutUrl {
-        /// Documents done before this phase began.
-        documents_before: u64,
-    },
+/// Where the reading of one slice of the source stands. The source is read in one slice per
+/// shard, each sorted by `_seq_no` (unique within a shard and part of the documents' state, so a new
+/// point in time, or a scroll, continues where an old one stopped).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlicePosition {
+    /// The slice (= the shard of the source it reads).
+    pub slice: u32,
+    /// The `_seq_no` of the last document written, in `_seq_no` order (`None`: from the start).
+    /// Every document of the slice up to it is written.
+    pub after: Option<i64>,
+    /// Documents of the slice written, over all runs.
+    pub documents: u64,
+    /// The whole slice is written.
+    pub done: bool,
 }
 
-impl Default for Position {
-    fn default() -> Self {
-        Position::Sorted { search_after: None }
-    }
+/// The settings of a target index as they were before the migration changed them for the copy
+/// (refresh off, no replicas), or as they should be when the migration created the index; they
+/// are put back at the end, also by a resumed run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedSettings {
+    /// The index.
+    pub index: String,
+    /// Its `index.refresh_interval` (`None`: not set, the engine's default).
+    pub refresh_interval: Option<String>,
+    /// Its `index.number_of_replicas`.
+    pub replicas: Option<String>,
 }
 
-/// What a checkpoint file holds, written after every batch.
+/// What a checkpoint file holds, written before the copy and after every page written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
-    /// The format version (1).
+    /// The format version (2).
     pub version: u32,
     /// The source index.
     pub source: String,
+    /// The source index's UUID: positions are sequence numbers of that very index.
+    pub source_uuid: String,
     /// The urls index.
     pub urls: String,
     /// The queues index.
@@ -46,24 +53,23 @@ pub struct Checkpoint {
     pub bucket_field: String,
     /// The partition mode (`byHost`, `byDomain`, `byIP`).
     pub partition_mode: String,
-    /// Where reading stands.
-    pub position: Position,
-    /// Documents written so far, over all runs.
+    /// Where each slice stands (one per shard of the source).
+    pub slices: Vec<SlicePosition>,
+    /// Documents written so far, over all runs (the sum over the slices).
     pub documents_done: u64,
     /// Queue updates sent so far, over all runs.
     pub queues_written: u64,
-    /// Batches written so far, over all runs.
+    /// Pages written so far, over all runs.
     pub batches: u64,
-    /// Whether this migration created the urls index (with refresh off), so that the refresh
-    /// interval is restored at the end.
-    pub restore_urls_refresh: bool,
+    /// The target indices' settings to put back at the end.
+    pub settings: Vec<SavedSettings>,
     /// When it was written.
     pub updated: String,
 }
 
 impl Checkpoint {
-    /// The current format version.
-    pub const VERSION: u32 = 1;
+    /// The current format version (1 was a single reader sorted by URL).
+    pub const VERSION: u32 = 2;
 
     /// Reads a checkpoint; `None` when the file does not exist.
     pub fn load(path: &Path) -> Result<Option<Checkpoint>, MigrateError> {
@@ -72,14 +78,21 @@ impl Checkpoint {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(checkpoint_error(path, error)),
         };
-        let checkpoint: Checkpoint =
-            serde_json::from_str(&text).map_err(|e| checkpoint_error(path, e))?;
-        if checkpoint.version != Self::VERSION {
+        let version: Value = serde_json::from_str(&text).map_err(|e| checkpoint_error(path, e))?;
+        let version = version["version"].as_u64().unwrap_or(0);
+        if version != u64::from(Self::VERSION) {
             return Err(checkpoint_error(
                 path,
-                format!("unknown checkpoint version {}", checkpoint.version),
+                format!(
+                    "checkpoint version {} is not this program's ({}); delete the file to start \
+                     over (writing twice does no harm)",
+                    version,
+                    Self::VERSION
+                ),
             ));
         }
+        let checkpoint: Checkpoint =
+            serde_json::from_str(&text).map_err(|e| checkpoint_error(path, e))?;
         Ok(Some(checkpoint))
     }
 
@@ -102,11 +115,13 @@ impl Checkpoint {
         }
     }
 
-    /// What differs between this checkpoint and a migration of `source` into `urls` and `queues`
-    /// with these key settings; `None` when it belongs to that migration.
+    /// What differs between this checkpoint and a migration of `source` (whose UUID is
+    /// `source_uuid`) into `urls` and `queues` with these key settings; `None` when it belongs to
+    /// that migration.
     pub fn mismatch(
         &self,
         source: &str,
+        source_uuid: &str,
         urls: &str,
         queues: &str,
         bucket_field: &str,
@@ -114,6 +129,7 @@ impl Checkpoint {
     ) -> Option<String> {
         let pairs = [
             ("source", &self.source, source),
+            ("source UUID", &self.source_uuid, source_uuid),
             ("urls", &self.urls, urls),
             ("queues", &self.queues, queues),
             ("bucket field", &self.bucket_field, bucket_field),
@@ -147,20 +163,25 @@ mod tests {
         let checkpoint = Checkpoint {
             version: Checkpoint::VERSION,
             source: "status".into(),
+            source_uuid: "u1".into(),
             urls: "urls".into(),
             queues: "queues".into(),
             bucket_field: "key".into(),
             partition_mode: "byHost".into(),
-            position: Position::Sorted {
-                search_after: Some(vec![
-                    serde_json::json!("http://a.test/"),
-                    serde_json::json!(3),
-                ]),
-            },
+            slices: vec![SlicePosition {
+                slice: 0,
+                after: Some(12),
+                documents: 10,
+                done: false,
+            }],
             documents_done: 10,
             queues_written: 2,
             batches: 1,
-            restore_urls_refresh: true,
+            settings: vec![SavedSettings {
+                index: "urls".into(),
+                refresh_interval: Some("5s".into()),
+                replicas: Some("1".into()),
+            }],
             updated: "2024-01-01T00:00:00.000Z".into(),
         };
         checkpoint.save(&path).expect("save");
@@ -169,16 +190,19 @@ mod tests {
             Some(checkpoint.clone())
         );
         assert_eq!(
-            checkpoint.mismatch("status", "urls", "queues", "key", "byHost"),
+            checkpoint.mismatch("status", "u1", "urls", "queues", "key", "byHost"),
             None
         );
         let other = checkpoint
-            .mismatch("other", "urls", "queues", "key", "byHost")
+            .mismatch("other", "u1", "urls", "queues", "key", "byHost")
             .expect("a mismatch");
         assert!(other.contains("other"), "{other}");
         Checkpoint::remove(&path).expect("remove");
         Checkpoint::remove(&path).expect("remove twice");
         std::fs::write(&path, "{").expect("write");
         assert!(Checkpoint::load(&path).is_err());
+        std::fs::write(&path, r#"{"version": 1, "position": {}}"#).expect("write");
+        let old = Checkpoint::load(&path).expect_err("an old checkpoint");
+        assert!(old.to_string().contains("version 1"), "{old}");
     }
 }

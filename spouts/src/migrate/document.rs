@@ -1,7 +1,10 @@
 //! What happens to one document on its way from the source to the urls index: its key (kept, or
 //! computed from the URL and added to the bucket field) and its `nextFetchDate`.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use squall::model::{PartitionMode, partition_key};
 
@@ -52,10 +55,7 @@ pub fn prepare_document(
     key_field: &KeyField,
     mode: PartitionMode,
 ) -> PreparedDocument {
-    let next_fetch = match source.get("nextFetchDate") {
-        None | Some(Value::Null) => NextFetch::Never,
-        Some(value) => parse_date(value).map_or(NextFetch::Unreadable, NextFetch::At),
-    };
+    let next_fetch = next_fetch_of(source);
     let mut document = source.clone();
     if let Some(key) = existing_key(source, key_field) {
         return PreparedDocument {
@@ -78,6 +78,45 @@ pub fn prepare_document(
         key_added,
         next_fetch,
     }
+}
+
+/// A source document's due date, from its `nextFetchDate`.
+fn next_fetch_of(source: &Value) -> NextFetch {
+    match source.get("nextFetchDate") {
+        None | Some(Value::Null) => NextFetch::Never,
+        Some(value) => parse_date(value).map_or(NextFetch::Unreadable, NextFetch::At),
+    }
+}
+
+/// What the copy needs of a source document given as text, read without building the whole
+/// document: its key (it must have one in `key_field`) and its due date, as [`prepare_document`]
+/// finds them. `None` when the document has no key of its own (or a shape this quick look does not
+/// handle): it is then read whole and prepared.
+pub(crate) fn quick_look(source: &str, key_field: &KeyField) -> Option<(String, NextFetch)> {
+    let top: HashMap<&str, &RawValue> = serde_json::from_str(source).ok()?;
+    let mut fields = Map::new();
+    if let Some(date) = top.get("nextFetchDate") {
+        fields.insert(
+            "nextFetchDate".to_string(),
+            serde_json::from_str(date.get()).ok()?,
+        );
+    }
+    match key_field {
+        KeyField::TopLevel(field) => {
+            let value = top.get(field.as_str())?;
+            fields.insert(field.clone(), serde_json::from_str(value.get()).ok()?);
+        }
+        KeyField::Metadata(name) => {
+            let metadata: HashMap<&str, &RawValue> =
+                serde_json::from_str(top.get("metadata")?.get()).ok()?;
+            let escaped = escape_key(name);
+            let value: Value = serde_json::from_str(metadata.get(escaped.as_str())?.get()).ok()?;
+            fields.insert("metadata".to_string(), json!({ escaped: value }));
+        }
+    }
+    let fields = Value::Object(fields);
+    let key = existing_key(&fields, key_field)?;
+    Some((key, next_fetch_of(&fields)))
 }
 
 /// The key a source document already has in `key_field` (a non-empty string, or the first of an
@@ -209,6 +248,37 @@ mod tests {
         let again = prepare_document(&prepared.document, &field, PartitionMode::ByHost);
         assert_eq!(again.document, prepared.document);
         assert!(!again.key_added);
+    }
+
+    #[test]
+    fn the_quick_look_finds_what_preparing_finds() {
+        let top = KeyField::default();
+        let metadata = KeyField::parse("metadata.hostname");
+        let sources = [
+            json!({ "url": "https://a.test/", "key": "a.test", "nextFetchDate": "2024-05-02T10:00:00Z" }),
+            json!({ "url": "https://a.test/", "key": ["a.test"], "nextFetchDate": 1_714_644_000_000_i64 }),
+            json!({ "url": "https://a.test/", "key": "k", "nextFetchDate": "soon" }),
+            json!({ "url": "https://a.test/", "key": "k", "nextFetchDate": null }),
+            json!({ "url": "https://a.test/", "metadata": { "hostname": ["h"] }, "nextFetchDate": "2024-05-02" }),
+            json!({ "url": "https://a.test/", "key": "" }),
+            json!({ "url": "https://a.test/", "metadata": "odd" }),
+            json!({ "status": "ERROR" }),
+        ];
+        for source in &sources {
+            for field in [&top, &metadata] {
+                let text = source.to_string();
+                let prepared = prepare_document(source, field, PartitionMode::ByHost);
+                match quick_look(&text, field) {
+                    Some((key, next_fetch)) => {
+                        assert!(!prepared.key_added, "{source}");
+                        assert_eq!(Some(key), prepared.key, "{source}");
+                        assert_eq!(next_fetch, prepared.next_fetch, "{source}");
+                    }
+                    None => assert!(prepared.key_added || prepared.key.is_none(), "{source}"),
+                }
+            }
+        }
+        assert!(quick_look("[1]", &top).is_none());
     }
 
     #[test]

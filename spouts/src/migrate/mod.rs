@@ -2,17 +2,24 @@
 //! frontier: **urls** (the same documents, same ids, no routing) and **queues** (one document per
 //! key, `nextDue` = the earliest `nextFetchDate` of its URLs).
 //!
-//! [`migrate`] reads the source with a point in time and `search_after` (sorted by `url`, so that a
-//! new point in time continues where an old one stopped), writes every document unchanged into urls
-//! (adding the key into the bucket field when the source has none, computed from the URL with the
-//! partition mode), and lowers each key's queue `nextDue` with a scripted upsert (a minimum, so
-//! writing twice does no harm): one update per key per batch, and none when this run already sent an
-//! earlier or equal date. The source is only read.
+//! [`migrate`] reads the source in one slice per shard (at most
+//! [`max_slices`](MigrationOptions::max_slices) at once), each with a point in time and
+//! `search_after` sorted by `_seq_no` (sliced scrolls where the engine has no point in time). Pages
+//! go through a bounded channel to [`bulk_concurrency`](MigrationOptions::bulk_concurrency) writers,
+//! so reading and writing overlap. Every document goes unchanged into urls (its source is copied as
+//! the bytes read; the key is added into the bucket field when the source has none, computed from
+//! the URL with the partition mode), in bulks of at most
+//! [`bulk_bytes`](MigrationOptions::bulk_bytes), and each key's queue `nextDue` is lowered with a
+//! scripted upsert (a minimum, so writing twice does no harm) in the same pass: one update per key
+//! per page, and none when this run already sent an earlier or equal date. During the copy both
+//! targets have refresh off and no replicas; their settings are put back afterwards (also after a
+//! failure, and by a resumed run). The source is only read.
 //!
-//! After every batch a [`Checkpoint`] records where reading stands; a new run with the same source,
-//! urls and queues continues from there. At the end the indices are refreshed and [`verify`] checks
-//! the counts per status, one queue per distinct key, and the invariant (`nextDue` <= the earliest
-//! `nextFetchDate` of the key's URLs).
+//! A [`Checkpoint`] records, per slice, the `_seq_no` up to which every document is written (pages
+//! of a slice may finish out of order; the position only moves over pages all written); a new run
+//! with the same source, urls and queues continues every slice from there. At the end the indices
+//! are refreshed and [`verify`] checks the counts per status, one queue per distinct key, and the
+//! invariant (`nextDue` <= the earliest `nextFetchDate` of the key's URLs).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,6 +39,7 @@ mod copy;
 mod document;
 mod error;
 mod options;
+mod pipeline;
 mod progress;
 mod reader;
 mod report;
@@ -40,7 +48,7 @@ mod verify;
 mod writer;
 
 pub use admin::{QUEUES_REFRESH_INTERVAL, URLS_REFRESH_INTERVAL};
-pub use checkpoint::{Checkpoint, Position};
+pub use checkpoint::{Checkpoint, SavedSettings, SlicePosition};
 pub use document::{
     NextFetch, PreparedDocument, ensure_queue, existing_key, parse_date, prepare_document,
 };

@@ -22,8 +22,16 @@ pub struct MigrationOptions {
     pub partition_mode: PartitionMode,
     /// Where documents keep their key (`key`, or `metadata.hostname` style).
     pub bucket_field: String,
-    /// Documents per page read and per bulk written (1 to [`MAX_BATCH_SIZE`]).
+    /// Documents per page read (1 to [`MAX_BATCH_SIZE`]); a page is written in bulks of at most
+    /// [`bulk_bytes`](Self::bulk_bytes).
     pub batch_size: usize,
+    /// The source is read in one slice per shard; at most this many are read at the same time.
+    pub max_slices: usize,
+    /// Bulk requests in flight at once (pages written at the same time).
+    pub bulk_concurrency: usize,
+    /// The largest body of one bulk request to the urls index, in bytes (a page larger than this
+    /// is sent in several bulks; one document larger than this goes alone).
+    pub bulk_bytes: usize,
     /// Read and compute everything, write nothing (no index created, no checkpoint).
     pub dry_run: bool,
     /// Primary shards of the urls index, when it is created.
@@ -34,6 +42,9 @@ pub struct MigrationOptions {
     pub replicas: u32,
     /// The checkpoint file.
     pub checkpoint: PathBuf,
+    /// Read with a point in time (true, the default) or with sliced scrolls (false; also what is
+    /// used when the engine has no point in time).
+    pub point_in_time: bool,
     /// How long the engine keeps the point in time (or scroll) between two pages.
     pub keep_alive: String,
     /// Stop after this many batches of this run, leaving the checkpoint (for tests of resumption).
@@ -41,9 +52,9 @@ pub struct MigrationOptions {
 }
 
 impl MigrationOptions {
-    /// Options with the defaults: by host, key in `key`, batches of 1000, urls with 10 shards,
-    /// queues with 1, one replica, checkpoint `<urls>.migration-checkpoint.json` in the current
-    /// directory.
+    /// Options with the defaults: by host, key in `key`, pages of 1000, at most 8 slices read and
+    /// 4 bulks sent at once, bulks of at most 8 MiB, urls with 10 shards, queues with 1, one
+    /// replica, checkpoint `<urls>.migration-checkpoint.json` in the current directory.
     pub fn new(source: &str, urls: &str, queues: &str) -> Self {
         MigrationOptions {
             source: source.to_string(),
@@ -52,11 +63,15 @@ impl MigrationOptions {
             partition_mode: PartitionMode::ByHost,
             bucket_field: "key".to_string(),
             batch_size: 1000,
+            max_slices: 8,
+            bulk_concurrency: 4,
+            bulk_bytes: 8 << 20,
             dry_run: false,
             urls_shards: 10,
             queues_shards: 1,
             replicas: 1,
             checkpoint: Self::default_checkpoint(urls),
+            point_in_time: true,
             keep_alive: "5m".to_string(),
             stop_after_batches: None,
         }
@@ -99,6 +114,17 @@ impl MigrationOptions {
                 self.batch_size
             )));
         }
+        if self.max_slices == 0 || self.bulk_concurrency == 0 {
+            return Err(MigrateError::Options(
+                "at least one slice and one bulk at a time are needed".to_string(),
+            ));
+        }
+        if self.bulk_bytes < 1024 {
+            return Err(MigrateError::Options(format!(
+                "bulk size {} bytes is below 1024",
+                self.bulk_bytes
+            )));
+        }
         if self.urls_shards == 0 || self.queues_shards == 0 {
             return Err(MigrateError::Options(
                 "an index needs at least one shard".to_string(),
@@ -133,6 +159,12 @@ mod tests {
         assert!(batch.validate().is_err());
         batch.batch_size = MAX_BATCH_SIZE + 1;
         assert!(batch.validate().is_err());
+        let mut parallel = good.clone();
+        parallel.bulk_concurrency = 0;
+        assert!(parallel.validate().is_err());
+        parallel.bulk_concurrency = 1;
+        parallel.bulk_bytes = 10;
+        assert!(parallel.validate().is_err());
         let pattern = MigrationOptions::new("status*", "urls", "queues");
         assert!(pattern.validate().is_err());
     }

@@ -1,349 +1,316 @@
-//! Reading the source: a point in time with `search_after`, sorted by `url` then `_seq_no` (content,
-//! not Lucene doc ids, so a new point in time continues where an old one stopped; OpenSearch 2 has no
-//! `_shard_doc`), then a scroll over the rare documents without a `url`.
+//! Reading the source: one slice per shard (a slice with as many slices as shards is exactly one
+//! shard), each sorted by `_seq_no`, which is unique within a shard and part of the documents' state:
+//! a new point in time (or scroll) continues where an old one stopped, from a range on `_seq_no`.
+//!
+//! Slices are read with a point in time shared by all of them and `search_after`; where the engine
+//! has no point in time (OpenSearch before 2.4, Elasticsearch before 7.10), with sliced scrolls.
+//! Answers are read without building JSON trees: each document's source stays the text it came as.
 
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use tokio::sync::Mutex;
+use tracing::warn;
 
 use super::MigrateError;
-use super::checkpoint::Position;
-use crate::client::{EsClient, EsError, Method, RequestBody, SearchHit, SearchResponse, truncate};
+use crate::client::{EsClient, EsError, Method, RequestBody, Shards, truncate};
 
 /// One document of the source.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Hit {
     /// Its `_id`.
     pub id: String,
-    /// Its `_source`.
-    pub source: Value,
+    /// Its `_source`, as the engine gave it.
+    pub source: Box<RawValue>,
 }
 
-/// A page of documents, and where reading stands once it is written.
+/// How the source is read.
+pub(crate) enum Access {
+    /// A point in time shared by the slices.
+    Pit(Arc<SharedPit>),
+    /// A scroll per slice.
+    Scroll,
+}
+
+impl Access {
+    /// A point in time on `source`, or scrolls when the engine has none (said in a log line) or
+    /// `point_in_time` is false.
+    pub async fn open(
+        client: &EsClient,
+        source: &str,
+        keep_alive: &str,
+        point_in_time: bool,
+    ) -> Result<Self, MigrateError> {
+        if !point_in_time {
+            return Ok(Access::Scroll);
+        }
+        match client.open_point_in_time(source, keep_alive).await {
+            Ok(id) => Ok(Access::Pit(Arc::new(SharedPit { id: Mutex::new(id) }))),
+            Err(error) if matches!(error.status(), Some(400 | 404 | 405)) => {
+                warn!(%error, "no point in time on {source}: reading it with sliced scrolls");
+                Ok(Access::Scroll)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Closes the point in time; errors are ignored (it expires by itself).
+    pub async fn close(&self, client: &EsClient) {
+        if let Access::Pit(pit) = self {
+            let id = pit.id.lock().await.clone();
+            let _ = client.close_point_in_time(&id).await;
+        }
+    }
+}
+
+/// The point in time the slices share; reopened once when it expired.
+pub(crate) struct SharedPit {
+    id: Mutex<String>,
+}
+
+/// A search answer, read with the documents' sources left as text.
+#[derive(Deserialize)]
+struct Answer {
+    hits: Option<AnswerHits>,
+    #[serde(rename = "_shards", default)]
+    shards: Shards,
+    #[serde(default)]
+    timed_out: bool,
+    #[serde(default)]
+    pit_id: Option<String>,
+    #[serde(rename = "_scroll_id", default)]
+    scroll_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AnswerHits {
+    #[serde(default)]
+    hits: Vec<AnswerHit>,
+}
+
+#[derive(Deserialize)]
+struct AnswerHit {
+    #[serde(rename = "_id")]
+    id: String,
+    #[serde(rename = "_source", default)]
+    source: Option<Box<RawValue>>,
+    #[serde(default)]
+    sort: Option<Vec<Value>>,
+}
+
+/// A page of one slice: its documents and the `_seq_no` of the last.
 #[derive(Debug)]
-pub(crate) struct Page {
+pub(crate) struct SlicePage {
     pub hits: Vec<Hit>,
-    pub position: Position,
-    /// Documents read up to and including this page (over all runs).
-    pub read: u64,
+    pub last_seq_no: i64,
 }
 
-enum Stage {
-    Sorted {
-        search_after: Option<Vec<Value>>,
-        exhausted: bool,
-    },
-    WithoutUrl {
-        documents_before: u64,
-        scroll_id: Option<String>,
-        started: bool,
-    },
-    Done,
-}
-
-pub(crate) struct Reader<'a> {
-    client: &'a EsClient,
-    source: &'a str,
+/// Reads one slice, page after page.
+pub(crate) struct SliceReader {
+    client: EsClient,
+    source: String,
+    slice: u32,
+    slices: u32,
     batch: usize,
-    keep_alive: &'a str,
-    stage: Stage,
-    pit: Option<String>,
-    /// Documents read so far (over all runs, counted from the checkpoint).
-    read: u64,
-    without_url: u64,
+    keep_alive: String,
+    pit: Option<Arc<SharedPit>>,
+    /// The documents after this `_seq_no` are read (a range, for the first search).
+    start_after: Option<i64>,
+    /// Where the current point in time (or scroll) continues.
+    search_after: Option<Vec<Value>>,
+    scroll_id: Option<String>,
+    exhausted: bool,
 }
 
-impl<'a> Reader<'a> {
-    /// A reader starting at `position`, with `read` documents done before; `without_url` is how many
-    /// documents of the source have no `url` (0 skips the scroll).
+impl SliceReader {
+    /// A reader of slice `slice` of `slices` of `source`, after `after` (`None`: from the start).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
-        client: &'a EsClient,
-        source: &'a str,
+        client: EsClient,
+        access: &Access,
+        source: &str,
+        slice: u32,
+        slices: u32,
         batch: usize,
-        keep_alive: &'a str,
-        position: Position,
-        read: u64,
-        without_url: u64,
+        keep_alive: &str,
+        after: Option<i64>,
     ) -> Self {
-        let (stage, read) = match position {
-            Position::Sorted { search_after } => (
-                Stage::Sorted {
-                    search_after,
-                    exhausted: false,
-                },
-                read,
-            ),
-            Position::WithoutUrl { documents_before } => (
-                Stage::WithoutUrl {
-                    documents_before,
-                    scroll_id: None,
-                    started: false,
-                },
-                documents_before,
-            ),
-        };
-        Reader {
+        SliceReader {
             client,
-            source,
+            source: source.to_string(),
+            slice,
+            slices,
             batch,
-            keep_alive,
-            stage,
-            pit: None,
-            read,
-            without_url,
+            keep_alive: keep_alive.to_string(),
+            pit: match access {
+                Access::Pit(pit) => Some(pit.clone()),
+                Access::Scroll => None,
+            },
+            start_after: after,
+            search_after: None,
+            scroll_id: None,
+            exhausted: false,
         }
     }
 
-    /// The next page; `None` at the end.
-    pub async fn next_page(&mut self) -> Result<Option<Page>, MigrateError> {
-        loop {
-            let page = match &self.stage {
-                Stage::Sorted { .. } => self.next_sorted().await?,
-                Stage::WithoutUrl { .. } => self.next_without_url().await?,
-                Stage::Done => return Ok(None),
-            };
-            if let Some(page) = page {
-                self.read += page.hits.len() as u64;
-                return Ok(Some(Page {
-                    read: self.read,
-                    ..page
-                }));
-            }
+    /// The next page; `None` at the end of the slice.
+    pub async fn next_page(&mut self) -> Result<Option<SlicePage>, MigrateError> {
+        if self.exhausted {
+            return Ok(None);
         }
+        let answer = match self.pit.clone() {
+            Some(pit) => self.search_pit(&pit).await?,
+            None => self.search_scroll().await?,
+        };
+        if answer.shards.failed > 0 || answer.timed_out {
+            return Err(MigrateError::Unexpected(format!(
+                "a search of the source was incomplete ({} shards failed): {}",
+                answer.shards.failed, answer.shards.failures
+            )));
+        }
+        let Some(hits) = answer.hits else {
+            return Err(MigrateError::Unexpected(
+                "a search of the source answered without hits".to_string(),
+            ));
+        };
+        let hits = hits.hits;
+        self.exhausted = hits.len() < self.batch;
+        let Some(last) = hits.last() else {
+            return Ok(None);
+        };
+        let sort = last.sort.clone().unwrap_or_default();
+        let Some(last_seq_no) = sort.first().and_then(Value::as_i64) else {
+            return Err(MigrateError::Unexpected(format!(
+                "a search sorted by _seq_no answered sort values {sort:?}"
+            )));
+        };
+        self.search_after = Some(sort);
+        self.start_after = Some(last_seq_no);
+        let hits = hits
+            .into_iter()
+            .map(|hit| match hit.source {
+                Some(source) => Ok(Hit { id: hit.id, source }),
+                None => Err(MigrateError::Unexpected(format!(
+                    "document {} has no _source (is _source disabled on the source index?)",
+                    hit.id
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(SlicePage { hits, last_seq_no }))
     }
 
-    /// The next page sorted by URL; `None` when that stage is over (the stage moves on then).
-    async fn next_sorted(&mut self) -> Result<Option<Page>, MigrateError> {
-        let Stage::Sorted {
-            search_after,
-            exhausted,
-        } = &self.stage
-        else {
-            return Ok(None);
-        };
-        if *exhausted {
-            self.close_pit().await;
-            self.stage = if self.without_url > 0 {
-                Stage::WithoutUrl {
-                    documents_before: self.read,
-                    scroll_id: None,
-                    started: false,
-                }
-            } else {
-                Stage::Done
-            };
-            return Ok(None);
-        }
-        let after = search_after.clone();
-        let (hits, last_sort) = self.search_sorted(after).await?;
-        if let Stage::Sorted {
-            search_after,
-            exhausted,
-        } = &mut self.stage
-        {
-            *exhausted = hits.len() < self.batch;
-            if !hits.is_empty() {
-                *search_after = last_sort.clone();
-            }
-        }
-        if hits.is_empty() {
-            return Ok(None);
-        }
-        let position = Position::Sorted {
-            search_after: last_sort,
-        };
-        Ok(Some(Page {
-            hits,
-            position,
-            read: 0,
-        }))
-    }
-
-    /// The next page of the documents without a `url` (a scroll); `None` when they are done (the
-    /// stage is then over).
-    async fn next_without_url(&mut self) -> Result<Option<Page>, MigrateError> {
-        let Stage::WithoutUrl {
-            documents_before,
-            scroll_id,
-            started,
-        } = &self.stage
-        else {
-            return Ok(None);
-        };
-        let documents_before = *documents_before;
-        let answer = match (started, scroll_id.clone()) {
-            (false, _) => Some(self.start_scroll().await?),
-            (true, Some(id)) => Some(self.continue_scroll(id).await?),
-            (true, None) => None,
-        };
-        let Some(answer) = answer else {
-            self.stage = Stage::Done;
-            return Ok(None);
-        };
-        check_shards(&answer)?;
-        let hits = page_hits(answer.hits.hits)?;
-        if hits.is_empty() {
-            if let Some(id) = answer.scroll_id {
-                self.clear_scroll(&id).await;
-            }
-            self.stage = Stage::Done;
-            return Ok(None);
-        }
-        self.stage = Stage::WithoutUrl {
-            documents_before,
-            scroll_id: answer.scroll_id,
-            started: true,
-        };
-        Ok(Some(Page {
-            hits,
-            position: Position::WithoutUrl { documents_before },
-            read: 0,
-        }))
-    }
-
-    async fn start_scroll(&self) -> Result<SearchResponse, MigrateError> {
-        let body = json!({
+    /// The search body common to both ways of reading: the slice, sorted by `_seq_no`, after the
+    /// start position.
+    fn body(&self) -> Value {
+        let mut body = json!({
             "size": self.batch,
-            "query": { "bool": { "must_not": { "exists": { "field": "url" } } } },
-            "sort": ["_doc"]
+            "sort": [{ "_seq_no": "asc" }]
         });
-        let path = format!("/{}/_search", self.source);
-        Ok(search(self.client, &path, &[("scroll", self.keep_alive)], body).await?)
-    }
-
-    async fn continue_scroll(&self, id: String) -> Result<SearchResponse, MigrateError> {
-        let body = json!({ "scroll": self.keep_alive, "scroll_id": id });
-        Ok(search(self.client, "/_search/scroll", &[], body).await?)
-    }
-
-    /// Releases what the engine keeps for this reader (point in time, scroll); errors are ignored,
-    /// both expire by themselves.
-    pub async fn close(&mut self) {
-        self.close_pit().await;
-        if let Stage::WithoutUrl {
-            scroll_id: Some(id),
-            ..
-        } = &self.stage
-        {
-            let id = id.clone();
-            self.clear_scroll(&id).await;
+        if self.slices > 1 {
+            body["slice"] = json!({ "id": self.slice, "max": self.slices });
         }
-        self.stage = Stage::Done;
-    }
-
-    async fn close_pit(&mut self) {
-        if let Some(pit) = self.pit.take() {
-            let _ = self.client.close_point_in_time(&pit).await;
+        if let Some(after) = self.start_after {
+            body["query"] = json!({ "range": { "_seq_no": { "gt": after } } });
         }
+        body
     }
 
-    async fn clear_scroll(&self, id: &str) {
-        let _ = self
-            .client
-            .request(
-                Method::Delete,
-                "/_search/scroll",
-                &[],
-                Some(RequestBody::Json(json!({ "scroll_id": [id] }))),
-            )
-            .await;
-    }
-
-    async fn search_sorted(
-        &mut self,
-        after: Option<Vec<Value>>,
-    ) -> Result<(Vec<Hit>, Option<Vec<Value>>), MigrateError> {
+    /// The next page with the point in time; when it expired (a long pause), a new one is opened
+    /// (once for all slices) and reading goes on from the last `_seq_no`.
+    async fn search_pit(&mut self, pit: &SharedPit) -> Result<Answer, MigrateError> {
         let mut reopened = false;
         loop {
-            let pit = match &self.pit {
-                Some(pit) => pit.clone(),
-                None => {
-                    let pit = self
-                        .client
-                        .open_point_in_time(self.source, self.keep_alive)
-                        .await?;
-                    self.pit = Some(pit.clone());
-                    pit
-                }
-            };
-            let mut body = json!({
-                "size": self.batch,
-                "query": { "exists": { "field": "url" } },
-                "pit": { "id": pit, "keep_alive": self.keep_alive },
-                "sort": [{ "url": "asc" }, { "_seq_no": "asc" }],
-                "track_total_hits": false
-            });
-            if let Some(after) = &after {
+            let id = pit.id.lock().await.clone();
+            let mut body = self.body();
+            body["pit"] = json!({ "id": id, "keep_alive": self.keep_alive });
+            // Not allowed in a scroll.
+            body["track_total_hits"] = json!(false);
+            if let Some(after) = &self.search_after {
                 body["search_after"] = json!(after);
             }
-            let answer = match search(self.client, "/_search", &[], body).await {
-                Ok(answer) => answer,
-                // The point in time expired (a long pause): open a new one and go on from the same
-                // sort values, which are document content.
+            match search(&self.client, "/_search", &[], body).await {
+                Ok(answer) => {
+                    // The id may change from page to page; the slices share the latest.
+                    if let Some(new) = &answer.pit_id
+                        && *new != id
+                    {
+                        *pit.id.lock().await = new.clone();
+                    }
+                    return Ok(answer);
+                }
                 Err(error) if error.status() == Some(404) && !reopened => {
                     reopened = true;
-                    self.pit = None;
-                    continue;
+                    self.search_after = None;
+                    let mut current = pit.id.lock().await;
+                    if *current == id {
+                        *current = self
+                            .client
+                            .open_point_in_time(&self.source, &self.keep_alive)
+                            .await?;
+                    }
                 }
                 Err(error) => return Err(error.into()),
-            };
-            check_shards(&answer)?;
-            if let Some(id) = &answer.pit_id {
-                self.pit = Some(id.clone());
             }
-            let last_sort = answer.hits.hits.last().and_then(|hit| hit.sort.clone());
-            let hits = page_hits(answer.hits.hits)?;
-            if !hits.is_empty() && last_sort.is_none() {
-                return Err(MigrateError::Unexpected(
-                    "a sorted search answered without sort values".to_string(),
-                ));
+        }
+    }
+
+    /// The next page of the slice's scroll (started on the first call; started again from the
+    /// last `_seq_no` when it expired).
+    async fn search_scroll(&mut self) -> Result<Answer, MigrateError> {
+        if let Some(id) = self.scroll_id.take() {
+            let body = json!({ "scroll": self.keep_alive, "scroll_id": id });
+            match search(&self.client, "/_search/scroll", &[], body).await {
+                Ok(answer) => {
+                    self.scroll_id = answer.scroll_id.clone();
+                    return Ok(answer);
+                }
+                Err(error) if error.status() == Some(404) => {}
+                Err(error) => return Err(error.into()),
             }
-            return Ok((hits, last_sort));
+        }
+        let path = format!("/{}/_search", self.source);
+        let answer = search(
+            &self.client,
+            &path,
+            &[("scroll", &self.keep_alive)],
+            self.body(),
+        )
+        .await?;
+        self.scroll_id = answer.scroll_id.clone();
+        Ok(answer)
+    }
+
+    /// Releases the slice's scroll, if any; errors are ignored (it expires by itself).
+    pub async fn close(&mut self) {
+        if let Some(id) = self.scroll_id.take() {
+            let _ = self
+                .client
+                .request(
+                    Method::Delete,
+                    "/_search/scroll",
+                    &[],
+                    Some(RequestBody::Json(json!({ "scroll_id": [id] }))),
+                )
+                .await;
         }
     }
 }
 
-/// A search of the source; an answer without hits is an error (not the end of the source).
+/// A search of the source, its answer read with the sources left as text.
 async fn search(
     client: &EsClient,
     path: &str,
     query: &[(&str, &str)],
     body: Value,
-) -> Result<SearchResponse, EsError> {
-    let answer = client
-        .request(Method::Post, path, query, Some(RequestBody::Json(body)))
+) -> Result<Answer, EsError> {
+    let text = client
+        .request_text(Method::Post, path, query, Some(RequestBody::Json(body)))
         .await?;
-    if answer["hits"]["hits"].is_array() {
-        return SearchResponse::parse(answer, path);
-    }
-    Err(EsError::Decode {
+    let answer: Answer = serde_json::from_str(&text).map_err(|e| EsError::Decode {
         path: path.to_string(),
-        message: format!(
-            "no hits in a search answer: {}",
-            truncate(&answer.to_string(), 200)
-        ),
-    })
-}
-
-/// Fails when some shards did not answer (a partial page would skip documents).
-fn check_shards(answer: &SearchResponse) -> Result<(), MigrateError> {
-    if answer.is_partial() {
-        return Err(MigrateError::Unexpected(format!(
-            "a search of the source was incomplete ({} shards failed): {}",
-            answer.shards.failed, answer.shards.failures
-        )));
-    }
-    Ok(())
-}
-
-/// The documents of a page: each hit's id and source (a hit without a source is an error: the
-/// copy would lose the document).
-fn page_hits(hits: Vec<SearchHit>) -> Result<Vec<Hit>, MigrateError> {
-    hits.into_iter()
-        .map(|hit| match hit.source {
-            Some(source) => Ok(Hit { id: hit.id, source }),
-            None => Err(MigrateError::Unexpected(format!(
-                "document {} has no _source (is _source disabled on the source index?)",
-                hit.id
-            ))),
-        })
-        .collect()
+        message: format!("search answer: {e} in {}", truncate(&text, 200)),
+    })?;
+    Ok(answer)
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::checkpoint::Position;
+use super::checkpoint::SlicePosition;
 use super::verify::Verification;
 
 /// Where a resumed run started.
@@ -12,8 +12,8 @@ pub struct ResumedFrom {
     pub documents: u64,
     /// Batches done by earlier runs.
     pub batches: u64,
-    /// Where reading stood.
-    pub position: Position,
+    /// Where each slice's reading stood.
+    pub slices: Vec<SlicePosition>,
     /// When the checkpoint was written.
     pub checkpoint_written: String,
 }
@@ -51,7 +51,7 @@ pub struct MigrationReport {
     pub queues_written: u64,
     /// Queue documents created by this run.
     pub queues_created: u64,
-    /// Batches, over all runs.
+    /// Pages written, over all runs.
     pub batches: u64,
     /// Duration of this run.
     pub seconds: f64,

@@ -1,19 +1,23 @@
 //! One migration run from start to end: check the options and the source, load the checkpoint,
 //! prepare the target indices, copy, then refresh and verify, and report.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
 
-use super::admin::{Targets, URLS_REFRESH_INTERVAL, prepare_targets};
+use super::admin::{
+    SourceIndex, inspect_source, plan_targets, prepare_for_copy, restore_settings,
+    restore_settings_quietly,
+};
 use super::checkpoint::Checkpoint;
 use super::copy::{CopyRun, CopyState};
-use super::reader::Reader;
+use super::reader::Access;
 use super::verify::{Verification, count, status_counts, verify};
 use super::writer::PageWriter;
 use super::{MigrateError, MigrationOptions, MigrationReport, Progress, ResumedFrom, Stage};
 use crate::client::EsClient;
-use crate::client::indices::{refresh, set_refresh_interval};
+use crate::client::indices::refresh;
 use crate::status_index::schema::KeyField;
 
 /// Migrates `options.source` into `options.urls` and `options.queues`; see the module documentation.
@@ -24,7 +28,7 @@ pub async fn migrate(
     migrate_with_progress(client, options, |_| {}).await
 }
 
-/// [`migrate`], calling `progress` after every batch and before the checks.
+/// [`migrate`], calling `progress` after every page written and before the checks.
 pub async fn migrate_with_progress(
     client: &EsClient,
     options: &MigrationOptions,
@@ -33,55 +37,80 @@ pub async fn migrate_with_progress(
     options.validate()?;
     let started = Instant::now();
     client.engine().await?;
-    let (documents_total, without_url) = count_source(client, options).await?;
-    let checkpoint = load_checkpoint(options)?;
-    let restore = checkpoint.as_ref().is_some_and(|c| c.restore_urls_refresh);
-    let targets = prepare_targets(client, options, restore).await?;
+    let documents_total = count_source(client, options).await?;
+    let source = inspect_source(client, &options.source).await?;
+    let checkpoint = load_checkpoint(options, &source)?;
+    let targets = plan_targets(client, options).await?;
+    // The settings to put back are those recorded before any run changed them.
+    let settings = match &checkpoint {
+        Some(checkpoint) => checkpoint.settings.clone(),
+        None => targets.settings,
+    };
     let run = CopyRun {
         options,
         started,
         documents_total,
-        restore_urls_refresh: targets.restore_urls_refresh,
+        source_uuid: source.uuid.clone(),
+        settings,
     };
-    let mut copy = CopyState::resuming(checkpoint.as_ref());
-    let mut reader = Reader::new(
+    let mut copy = CopyState::resuming(checkpoint.as_ref(), source.shards);
+    let created = if options.dry_run {
+        targets.missing
+    } else {
+        // Saved before the targets change, so that a crash from here on still knows them.
+        run.checkpoint(&copy).save(&options.checkpoint)?;
+        match prepare_for_copy(client, options).await {
+            Ok(created) => created,
+            Err(error) => return Err(restored(client, &run, error).await),
+        }
+    };
+    let writer = Arc::new(PageWriter::new(client.clone(), options.clone()));
+    let copied = match Access::open(
         client,
         &options.source,
-        options.batch_size,
         &options.keep_alive,
-        copy.start.clone(),
-        copy.documents_done,
-        without_url,
-    );
-    let mut writer = PageWriter::new(client, options);
-    let copied = run
-        .copy_all(&mut reader, &mut writer, &mut copy, &mut progress)
-        .await;
-    reader.close().await;
-    let completed = copied?;
+        options.point_in_time,
+    )
+    .await
+    {
+        Ok(access) => {
+            let copied = run
+                .copy_all(client, &access, writer.clone(), &mut copy, &mut progress)
+                .await;
+            access.close(client).await;
+            copied
+        }
+        Err(error) => Err(error),
+    };
+    let completed = match copied {
+        Ok(completed) => completed,
+        Err(error) => return Err(restored(client, &run, error).await),
+    };
     let verification = if completed {
         progress(&run.progress(Stage::Verifying, &copy));
         finish(client, &run, &writer).await?
     } else {
+        if !options.dry_run {
+            restore_settings(client, &run.settings).await?;
+        }
         Verification::default()
     };
     let resumed_from = checkpoint.as_ref().map(resumed_from);
-    Ok(report(
-        &run,
-        &copy,
-        &writer,
-        targets,
-        completed,
-        resumed_from,
-        verification,
-    ))
+    let mut report = report(&run, &copy, &writer, completed, resumed_from, verification);
+    report.indices_created = created;
+    Ok(report)
 }
 
-/// The documents of the source, and those of them without a `url`; a missing source is named.
-async fn count_source(
-    client: &EsClient,
-    options: &MigrationOptions,
-) -> Result<(u64, u64), MigrateError> {
+/// `error`, once the targets' settings are put back (as far as possible) after a failed run.
+async fn restored(client: &EsClient, run: &CopyRun<'_>, error: MigrateError) -> MigrateError {
+    if !run.options.dry_run {
+        restore_settings_quietly(client, &run.settings).await;
+    }
+    error
+}
+
+/// The documents of the source; a missing source is named.
+async fn count_source(client: &EsClient, options: &MigrationOptions) -> Result<u64, MigrateError> {
     let documents_total = match count(client, &options.source, json!({ "match_all": {} })).await {
         Err(MigrateError::Engine(error)) if error.status() == Some(404) => {
             return Err(MigrateError::SourceMissing {
@@ -91,18 +120,15 @@ async fn count_source(
         }
         other => other?,
     };
-    let without_url = count(
-        client,
-        &options.source,
-        json!({ "bool": { "must_not": { "exists": { "field": "url" } } } }),
-    )
-    .await?;
-    Ok((documents_total, without_url))
+    Ok(documents_total)
 }
 
 /// The checkpoint of an earlier run of this very migration (none in a dry run); one of another
-/// migration is an error.
-fn load_checkpoint(options: &MigrationOptions) -> Result<Option<Checkpoint>, MigrateError> {
+/// migration (or of another index of the same name) is an error.
+fn load_checkpoint(
+    options: &MigrationOptions,
+    source: &SourceIndex,
+) -> Result<Option<Checkpoint>, MigrateError> {
     if options.dry_run {
         return Ok(None);
     }
@@ -110,6 +136,7 @@ fn load_checkpoint(options: &MigrationOptions) -> Result<Option<Checkpoint>, Mig
     if let Some(checkpoint) = &checkpoint
         && let Some(difference) = checkpoint.mismatch(
             &options.source,
+            &source.uuid,
             &options.urls,
             &options.queues,
             &options.bucket_field,
@@ -128,30 +155,28 @@ fn resumed_from(checkpoint: &Checkpoint) -> ResumedFrom {
     ResumedFrom {
         documents: checkpoint.documents_done,
         batches: checkpoint.batches,
-        position: checkpoint.position.clone(),
+        slices: checkpoint.slices.clone(),
         checkpoint_written: checkpoint.updated.clone(),
     }
 }
 
-/// After a complete copy: the urls index's refresh interval back, the checkpoint removed, both
-/// indices refreshed, and the checks (in a dry run, only the source's counts).
+/// After a complete copy: the targets' settings back, the checkpoint removed, both indices
+/// refreshed, and the checks (in a dry run, only the source's counts).
 async fn finish(
     client: &EsClient,
     run: &CopyRun<'_>,
-    writer: &PageWriter<'_>,
+    writer: &PageWriter,
 ) -> Result<Verification, MigrateError> {
     let options = run.options;
     if options.dry_run {
         return Ok(Verification {
             status_counts_source: status_counts(client, &options.source).await?,
-            distinct_keys: writer.sent.len() as u64,
+            distinct_keys: writer.distinct_keys(),
             ok: true,
             ..Verification::default()
         });
     }
-    if run.restore_urls_refresh {
-        set_refresh_interval(client, &options.urls, URLS_REFRESH_INTERVAL).await?;
-    }
+    restore_settings(client, &run.settings).await?;
     Checkpoint::remove(&options.checkpoint)?;
     refresh(client, &options.urls).await?;
     refresh(client, &options.queues).await?;
@@ -170,8 +195,7 @@ async fn finish(
 fn report(
     run: &CopyRun<'_>,
     copy: &CopyState,
-    writer: &PageWriter<'_>,
-    targets: Targets,
+    writer: &PageWriter,
     completed: bool,
     resumed_from: Option<ResumedFrom>,
     verification: Verification,
@@ -185,15 +209,15 @@ fn report(
         dry_run: options.dry_run,
         completed,
         documents_total: run.documents_total,
-        documents: copy.documents_done,
+        documents: copy.documents_done(),
         documents_this_run: copy.documents_this_run,
-        keys_added: writer.stats.keys_added,
-        documents_without_key: writer.stats.without_key,
-        documents_without_next_fetch_date: writer.stats.without_next_fetch,
-        unreadable_dates: writer.stats.unreadable_dates,
-        distinct_keys_seen: writer.sent.len() as u64,
+        keys_added: copy.stats.keys_added,
+        documents_without_key: copy.stats.without_key,
+        documents_without_next_fetch_date: copy.stats.without_next_fetch,
+        unreadable_dates: copy.stats.unreadable_dates,
+        distinct_keys_seen: writer.distinct_keys(),
         queues_written: copy.queues_written,
-        queues_created: writer.stats.queues_created,
+        queues_created: copy.stats.queues_created,
         batches: copy.batches,
         seconds,
         docs_per_second: if seconds > 0.0 {
@@ -202,7 +226,7 @@ fn report(
             0.0
         },
         resumed_from,
-        indices_created: targets.created,
+        indices_created: Vec::new(),
         verification,
     }
 }

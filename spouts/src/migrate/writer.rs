@@ -1,12 +1,15 @@
-//! Writing one page of the source: every document into urls (with its key added when it had none),
-//! and one queue update per key whose `nextDue` this run has not yet lowered that far.
+//! Writing one page of the source: every document into urls (as read, with its key added when it
+//! had none), in bulks of at most `bulk_bytes`, and one queue update per key whose `nextDue` this run
+//! has not yet lowered that far. Several pages are written at once; the writer is shared.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
-use super::bulk::bulk;
-use super::document::{NextFetch, ensure_queue, prepare_document};
+use super::bulk::{RawBulk, bulk, send};
+use super::document::{NextFetch, ensure_queue, prepare_document, quick_look};
 use super::reader::Hit;
 use super::{MigrateError, MigrationOptions};
 use crate::client::{BulkOperation, EsClient};
@@ -14,7 +17,7 @@ use crate::queue::schema::lower_next_due;
 use crate::status_index::schema::KeyField;
 
 /// What this run saw in the documents it copied.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Stats {
     pub keys_added: u64,
     pub without_key: u64,
@@ -23,91 +26,158 @@ pub(crate) struct Stats {
     pub queues_created: u64,
 }
 
-/// Writes pages into urls and queues, remembering the queue updates sent.
-pub(crate) struct PageWriter<'a> {
-    client: &'a EsClient,
-    options: &'a MigrationOptions,
-    key_field: KeyField,
-    /// Per key, the earliest `nextDue` this run sent (`None`: the queue was only created).
-    pub sent: HashMap<String, Option<DateTime<Utc>>>,
+impl Stats {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Stats) {
+        self.keys_added += other.keys_added;
+        self.without_key += other.without_key;
+        self.without_next_fetch += other.without_next_fetch;
+        self.unreadable_dates += other.unreadable_dates;
+        self.queues_created += other.queues_created;
+    }
+}
+
+/// What writing a page did.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// Queue updates sent (in a dry run: that would be sent).
+    pub queue_updates: u64,
+    /// What the page's documents held.
     pub stats: Stats,
 }
 
-impl<'a> PageWriter<'a> {
+/// Writes pages into urls and queues, remembering the queue updates sent.
+pub(crate) struct PageWriter {
+    client: EsClient,
+    options: MigrationOptions,
+    key_field: KeyField,
+    /// Per key, the earliest `nextDue` this run sent (`None`: the queue was only created).
+    sent: Mutex<HashMap<String, Option<DateTime<Utc>>>>,
+}
+
+/// A page ready to send: the urls bulks, and the earliest due date of each key in it.
+struct Prepared {
+    bulks: Vec<RawBulk>,
+    earliest: HashMap<String, Option<DateTime<Utc>>>,
+    stats: Stats,
+}
+
+impl PageWriter {
     /// A writer for `options`' urls and queues indices.
-    pub fn new(client: &'a EsClient, options: &'a MigrationOptions) -> Self {
+    pub fn new(client: EsClient, options: MigrationOptions) -> Self {
         PageWriter {
+            key_field: KeyField::parse(&options.bucket_field),
             client,
             options,
-            key_field: KeyField::parse(&options.bucket_field),
-            sent: HashMap::new(),
-            stats: Stats::default(),
+            sent: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Writes one page: the documents into urls, one queue update per key that needs one. Returns
-    /// the number of queue updates (sent, or in a dry run, that would be sent).
-    pub async fn write(&mut self, hits: &[Hit]) -> Result<u64, MigrateError> {
-        let (documents, earliest) = self.prepare(hits);
-        let queues = self.queue_updates(earliest);
-        let updates = queues.len() as u64;
+    /// Distinct keys this run has seen.
+    pub fn distinct_keys(&self) -> u64 {
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len() as u64
+    }
+
+    /// Writes one page: one queue update per key that needs one, then the documents into urls.
+    /// A page counts as written only once both are acknowledged; a key's update skipped here was
+    /// sent with an earlier page of this run, which is re-read after a crash unless written too.
+    pub async fn write(&self, hits: &[Hit]) -> Result<Written, MigrateError> {
+        let prepared = self.prepare(hits)?;
+        let queues = self.queue_updates(prepared.earliest);
+        let mut written = Written {
+            queue_updates: queues.len() as u64,
+            stats: prepared.stats,
+        };
         if self.options.dry_run {
-            return Ok(updates);
+            return Ok(written);
         }
         // Queues first: a queue that is due too early costs a query; one that is missing starves URLs.
-        let queues = bulk(self.client, &self.options.queues, queues).await?;
-        bulk(self.client, &self.options.urls, documents).await?;
-        self.stats.queues_created += queues.created;
-        Ok(updates)
+        if !queues.is_empty() {
+            let outcome = bulk(&self.client, &self.options.queues, queues).await?;
+            written.stats.queues_created += outcome.created;
+        }
+        for raw in prepared.bulks {
+            send(&self.client, &self.options.urls, raw).await?;
+        }
+        Ok(written)
     }
 
-    /// The urls index's writes of a page, and the earliest due date of each key in it.
-    fn prepare(
-        &mut self,
-        hits: &[Hit],
-    ) -> (Vec<BulkOperation>, HashMap<String, Option<DateTime<Utc>>>) {
-        let mut documents = Vec::with_capacity(hits.len());
-        let mut earliest: HashMap<String, Option<DateTime<Utc>>> = HashMap::new();
+    /// The urls bulks of a page, and the earliest due date of each key in it.
+    fn prepare(&self, hits: &[Hit]) -> Result<Prepared, MigrateError> {
+        let mut prepared = Prepared {
+            bulks: vec![RawBulk::default()],
+            earliest: HashMap::new(),
+            stats: Stats::default(),
+        };
         for hit in hits {
-            let prepared =
-                prepare_document(&hit.source, &self.key_field, self.options.partition_mode);
-            match prepared.next_fetch {
-                NextFetch::Never => self.stats.without_next_fetch += 1,
-                NextFetch::Unreadable => self.stats.unreadable_dates += 1,
+            let source = hit.source.get();
+            let (key, next_fetch) = match quick_look(source, &self.key_field) {
+                Some((key, next_fetch)) => {
+                    self.push(&mut prepared.bulks, &hit.id, source);
+                    (Some(key), next_fetch)
+                }
+                None => {
+                    let document: Value = serde_json::from_str(source).map_err(|e| {
+                        MigrateError::Unexpected(format!("document {} is not JSON: {e}", hit.id))
+                    })?;
+                    let ready =
+                        prepare_document(&document, &self.key_field, self.options.partition_mode);
+                    if ready.key_added {
+                        prepared.stats.keys_added += 1;
+                    }
+                    self.push(&mut prepared.bulks, &hit.id, &ready.document.to_string());
+                    (ready.key, ready.next_fetch)
+                }
+            };
+            match next_fetch {
+                NextFetch::Never => prepared.stats.without_next_fetch += 1,
+                NextFetch::Unreadable => prepared.stats.unreadable_dates += 1,
                 NextFetch::At(_) => {}
             }
-            if prepared.key_added {
-                self.stats.keys_added += 1;
-            }
-            match prepared.key {
+            match key {
                 Some(key) => {
-                    let due = prepared.next_fetch.due();
-                    let entry = earliest.entry(key).or_insert(due);
+                    let due = next_fetch.due();
+                    let entry = prepared.earliest.entry(key).or_insert(due);
                     *entry = earlier_of(*entry, due);
                 }
-                None => self.stats.without_key += 1,
+                None => prepared.stats.without_key += 1,
             }
-            documents.push(
-                BulkOperation::index(hit.id.clone(), prepared.document)
-                    .in_index(&self.options.urls),
-            );
         }
-        (documents, earliest)
+        prepared.bulks.retain(|raw| !raw.is_empty());
+        Ok(prepared)
+    }
+
+    /// Adds a document to the last bulk, or to a new one when the last is full.
+    fn push(&self, bulks: &mut Vec<RawBulk>, id: &str, source: &str) {
+        let full = bulks.last().is_none_or(|last| {
+            !last.is_empty()
+                && last.bytes() + source.len() + id.len() + 32 > self.options.bulk_bytes
+        });
+        if full {
+            bulks.push(RawBulk::default());
+        }
+        if let Some(last) = bulks.last_mut() {
+            last.push_index(id, source);
+        }
     }
 
     /// The queue updates a page needs: for each key (in key order), none when this run already
     /// sent an earlier or equal date, else a lowering of `nextDue` (or a creation, for a key with
     /// no due URL).
     fn queue_updates(
-        &mut self,
+        &self,
         earliest: HashMap<String, Option<DateTime<Utc>>>,
     ) -> Vec<BulkOperation> {
         let now = Utc::now();
         let mut keys: Vec<(String, Option<DateTime<Utc>>)> = earliest.into_iter().collect();
         keys.sort();
+        let mut sent = self.sent.lock().unwrap_or_else(PoisonError::into_inner);
         let mut updates = Vec::new();
         for (key, due) in keys {
-            let known = self.sent.get(&key).copied();
+            let known = sent.get(&key).copied();
             let needed = match known {
                 None => true,
                 Some(known) => due.is_some() && earlier_of(known, due) != known,
@@ -119,8 +189,7 @@ impl<'a> PageWriter<'a> {
                 Some(due) => lower_next_due(&self.options.queues, &key, due, now),
                 None => ensure_queue(&self.options.queues, &key, now),
             });
-            self.sent
-                .insert(key, known.map_or(due, |known| earlier_of(known, due)));
+            sent.insert(key, known.map_or(due, |known| earlier_of(known, due)));
         }
         updates
     }
