@@ -234,6 +234,12 @@ pub struct Parser {
     pub ratio_parser_to_tokenizer: Option<f64>,
     /// The bare tokenizer's MiB per second.
     pub tokenizer_mib_per_second: Option<Spread>,
+    /// Runs (each a window of time for each of the two).
+    pub runs: Option<u64>,
+    /// Seconds each of the two had per run.
+    pub window_seconds: Option<f64>,
+    /// The largest per-run ratio over the smallest.
+    pub ratio_spread: Option<f64>,
 }
 
 /// `politeness.json`: crawl rate against the ideal for per-host delays.

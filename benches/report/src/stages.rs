@@ -177,6 +177,9 @@ fn fetcher(f: Option<&Fetcher>) -> Stage {
     if let Some(spread) = f.spread_fetcher {
         details.push(format!("spread {spread:.2}"));
     }
+    if let Some(spread) = f.ratio_spread {
+        details.push(format!("ratio spread {spread:.2}"));
+    }
     let label = if details.is_empty() {
         name.to_string()
     } else {
@@ -202,9 +205,20 @@ fn parser(p: Option<&Parser>) -> Stage {
     let Some(p) = p else {
         return not_run(name, name.to_string(), Some(AIM), at_least(AIM));
     };
-    let label = match (p.pages, p.mib) {
-        (Some(pages), Some(mib)) => format!("{name} ({pages} pages, {} MiB)", num(mib)),
-        _ => name.to_string(),
+    let mut details = Vec::new();
+    if let (Some(pages), Some(mib)) = (p.pages, p.mib) {
+        details.push(format!("{pages} pages, {} MiB", num(mib)));
+    }
+    if let (Some(runs), Some(window)) = (p.runs, p.window_seconds) {
+        details.push(format!("{runs} runs of {} s", num(window)));
+    }
+    if let Some(spread) = p.ratio_spread {
+        details.push(format!("ratio spread {spread:.2}"));
+    }
+    let label = if details.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", details.join(", "))
     };
     SpreadStage {
         name,
