@@ -17,8 +17,9 @@
 //! it is stopped (SIGINT). From those: pages/s (`squall_fetch_total`), status writes/s
 //! (`squall_status_writes_total`), CPU per page, peak RSS (`VmHWM`), and how busy each stage was
 //! (seconds spent fetching, parsing and writing per second of window, the spout's URLs in flight
-//! against its limit, the fetcher's queues and queued URLs), from which it names the stage that
-//! limits the rate. The fetcher alone (the fetcher bolt in this process with politeness off, 50
+//! against its limit, the fetcher's queues and queued URLs) and where the machine's CPU went (the
+//! crawler, the site served by this process, the rest: the engine), from which it names the stage
+//! that limits the rate. The fetcher alone (the fetcher bolt in this process with politeness off, 50
 //! fetches at once, fed the site's URLs) runs for the same window on the same site. The runs are
 //! interleaved in mirrored order (fetcher, embedded, queue, queue, embedded, fetcher with two runs,
 //! `RUNS`, default 2), each figure their median.

@@ -170,17 +170,23 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(budget.warmup).await;
-    let (before, cpu_before, machine_before, at) = (
+    let me = std::process::id();
+    let (before, cpu_before, own_before, machine_before, at) = (
         read(&client, &metrics_addr).await,
         cpu_seconds(pid),
+        cpu_seconds(me),
         machine_jiffies(),
         Instant::now(),
     );
     tokio::time::sleep(budget.window).await;
     let seconds = at.elapsed().as_secs_f64();
     let after = read(&client, &metrics_addr).await;
-    let (cpu_after, machine_after, peak) =
-        (cpu_seconds(pid), machine_jiffies(), peak_rss_bytes(pid));
+    let (cpu_after, own_after, machine_after, peak) = (
+        cpu_seconds(pid),
+        cpu_seconds(me),
+        machine_jiffies(),
+        peak_rss_bytes(pid),
+    );
     if !running(&mut child) {
         panic!(
             "the {} crawl ended before its window did; see {}",
@@ -194,6 +200,10 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
     let cpu = cpu_after - cpu_before;
     let machine_busy =
         (machine_after.0 - machine_before.0) / (machine_after.1 - machine_before.1).max(1.0);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    let site_cores = (own_after - own_before) / seconds;
+    // What neither the crawler nor this process (the site) used: the engine, for the queue frontier.
+    let other_cores = (machine_busy * cores - cpu / seconds - site_cores).max(0.0);
     let per_second = |name: &str| after.since(&before, name) / seconds;
     let details = json!({
         "window_seconds": seconds,
@@ -201,6 +211,8 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
         "pages_before_window": before.get("squall_fetch_total"),
         "crawler_cpu_cores": cpu / seconds,
         "machine_busy": machine_busy,
+        "site_cpu_cores": site_cores,
+        "other_cpu_cores": other_cores,
         "fetch_seconds_per_second": per_second("squall_fetch_seconds_sum"),
         "parse_seconds_per_second": per_second("squall_parse_seconds_sum"),
         "status_store_seconds_per_second": per_second("squall_status_store_seconds_sum"),
@@ -252,7 +264,8 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
 
 /// The stage that limits a crawl running at `rate`, read from its figures in order: politeness
 /// when the rate is within 10 % of hosts / delay; the machine when its cores were busy 95 % of the
-/// time; the spout's pending limit when the URLs in flight reached it; the frontier when the
+/// time, naming what used them most (the crawler, the site served by this process, or the rest:
+/// the engine of the queue frontier); the spout's pending limit when the URLs in flight reached it; the frontier when the
 /// fetcher held fewer queues than 90 % of the hosts (the spout did not hand out enough hosts);
 /// else the fetcher's queues, each waiting its delay.
 pub fn limiting_stage(rate: f64, budget: &Budget, details: &Value) -> String {
@@ -262,10 +275,22 @@ pub fn limiting_stage(rate: f64, budget: &Budget, details: &Value) -> String {
         return "politeness (the rate is within 10 % of hosts / delay)".to_string();
     }
     if number("machine_busy") >= 0.95 {
+        let (crawler, site, other) = (
+            number("crawler_cpu_cores"),
+            number("site_cpu_cores"),
+            number("other_cpu_cores"),
+        );
+        let user = if other > crawler.max(site) {
+            "the engine (and anything else running)"
+        } else if crawler >= site {
+            "the crawler"
+        } else {
+            "the site's server"
+        };
         return format!(
-            "CPU: the machine was {:.0} % busy, the crawler using {:.2} cores",
-            number("machine_busy") * 100.0,
-            number("crawler_cpu_cores")
+            "CPU, mostly {user}: the machine was {:.0} % busy; crawler {crawler:.2} cores, site \
+             {site:.2}, the rest {other:.2}",
+            number("machine_busy") * 100.0
         );
     }
     if number("spout_in_flight") >= 0.95 * number("spout_max_pending") {
