@@ -40,11 +40,10 @@ mod metrics;
 
 use std::time::Duration;
 
-use common::fetch_driver::fetcher_alone;
+use common::fetch_driver::{fetcher_alone, site_urls};
 use common::{Spread, env_or, quick, start_closed_site};
 use crawl::{Budget, FrontierChoice, Run};
 use serde_json::{Value, json};
-use url::Url;
 
 /// The per-host delay, seconds.
 const DELAY: f64 = 1.0;
@@ -73,12 +72,7 @@ async fn main() {
         delay: DELAY,
     };
     let site = start_closed_site(hosts, pages).await;
-    let urls: Vec<Url> = site
-        .expected()
-        .reachable_in_scope_urls()
-        .into_iter()
-        .filter_map(|u| Url::parse(&u).ok())
-        .collect();
+    let urls = site_urls(&site);
     eprintln!("site: {hosts} hosts, {} reachable URLs", urls.len());
 
     let mut fetcher = Vec::new();

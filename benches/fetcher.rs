@@ -11,7 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::fetch_driver::{CONCURRENCY, fetcher_alone as fetcher, for_window};
+use common::fetch_driver::{CONCURRENCY, fetcher_alone as fetcher, for_window, site_urls};
 use common::{Spread, quick, runs};
 use futures::StreamExt;
 use squall_testsite::{Site, SiteSpec};
@@ -69,12 +69,7 @@ async fn main() {
         Ok(site) => site,
         Err(e) => panic!("site: {e}"),
     };
-    let urls: Vec<Url> = site
-        .expected()
-        .reachable_in_scope_urls()
-        .into_iter()
-        .filter_map(|u| Url::parse(&u).ok())
-        .collect();
+    let urls = site_urls(&site);
     let window = window();
 
     // Warm up both (connections, caches), then alternate which goes first.
@@ -104,22 +99,12 @@ async fn main() {
         "fetcher_runs": ours,
         "load_generator_pages_per_second": Spread::of(&baseline).json(),
         "fetcher_pages_per_second": Spread::of(&ours).json(),
-        "spread_load_generator": spread(&baseline),
-        "spread_fetcher": spread(&ours),
+        "spread_load_generator": Spread::max_over_min(&baseline),
+        "spread_fetcher": Spread::max_over_min(&ours),
         "ratio_runs": ratios,
-        "ratio_spread": spread(&ratios),
+        "ratio_spread": Spread::max_over_min(&ratios),
         "ratio_fetcher_to_load_generator": Spread::of(&ours).median / Spread::of(&baseline).median,
     });
     println!("{report:#}");
     site.shutdown().await;
-}
-
-/// The largest figure over the smallest: 1.0 for runs that agree exactly.
-fn spread(values: &[f64]) -> f64 {
-    let figures = Spread::of(values);
-    if figures.min > 0.0 {
-        figures.max / figures.min
-    } else {
-        f64::INFINITY
-    }
 }

@@ -176,14 +176,6 @@ fn main() {
         ours.push(o.0);
     }
     let ratios: Vec<f64> = ours.iter().zip(&baseline).map(|(o, b)| o / b).collect();
-    let spread = |values: &[f64]| {
-        let s = Spread::of(values);
-        if s.min > 0.0 {
-            s.max / s.min
-        } else {
-            f64::INFINITY
-        }
-    };
     let report = serde_json::json!({
         "benchmark": "parser",
         "pages": pages.len(),
@@ -194,9 +186,9 @@ fn main() {
         "tokenizer_runs": baseline,
         "parser_runs": ours,
         "ratio_runs": ratios,
-        "spread_tokenizer": spread(&baseline),
-        "spread_parser": spread(&ours),
-        "ratio_spread": spread(&ratios),
+        "spread_tokenizer": Spread::max_over_min(&baseline),
+        "spread_parser": Spread::max_over_min(&ours),
+        "ratio_spread": Spread::max_over_min(&ratios),
         "tokenizer_mib_per_second": Spread::of(&baseline).json(),
         "parser_mib_per_second": Spread::of(&ours).json(),
         "ratio_parser_to_tokenizer": Spread::of(&ours).median / Spread::of(&baseline).median,

@@ -33,6 +33,15 @@ pub fn http_settings(site: &Site) -> HttpSettings {
     }
 }
 
+/// Every in-scope URL of `site` that a crawl from its seeds reaches.
+pub fn site_urls(site: &Site) -> Vec<Url> {
+    site.expected()
+        .reachable_in_scope_urls()
+        .into_iter()
+        .filter_map(|u| Url::parse(&u).ok())
+        .collect()
+}
+
 /// The URLs of `urls` round and round, until `window` has passed since `started`.
 pub fn for_window(
     urls: &[Url],

@@ -32,6 +32,17 @@ impl Spread {
         }
     }
 
+    /// The largest of `values` over the smallest: 1.0 for runs that agree exactly, infinite when
+    /// the smallest is not positive.
+    pub fn max_over_min(values: &[f64]) -> f64 {
+        let figures = Spread::of(values);
+        if figures.min > 0.0 {
+            figures.max / figures.min
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// As JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({ "median": self.median, "min": self.min, "max": self.max })

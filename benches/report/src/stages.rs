@@ -159,6 +159,30 @@ fn writer(w: Option<&Writer>) -> Stage {
     .build()
 }
 
+/// `name`, followed by `details` in parentheses when there are any.
+fn labelled(name: &str, details: &[String]) -> String {
+    if details.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", details.join(", "))
+    }
+}
+
+/// "N runs of W s" and "ratio spread S" for a stage measured in windows of time.
+fn run_details(
+    details: &mut Vec<String>,
+    runs: Option<u64>,
+    window: Option<f64>,
+    ratio_spread: Option<f64>,
+) {
+    if let (Some(runs), Some(window)) = (runs, window) {
+        details.push(format!("{runs} runs of {} s", num(window)));
+    }
+    if let Some(spread) = ratio_spread {
+        details.push(format!("ratio spread {spread:.2}"));
+    }
+}
+
 /// The fetcher against a plain load generator.
 fn fetcher(f: Option<&Fetcher>) -> Stage {
     const AIM: f64 = 0.8;
@@ -171,20 +195,12 @@ fn fetcher(f: Option<&Fetcher>) -> Stage {
         .map(|c| format!("{c} concurrent"))
         .into_iter()
         .collect();
-    if let (Some(runs), Some(window)) = (f.runs, f.window_seconds) {
-        details.push(format!("{runs} runs of {} s", num(window)));
-    }
+    run_details(&mut details, f.runs, f.window_seconds, None);
     if let Some(spread) = f.spread_fetcher {
         details.push(format!("spread {spread:.2}"));
     }
-    if let Some(spread) = f.ratio_spread {
-        details.push(format!("ratio spread {spread:.2}"));
-    }
-    let label = if details.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name} ({})", details.join(", "))
-    };
+    run_details(&mut details, None, None, f.ratio_spread);
+    let label = labelled(name, &details);
     SpreadStage {
         name,
         label,
@@ -209,17 +225,8 @@ fn parser(p: Option<&Parser>) -> Stage {
     if let (Some(pages), Some(mib)) = (p.pages, p.mib) {
         details.push(format!("{pages} pages, {} MiB", num(mib)));
     }
-    if let (Some(runs), Some(window)) = (p.runs, p.window_seconds) {
-        details.push(format!("{runs} runs of {} s", num(window)));
-    }
-    if let Some(spread) = p.ratio_spread {
-        details.push(format!("ratio spread {spread:.2}"));
-    }
-    let label = if details.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name} ({})", details.join(", "))
-    };
+    run_details(&mut details, p.runs, p.window_seconds, p.ratio_spread);
+    let label = labelled(name, &details);
     SpreadStage {
         name,
         label,
