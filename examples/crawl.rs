@@ -381,9 +381,10 @@ async fn show_progress(
     }
 }
 
-/// Writes one JSON line per fetch attempt (url, key, started, finished, bytes, and http_status or
-/// error), each with a single unbuffered write as the attempt completes: a process killed at any
-/// moment leaves every completed fetch in the file (and no partial line before the last).
+/// Writes one JSON line per fetch attempt (url, key, started, finished, bytes, protocol, and
+/// http_status or error), each with a single unbuffered write as the attempt completes: a process
+/// killed at any moment leaves every completed fetch in the file (and no partial line before the
+/// last).
 #[derive(Clone)]
 struct FetchLog {
     out: Arc<Mutex<std::fs::File>>,
@@ -423,6 +424,7 @@ impl CrawlObserver for FetchLog {
             "started": time(&fetch.started),
             "finished": time(&fetch.finished),
             "bytes": fetch.bytes,
+            "protocol": fetch.protocol,
         });
         match (&fetch.http_status, &fetch.error) {
             (Some(code), _) => line["http_status"] = json!(code),

@@ -10,7 +10,7 @@ use super::protocol::{Protocol, Protocols};
 use super::robots::{RobotsCache, RobotsRules};
 use super::settings::FetcherSettings;
 use crate::message::FetchFailure;
-use crate::model::Status;
+use crate::model::{Metadata, Status};
 
 /// Why a URL is not fetched: the status it gets and its cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,16 +32,25 @@ pub(super) struct SiteNotes {
     pub crawl_delay: Option<Duration>,
 }
 
-/// The protocol that fetches `url`, unless none serves its scheme or it refuses the URL.
-pub(super) fn protocol_for(protocols: &Protocols, url: &Url) -> Result<Arc<dyn Protocol>, Denied> {
-    let Some(protocol) = protocols.for_scheme(url.scheme()) else {
+/// The protocol that fetches `url`, unless none serves its scheme or it (or the scheme's
+/// fallback) refuses the URL.
+pub(super) fn protocol_for(
+    protocols: &Protocols,
+    url: &Url,
+    metadata: &Metadata,
+) -> Result<Arc<dyn Protocol>, Denied> {
+    let Some(protocol) = protocols.for_url(url, metadata) else {
         return Err(Denied {
             status: Status::Error,
             cause: FetchFailure::UnsupportedScheme,
             message: format!("no protocol fetches {}: URLs", url.scheme()),
         });
     };
-    match protocol.refusal(url) {
+    let fallback = protocols.fallback_for(url.scheme());
+    let refusal = protocol
+        .refusal(url)
+        .or_else(|| fallback.and_then(|fallback| fallback.refusal(url)));
+    match refusal {
         Some(refusal) => Err(Denied {
             status: Status::Error,
             cause: refusal.cause,
@@ -122,14 +131,27 @@ mod tests {
         })
         .expect("client");
         let protocols = Protocols::http(http);
-        assert!(protocol_for(&protocols, &url("https://example.org/")).is_ok());
-        let Err(denied) = protocol_for(&protocols, &url("ftp://example.org/")) else {
+        assert!(
+            protocol_for(
+                &protocols,
+                &url("https://example.org/"),
+                &Metadata::default()
+            )
+            .is_ok()
+        );
+        let Err(denied) =
+            protocol_for(&protocols, &url("ftp://example.org/"), &Metadata::default())
+        else {
             panic!("ftp has no protocol");
         };
         assert_eq!(denied.status, Status::Error);
         assert_eq!(denied.cause, FetchFailure::UnsupportedScheme);
         assert!(denied.message.contains("ftp"), "{}", denied.message);
-        let Err(denied) = protocol_for(&protocols, &url("http://192.168.1.1/")) else {
+        let Err(denied) = protocol_for(
+            &protocols,
+            &url("http://192.168.1.1/"),
+            &Metadata::default(),
+        ) else {
             panic!("a private address is refused");
         };
         assert_eq!(denied.cause, FetchFailure::PrivateAddress);

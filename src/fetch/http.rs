@@ -112,6 +112,7 @@ impl HttpClient {
                     http_status: Some(response.status_code),
                     error: None,
                     bytes: response.body.len() as u64,
+                    protocol: "http",
                 };
                 (record, FetchOutcome::Response(Box::new(response)))
             }
@@ -122,6 +123,7 @@ impl HttpClient {
                     http_status: None,
                     error: Some(format!("{cause}: {message}")),
                     bytes: 0,
+                    protocol: "http",
                 };
                 let outcome = FetchOutcome::Failed {
                     status: Status::FetchError,

@@ -51,6 +51,7 @@ use crate::model::Metadata;
 ///             http_status: Some(status_code),
 ///             error: None,
 ///             bytes: body.len() as u64,
+///             protocol: "mem",
 ///         };
 ///         let response = FetchedResponse {
 ///             status_code,
@@ -105,6 +106,14 @@ pub trait Protocol: Send + Sync {
         let _ = url;
         None
     }
+
+    /// Whether this protocol fetches `url` (with its `metadata`) or leaves it to the scheme's
+    /// fallback, HTTP for `http` and `https` (a browser that renders only some hosts). Every URL by
+    /// default.
+    fn accepts(&self, url: &Url, metadata: &Metadata) -> bool {
+        let _ = (url, metadata);
+        true
+    }
 }
 
 /// Why a protocol will not fetch a URL.
@@ -132,12 +141,15 @@ impl Protocol for HttpClient {
 
 /// The protocols of a fetcher, by URL scheme (compared case-insensitively).
 ///
-/// [`Protocols::http`] maps `http` and `https` to an [`HttpClient`]; [`register`](Protocols::register)
-/// adds or replaces one. A URL whose scheme has none gets ERROR (`error.cause`
-/// `unsupported_scheme`).
+/// [`Protocols::http`] maps `http` and `https` to an [`HttpClient`], which is also their fallback;
+/// [`register`](Protocols::register) adds or replaces one. A URL whose protocol declines it
+/// ([`Protocol::accepts`]) goes to its scheme's fallback, and its fallback's
+/// [`refusal`](Protocol::refusal) applies too. A URL whose scheme has no protocol gets ERROR
+/// (`error.cause` `unsupported_scheme`).
 #[derive(Clone, Default)]
 pub struct Protocols {
     by_scheme: HashMap<String, Arc<dyn Protocol>>,
+    fallback: HashMap<String, Arc<dyn Protocol>>,
 }
 
 impl Protocols {
@@ -146,13 +158,26 @@ impl Protocols {
         Protocols::default()
     }
 
-    /// `http` and `https` fetched with `client`.
+    /// `http` and `https` fetched with `client`, which is also their fallback.
     pub fn http(client: HttpClient) -> Self {
         let client: Arc<dyn Protocol> = Arc::new(client);
         let mut protocols = Protocols::new();
-        protocols.register("http", Arc::clone(&client));
-        protocols.register("https", client);
+        for scheme in ["http", "https"] {
+            protocols.register(scheme, Arc::clone(&client));
+            protocols.fallback(scheme, Arc::clone(&client));
+        }
         protocols
+    }
+
+    /// Fetches the URLs of `scheme` that its protocol declines with `protocol`.
+    pub fn fallback(
+        &mut self,
+        scheme: impl Into<String>,
+        protocol: Arc<dyn Protocol>,
+    ) -> &mut Self {
+        let scheme = scheme.into().to_ascii_lowercase();
+        self.fallback.insert(scheme, protocol);
+        self
     }
 
     /// Fetches URLs of `scheme` with `protocol`, instead of what did before.
@@ -169,6 +194,21 @@ impl Protocols {
     /// The protocol for `scheme`, if there is one.
     pub fn for_scheme(&self, scheme: &str) -> Option<&Arc<dyn Protocol>> {
         self.by_scheme.get(&scheme.to_ascii_lowercase())
+    }
+
+    /// The protocol that fetches `url`: its scheme's, unless that one declines the URL and the
+    /// scheme has a fallback.
+    pub fn for_url(&self, url: &Url, metadata: &Metadata) -> Option<&Arc<dyn Protocol>> {
+        let protocol = self.for_scheme(url.scheme())?;
+        if protocol.accepts(url, metadata) {
+            return Some(protocol);
+        }
+        self.fallback_for(url.scheme()).or(Some(protocol))
+    }
+
+    /// The fallback of `scheme`, if it has one.
+    pub fn fallback_for(&self, scheme: &str) -> Option<&Arc<dyn Protocol>> {
+        self.fallback.get(&scheme.to_ascii_lowercase())
     }
 }
 
@@ -229,6 +269,48 @@ mod tests {
         assert_eq!(
             format!("{protocols:?}"),
             r#"Protocols { schemes: ["file", "http", "https"] }"#
+        );
+    }
+
+    /// Accepts only URLs whose metadata has `render`.
+    struct Picky;
+
+    #[async_trait]
+    impl Protocol for Picky {
+        async fn fetch(&self, _url: &Url, _metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
+            unreachable!("never fetched in these tests")
+        }
+
+        fn accepts(&self, _url: &Url, metadata: &Metadata) -> bool {
+            metadata.first("render").is_some()
+        }
+    }
+
+    #[test]
+    fn a_declined_url_goes_to_the_schemes_fallback() {
+        let mut protocols = Protocols::http(client(false));
+        let picky: Arc<dyn Protocol> = Arc::new(Picky);
+        protocols.register("https", Arc::clone(&picky));
+        let url = Url::parse("https://a.test/").expect("url");
+        let mut marked = Metadata::default();
+        marked.set("render", "true");
+        let chosen = protocols.for_url(&url, &marked).expect("a protocol");
+        assert!(
+            Arc::ptr_eq(chosen, &picky),
+            "an accepted URL stays with its protocol"
+        );
+        let chosen = protocols
+            .for_url(&url, &Metadata::default())
+            .expect("a protocol");
+        assert!(!Arc::ptr_eq(chosen, &picky), "a declined URL goes to HTTP");
+        protocols.register("mem", Arc::clone(&picky));
+        let mem = Url::parse("mem://a/").expect("url");
+        let chosen = protocols
+            .for_url(&mem, &Metadata::default())
+            .expect("a protocol");
+        assert!(
+            Arc::ptr_eq(chosen, &picky),
+            "no fallback: the scheme's own protocol"
         );
     }
 

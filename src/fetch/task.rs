@@ -46,7 +46,7 @@ pub(super) struct Completed {
 /// meanwhile.
 pub(super) async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Completed {
     let url = &tuple.url.url;
-    let protocol = match checks::protocol_for(&context.protocols, url) {
+    let protocol = match checks::protocol_for(&context.protocols, url, &tuple.url.metadata) {
         Ok(protocol) => protocol,
         Err(denied) => return refused(key, tuple, denied, SiteNotes::default()),
     };
@@ -92,6 +92,9 @@ async fn fetch(
         key: key.clone(),
         fetch: record.clone(),
     });
+    if let FetchOutcome::Abandoned { message, .. } = &outcome {
+        return abandoned(key, tuple, message, site);
+    }
     let hold = retry_after_hold(&outcome, context.settings.max_retry_after);
     let blocked_until = hold.map(|hold| {
         debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
@@ -115,6 +118,26 @@ async fn fetch(
     Completed {
         key,
         page: Some(page),
+        learned,
+    }
+}
+
+/// An attempt the protocol gave up for a reason that is not the URL's: the URL is failed back to
+/// the spout unfetched and stays due.
+fn abandoned(key: String, tuple: Tuple, message: &str, site: SiteNotes) -> Completed {
+    debug!(key = %key, url = %tuple.url.url, message, "fetch abandoned; left due");
+    metrics::counter!("squall_fetch_abandoned_total").increment(1);
+    tuple
+        .ack
+        .fail(format!("the fetch was abandoned ({message}); left due"));
+    let learned = Learned {
+        contacted_server: true,
+        crawl_delay: site.crawl_delay,
+        hold: None,
+    };
+    Completed {
+        key,
+        page: None,
         learned,
     }
 }

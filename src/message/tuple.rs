@@ -33,6 +33,9 @@ pub struct FetchRecord {
     pub error: Option<String>,
     /// Bytes of body received (after decompression).
     pub bytes: u64,
+    /// What fetched it: `http`, `browser`, or the name a [`Protocol`](crate::fetch::Protocol) of
+    /// your own gives.
+    pub protocol: &'static str,
 }
 
 /// What a fetch produced.
@@ -45,6 +48,15 @@ pub enum FetchOutcome {
         /// FETCH_ERROR for a failure that may heal, ERROR for a refusal (robots.txt, ...).
         status: Status,
         /// What kind of failure it was; stored as the URL's `error.cause`.
+        cause: FetchFailure,
+        /// A human-readable message.
+        message: String,
+    },
+    /// The attempt was given up for a reason that is not the URL's (the browser rendering it
+    /// crashed or was restarted): the fetcher fails the URL back to the spout unfetched, it stays
+    /// due, and no status is written.
+    Abandoned {
+        /// What gave up; used as the `error.cause` if the URL reaches the parser anyway.
         cause: FetchFailure,
         /// A human-readable message.
         message: String,
@@ -74,6 +86,8 @@ pub enum FetchFailure {
     PrivateAddress,
     /// No protocol fetches URLs of this scheme.
     UnsupportedScheme,
+    /// The headless browser failed to render the page (crashed, or the page did not settle in time).
+    Browser,
 }
 
 impl FetchFailure {
@@ -89,6 +103,7 @@ impl FetchFailure {
             FetchFailure::CrawlDelay => "crawl_delay",
             FetchFailure::PrivateAddress => "private_address",
             FetchFailure::UnsupportedScheme => "unsupported_scheme",
+            FetchFailure::Browser => "browser",
         }
     }
 }

@@ -142,6 +142,13 @@ impl ParserBolt {
                 url.metadata.set(keys::ERROR_MESSAGE, message);
                 status
             }
+            // The fetcher fails abandoned attempts back before the parser; a pipeline of your own
+            // that passes one on gets a fetch error, which is retried.
+            FetchOutcome::Abandoned { cause, message } => {
+                url.metadata.set(keys::ERROR_CAUSE, cause.as_str());
+                url.metadata.set(keys::ERROR_MESSAGE, message);
+                Status::FetchError
+            }
             FetchOutcome::Response(response) => {
                 self.process_response(&mut url, *response, &mut outlinks)
             }

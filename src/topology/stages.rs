@@ -149,7 +149,7 @@ pub(super) fn runner_settings(config: &SpoutConfig) -> RunnerSettings {
 }
 
 /// The protocol of each scheme, as `protocol.schemes` names them among `named` (later entries of a
-/// name win).
+/// name win); `http` and `https` fall back on the one named `http`.
 pub(super) fn protocols(
     config: &ProtocolConfig,
     named: Vec<(String, Arc<dyn Protocol>)>,
@@ -167,6 +167,11 @@ pub(super) fn protocols(
             });
         };
         protocols.register(scheme.as_str(), Arc::clone(protocol));
+    }
+    if let Some(http) = named.get("http") {
+        for scheme in ["http", "https"] {
+            protocols.fallback(scheme, Arc::clone(http));
+        }
     }
     Ok(protocols)
 }
@@ -194,6 +199,7 @@ mod tests {
                 http_status: None,
                 error: None,
                 bytes: 0,
+                protocol: "test",
             };
             let outcome = FetchOutcome::Failed {
                 status: crate::model::Status::FetchError,

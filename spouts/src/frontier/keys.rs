@@ -8,7 +8,7 @@ use squall::config::{ConfigError, CrawlConfig};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
-pub const PREFIXES: &[&str] = squall::config::EXTENSION_PREFIXES;
+pub const PREFIXES: &[&str] = &["es.", "opensearch."];
 
 /// The keys as written, in the units of the keys (prefix left out of the serde names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,118 @@
+//! One running browser: its connection, process, idle tabs, and what it has rendered.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::process::Child;
+use tracing::debug;
+
+use crate::error::BrowserError;
+use crate::launch::{self, Connected};
+use crate::settings::BrowserSettings;
+use crate::tab::Tab;
+
+/// A browser and its tabs. Dropping the last handle kills a launched browser and removes its
+/// profile.
+pub struct Session {
+    browser: chromiumoxide::Browser,
+    child: Mutex<Option<Child>>,
+    pid: Option<u32>,
+    _profile: Option<tempfile::TempDir>,
+    gone: Arc<AtomicBool>,
+    retired: AtomicBool,
+    idle_tabs: Mutex<Vec<Tab>>,
+    rendered: AtomicU64,
+}
+
+impl Session {
+    /// Launches or attaches to the browser of `settings`.
+    pub async fn start(settings: &BrowserSettings) -> Result<Session, BrowserError> {
+        let Connected {
+            browser,
+            handler,
+            child,
+            profile,
+        } = launch::connect(settings).await?;
+        let gone = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&gone);
+        launch::drive(handler, move || flag.store(true, Ordering::SeqCst));
+        Ok(Session {
+            browser,
+            pid: child.as_ref().and_then(Child::id),
+            child: Mutex::new(child),
+            _profile: profile,
+            gone,
+            retired: AtomicBool::new(false),
+            idle_tabs: Mutex::new(Vec::new()),
+            rendered: AtomicU64::new(0),
+        })
+    }
+
+    /// The browser's process id, when squall launched it.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether new renders may use this browser.
+    pub fn usable(&self) -> bool {
+        !self.is_gone() && !self.retired.load(Ordering::SeqCst)
+    }
+
+    /// Whether the connection to the browser ended (or its process exited).
+    pub fn is_gone(&self) -> bool {
+        if self.gone.load(Ordering::SeqCst) {
+            return true;
+        }
+        let exited = self
+            .child
+            .lock()
+            .ok()
+            .and_then(|mut child| child.as_mut().map(|child| child.try_wait()))
+            .is_some_and(|status| !matches!(status, Ok(None)));
+        if exited {
+            self.gone.store(true, Ordering::SeqCst);
+        }
+        exited
+    }
+
+    /// No new render uses this browser; it closes once the renders in flight are done.
+    pub fn retire(&self, reason: &str) {
+        if !self.retired.swap(true, Ordering::SeqCst) {
+            debug!(pid = self.pid, reason, "browser retired");
+            metrics::counter!("squall_browser_restarts_total", "reason" => reason.to_string())
+                .increment(1);
+        }
+    }
+
+    /// An idle tab, or a new one.
+    pub async fn take_tab(&self, settings: &BrowserSettings) -> Result<Tab, BrowserError> {
+        let idle = self.idle_tabs.lock().ok().and_then(|mut tabs| tabs.pop());
+        match idle {
+            Some(tab) => Ok(tab),
+            None => Tab::open(&self.browser, &settings.user_agent, &settings.block).await,
+        }
+    }
+
+    /// A tab back after a render that left it usable; counts the page.
+    pub fn put_tab(&self, tab: Tab) -> u64 {
+        if let Ok(mut tabs) = self.idle_tabs.lock() {
+            tabs.push(tab);
+        }
+        self.rendered.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Counts a page rendered on a tab that is not kept.
+    pub fn count_page(&self) -> u64 {
+        self.rendered.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Ok(mut child) = self.child.lock()
+            && let Some(child) = child.as_mut()
+        {
+            let _ = child.start_kill();
+        }
+    }
+}

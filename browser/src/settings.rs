@@ -1,0 +1,278 @@
+//! The `browser.*` keys: where Chromium is, how many tabs, when a page has settled, which URLs are
+//! rendered, and when the browser is restarted.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use squall::config::{ConfigError, CrawlConfig};
+
+use crate::rules::RenderRules;
+
+/// The prefix the keys are read under.
+pub const PREFIX: &str = "browser.";
+
+/// The keys as written (prefix left out of the serde names), in the keys' units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Keys {
+    executable: String,
+    #[serde(rename = "devtools.url")]
+    devtools_url: String,
+    args: Vec<String>,
+    #[serde(rename = "host.rules")]
+    host_rules: String,
+    tabs: usize,
+    #[serde(rename = "page.timeout")]
+    page_timeout: f64,
+    #[serde(rename = "launch.timeout")]
+    launch_timeout: f64,
+    #[serde(rename = "settle.idle")]
+    settle_idle: f64,
+    #[serde(rename = "settle.selector")]
+    settle_selector: String,
+    #[serde(rename = "paging.click")]
+    paging_click: String,
+    #[serde(rename = "paging.scroll")]
+    paging_scroll: bool,
+    #[serde(rename = "paging.max")]
+    paging_max: usize,
+    block: Vec<String>,
+    #[serde(rename = "restart.pages")]
+    restart_pages: u64,
+    #[serde(rename = "max.rss.mb")]
+    max_rss_mb: u64,
+    #[serde(rename = "render.hosts")]
+    render_hosts: Vec<String>,
+    #[serde(rename = "render.patterns")]
+    render_patterns: Vec<String>,
+    #[serde(rename = "render.metadata")]
+    render_metadata: String,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys {
+            executable: String::new(),
+            devtools_url: String::new(),
+            args: Vec::new(),
+            host_rules: String::new(),
+            tabs: 4,
+            page_timeout: 30.0,
+            launch_timeout: 20.0,
+            settle_idle: 0.5,
+            settle_selector: String::new(),
+            paging_click: String::new(),
+            paging_scroll: false,
+            paging_max: 20,
+            block: vec!["image".into(), "font".into(), "media".into()],
+            restart_pages: 1000,
+            max_rss_mb: 2048,
+            render_hosts: Vec::new(),
+            render_patterns: Vec::new(),
+            render_metadata: String::new(),
+        }
+    }
+}
+
+/// Where the browser comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrowserSource {
+    /// Launched by squall: this executable (`browser.executable`), or the first of `chromium`,
+    /// `chromium-browser`, `google-chrome` found on `PATH` when `None`.
+    Launch(Option<PathBuf>),
+    /// A running browser's DevTools address (`browser.devtools.url`): a `ws://` URL, or the
+    /// `http://host:port` of its remote-debugging port. It is never restarted by squall.
+    Attach(String),
+}
+
+/// Resource types the browser does not load (`browser.block`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockedResource {
+    /// Images (`image`).
+    Image,
+    /// Web fonts (`font`).
+    Font,
+    /// Audio and video (`media`).
+    Media,
+    /// Style sheets (`stylesheet`): saves time, but pages that lay out by script may differ.
+    Stylesheet,
+}
+
+impl BlockedResource {
+    fn parse(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "image" => Some(BlockedResource::Image),
+            "font" => Some(BlockedResource::Font),
+            "media" => Some(BlockedResource::Media),
+            "stylesheet" => Some(BlockedResource::Stylesheet),
+            _ => None,
+        }
+    }
+}
+
+/// How a page is considered settled, and what is done to reveal more of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleSettings {
+    /// Quiet time with no request in flight after which the page has settled (`browser.settle.idle`).
+    pub idle: Duration,
+    /// A CSS selector whose appearance settles the page instead (`browser.settle.selector`).
+    pub selector: Option<String>,
+    /// A "more" button clicked until it is gone, settling after each click (`browser.paging.click`).
+    pub click: Option<String>,
+    /// Scroll to the bottom until the page stops growing, settling after each step
+    /// (`browser.paging.scroll`).
+    pub scroll: bool,
+    /// At most this many clicks or scroll steps per page (`browser.paging.max`).
+    pub max_steps: usize,
+}
+
+/// Everything the browser protocol is configured with.
+#[derive(Debug, Clone)]
+pub struct BrowserSettings {
+    /// Where the browser comes from.
+    pub source: BrowserSource,
+    /// Extra command-line arguments for a launched browser (`browser.args`).
+    pub args: Vec<String>,
+    /// Chromium's `--host-resolver-rules` (`browser.host.rules`), e.g. `MAP *.test 127.0.0.1`.
+    pub host_rules: String,
+    /// Tabs rendering at once (`browser.tabs`); a fetch waits for a free tab.
+    pub tabs: usize,
+    /// A page not settled after this long fails (FETCH_ERROR, cause `timeout`) and its tab is
+    /// replaced (`browser.page.timeout`).
+    pub page_timeout: Duration,
+    /// How long a launched browser may take to start (`browser.launch.timeout`).
+    pub launch_timeout: Duration,
+    /// When a page has settled.
+    pub settle: SettleSettings,
+    /// Resource types not loaded (`browser.block`).
+    pub block: Vec<BlockedResource>,
+    /// The browser is restarted after rendering this many pages (`browser.restart.pages`); 0: never.
+    pub restart_pages: u64,
+    /// The browser is restarted once its processes use more memory than this
+    /// (`browser.max.rss.mb`); `None`: no limit.
+    pub max_rss_bytes: Option<u64>,
+    /// Which URLs are rendered; the others are fetched over plain HTTP.
+    pub rules: RenderRules,
+    /// Redirects are followed within a render (`http.allow.redirects`), up to `max_redirects`.
+    pub follow_redirects: bool,
+    /// Redirects followed in one render (`http.max.redirects`).
+    pub max_redirects: usize,
+    /// The User-Agent the browser sends (`http.agent.*`).
+    pub user_agent: String,
+}
+
+impl BrowserSettings {
+    /// Reads the `browser.*` keys of `config` (and its `http.agent.*` and redirect keys).
+    pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
+        let keys: Keys = config.extension(&[PREFIX])?;
+        let invalid = |key: &str, reason: String| ConfigError::InvalidValue {
+            key: format!("{PREFIX}{key}"),
+            message: reason,
+        };
+        let seconds = |key: &str, value: f64| {
+            Duration::try_from_secs_f64(value)
+                .ok()
+                .filter(|d| !d.is_zero() || key == "settle.idle")
+                .ok_or_else(|| invalid(key, format!("{value} is not a positive number of seconds")))
+        };
+        if keys.tabs == 0 {
+            return Err(invalid("tabs", "at least one tab is needed".to_string()));
+        }
+        let block = keys
+            .block
+            .iter()
+            .map(|name| {
+                BlockedResource::parse(name).ok_or_else(|| {
+                    invalid(
+                        "block",
+                        format!("unknown resource type `{name}` (image, font, media, stylesheet)"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let rules = RenderRules::new(
+            keys.render_hosts,
+            &keys.render_patterns,
+            non_empty(keys.render_metadata),
+        )
+        .map_err(|reason| invalid("render.patterns", reason))?;
+        Ok(BrowserSettings {
+            source: match non_empty(keys.devtools_url) {
+                Some(url) => BrowserSource::Attach(url),
+                None => BrowserSource::Launch(non_empty(keys.executable).map(PathBuf::from)),
+            },
+            args: keys.args,
+            host_rules: keys.host_rules,
+            tabs: keys.tabs,
+            page_timeout: seconds("page.timeout", keys.page_timeout)?,
+            launch_timeout: seconds("launch.timeout", keys.launch_timeout)?,
+            settle: SettleSettings {
+                idle: seconds("settle.idle", keys.settle_idle)?,
+                selector: non_empty(keys.settle_selector),
+                click: non_empty(keys.paging_click),
+                scroll: keys.paging_scroll,
+                max_steps: keys.paging_max,
+            },
+            block,
+            restart_pages: keys.restart_pages,
+            max_rss_bytes: (keys.max_rss_mb > 0).then(|| keys.max_rss_mb * 1024 * 1024),
+            rules,
+            follow_redirects: config.http.allow_redirects,
+            max_redirects: config.http.max_redirects,
+            user_agent: config.agent.user_agent(),
+        })
+    }
+}
+
+fn non_empty(text: String) -> Option<String> {
+    let text = text.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(yaml: &str) -> CrawlConfig {
+        let text = format!("http.agent.name: test\n{yaml}");
+        CrawlConfig::from_yaml_str(&text).expect("config")
+    }
+
+    #[test]
+    fn defaults_launch_from_path_with_four_tabs_and_block_images_fonts_media() {
+        let settings = BrowserSettings::from_config(&config("")).expect("settings");
+        assert_eq!(settings.source, BrowserSource::Launch(None));
+        assert_eq!(settings.tabs, 4);
+        assert_eq!(
+            settings.block,
+            [BlockedResource::Image, BlockedResource::Font, BlockedResource::Media]
+        );
+        assert_eq!(settings.max_rss_bytes, Some(2048 * 1024 * 1024));
+        assert!(settings.user_agent.starts_with("test/"), "{}", settings.user_agent);
+    }
+
+    #[test]
+    fn keys_are_read_and_checked() {
+        let settings = BrowserSettings::from_config(&config(
+            "browser.devtools.url: http://127.0.0.1:9222\nbrowser.tabs: 2\nbrowser.paging.click: '#more'\nbrowser.render.hosts: [app.test]\nbrowser.max.rss.mb: 0\n",
+        ))
+        .expect("settings");
+        assert_eq!(
+            settings.source,
+            BrowserSource::Attach("http://127.0.0.1:9222".to_string())
+        );
+        assert_eq!(settings.settle.click.as_deref(), Some("#more"));
+        assert_eq!(settings.max_rss_bytes, None);
+        let typo = BrowserSettings::from_config(&config("browser.tab: 2\n")).expect_err("typo");
+        assert!(typo.to_string().contains("browser.tabs"), "{typo}");
+        let zero = BrowserSettings::from_config(&config("browser.tabs: 0\n")).expect_err("0 tabs");
+        assert!(zero.to_string().contains("browser.tabs"), "{zero}");
+        let block = BrowserSettings::from_config(&config("browser.block: [video]\n"))
+            .expect_err("unknown type");
+        assert!(block.to_string().contains("video"), "{block}");
+        let pattern = BrowserSettings::from_config(&config("browser.render.patterns: ['(']\n"))
+            .expect_err("bad regex");
+        assert!(pattern.to_string().contains("browser.render.patterns"), "{pattern}");
+    }
+}
