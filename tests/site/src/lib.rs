@@ -42,7 +42,15 @@
 //! [`hostile::HostileSite`] is a separate one-host site whose paths are each
 //! built to break a naive crawler (endless bodies, a gzip bomb, redirect
 //! loops, invalid UTF-8, lying content types, broken HTML).
+//!
+//! [`app::AppSite`] is a JavaScript application on hosts `app-NN.test`
+//! whose post links and post texts exist only after its script runs
+//! (fetched from a JSON API, revealed page by page by a "More" button or by
+//! infinite scroll), for crawlers that render pages in a headless browser.
+//! [`AppSite::expected`] tells what a rendering crawl finds, and
+//! [`app::navigations`] keeps only the document requests of a request log.
 
+pub mod app;
 mod expect;
 pub mod hostile;
 mod model;
@@ -51,6 +59,7 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use app::{AppExpectation, AppSite, AppSpec};
 pub use expect::{Expectation, ExpectedStatus, Scope};
 pub use hostile::{HostileExpectation, HostileOutcome, HostileSite};
 pub use server::{RequestRecord, Site};

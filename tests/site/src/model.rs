@@ -21,7 +21,7 @@ impl SplitMix {
     }
 
     /// Uniform in `0..n`; `n` must be non-zero.
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
