@@ -113,7 +113,12 @@ async fn launch(executable: &Path, settings: &BrowserSettings) -> Result<Connect
         .ok_or_else(|| failed("no stderr".to_string()))?;
     let address = tokio::time::timeout(settings.launch_timeout, devtools_address(stderr))
         .await
-        .map_err(|_| failed(format!("no DevTools address within {:?}", settings.launch_timeout)))?
+        .map_err(|_| {
+            failed(format!(
+                "no DevTools address within {:?}",
+                settings.launch_timeout
+            ))
+        })?
         .map_err(failed)?;
     debug!(pid = child.id(), %address, "browser started");
     let (browser, handler) = Browser::connect(address.clone())

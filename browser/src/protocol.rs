@@ -227,12 +227,18 @@ impl Protocol for BrowserProtocol {
 }
 
 /// A rendered page, or the response the navigation stopped at.
-fn answered(started: chrono::DateTime<Utc>, url: &Url, rendered: Rendered) -> (FetchRecord, FetchOutcome) {
+fn answered(
+    started: chrono::DateTime<Utc>,
+    url: &Url,
+    rendered: Rendered,
+) -> (FetchRecord, FetchOutcome) {
     metrics::counter!("squall_browser_pages_total").increment(1);
     let (response, body, content_type) = match rendered {
-        Rendered::Page { response, html, .. } => {
-            (response, html.into_bytes(), Some("text/html; charset=utf-8".to_string()))
-        }
+        Rendered::Page { response, html, .. } => (
+            response,
+            html.into_bytes(),
+            Some("text/html; charset=utf-8".to_string()),
+        ),
         Rendered::Stopped(Stopped { response, body }) => {
             let content_type = response.header("content-type").map(str::to_string);
             (response, body, content_type)
@@ -246,7 +252,10 @@ fn answered(started: chrono::DateTime<Utc>, url: &Url, rendered: Rendered) -> (F
         bytes: body.len() as u64,
         protocol: PROTOCOL_NAME,
     };
-    (record, FetchOutcome::Response(Box::new(fetched(url, &response, body, content_type))))
+    (
+        record,
+        FetchOutcome::Response(Box::new(fetched(url, &response, body, content_type))),
+    )
 }
 
 fn fetched(

@@ -169,7 +169,12 @@ async fn evaluate<T: DeserializeOwned>(tab: &Tab, expression: &str) -> Result<T,
         .map_err(|error| BrowserError::Command(format!("unexpected script result: {error}")).into())
 }
 
+/// Stops waiting for a page whose renderer crashed or whose browser is gone.
 fn check_crash(tab: &Tab) -> Result<(), RenderError> {
+    if tab.browser_gone() {
+        let gone = BrowserError::Gone("the connection to the browser ended".to_string());
+        return Err(RenderError::Browser(gone));
+    }
     if tab.watch.lock().crashed {
         return Err(RenderError::Crashed);
     }
@@ -180,4 +185,3 @@ fn check_crash(tab: &Tab) -> Result<(), RenderError> {
 fn js_string(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
-

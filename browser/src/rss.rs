@@ -19,7 +19,10 @@ pub fn tree_rss_bytes(root: u32) -> Option<u64> {
         index += 1;
     }
     let root_rss = process_rss_bytes(root)?;
-    let rest: u64 = tree[1..].iter().filter_map(|pid| process_rss_bytes(*pid)).sum();
+    let rest: u64 = tree[1..]
+        .iter()
+        .filter_map(|pid| process_rss_bytes(*pid))
+        .sum();
     Some(root_rss + rest)
 }
 
@@ -28,7 +31,11 @@ fn parent_map() -> Option<HashMap<u32, u32>> {
     let entries = std::fs::read_dir("/proc").ok()?;
     let mut parents = HashMap::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         if let Some(parent) = parent_of(pid) {

@@ -89,7 +89,10 @@ impl Session {
         let idle = self.idle_tabs.lock().ok().and_then(|mut tabs| tabs.pop());
         match idle {
             Some(tab) => Ok(tab),
-            None => Tab::open(&self.browser, &settings.user_agent, &settings.block).await,
+            None => {
+                let gone = Arc::clone(&self.gone);
+                Tab::open(&self.browser, &settings.user_agent, &settings.block, gone).await
+            }
         }
     }
 

@@ -246,10 +246,18 @@ mod tests {
         assert_eq!(settings.tabs, 4);
         assert_eq!(
             settings.block,
-            [BlockedResource::Image, BlockedResource::Font, BlockedResource::Media]
+            [
+                BlockedResource::Image,
+                BlockedResource::Font,
+                BlockedResource::Media
+            ]
         );
         assert_eq!(settings.max_rss_bytes, Some(2048 * 1024 * 1024));
-        assert!(settings.user_agent.starts_with("test/"), "{}", settings.user_agent);
+        assert!(
+            settings.user_agent.starts_with("test/"),
+            "{}",
+            settings.user_agent
+        );
     }
 
     #[test]
@@ -273,6 +281,9 @@ mod tests {
         assert!(block.to_string().contains("video"), "{block}");
         let pattern = BrowserSettings::from_config(&config("browser.render.patterns: ['(']\n"))
             .expect_err("bad regex");
-        assert!(pattern.to_string().contains("browser.render.patterns"), "{pattern}");
+        assert!(
+            pattern.to_string().contains("browser.render.patterns"),
+            "{pattern}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! document responses (status, headers, redirects), blocked resource types, and crashes.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -88,7 +89,9 @@ pub struct Watch {
 impl Watch {
     /// The state, for reading or resetting.
     pub fn lock(&self) -> MutexGuard<'_, TabState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn update(&self, change: impl FnOnce(&mut TabState)) {
@@ -103,6 +106,8 @@ pub struct Tab {
     pub page: Page,
     /// What its watchers saw.
     pub watch: Arc<Watch>,
+    /// Set when the connection to the browser ended.
+    browser_gone: Arc<AtomicBool>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -115,11 +120,13 @@ impl Drop for Tab {
 }
 
 impl Tab {
-    /// Opens a tab with `user_agent`, blocking `block`, watching its requests.
+    /// Opens a tab with `user_agent`, blocking `block`, watching its requests; `browser_gone` is
+    /// set when the browser's connection ends.
     pub async fn open(
         browser: &chromiumoxide::Browser,
         user_agent: &str,
         block: &[BlockedResource],
+        browser_gone: Arc<AtomicBool>,
     ) -> Result<Tab, BrowserError> {
         let page = browser
             .new_page("about:blank")
@@ -142,7 +149,17 @@ impl Tab {
         page.execute(SetUserAgentOverrideParams::new(user_agent))
             .await
             .map_err(BrowserError::from_cdp)?;
-        Ok(Tab { page, watch, tasks })
+        Ok(Tab {
+            page,
+            watch,
+            browser_gone,
+            tasks,
+        })
+    }
+
+    /// Whether the browser of this tab is gone.
+    pub fn browser_gone(&self) -> bool {
+        self.browser_gone.load(Ordering::SeqCst)
     }
 
     /// Forgets the last render, before the next one.
@@ -166,7 +183,10 @@ impl Tab {
 }
 
 /// Tracks requests in flight and crashes.
-async fn watch_network(page: &Page, watch: &Arc<Watch>) -> Result<Vec<JoinHandle<()>>, BrowserError> {
+async fn watch_network(
+    page: &Page,
+    watch: &Arc<Watch>,
+) -> Result<Vec<JoinHandle<()>>, BrowserError> {
     let listen = |error| BrowserError::from_cdp(error);
     let mut started = page
         .event_listener::<EventRequestWillBeSent>()
@@ -297,7 +317,8 @@ async fn on_paused(page: &Page, watch: &Watch, event: &EventRequestPaused, main_
         let mut state = watch.lock();
         state.documents.push(response.clone());
         let hops = state.documents.len() - 1;
-        let redirect = (300..400).contains(&response.status) && response.header("location").is_some();
+        let redirect =
+            (300..400).contains(&response.status) && response.header("location").is_some();
         if redirect {
             !state.follow_redirects || hops >= state.max_redirects
         } else {

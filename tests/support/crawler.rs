@@ -97,6 +97,8 @@ pub struct Fetch {
     pub started: DateTime<Utc>,
     /// When it finished.
     pub finished: DateTime<Utc>,
+    /// What fetched it (`http`, `browser`).
+    pub protocol: &'static str,
 }
 
 /// Records the fetch attempt of every processed URL that had one, like the crawl binary's fetch log.
@@ -126,6 +128,7 @@ impl CrawlObserver for FetchRecorder {
                 http_status: fetch.http_status,
                 started: fetch.started,
                 finished: fetch.finished,
+                protocol: fetch.protocol,
             });
         }
     }
