@@ -35,8 +35,9 @@ struct Args {
     /// A file of seed URLs, one per line (blank lines and lines starting with # are skipped).
     #[arg(long = "seeds", value_name = "FILE")]
     seeds_file: Option<PathBuf>,
-    /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml and
-    /// examples/opensearch-conf.yaml); repeatable, later files win.
+    /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml,
+    /// examples/opensearch-conf.yaml and, for JavaScript sites rendered in Chromium,
+    /// examples/browser-conf.yaml); repeatable, later files win.
     #[arg(long, value_name = "FILE")]
     config: Vec<PathBuf>,
     /// Overrides one configuration key; repeatable.
@@ -241,9 +242,13 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
 
     let frontier = squall_spouts::frontier::open(&config).await?;
     eprintln!("frontier: {}", frontier.description);
+    let browser = start_browser(&config, &resolve).await?;
     let mut crawler = CrawlerBuilder::new(config)
         .spout(frontier.spout)
         .status_store(frontier.store);
+    if let Some(browser) = browser {
+        crawler = crawler.named_protocol(squall_browser::PROTOCOL_NAME, browser);
+    }
     for (host, addr) in resolve {
         crawler = crawler.resolve(host, addr);
     }
@@ -379,6 +384,37 @@ async fn show_progress(
             eprintln!("progress: {}", line(&stats));
         }
     }
+}
+
+/// The headless-browser protocol, started when `protocol.schemes` names it (`browser.*` keys,
+/// examples/browser-conf.yaml). Without `browser.host.rules`, the browser resolves the `--resolve`
+/// names (and the demo site's) as the HTTP client does.
+async fn start_browser(
+    config: &squall::config::CrawlConfig,
+    resolve: &[(String, SocketAddr)],
+) -> anyhow::Result<Option<Arc<squall_browser::BrowserProtocol>>> {
+    let name = squall_browser::PROTOCOL_NAME;
+    if !config
+        .protocols
+        .schemes
+        .values()
+        .any(|protocol| protocol == name)
+    {
+        return Ok(None);
+    }
+    let mut settings = squall_browser::BrowserSettings::from_config(config)?;
+    if settings.host_rules.is_empty() {
+        let rules: Vec<String> = resolve
+            .iter()
+            .map(|(host, addr)| format!("MAP {host} {}", addr.ip()))
+            .collect();
+        settings.host_rules = rules.join(", ");
+    }
+    let browser = squall_browser::BrowserProtocol::start(settings)
+        .await
+        .context("cannot start the browser protocol (protocol.schemes names it)")?;
+    eprintln!("browser: {} tabs", browser.settings().tabs);
+    Ok(Some(Arc::new(browser)))
 }
 
 /// Writes one JSON line per fetch attempt (url, key, started, finished, bytes, protocol, and

@@ -386,3 +386,41 @@ async fn a_killed_process_loses_nothing() {
     assert_no_host_overlap(&logs);
     site.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renders_a_javascript_site_with_the_browser_config() {
+    use squall_testsite::app::{AppSite, AppSpec};
+    let site = AppSite::start(AppSpec::small()).await.expect("app site");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/browser-conf.yaml");
+    let mut args = common_args(&dir.path().join("frontier"), &fetch_log);
+    args.extend(["--config".to_string(), config.to_string()]);
+    args.extend(set_args(&[
+        "browser.paging.click='#more'",
+        "browser.settle.idle=0.3",
+    ]));
+    for host in site.host_names() {
+        args.extend([
+            "--resolve".to_string(),
+            format!("{host}:{}", site.addr().ip()),
+        ]);
+    }
+    args.extend(site.seeds());
+    let output = run_to_end(args).await;
+    assert!(output.status.success(), "{output:?}");
+    let log = std::fs::read_to_string(&fetch_log).expect("fetch log");
+    let entries: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let fetched: std::collections::BTreeSet<&str> = entries
+        .iter()
+        .filter(|e| e["http_status"] == 200 && e["protocol"] == "browser")
+        .filter_map(|e| e["url"].as_str())
+        .collect();
+    for url in site.expected().post_urls() {
+        assert!(fetched.contains(url.as_str()), "{url} not rendered: {log}");
+    }
+    site.shutdown().await;
+}

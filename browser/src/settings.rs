@@ -261,6 +261,37 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_lists_every_key_with_its_default() {
+        let text = include_str!("../../examples/browser-conf.yaml");
+        let config = CrawlConfig::from_yaml_str(&format!("http.agent.name: test\n{text}"))
+            .expect("the example parses");
+        let keys: Keys = config.extension(&[PREFIX]).expect("its keys are valid");
+        assert_eq!(
+            keys,
+            Keys::default(),
+            "a value in the example is not the default"
+        );
+        let listed: Vec<String> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix(PREFIX)?.split_once(':'))
+            .map(|(key, _)| key.to_string())
+            .collect();
+        let serde_norway::Value::Mapping(known) =
+            serde_norway::to_value(Keys::default()).expect("keys serialize")
+        else {
+            panic!("keys are not a mapping");
+        };
+        let mut known: Vec<String> = known
+            .keys()
+            .filter_map(|k| k.as_str().map(str::to_string))
+            .collect();
+        let mut listed = listed;
+        known.sort();
+        listed.sort();
+        assert_eq!(listed, known, "examples/browser-conf.yaml misses a key");
+    }
+
+    #[test]
     fn keys_are_read_and_checked() {
         let settings = BrowserSettings::from_config(&config(
             "browser.devtools.url: http://127.0.0.1:9222\nbrowser.tabs: 2\nbrowser.paging.click: '#more'\nbrowser.render.hosts: [app.test]\nbrowser.max.rss.mb: 0\n",
