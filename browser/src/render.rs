@@ -131,6 +131,7 @@ async fn reveal(tab: &Tab, settle: &SettleSettings) -> Result<(), RenderError> {
             if !evaluate::<bool>(tab, &click).await? {
                 break;
             }
+            tab.touched();
             wait_settled(tab, settle).await?;
         }
     }
@@ -143,6 +144,7 @@ async fn reveal(tab: &Tab, settle: &SettleSettings) -> Result<(), RenderError> {
                 break;
             }
             height = now;
+            tab.touched();
             wait_settled(tab, settle).await?;
         }
     }

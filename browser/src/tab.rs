@@ -132,6 +132,7 @@ impl Tab {
             .new_page("about:blank")
             .await
             .map_err(BrowserError::from_cdp)?;
+        wait_for_main_frame(&page).await?;
         let watch = Arc::new(Watch {
             state: Mutex::new(TabState {
                 in_flight: HashSet::new(),
@@ -174,12 +175,38 @@ impl Tab {
         });
     }
 
+    /// Counts an action on the page (a click, a scroll) as activity: the quiet time that settles
+    /// the page starts again, giving the page's reaction time to begin.
+    pub fn touched(&self) {
+        self.watch
+            .update(|state| state.last_activity = Instant::now());
+    }
+
     /// Closes the tab (best effort: the browser may be gone).
     pub async fn close(self) {
         let page = self.page.clone();
         drop(self);
         let _ = page.close().await;
     }
+}
+
+/// Waits until the DevTools client knows the tab's main frame: a navigation issued before that is
+/// dropped by the client, and would hang until the page timeout.
+async fn wait_for_main_frame(page: &Page) -> Result<(), BrowserError> {
+    for _ in 0..200 {
+        if page
+            .mainframe()
+            .await
+            .map_err(BrowserError::from_cdp)?
+            .is_some()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    Err(BrowserError::Command(
+        "the new tab's main frame never appeared".to_string(),
+    ))
 }
 
 /// Tracks requests in flight and crashes.

@@ -121,3 +121,93 @@ async fn the_browser_is_restarted_after_k_pages_and_above_its_memory_limit() {
     assert_eq!(pids.len(), 3, "over the limit after every page: {pids:?}");
     site.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrolling_reveals_every_page_and_a_selector_settles_a_busy_page() {
+    let site = AppSite::start(AppSpec::default()).await.expect("site");
+    let scroll = site.url("app-01.test", "/scroll");
+    let posts: Vec<String> = site
+        .expected()
+        .post_urls()
+        .into_iter()
+        .filter(|url| url.contains("app-01.test"))
+        .collect();
+    let path = |url: &String| Url::parse(url).expect("url").path().to_string();
+
+    let still = protocol(&["browser.paging.click=''"]).await;
+    let first_page = text(&fetch(&still, &scroll).await);
+    let shown = posts
+        .iter()
+        .filter(|p| first_page.contains(&path(p)))
+        .count();
+    assert!(
+        shown < posts.len(),
+        "without scrolling only the first page shows"
+    );
+
+    let scrolling = protocol(&["browser.paging.click=''", "browser.paging.scroll=true"]).await;
+    let all = text(&fetch(&scrolling, &scroll).await);
+    for post in &posts {
+        assert!(
+            all.contains(&format!("href=\"{}\"", path(post))),
+            "{post} not revealed"
+        );
+    }
+
+    let busy = site.url("app-01.test", "/never-settles");
+    let waiting = protocol(&["browser.settle.selector='#ticks'", "browser.page.timeout=5"]).await;
+    let settled = fetch(&waiting, &busy).await;
+    assert_eq!(
+        settled.status_code, 200,
+        "the selector settles a page the network never does"
+    );
+    site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_browser_is_used_through_its_devtools_address() {
+    require_chromium();
+    let site = AppSite::start(AppSpec::small()).await.expect("site");
+    let profile = tempfile::tempdir().expect("profile");
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        listener.local_addr().expect("addr").port()
+    };
+    let mut chromium =
+        std::process::Command::new(squall_browser::find_on_path().expect("chromium"))
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--host-resolver-rules=MAP *.test 127.0.0.1, MAP * ~NOTFOUND",
+                &format!("--remote-debugging-port={port}"),
+                &format!("--user-data-dir={}", profile.path().display()),
+                "about:blank",
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start chromium");
+    let address = format!("browser.devtools.url=http://127.0.0.1:{port}");
+    let mut attached = None;
+    for _ in 0..100 {
+        let settings = BrowserSettings::from_config(&config(&[&address])).expect("settings");
+        if let Ok(browser) = BrowserProtocol::start(settings).await {
+            attached = Some(browser);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let browser = attached.expect("attached to the running browser");
+    assert_eq!(browser.browser_pid().await, None, "not launched by squall");
+    let post = site.url("app-00.test", "/post/1");
+    let rendered = text(&fetch(&browser, &post).await);
+    assert!(rendered.contains(&site.expected().post_texts()[&post]));
+    drop(browser);
+    let _ = chromium.kill();
+    let _ = chromium.wait();
+    site.shutdown().await;
+}
