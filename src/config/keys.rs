@@ -118,6 +118,16 @@ config_keys! {
     "parser.emitOutlinks.max.per.page" => parser_emit_outlinks_max_per_page: i64 = 5000;
     /// `parser.text.max.bytes`: visible text kept per page for parse filters and indexers; 0: none.
     "parser.text.max.bytes" => parser_text_max_bytes: usize = 0;
+    /// `parsefilter.css`: metadata keys, each with a CSS selector or a list of them; what every
+    /// match gives (its text content, or with `selector@name` its attribute `name`) is added to
+    /// the key, as `squall::parse::ExtractFilter` does. Checked when the crawler is built.
+    #[serde(deserialize_with = "expressions_by_key")]
+    "parsefilter.css" => parsefilter_css: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    /// `parsefilter.xpath`: metadata keys, each with an XPath 1.0 expression or a list of them;
+    /// what every match gives (a node's string value, or the string, number or boolean computed)
+    /// is added to the key, after the values of `parsefilter.css`.
+    #[serde(deserialize_with = "expressions_by_key")]
+    "parsefilter.xpath" => parsefilter_xpath: BTreeMap<String, Vec<String>> = BTreeMap::new();
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     "redirections.allowed" => redirections_allowed: bool = true;
     /// `fetchInterval.default`: minutes before a FETCHED or REDIRECTION URL is due again. -1: never.
@@ -298,6 +308,8 @@ impl ConfigKeys {
             emit_outlinks: self.parser_emit_outlinks,
             max_outlinks_per_page: usize::try_from(self.parser_emit_outlinks_max_per_page).ok(),
             text_max_bytes: self.parser_text_max_bytes,
+            extract_css: self.parsefilter_css.clone(),
+            extract_xpath: self.parsefilter_xpath.clone(),
             redirections_allowed: self.redirections_allowed,
             sitemap_discovery: self.sitemap_discovery,
         }
@@ -323,6 +335,48 @@ impl ConfigKeys {
             max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
             max_pending: self.topology_max_spout_pending,
         }
+    }
+}
+
+/// A map from metadata key to one expression or a list of them (`parsefilter.*`).
+fn expressions_by_key<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, Vec<String>>, D::Error> {
+    let map = BTreeMap::<String, Expressions>::deserialize(deserializer)?;
+    Ok(map.into_iter().map(|(key, list)| (key, list.0)).collect())
+}
+
+/// One expression, or a list of them.
+struct Expressions(Vec<String>);
+
+impl<'de> Deserialize<'de> for Expressions {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = Vec<String>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an expression or a list of expressions")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<String>, E> {
+                Ok(vec![text.to_string()])
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Vec<String>, A::Error> {
+                let mut list = Vec::new();
+                while let Some(text) = seq.next_element::<String>()? {
+                    list.push(text);
+                }
+                Ok(list)
+            }
+        }
+
+        deserializer.deserialize_any(OneOrMany).map(Expressions)
     }
 }
 

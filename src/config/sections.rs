@@ -122,7 +122,7 @@ pub struct FilterConfig {
     pub max_depth: Option<u32>,
 }
 
-/// The parser (`parser.*`, `redirections.allowed`, `sitemap.discovery`).
+/// The parser (`parser.*`, `parsefilter.*`, `redirections.allowed`, `sitemap.discovery`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParserConfig {
     /// `parser.emitOutlinks`: whether parsed links become DISCOVERED URLs.
@@ -131,6 +131,10 @@ pub struct ParserConfig {
     pub max_outlinks_per_page: Option<usize>,
     /// `parser.text.max.bytes`: visible text kept per page for filters and indexers (0: none).
     pub text_max_bytes: usize,
+    /// `parsefilter.css`: metadata key to the CSS selectors whose matches' values it receives.
+    pub extract_css: BTreeMap<String, Vec<String>>,
+    /// `parsefilter.xpath`: metadata key to the XPath expressions whose values it receives.
+    pub extract_xpath: BTreeMap<String, Vec<String>>,
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     pub redirections_allowed: bool,
     /// `sitemap.discovery`: robots.txt `Sitemap:` lines are followed and sitemaps parsed.

@@ -226,3 +226,31 @@ fn sub_minute_intervals_count_as_whole_minutes() {
         2
     );
 }
+
+#[test]
+fn parse_filter_keys_take_one_expression_or_a_list() {
+    let config = named(
+        "parsefilter.css:\n  title: h1\n  next: ['a@href', 'link@href']\n\
+         parsefilter.xpath: {canonical: \"//link[@rel='canonical']/@href\"}\n",
+    )
+    .expect("valid");
+    let css = &config.parser.extract_css;
+    assert_eq!(css.get("title"), Some(&vec!["h1".to_string()]));
+    assert_eq!(
+        css.get("next"),
+        Some(&vec!["a@href".to_string(), "link@href".to_string()])
+    );
+    let xpath = &config.parser.extract_xpath;
+    assert_eq!(
+        xpath.get("canonical"),
+        Some(&vec!["//link[@rel='canonical']/@href".to_string()])
+    );
+    let err = named("parsefilter.css: {title: {a: b}}\n").expect_err("not a string");
+    assert!(err.to_string().contains("parsefilter.css"), "{err}");
+    assert!(err.to_string().contains("a list of expressions"), "{err}");
+    let err = named("parsefilter.csss: {title: h1}\n").expect_err("typo");
+    assert!(
+        err.to_string().contains("did you mean `parsefilter.css`"),
+        "{err}"
+    );
+}

@@ -184,6 +184,33 @@ fn parse_filters_see_the_canonical_and_noindex_and_may_lift_noindex() {
     update.ack.ack();
 }
 
+#[test]
+fn extracted_values_replace_the_previous_fetch_s_and_others_stay() {
+    let extract = super::ExtractFilter::new([
+        ("title", super::Expression::Css("h1".into())),
+        (
+            "author",
+            super::Expression::XPath("//meta[@name='author']/@content".into()),
+        ),
+    ])
+    .unwrap();
+    let parser = ParserBolt::new(settings(false), FilterChain::new(), vec![Arc::new(extract)]);
+    let mut before = Metadata::new();
+    before.set("title", "old title");
+    before.set("author", "old author");
+    let page = "<h1>New</h1><h1>Second</h1><a href=/next>n</a>";
+    let update = process(&parser, "https://a.test/", before, html(page, &[]));
+    let metadata = &update.url.metadata;
+    assert_eq!(metadata.values("title"), ["New", "Second"]);
+    assert_eq!(
+        metadata.first("author"),
+        Some("old author"),
+        "a key that matches nothing is left as it was"
+    );
+    assert_eq!(outlinks(&update), ["https://a.test/next"]);
+    update.ack.ack();
+}
+
 const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
   <url><loc>https://a.test/one</loc></url>

@@ -5,6 +5,10 @@
 //! Links then pass through the [`ParseFilter`]s and the URL filter chain. Redirect targets become
 //! outlinks too.
 //!
+//! [`ExtractFilter`] is a parse filter that copies what CSS selectors or XPath expressions select
+//! in a page into its metadata (StormCrawler's XPathFilter); the `parsefilter.css` and
+//! `parsefilter.xpath` keys set one up for a crawler.
+//!
 //! What a page says about itself is recorded in its metadata, for parse filters and indexers: its
 //! canonical URL ([`keys::CANONICAL`], `canonical`) and whether it asked not to be indexed
 //! ([`keys::NOINDEX`], `robots.noindex`, also set by `X-Robots-Tag` on content of any type). They
@@ -18,12 +22,15 @@
 mod attributes;
 #[cfg(test)]
 mod bolt_tests;
+mod charset;
 mod directives;
+mod extract;
 mod links;
 mod outlinks;
 pub mod sitemap;
 mod tags;
 
+pub use extract::{Expression, ExtractError, ExtractFilter};
 pub use links::{ExtractedPage, RawLink, extract, extract_with_text};
 
 use std::sync::Arc;
@@ -31,6 +38,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use url::Url;
 
+use charset::{charset_of, sniff_charset};
 use directives::{RobotsDirectives, canonical_url};
 
 use crate::filter::FilterChain;
@@ -437,39 +445,6 @@ fn record_validators(metadata: &mut Metadata, response: &FetchedResponse) {
     }
 }
 
-/// The `charset` parameter of a Content-Type header.
-fn charset_of(content_type: &str) -> Option<&str> {
-    content_type.split(';').skip(1).find_map(|param| {
-        let (name, value) = param.split_once('=')?;
-        name.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| value.trim().trim_matches('"'))
-    })
-}
-
-/// The charset of a body whose headers name none and which is not UTF-8: a `<meta charset>` in the
-/// first KiB is left to the HTML parser; otherwise Firefox's detector guesses.
-fn sniff_charset(body: &[u8]) -> Option<String> {
-    let head = &body[..body.len().min(1024)];
-    if String::from_utf8_lossy(head)
-        .to_ascii_lowercase()
-        .contains("charset")
-    {
-        return None;
-    }
-    if std::str::from_utf8(body).is_ok() {
-        return None;
-    }
-    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-    detector.feed(&body[..body.len().min(64 * 1024)], true);
-    Some(
-        detector
-            .guess(None, chardetng::Utf8Detection::Allow)
-            .name()
-            .to_string(),
-    )
-}
-
 /// Whether a body should be parsed as HTML: by its declared type, or by sniffing when none is given.
 fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
     match content_type {
@@ -495,26 +470,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn content_type_helpers() {
-        assert_eq!(
-            charset_of("text/html; charset=\"ISO-8859-1\""),
-            Some("ISO-8859-1")
-        );
-        assert_eq!(charset_of("text/html"), None);
+    fn html_by_type_or_by_sniffing() {
         assert!(is_html(Some("text/html; charset=utf-8"), b""));
         assert!(!is_html(Some("application/pdf"), b"<html>"));
         assert!(is_html(None, b"<!DOCTYPE html><html>"));
-    }
-
-    #[test]
-    fn charset_sniffing_only_when_needed() {
-        assert_eq!(sniff_charset("déjà vu".as_bytes()), None, "valid UTF-8");
-        assert_eq!(
-            sniff_charset(b"<meta charset=latin1>caf\xe9"),
-            None,
-            "left to the meta tag"
-        );
-        let guess = sniff_charset(b"<p>Le caf\xe9 est tr\xe8s bon, d\xe9j\xe0 servi.</p>");
-        assert_eq!(guess.as_deref(), Some("windows-1252"));
     }
 }

@@ -92,7 +92,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Adds a parse filter.
+    /// Adds a parse filter, after the one the `parsefilter.css` and `parsefilter.xpath` keys
+    /// configure ([`ExtractFilter`](crate::parse::ExtractFilter)).
     pub fn parse_filter(mut self, filter: impl ParseFilter + 'static) -> Self {
         self.parse_filters.push(Arc::new(filter));
         self
@@ -133,6 +134,7 @@ impl CrawlerBuilder {
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
         config.validate()?;
+        let parse_filters = stages::parse_filters(&config.parser, self.parse_filters)?;
         let spout = self.spout.ok_or(BuildError::NoFrontier)?;
         let store = self.store.ok_or(BuildError::NoFrontier)?;
         let scheduler: Arc<dyn Scheduler> = match self.scheduler {
@@ -156,7 +158,7 @@ impl CrawlerBuilder {
         let parser = ParserBolt::new(
             stages::parser_settings(&config),
             filters.clone(),
-            self.parse_filters,
+            parse_filters,
         );
         Ok(Crawler::new(super::run::Parts {
             updater_settings: stages::updater_settings(&config, Arc::clone(&scheduler)),

@@ -1,10 +1,13 @@
 //! Each stage's settings, from its section of the configuration.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::error::BuildError;
-use crate::config::{CrawlConfig, FilterConfig, ProtocolConfig, SpoutConfig};
+use crate::config::{
+    ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
+};
 use crate::fetch::{
     FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
 };
@@ -12,7 +15,7 @@ use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
     UrlFilter,
 };
-use crate::parse::ParserSettings;
+use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
 use crate::status::StatusUpdaterSettings;
@@ -119,6 +122,38 @@ pub(super) fn parser_settings(config: &CrawlConfig) -> ParserSettings {
         sitemaps: parser.sitemap_discovery,
         max_text_bytes: parser.text_max_bytes,
     }
+}
+
+/// The parse filters: the [`ExtractFilter`] of the `parsefilter.css` and `parsefilter.xpath` keys
+/// when they give any rule, then the user's own (which see what it extracted). An expression that
+/// does not compile is an error naming its key (`parsefilter.css.title`).
+pub(super) fn parse_filters(
+    config: &ParserConfig,
+    extra: Vec<Arc<dyn ParseFilter>>,
+) -> Result<Vec<Arc<dyn ParseFilter>>, ConfigError> {
+    let css = extract_rules(&config.extract_css, Expression::Css);
+    let all = css.chain(extract_rules(&config.extract_xpath, Expression::XPath));
+    let extract = ExtractFilter::new(all).map_err(|error| ConfigError::InvalidValue {
+        key: format!("parsefilter.{}.{}", error.expression.kind(), error.key),
+        message: format!("invalid {}: {}", error.expression, error.message),
+    })?;
+    let mut filters: Vec<Arc<dyn ParseFilter>> = Vec::new();
+    if !extract.is_empty() {
+        filters.push(Arc::new(extract));
+    }
+    filters.extend(extra);
+    Ok(filters)
+}
+
+/// The rules of one `parsefilter.*` map, key by key, each key's expressions in their order.
+fn extract_rules(
+    map: &BTreeMap<String, Vec<String>>,
+    kind: fn(String) -> Expression,
+) -> impl Iterator<Item = (String, Expression)> + '_ {
+    map.iter().flat_map(move |(key, list)| {
+        list.iter()
+            .map(move |text| (key.clone(), kind(text.clone())))
+    })
 }
 
 /// The status updater's settings: transferred metadata is persisted too.
@@ -254,6 +289,41 @@ mod tests {
             Some(FetchFailure::Timeout)
         );
         assert!(protocols.for_scheme("ftp").is_none());
+    }
+
+    #[test]
+    fn the_parsefilter_keys_add_an_extract_filter_before_the_user_s() {
+        let config = |yaml: &str| {
+            crate::config::CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}"))
+                .expect("config")
+        };
+        let none = config("");
+        assert!(
+            parse_filters(&none.parser, Vec::new())
+                .expect("no rule")
+                .is_empty()
+        );
+        let some = config("parsefilter.css: {title: h1}\nparsefilter.xpath: {}");
+        assert_eq!(
+            parse_filters(&some.parser, Vec::new())
+                .expect("valid")
+                .len(),
+            1
+        );
+        let invalid = config("parsefilter.xpath: {a: [//a, '//b[']}");
+        let Err(error) = parse_filters(&invalid.parser, Vec::new()) else {
+            panic!("an invalid XPath was accepted");
+        };
+        let message = error.to_string();
+        assert!(message.contains("`parsefilter.xpath.a`"), "{message}");
+        assert!(message.contains("//b["), "{message}");
+        let invalid = config("parsefilter.css:\n  title: 'h1['");
+        let Err(error) = super::super::CrawlerBuilder::new(invalid).build() else {
+            panic!("an invalid selector was accepted");
+        };
+        let message = error.to_string();
+        assert!(message.contains("`parsefilter.css.title`"), "{message}");
+        assert!(message.contains("CSS selector `h1[`"), "{message}");
     }
 
     #[test]

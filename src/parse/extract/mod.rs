@@ -1,0 +1,220 @@
+//! [`ExtractFilter`]: copies what CSS selectors or XPath expressions select in a page into its
+//! metadata, as StormCrawler's XPathFilter does.
+
+mod css;
+mod dom;
+mod xpath;
+
+use std::fmt;
+
+use url::Url;
+
+use self::css::CssRule;
+use self::xpath::XPathRule;
+use super::charset::decode_html;
+use super::{ParseFilter, ParseResult};
+use crate::model::Metadata;
+
+/// What selects values in a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expression {
+    /// A CSS selector. Each matching element gives its text content; with `@name` (or Scrapy's
+    /// `::attr(name)`) after the selector, its attribute `name` instead (elements without it give
+    /// nothing): `a.next@href`, `meta[name=description]::attr(content)`. A `@` that belongs to the
+    /// selector itself is escaped (`.md\@wide`) or inside an attribute selector (`[href*="@"]`).
+    Css(String),
+    /// An XPath 1.0 expression, evaluated on the page's HTML5 DOM with HTML names (lowercase, no
+    /// namespace prefix). A node-set gives each node's string value in document order: an
+    /// element's text content, an attribute's value (`//link[@rel='canonical']/@href`), a text
+    /// node's text (`//title/text()`); a string, number or boolean is one value
+    /// (`normalize-space(//h1)`, `count(//img)`).
+    XPath(String),
+}
+
+impl Expression {
+    /// The expression as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Expression::Css(text) | Expression::XPath(text) => text,
+        }
+    }
+
+    /// `css` or `xpath`, as in the configuration keys `parsefilter.css` and `parsefilter.xpath`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Expression::Css(_) => "css",
+            Expression::XPath(_) => "xpath",
+        }
+    }
+}
+
+impl fmt::Display for Expression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expression::Css(text) => write!(f, "CSS selector `{text}`"),
+            Expression::XPath(text) => write!(f, "XPath `{text}`"),
+        }
+    }
+}
+
+/// An expression that does not compile: names the metadata key it was for and the expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("metadata key `{key}`: invalid {expression}: {message}")]
+pub struct ExtractError {
+    /// The metadata key the expression was given for.
+    pub key: String,
+    /// The expression.
+    pub expression: Expression,
+    /// Why it does not compile.
+    pub message: String,
+}
+
+/// A compiled rule: where values go, and what selects them.
+#[derive(Debug)]
+struct Rule {
+    key: String,
+    selects: Selects,
+}
+
+#[derive(Debug)]
+enum Selects {
+    Css(CssRule),
+    XPath(XPathRule),
+}
+
+/// A [`ParseFilter`] that adds to a page's metadata the values that CSS selectors or XPath
+/// expressions select in it, like StormCrawler's XPathFilter.
+///
+/// Each rule maps a metadata key to an [`Expression`]. The values of every match are added to the
+/// key ([`Metadata::add`]), in document order and in the order of the rules, with runs of
+/// whitespace collapsed to one space and the ends trimmed; empty values are skipped, and a key
+/// that nothing matches is left as it was. The page is parsed once, by an HTML5 parser (html5ever),
+/// for all the rules, and only when there are rules; its encoding comes from its byte order mark or
+/// its `<meta charset>`, else UTF-8, else a guess. Pages rendered by a browser reach parse filters
+/// as their serialized DOM, so the same rules serve static and rendered pages.
+///
+/// The configuration keys `parsefilter.css` and `parsefilter.xpath` build this filter for a
+/// crawler; whether the values are stored with the page's status or passed to its outlinks is up
+/// to `metadata.persist` and `metadata.transfer`, as for any metadata.
+///
+/// ```
+/// use squall::parse::{Expression, ExtractFilter, ParseFilter, ParseResult};
+///
+/// let filter = ExtractFilter::new([
+///     ("title", Expression::Css("h1".into())),
+///     ("next", Expression::Css("a[rel=next]@href".into())),
+///     ("canonical", Expression::XPath("//link[@rel='canonical']/@href".into())),
+///     ("tags", Expression::XPath("//ul[@class='tags']/li/text()".into())),
+/// ])?;
+/// let page = br#"<html><head><link rel=canonical href="https://example.org/a"></head>
+///     <body><h1>  A   title </h1><ul class=tags><li>rust</li><li>crawl</li></ul>
+///     <a rel=next href="/b">next</a></body></html>"#;
+/// let mut parse = ParseResult::default();
+/// let url = url::Url::parse("https://example.org/a")?;
+/// filter.filter(&url, page, &mut parse);
+/// assert_eq!(parse.metadata.first("title"), Some("A title"));
+/// assert_eq!(parse.metadata.first("next"), Some("/b"));
+/// assert_eq!(parse.metadata.first("canonical"), Some("https://example.org/a"));
+/// assert_eq!(parse.metadata.values("tags"), ["rust", "crawl"]);
+///
+/// let invalid = ExtractFilter::new([("title", Expression::XPath("//h1[".into()))]);
+/// assert_eq!(invalid.expect_err("does not compile").key, "title");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct ExtractFilter {
+    rules: Vec<Rule>,
+    /// Whether any rule is XPath (the page is then copied for XPath once).
+    xpath: bool,
+}
+
+impl ExtractFilter {
+    /// A filter with these rules (metadata key, expression), applied in this order. Every
+    /// expression is checked: the first that does not compile is the error.
+    pub fn new<K: Into<String>>(
+        rules: impl IntoIterator<Item = (K, Expression)>,
+    ) -> Result<Self, ExtractError> {
+        let rules = rules
+            .into_iter()
+            .map(|(key, expression)| {
+                let key = key.into();
+                let compiled = match &expression {
+                    Expression::Css(text) => CssRule::new(text).map(Selects::Css),
+                    Expression::XPath(text) => XPathRule::new(text).map(Selects::XPath),
+                };
+                match compiled {
+                    Ok(selects) => Ok(Rule { key, selects }),
+                    Err(message) => Err(ExtractError {
+                        key,
+                        expression,
+                        message,
+                    }),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let xpath = rules
+            .iter()
+            .any(|rule| matches!(rule.selects, Selects::XPath(_)));
+        Ok(ExtractFilter { rules, xpath })
+    }
+
+    /// The number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there is no rule (the filter then does nothing, and parses nothing).
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Adds to `metadata` the values the rules select in the HTML page `body`.
+    pub fn extract(&self, body: &[u8], metadata: &mut Metadata) {
+        if self.rules.is_empty() {
+            return;
+        }
+        let html = dom::parse_html(&decode_html(body));
+        let package = self.xpath.then(|| xpath::xpath_document(&html));
+        let document = package.as_ref().map(|package| package.as_document());
+        for rule in &self.rules {
+            let values = match (&rule.selects, &document) {
+                (Selects::Css(css), _) => css.values(&html),
+                (Selects::XPath(xpath), Some(document)) => match xpath.values(document) {
+                    Ok(values) => values,
+                    Err(message) => {
+                        tracing::debug!(key = %rule.key, %message, "XPath evaluation failed");
+                        Vec::new()
+                    }
+                },
+                (Selects::XPath(_), None) => Vec::new(),
+            };
+            for value in values {
+                let value = collapse_whitespace(&value);
+                if !value.is_empty() {
+                    metadata.add(rule.key.as_str(), value);
+                }
+            }
+        }
+    }
+}
+
+impl ParseFilter for ExtractFilter {
+    fn filter(&self, _url: &Url, body: &[u8], parse: &mut ParseResult) {
+        self.extract(body, &mut parse.metadata);
+    }
+}
+
+/// `text` with each run of whitespace made one space, and none at the ends.
+fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
