@@ -15,29 +15,40 @@
 //! `http.allow.redirects` (else the 3xx is the answer, as over HTTP); an error status or content
 //! that is not HTML is answered with the bytes received, not rendered.
 //!
-//! ```no_run
+//! This crawler renders a JavaScript application served on loopback (the test application of
+//! `squall-testsite`, whose post links exist only after its script runs and a "more" button is
+//! clicked):
+//!
+//! ```
 //! use std::sync::Arc;
 //! use squall::config::ConfigBuilder;
 //! use squall::frontier::{EmbeddedFrontier, QueryLimits};
 //! use squall::topology::{CrawlerBuilder, RunLimits};
 //! use squall_browser::BrowserProtocol;
+//! use squall_testsite::app::{AppSite, AppSpec};
 //!
 //! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let site = AppSite::start(AppSpec::small()).await?;
 //! let config = ConfigBuilder::new()
-//!     .set("http.agent.name=my-crawler")?
+//!     .set("http.agent.name=docs-example")?
 //!     .set("protocol.schemes={http: browser, https: browser}")?
-//!     .set("browser.render.hosts=[app.example.org]")?
-//!     .set("browser.paging.click=button.more")?
-//!     .set("browser.tabs=4")?
+//!     .set("browser.paging.click='#more'")?
+//!     .set("browser.host.rules='MAP *.test 127.0.0.1, MAP * ~NOTFOUND'")?
+//!     .set("fetcher.server.delay=0.1")?
 //!     .build()?;
 //! let browser = Arc::new(BrowserProtocol::from_config(&config).await?);
-//! let frontier = EmbeddedFrontier::open("frontier")?;
-//! let crawler = CrawlerBuilder::new(config)
+//! let dir = tempfile::tempdir()?;
+//! let frontier = EmbeddedFrontier::open(dir.path())?;
+//! let mut builder = CrawlerBuilder::new(config)
 //!     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
-//!     .named_protocol("browser", browser)
-//!     .build()?;
-//! crawler.inject(["https://app.example.org/"]).await;
-//! crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+//!     .named_protocol("browser", browser);
+//! for host in site.host_names() {
+//!     builder = builder.resolve(host, site.addr()); // robots.txt is read over HTTP
+//! }
+//! let crawler = builder.build()?;
+//! crawler.inject(site.seeds().iter().map(String::as_str)).await;
+//! let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+//! assert_eq!(summary.pages as usize, site.expected().documents().len());
 //! # Ok(()) }
 //! ```
 //!

@@ -54,19 +54,25 @@ pub async fn render(
     redirects: (bool, usize),
 ) -> Result<Rendered, RenderError> {
     tab.reset(redirects.0, redirects.1);
+    let started = std::time::Instant::now();
     let navigated = tab
         .page
         .execute(NavigateParams::new(url.as_str()))
         .await
         .map_err(BrowserError::from_cdp)?;
+    tracing::debug!(%url, elapsed = ?started.elapsed(), "navigated");
     if let Some(stopped) = tab.watch.lock().stopped.take() {
         return Ok(Rendered::Stopped(stopped));
     }
     if let Some(error) = navigated.result.error_text.filter(|text| !text.is_empty()) {
         return Err(RenderError::Navigation(error));
     }
+    let loader = navigated.result.loader_id.map(|id| id.inner().clone());
+    tab.watch.lock().set_loader(loader);
     wait_settled(tab, settle).await?;
+    tracing::debug!(%url, elapsed = ?started.elapsed(), "settled");
     reveal(tab, settle).await?;
+    tracing::debug!(%url, elapsed = ?started.elapsed(), "revealed");
     let html: String = evaluate(tab, SERIALIZE).await?;
     let state = tab.watch.lock();
     let response = state.documents.last().cloned().unwrap_or(DocumentResponse {
@@ -102,7 +108,7 @@ async fn wait_settled(tab: &Tab, settle: &SettleSettings) -> Result<(), RenderEr
         check_crash(tab)?;
         let quiet_since = {
             let state = tab.watch.lock();
-            state.in_flight.is_empty().then_some(state.last_activity)
+            (!state.busy()).then_some(state.last_activity)
         };
         if let Some(since) = quiet_since {
             let quiet = since.elapsed();

@@ -1,7 +1,7 @@
 //! One browser tab and what it watches: requests in flight (for network idle), the navigation's
 //! document responses (status, headers, redirects), blocked resource types, and crashes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -65,8 +65,14 @@ pub struct Stopped {
 /// What the tab's watchers saw during the current render.
 #[derive(Debug)]
 pub struct TabState {
-    /// Network requests started and not finished.
-    pub in_flight: HashSet<String>,
+    /// Network requests started and not finished, with the loader (document) that made them.
+    in_flight: HashMap<String, String>,
+    /// The loader of the page being rendered, once its navigation answered: requests of earlier
+    /// pages whose events arrive late are not counted.
+    loader: Option<String>,
+    /// Requests that ended during this render. Each event kind has its own listener, so a quick
+    /// request's end can be handled before its start (or a redirect hop's start).
+    ended: HashSet<String>,
     /// When a request last started or ended.
     pub last_activity: Instant,
     /// Document responses of the main frame, in order (redirect hops, then the page).
@@ -77,6 +83,20 @@ pub struct TabState {
     pub crashed: bool,
     follow_redirects: bool,
     max_redirects: usize,
+}
+
+impl TabState {
+    /// Whether a request of the page being rendered is in flight.
+    pub fn busy(&self) -> bool {
+        self.in_flight
+            .values()
+            .any(|loader| self.loader.as_ref().is_none_or(|page| page == loader))
+    }
+
+    /// The page being rendered is the document of `loader`.
+    pub fn set_loader(&mut self, loader: Option<String>) {
+        self.loader = loader;
+    }
 }
 
 /// State shared between a tab and its watchers.
@@ -135,7 +155,9 @@ impl Tab {
         wait_for_main_frame(&page).await?;
         let watch = Arc::new(Watch {
             state: Mutex::new(TabState {
-                in_flight: HashSet::new(),
+                in_flight: HashMap::new(),
+                loader: None,
+                ended: HashSet::new(),
                 last_activity: Instant::now(),
                 documents: Vec::new(),
                 stopped: None,
@@ -167,6 +189,8 @@ impl Tab {
     pub fn reset(&self, follow_redirects: bool, max_redirects: usize) {
         self.watch.update(|state| {
             state.in_flight.clear();
+            state.loader = None;
+            state.ended.clear();
             state.last_activity = Instant::now();
             state.documents.clear();
             state.stopped = None;
@@ -236,8 +260,11 @@ async fn watch_network(
         tokio::spawn(async move {
             while let Some(event) = started.next().await {
                 let id = event.request_id.inner().clone();
+                let loader = event.loader_id.inner().clone();
                 w1.update(|state| {
-                    state.in_flight.insert(id);
+                    if !state.ended.contains(&id) {
+                        state.in_flight.insert(id, loader);
+                    }
                     state.last_activity = Instant::now();
                 });
             }
@@ -262,6 +289,7 @@ async fn watch_network(
 
 fn ended(state: &mut TabState, id: &str) {
     state.in_flight.remove(id);
+    state.ended.insert(id.to_string());
     state.last_activity = Instant::now();
 }
 

@@ -37,7 +37,13 @@ async fn http_finds_no_post_and_the_browser_finds_every_one_politely() {
     site.clear_requests();
 
     let delay = 0.5;
-    let rendered = config(&[&format!("fetcher.server.delay={delay}"), "browser.tabs=2"]);
+    let rendered = config(&[
+        &format!("fetcher.server.delay={delay}"),
+        "browser.tabs=2",
+        "parsefilter.css={post.text: p.post-text}",
+        "parsefilter.xpath={post.title: '//h1'}",
+        "metadata.persist=[post.text, post.title]",
+    ]);
     let crawl = app_crawl(&site, rendered, true).await;
     let summary = crawler::run_until_idle(crawl.crawler, CRAWL_LIMIT).await;
     assert_eq!(summary.stop_reason, StopReason::Idle);
@@ -52,6 +58,18 @@ async fn http_finds_no_post_and_the_browser_finds_every_one_politely() {
         );
         let stored = crawl.frontier.lookup(url).expect("lookup").expect("stored");
         assert_eq!(stored.status, Status::Fetched, "{url}");
+        let extracted = stored.metadata.first("post.text");
+        assert_eq!(
+            extracted,
+            Some(text.as_str()),
+            "{url}: extracted after rendering"
+        );
+        let title = &expected.post_titles()[url];
+        assert_eq!(
+            stored.metadata.first("post.title"),
+            Some(title.as_str()),
+            "{url}"
+        );
     }
     let fetches = crawl.fetches.fetches();
     let fetched: BTreeSet<String> = fetches.iter().map(|f| f.url.clone()).collect();

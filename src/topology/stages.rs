@@ -258,7 +258,9 @@ mod tests {
         let protocol = protocols.for_scheme(scheme)?;
         let url = Url::parse(&format!("{scheme}://a.test/")).expect("test URL");
         match protocol.fetch(&url, &Metadata::new()).await.1 {
-            FetchOutcome::Failed { cause, .. } => Some(cause),
+            FetchOutcome::Failed { cause, .. } | FetchOutcome::Abandoned { cause, .. } => {
+                Some(cause)
+            }
             FetchOutcome::Response(_) => None,
         }
     }

@@ -24,6 +24,12 @@ pub const HOST_RULES: &str = "browser.host.rules='MAP *.test 127.0.0.1, MAP * ~N
 
 /// Fails with what to install when no Chromium is on the machine: these tests need the real one.
 pub fn require_chromium() {
+    if let Ok(filter) = std::env::var("SQUALL_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
     assert!(
         squall_browser::find_on_path().is_some(),
         "these tests need Chromium on PATH (Debian: apt-get install chromium)"
