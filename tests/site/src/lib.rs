@@ -57,6 +57,8 @@ mod model;
 mod server;
 mod spec;
 #[cfg(test)]
+mod test_links;
+#[cfg(test)]
 mod tests;
 
 pub use app::{AppExpectation, AppSite, AppSpec};

@@ -8,6 +8,7 @@ use reqwest::redirect::Policy;
 use serde_json::Value;
 
 use super::*;
+use crate::test_links::links;
 
 fn client(site: &AppSite) -> reqwest::Client {
     let mut b = reqwest::Client::builder()
@@ -32,25 +33,6 @@ async fn json(client: &reqwest::Client, url: &str) -> (StatusCode, Value) {
     assert_eq!(ct, "application/json", "{url}");
     let body = resp.bytes().await.expect("body");
     (status, serde_json::from_slice(&body).expect("json"))
-}
-
-/// `href` of every `<a>` that a real HTML tokenizer sees.
-fn links(html: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    {
-        let settings = lol_html::Settings::new().append_element_content_handler(
-            lol_html::element!("a[href]", |el| {
-                if let Some(h) = el.get_attribute("href") {
-                    out.push(h);
-                }
-                Ok(())
-            }),
-        );
-        let mut rw = lol_html::HtmlRewriter::new(settings, |_: &[u8]| {});
-        rw.write(html).expect("parse");
-        rw.end().expect("parse end");
-    }
-    out
 }
 
 #[tokio::test]

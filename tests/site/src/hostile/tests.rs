@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use reqwest::redirect::Policy;
 
 use super::*;
+use crate::test_links::links;
 
 fn builder(site: &HostileSite) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
@@ -20,25 +21,6 @@ fn client(site: &HostileSite) -> reqwest::Client {
 
 fn url(site: &HostileSite, path: &str) -> String {
     site.url(HOSTILE_HOST, path)
-}
-
-/// `href` of every `<a>` that a real HTML tokenizer sees.
-fn links(html: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    {
-        let settings = lol_html::Settings::new().append_element_content_handler(
-            lol_html::element!("a[href]", |el| {
-                if let Some(h) = el.get_attribute("href") {
-                    out.push(h);
-                }
-                Ok(())
-            }),
-        );
-        let mut rw = lol_html::HtmlRewriter::new(settings, |_: &[u8]| {});
-        rw.write(html).expect("parse");
-        rw.end().expect("parse end");
-    }
-    out
 }
 
 async fn get(site: &HostileSite, path: &str) -> reqwest::Response {
