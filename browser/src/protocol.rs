@@ -28,6 +28,10 @@ pub const PROTOCOL_NAME: &str = "browser";
 /// A URL abandoned on this many dead browsers in a row gets FETCH_ERROR instead of going back.
 const MAX_ABANDONS: u32 = 2;
 
+/// URLs whose abandons are remembered at most (URLs failed back may be fetched by another process
+/// and never come back here).
+const MAX_REMEMBERED_ABANDONS: usize = 10_000;
+
 /// How often the browser's memory is read, at most.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 
@@ -175,6 +179,9 @@ impl BrowserProtocol {
 
     fn abandon_or_fail(&self, url: &Url, message: String) -> Failure {
         let count = self.abandons.lock().map_or(MAX_ABANDONS, |mut counts| {
+            if counts.len() >= MAX_REMEMBERED_ABANDONS {
+                counts.clear();
+            }
             let count = counts.entry(url.to_string()).or_insert(0);
             *count += 1;
             *count
@@ -216,7 +223,7 @@ impl Protocol for BrowserProtocol {
         let result = self.render_once(url).await;
         metrics::gauge!("squall_browser_tabs_busy").decrement(1.0);
         match result {
-            Ok(rendered) => answered(started, url, rendered),
+            Ok(rendered) => answered(started, url, rendered, self.settings.content_limit),
             Err(failure) => failed(started, failure),
         }
     }
@@ -231,9 +238,10 @@ fn answered(
     started: chrono::DateTime<Utc>,
     url: &Url,
     rendered: Rendered,
+    limit: Option<usize>,
 ) -> (FetchRecord, FetchOutcome) {
     metrics::counter!("squall_browser_pages_total").increment(1);
-    let (response, body, content_type) = match rendered {
+    let (response, mut body, content_type) = match rendered {
         Rendered::Page { response, html, .. } => (
             response,
             html.into_bytes(),
@@ -244,6 +252,10 @@ fn answered(
             (response, body, content_type)
         }
     };
+    let truncated = limit.is_some_and(|limit| body.len() > limit);
+    if let Some(limit) = limit.filter(|_| truncated) {
+        body.truncate(limit);
+    }
     let record = FetchRecord {
         started,
         finished: Utc::now(),
@@ -252,10 +264,9 @@ fn answered(
         bytes: body.len() as u64,
         protocol: PROTOCOL_NAME,
     };
-    (
-        record,
-        FetchOutcome::Response(Box::new(fetched(url, &response, body, content_type))),
-    )
+    let mut fetched = fetched(url, &response, body, content_type);
+    fetched.truncated = truncated;
+    (record, FetchOutcome::Response(Box::new(fetched)))
 }
 
 fn fetched(

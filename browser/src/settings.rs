@@ -160,6 +160,8 @@ pub struct BrowserSettings {
     pub max_redirects: usize,
     /// The User-Agent the browser sends (`http.agent.*`).
     pub user_agent: String,
+    /// A rendered page's HTML is cut at this many bytes (`http.content.limit`); `None`: no limit.
+    pub content_limit: Option<usize>,
 }
 
 impl BrowserSettings {
@@ -221,6 +223,7 @@ impl BrowserSettings {
             follow_redirects: config.http.allow_redirects,
             max_redirects: config.http.max_redirects,
             user_agent: config.agent.user_agent(),
+            content_limit: config.http.content_limit,
         })
     }
 }

@@ -74,6 +74,15 @@ async fn document_responses_are_recorded_as_http_records_them() {
         text(&followed).contains(&post_text),
         "rendered after the redirect"
     );
+
+    let limited = protocol(&["http.content.limit=100"]).await;
+    let cut = fetch(&limited, &post).await;
+    assert_eq!(
+        cut.body.len(),
+        100,
+        "the rendered HTML is cut at http.content.limit"
+    );
+    assert!(cut.truncated);
     site.shutdown().await;
 }
 
