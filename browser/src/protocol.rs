@@ -32,6 +32,10 @@ const MAX_ABANDONS: u32 = 2;
 /// and never come back here).
 const MAX_REMEMBERED_ABANDONS: usize = 10_000;
 
+/// How long a browser gets to answer once a page timed out, before it counts as hung (paused,
+/// deadlocked) and is replaced.
+const LIVENESS_PATIENCE: Duration = Duration::from_secs(5);
+
 /// How often the browser's memory is read, at most.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 
@@ -42,7 +46,8 @@ const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 ///   holds its fetcher slot (backpressure).
 /// - **Timeouts**: a page not settled within `browser.page.timeout` gets FETCH_ERROR (cause
 ///   `timeout`), and its tab is closed and replaced.
-/// - **Restarts**: the browser is replaced after it crashes, after `browser.restart.pages`
+/// - **Restarts**: the browser is replaced after it crashes or stops answering (a page timed out and
+///   the browser does not answer within 5 s), after `browser.restart.pages`
 ///   pages, or once its processes hold more than `browser.max.rss.mb`. Renders in flight on a
 ///   retired browser finish there; renders in flight on a browser that died are failed back to
 ///   the spout unfetched (they stay due and are fetched again), or get FETCH_ERROR (cause
@@ -130,14 +135,18 @@ impl BrowserProtocol {
 
     async fn render_once(&self, url: &Url) -> Result<Rendered, Failure> {
         let session = self.session().await.map_err(Failure::Unavailable)?;
-        let tab = match session.take_tab(&self.settings).await {
-            Ok(tab) => tab,
-            Err(error) => return Err(self.browser_failed(&session, url, error)),
+        let patience = self.settings.page_timeout;
+        let tab = match tokio::time::timeout(patience, session.take_tab(&self.settings)).await {
+            Ok(Ok(tab)) => tab,
+            Ok(Err(error)) => return Err(self.browser_failed(&session, url, error)),
+            Err(_) => {
+                let failure = Failure::Site(FetchFailure::Browser, "no tab opened in time".into());
+                return Err(self.timed_out(&session, url, failure).await);
+            }
         };
         let redirects = (self.settings.follow_redirects, self.settings.max_redirects);
         let work = render(&tab, url, &self.settings.settle, redirects);
-        let result = tokio::time::timeout(self.settings.page_timeout, work).await;
-        match result {
+        match tokio::time::timeout(patience, work).await {
             Ok(Ok(rendered)) => {
                 let pages = session.put_tab(tab);
                 self.forget(url);
@@ -148,23 +157,34 @@ impl BrowserProtocol {
                 session.put_tab(tab);
                 Err(Failure::Site(FetchFailure::Connection, error))
             }
-            Ok(Err(RenderError::Crashed)) => {
+            Ok(Err(error)) => {
                 tokio::spawn(tab.close());
                 session.count_page();
-                Err(self.abandon_or_fail(url, "the tab crashed while rendering".to_string()))
-            }
-            Ok(Err(RenderError::Browser(error))) => {
-                tokio::spawn(tab.close());
-                Err(self.browser_failed(&session, url, error))
+                Err(match error {
+                    RenderError::Browser(error) => self.browser_failed(&session, url, error),
+                    _ => self.abandon_or_fail(url, "the tab crashed while rendering".into()),
+                })
             }
             Err(_) => {
+                // A tab that timed out is not reused.
                 tokio::spawn(tab.close());
                 session.count_page();
-                let timeout = self.settings.page_timeout;
-                let message = format!("the page did not settle within {timeout:?}");
-                Err(Failure::Site(FetchFailure::Timeout, message))
+                let message = format!("the page did not settle within {patience:?}");
+                let failure = Failure::Site(FetchFailure::Timeout, message);
+                Err(self.timed_out(&session, url, failure).await)
             }
         }
+    }
+
+    /// After a timeout: a browser that no longer answers is hung (paused, deadlocked) and is
+    /// replaced, and the URL goes back; otherwise the page is to blame (`failure`).
+    async fn timed_out(&self, session: &Session, url: &Url, failure: Failure) -> Failure {
+        if session.responds(LIVENESS_PATIENCE).await {
+            return failure;
+        }
+        session.retire("hung");
+        session.kill();
+        self.abandon_or_fail(url, "the browser stopped answering".to_string())
     }
 
     /// A DevTools failure: if the browser is gone, the URL goes back (or fails after repeats);

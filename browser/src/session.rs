@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::process::Child;
 use tracing::debug;
@@ -75,6 +76,24 @@ impl Session {
         exited
     }
 
+    /// Whether the browser answers a DevTools command within `patience` (a paused or hung
+    /// browser does not).
+    pub async fn responds(&self, patience: Duration) -> bool {
+        matches!(
+            tokio::time::timeout(patience, self.browser.version()).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// Kills a launched browser now (renders in flight on it end as the browser is gone).
+    pub fn kill(&self) {
+        if let Ok(mut child) = self.child.lock()
+            && let Some(child) = child.as_mut()
+        {
+            let _ = child.start_kill();
+        }
+    }
+
     /// No new render uses this browser; it closes once the renders in flight are done.
     pub fn retire(&self, reason: &str) {
         if !self.retired.swap(true, Ordering::SeqCst) {
@@ -112,10 +131,6 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Ok(mut child) = self.child.lock()
-            && let Some(child) = child.as_mut()
-        {
-            let _ = child.start_kill();
-        }
+        self.kill();
     }
 }

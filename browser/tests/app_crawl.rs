@@ -157,6 +157,18 @@ async fn a_page_that_never_settles_times_out_and_its_tab_renders_the_next() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_killed_mid_crawl_is_restarted_and_nothing_is_lost() {
+    signalled_mid_crawl("-KILL").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_paused_mid_crawl_is_replaced_and_nothing_is_lost() {
+    signalled_mid_crawl("-STOP").await;
+}
+
+/// Crawls the app site with three tabs, sends `signal` to the browser once 8 pages are in, and
+/// checks that the crawl still fetched every document exactly once, on a new browser, with the
+/// renders caught in flight failed back and fetched again.
+async fn signalled_mid_crawl(signal: &str) {
     let spec = AppSpec {
         hosts: 4,
         posts_per_host: 8,
@@ -165,7 +177,11 @@ async fn a_browser_killed_mid_crawl_is_restarted_and_nothing_is_lost() {
     };
     let site = AppSite::start(spec).await.expect("site");
     let expected = site.expected();
-    let settings = ["browser.tabs=3", "fetcher.server.delay=0.1"];
+    let settings = [
+        "browser.tabs=3",
+        "fetcher.server.delay=0.1",
+        "browser.page.timeout=4",
+    ];
     let crawl = app_crawl(&site, config(&settings), true).await;
     let browser = crawl.browser.clone().expect("browser");
     let first_pid = browser.browser_pid().await.expect("a launched browser");
@@ -174,15 +190,15 @@ async fn a_browser_killed_mid_crawl_is_restarted_and_nothing_is_lost() {
     while fetches.fetches().len() < 8 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &first_pid.to_string()])
+    let signalled = std::process::Command::new("kill")
+        .args([signal, &first_pid.to_string()])
         .status()
         .expect("kill");
-    assert!(killed.success());
+    assert!(signalled.success());
     let summary = run.await.expect("crawl task");
     assert_eq!(summary.stop_reason, StopReason::Idle);
     let second_pid = browser.browser_pid().await.expect("a browser again");
-    assert_ne!(first_pid, second_pid, "the killed browser was replaced");
+    assert_ne!(first_pid, second_pid, "the {signal} browser was replaced");
     for url in expected.documents() {
         let stored = crawl.frontier.lookup(&url).expect("lookup");
         let status = stored.as_ref().map(|s| s.status);
@@ -203,7 +219,10 @@ async fn a_browser_killed_mid_crawl_is_restarted_and_nothing_is_lost() {
         .filter(|(_, error)| error.as_deref().is_some_and(|e| e.starts_with("abandoned")))
         .map(|(url, _)| url)
         .collect();
-    assert!(!abandoned.is_empty(), "the kill caught renders in flight");
+    assert!(
+        !abandoned.is_empty(),
+        "the {signal} caught renders in flight"
+    );
     for url in abandoned {
         let retried = attempts
             .iter()
