@@ -48,8 +48,9 @@ const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 ///   `timeout`), and its tab is closed and replaced.
 /// - **Restarts**: the browser is replaced after it crashes or stops answering (a page timed out and
 ///   the browser does not answer within 5 s), after `browser.restart.pages`
-///   pages, or once its processes hold more than `browser.max.rss.mb`. Renders in flight on a
-///   retired browser finish there; renders in flight on a browser that died are failed back to
+///   pages, or once its processes hold more than `browser.max.rss.mb`. One browser runs at a time:
+///   renders in flight on a retired browser finish there before it is closed and the next one
+///   starts (new renders wait meanwhile); renders in flight on a browser that died are failed back to
 ///   the spout unfetched (they stay due and are fetched again), or get FETCH_ERROR (cause
 ///   `browser`) after dying with [`MAX_ABANDONS`] browsers in a row.
 pub struct BrowserProtocol {
@@ -103,6 +104,11 @@ impl BrowserProtocol {
         }
         if let Some(old) = current.take() {
             old.retire(if old.is_gone() { "gone" } else { "retired" });
+            // One browser at a time, so that memory stays bounded: the renders still in flight
+            // on the old one finish first, and it is closed before the next starts.
+            old.drained(self.settings.page_timeout + LIVENESS_PATIENCE)
+                .await;
+            old.kill();
         }
         let session = Arc::new(Session::start(&self.settings).await?);
         *current = Some(Arc::clone(&session));
@@ -135,6 +141,7 @@ impl BrowserProtocol {
 
     async fn render_once(&self, url: &Url) -> Result<Rendered, Failure> {
         let session = self.session().await.map_err(Failure::Unavailable)?;
+        let _active = session.begin_render();
         let patience = self.settings.page_timeout;
         let tab = match tokio::time::timeout(patience, session.take_tab(&self.settings)).await {
             Ok(Ok(tab)) => tab,

@@ -1,10 +1,11 @@
 //! One running browser: its connection, process, idle tabs, and what it has rendered.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::process::Child;
+use tokio::sync::Notify;
 use tracing::debug;
 
 use crate::error::BrowserError;
@@ -23,6 +24,18 @@ pub struct Session {
     retired: AtomicBool,
     idle_tabs: Mutex<Vec<Tab>>,
     rendered: AtomicU64,
+    active: AtomicUsize,
+    finished: Notify,
+}
+
+/// A render in progress on a session; counted until dropped.
+pub struct ActiveRender<'a>(&'a Session);
+
+impl Drop for ActiveRender<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.finished.notify_waiters();
+    }
 }
 
 impl Session {
@@ -46,6 +59,8 @@ impl Session {
             retired: AtomicBool::new(false),
             idle_tabs: Mutex::new(Vec::new()),
             rendered: AtomicU64::new(0),
+            active: AtomicUsize::new(0),
+            finished: Notify::new(),
         })
     }
 
@@ -101,6 +116,26 @@ impl Session {
             metrics::counter!("squall_browser_restarts_total", "reason" => reason.to_string())
                 .increment(1);
         }
+    }
+
+    /// Counts a render on this browser until the returned guard is dropped.
+    pub fn begin_render(&self) -> ActiveRender<'_> {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        ActiveRender(self)
+    }
+
+    /// Waits until no render is in progress on this browser, for at most `patience`.
+    pub async fn drained(&self, patience: Duration) {
+        let wait = async {
+            loop {
+                let finished = self.finished.notified();
+                if self.active.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                finished.await;
+            }
+        };
+        let _ = tokio::time::timeout(patience, wait).await;
     }
 
     /// An idle tab, or a new one.
