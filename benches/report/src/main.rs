@@ -2,6 +2,8 @@
 //! and Markdown tables, and optionally splices the Markdown into a document.
 
 mod acceptance;
+mod browser;
+mod browser_notes;
 mod end_to_end;
 mod format;
 mod markdown;
@@ -28,8 +30,9 @@ use clap::Parser;
 )]
 struct Cli {
     /// Directory holding machine.json, spouts.json, writer.json, fetcher.json, parser.json,
-    /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json and
-    /// migration.json (any of them may be missing); the SVGs and summary.md are written here too.
+    /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json,
+    /// browser.json and migration.json (any of them may be missing); the SVGs and summary.md are
+    /// written here too.
     #[arg(long, value_name = "DIR")]
     results: PathBuf,
     /// Replace everything between the lines `<!-- results:begin -->` and

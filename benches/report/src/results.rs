@@ -321,6 +321,8 @@ pub struct Results {
     pub scale_out: Option<crate::scale_out::ScaleOut>,
     /// `end_to_end.json`.
     pub end_to_end: Option<crate::end_to_end::EndToEnd>,
+    /// `browser.json`.
+    pub browser: Option<crate::browser::Browser>,
 }
 
 impl Results {
@@ -338,6 +340,7 @@ impl Results {
             shared_crawl: read_optional(dir, "shared_crawl.json")?,
             scale_out: read_optional(dir, "scale_out.json")?,
             end_to_end: read_optional(dir, "end_to_end.json")?,
+            browser: read_optional(dir, "browser.json")?,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! SVG plots of the results, and the pieces they share: size, fonts, colours,
 //! log axis ticks and a legend drawn beside the chart.
 
+mod browser;
 mod scale_out;
 mod shards;
 mod spouts;
@@ -83,6 +84,11 @@ pub fn draw_all(results: &Results, stages: &[Stage], dir: &Path) -> Result<Vec<P
     drawn.extend(draw(dir, "stage-ratios.svg", |area| {
         stages::stage_ratios(area, stages)
     })?);
+    if let Some(b) = &results.browser {
+        drawn.extend(draw(dir, "browser.svg", |area| {
+            browser::pages_and_memory(area, b)
+        })?);
+    }
     Ok(drawn)
 }
 
