@@ -1,8 +1,8 @@
 //! In-process crawls of a test site on loopback: the configuration from `key=value` settings, the
 //! crawler resolving the site's host names, a run until idle, an observer recording every fetch
 //! attempt, and the status squall stores for what the site expects. Shared by the root tests, the
-//! benchmarks (`benches/common`, through `#[path]`) and the spouts crate's tests
-//! (`spouts/tests/support`, through `#[path]`).
+//! benchmarks (`benches/common`, through `#[path]`), and the spouts and browser crates' tests
+//! (`spouts/tests/support`, `browser/tests/support`, through `#[path]`).
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
