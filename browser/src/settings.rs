@@ -274,21 +274,12 @@ mod tests {
             Keys::default(),
             "a value in the example is not the default"
         );
-        let listed: Vec<String> = text
+        let mut listed: Vec<String> = text
             .lines()
             .filter_map(|line| line.strip_prefix(PREFIX)?.split_once(':'))
             .map(|(key, _)| key.to_string())
             .collect();
-        let serde_norway::Value::Mapping(known) =
-            serde_norway::to_value(Keys::default()).expect("keys serialize")
-        else {
-            panic!("keys are not a mapping");
-        };
-        let mut known: Vec<String> = known
-            .keys()
-            .filter_map(|k| k.as_str().map(str::to_string))
-            .collect();
-        let mut listed = listed;
+        let mut known = squall::config::field_names::<Keys>();
         known.sort();
         listed.sort();
         assert_eq!(listed, known, "examples/browser-conf.yaml misses a key");

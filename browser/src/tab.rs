@@ -238,7 +238,7 @@ async fn watch_network(
     page: &Page,
     watch: &Arc<Watch>,
 ) -> Result<Vec<JoinHandle<()>>, BrowserError> {
-    let listen = |error| BrowserError::from_cdp(error);
+    let listen = BrowserError::from_cdp;
     let mut started = page
         .event_listener::<EventRequestWillBeSent>()
         .await

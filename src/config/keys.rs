@@ -410,8 +410,10 @@ pub fn known_keys() -> Vec<String> {
     field_names::<ConfigKeys>()
 }
 
-/// The serde names of the fields of a struct of keys, from its default value.
-pub(crate) fn field_names<T: Serialize + Default>() -> Vec<String> {
+/// The serde names of the fields of a struct of keys, from its default value, in field order: the
+/// keys a section read with [`CrawlConfig::extension`](super::CrawlConfig::extension) knows (without
+/// their prefix), e.g. to check that an example file lists them all.
+pub fn field_names<T: Serialize + Default>() -> Vec<String> {
     match serde_norway::to_value(T::default()) {
         Ok(Value::Mapping(mapping)) => mapping
             .keys()

@@ -33,7 +33,7 @@ use serde_norway::{Mapping, Value};
 
 pub use builder::ConfigBuilder;
 pub use error::ConfigError;
-pub use keys::{ConfigKeys, known_keys};
+pub use keys::{ConfigKeys, field_names, known_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,

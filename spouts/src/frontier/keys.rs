@@ -302,15 +302,7 @@ mod tests {
             .filter_map(|line| line.strip_prefix("es.")?.split_once(':'))
             .map(|(key, _)| key.to_string())
             .collect();
-        let serde_norway::Value::Mapping(known) =
-            serde_norway::to_value(Keys::default()).expect("keys serialize")
-        else {
-            panic!("keys are not a mapping");
-        };
-        let known: Vec<String> = known
-            .keys()
-            .filter_map(|k| k.as_str().map(str::to_string))
-            .collect();
+        let known = squall::config::field_names::<Keys>();
         assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
     }
 
