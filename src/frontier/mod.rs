@@ -9,9 +9,11 @@
 //!
 //! [`EmbeddedFrontier`] is the default implementation: one file on local disk, nothing to install.
 //! The Elasticsearch and OpenSearch frontiers live in the `squall-spouts` crate. Every frontier must
-//! pass the [`conformance`] suite.
+//! pass the [`conformance`] suite. A frontier that can also be listed, counted and pruned (for the
+//! URLFrontier server) implements [`Catalog`].
 
 mod busy;
+mod catalog;
 pub mod conformance;
 mod embedded;
 mod error;
@@ -20,6 +22,7 @@ mod spout;
 mod store;
 
 pub use busy::BusyUrls;
+pub use catalog::{Catalog, QueuePage, StoredUrl, UrlQuery};
 pub use embedded::{EmbeddedFrontier, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus};
 pub use error::{ErrorKind, SpoutError, StoreError};
 pub use hints::{Lease, QueueHints, QueueReport};

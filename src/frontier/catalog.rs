@@ -1,0 +1,118 @@
+//! What a frontier holds, for people and services that list, count and delete rather than crawl:
+//! the [`Catalog`] trait (the URLFrontier server's `ListURLs`, `CountURLs`, `GetURLStatus`,
+//! `ListQueues`, `DeleteQueue` and `DeleteCrawl` stand on it).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StoreError;
+use crate::model::{CrawlUrl, Status};
+
+/// A URL as the frontier keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredUrl {
+    /// The URL and its persisted metadata.
+    pub url: CrawlUrl,
+    /// Its partition key (queue).
+    pub key: String,
+    /// Its status.
+    pub status: Status,
+    /// When it is due next; `None` means never.
+    pub next_fetch: Option<DateTime<Utc>>,
+}
+
+/// Which URLs a listing or a count covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrlQuery {
+    /// Only the URLs of this queue; `None` for every queue.
+    pub key: Option<String>,
+    /// Only the URLs containing this text; `None` for all.
+    pub contains: Option<String>,
+    /// Whether `contains` ignores case.
+    pub ignore_case: bool,
+}
+
+impl UrlQuery {
+    /// Whether `url` of queue `key` is covered (the reference for implementations that filter in
+    /// memory).
+    pub fn matches(&self, url: &str, key: &str) -> bool {
+        if self.key.as_deref().is_some_and(|wanted| wanted != key) {
+            return false;
+        }
+        match &self.contains {
+            None => true,
+            Some(text) if self.ignore_case => url.to_lowercase().contains(&text.to_lowercase()),
+            Some(text) => url.contains(text.as_str()),
+        }
+    }
+}
+
+/// One page of queue keys, in key order, with how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueuePage {
+    /// The keys of this page.
+    pub keys: Vec<String>,
+    /// How many queues the frontier holds in all.
+    pub total: u64,
+}
+
+/// What a frontier holds: URLs and queues to look up, list, count and delete.
+///
+/// Listings are in a stable order (URLs by queue then URL, queues by key), so that pages given by
+/// `start` and `size` neither repeat nor skip entries while nothing is written. Deleting a queue
+/// removes its URLs and whatever the frontier keeps about the queue itself.
+#[async_trait]
+pub trait Catalog: Send + Sync {
+    /// The URL's record, if the frontier knows it.
+    async fn lookup(&self, url: &str) -> Result<Option<StoredUrl>, StoreError>;
+
+    /// How many URLs `query` covers.
+    async fn count(&self, query: &UrlQuery) -> Result<u64, StoreError>;
+
+    /// The URLs `query` covers, from the `start`th, at most `size` of them.
+    async fn list(
+        &self,
+        query: &UrlQuery,
+        start: u64,
+        size: u64,
+    ) -> Result<Vec<StoredUrl>, StoreError>;
+
+    /// How many URLs there are of each status (statuses with none left out).
+    async fn count_by_status(&self) -> Result<Vec<(Status, u64)>, StoreError>;
+
+    /// The queues, from the `start`th in key order, at most `size` of them.
+    async fn queues(&self, start: u64, size: u64) -> Result<QueuePage, StoreError>;
+
+    /// Deletes a queue and its URLs, returning how many URLs went.
+    async fn delete_queue(&self, key: &str) -> Result<u64, StoreError>;
+
+    /// Deletes every URL and queue, returning how many URLs went.
+    async fn delete_all(&self) -> Result<u64, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_filters_by_queue_and_text() {
+        let all = UrlQuery::default();
+        assert!(all.matches("http://a.test/x", "a.test"));
+        let queue = UrlQuery {
+            key: Some("a.test".into()),
+            ..UrlQuery::default()
+        };
+        assert!(queue.matches("http://a.test/x", "a.test"));
+        assert!(!queue.matches("http://b.test/x", "b.test"));
+        let text = UrlQuery {
+            contains: Some("/Post".into()),
+            ..UrlQuery::default()
+        };
+        assert!(!text.matches("http://a.test/post/1", "a.test"));
+        let folded = UrlQuery {
+            ignore_case: true,
+            ..text
+        };
+        assert!(folded.matches("http://a.test/post/1", "a.test"));
+    }
+}

@@ -1,0 +1,14 @@
+//! Generates the URLFrontier messages and service from the descriptor of the official
+//! `com.github.crawler-commons:urlfrontier-API:2.5` jar (see `proto/README.md`): no protobuf
+//! compiler is needed to build squall.
+
+use prost::Message;
+
+fn main() -> std::io::Result<()> {
+    let path = "proto/urlfrontier-2.5.fds";
+    println!("cargo:rerun-if-changed={path}");
+    let bytes = std::fs::read(path)?;
+    let descriptors = prost_types::FileDescriptorSet::decode(bytes.as_slice())
+        .map_err(|error| std::io::Error::other(format!("{path}: {error}")))?;
+    tonic_prost_build::configure().compile_fds(descriptors)
+}
