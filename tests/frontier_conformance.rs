@@ -1,6 +1,6 @@
 //! The embedded frontier passes the frontier conformance suite.
 
-use squall::frontier::conformance::{FrontierPair, check_frontier};
+use squall::frontier::conformance::{FrontierPair, check_catalog, check_frontier};
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
 
 #[tokio::test]
@@ -18,6 +18,14 @@ async fn embedded_frontier_is_conformant() {
     .await;
     assert_eq!(result, Ok(()));
     assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 7);
+}
+
+#[tokio::test]
+async fn embedded_frontier_is_a_conformant_catalog() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let frontier = EmbeddedFrontier::open(root.path()).expect("open frontier");
+    let pair = FrontierPair::new(frontier.spout(QueryLimits::default()), frontier.clone());
+    assert_eq!(check_catalog(pair, &frontier).await, Ok(()));
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! # squall-spouts
 //!
-//! The Elasticsearch/OpenSearch frontier for [`squall`], in three parts over one [`client`]:
+//! The Elasticsearch/OpenSearch frontier for [`squall`], in four parts over one [`client`]:
 //!
 //! - [`status_index`]: a StormCrawler-compatible status index ([`status_index::schema`],
 //!   [`status_index::index`]), the writer that keeps it ([`EsStatusStore`], a
@@ -9,7 +9,9 @@
 //!   [`squall::frontier::Spout`];
 //! - [`queue`]: the queue frontier, a urls index and a queues index with leases, for many crawler
 //!   processes;
-//! - [`migrate`]: turning a status index into the queue frontier's two indices.
+//! - [`migrate`]: turning a status index into the queue frontier's two indices;
+//! - [`catalog`]: either frontier's URLs and queues listed, counted and deleted
+//!   ([`catalog::EsCatalog`], a [`squall::frontier::Catalog`]).
 //!
 //! [`frontier::open`] builds either frontier from configuration (`frontier.kind` and the `es.*`
 //! keys), so that a program gets from the same keys the same crawler as the crawl binary.
@@ -38,6 +40,7 @@
 //! # let _ = (store, spout); Ok(()) }
 //! ```
 
+pub mod catalog;
 pub mod client;
 pub mod frontier;
 pub mod migrate;

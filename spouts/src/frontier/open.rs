@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use squall::config::{ConfigError, CrawlConfig, FrontierKind};
-use squall::frontier::{EmbeddedFrontier, FrontierError, QueryLimits, Spout, StatusStore};
+use squall::frontier::{Catalog, EmbeddedFrontier, FrontierError, QueryLimits, Spout, StatusStore};
 use tracing::{info, warn};
 
 use super::keys::{IndexFrontierConfig, SpoutKind};
+use crate::catalog::EsCatalog;
 use crate::client::indices::{ensure_index, refresh_interval};
 use crate::client::{ConnectionSettings, EsClient, EsError};
 use crate::queue::schema::queues_index_body;
@@ -29,6 +30,8 @@ pub struct Frontier {
     pub spout: Box<dyn Spout>,
     /// Takes status writes.
     pub store: Arc<dyn StatusStore>,
+    /// Lists, counts and deletes what the frontier holds (for a URLFrontier server, tools).
+    pub catalog: Arc<dyn Catalog>,
     /// One line for people: where the frontier is, its indices and how they were found (created
     /// now or existing), the routing and the spout.
     pub description: String,
@@ -68,7 +71,8 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
             let spout = frontier.spout(QueryLimits::from_config(&config.frontier));
             Ok(Frontier {
                 spout: Box::new(spout),
-                store: Arc::new(frontier),
+                store: Arc::new(frontier.clone()),
+                catalog: Arc::new(frontier),
                 description: format!("embedded frontier in {}", path.display()),
             })
         }
@@ -140,10 +144,18 @@ async fn queue_frontier(
         "queues index `{}` ({state:?}), queue spout instance {}",
         index.queues_index, settings.owner
     );
-    let store = QueueStatusStore::new(client.clone(), &index.index, &index.queues_index, key_field);
+    let store = QueueStatusStore::new(
+        client.clone(),
+        &index.index,
+        &index.queues_index,
+        key_field.clone(),
+    );
+    let catalog =
+        EsCatalog::queue_frontier(client.clone(), &index.index, &index.queues_index, key_field);
     Ok(Frontier {
         spout: Box::new(QueueSpout::new(client, settings)),
         store: Arc::new(store),
+        catalog: Arc::new(catalog),
         description,
     })
 }
@@ -179,6 +191,7 @@ async fn status_index_frontier(
         },
     );
     let routes = store.routes();
+    let catalog = EsCatalog::status_index(client.clone(), &index.index, key_field.clone());
     let settings = SpoutSettings {
         index: index.index.clone(),
         key_field,
@@ -203,6 +216,7 @@ async fn status_index_frontier(
     Ok(Frontier {
         spout,
         store: Arc::new(store),
+        catalog: Arc::new(catalog),
         description: format!("es.status.routing {routing}, {:?} spout", index.spout),
     })
 }

@@ -20,6 +20,9 @@
 //!
 //! Frontiers whose writes become visible to reads only after a refresh make it happen in
 //! [`StatusStore::flush`], which the suite calls after every write.
+//!
+//! A frontier that is also a [`Catalog`](crate::frontier::Catalog) passes [`check_catalog`] too,
+//! on one empty frontier and its catalog.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -31,6 +34,10 @@ use url::Url;
 use crate::frontier::{BusyUrls, DueUrl, Spout};
 use crate::frontier::{StatusStore, StatusWrite};
 use crate::model::{CrawlUrl, Metadata, Status, keys};
+
+mod catalog;
+
+pub use catalog::check_catalog;
 
 /// An empty frontier under test.
 pub struct FrontierPair {

@@ -10,6 +10,9 @@
 //! - `schedule`: (key, due millis, URL) → (), the due URLs of each queue in order
 //! - `queue_heads`: key → earliest due millis of that queue
 //! - `due_queues`: (earliest due millis, key) → (), the queues in order of their earliest due URL
+//!
+//! The frontier is also a [`Catalog`](crate::frontier::Catalog) (in `catalog.rs`): its URLs and
+//! queues listed, counted and deleted, the four tables kept consistent.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,8 @@ use url::Url;
 
 use super::{BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusWrite, StoreError};
 use crate::model::{CrawlUrl, Metadata, Status};
+
+mod catalog;
 
 const URLS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("urls");
 const SCHEDULE: TableDefinition<'_, (&str, u64, &str), ()> = TableDefinition::new("schedule");
@@ -117,7 +122,8 @@ impl Default for QueryLimits {
     }
 }
 
-/// A persistent frontier in one file: a [`StatusStore`], and the source of [`EmbeddedSpout`]s.
+/// A persistent frontier in one file: a [`StatusStore`], a [`Catalog`](crate::frontier::Catalog),
+/// and the source of [`EmbeddedSpout`]s.
 #[derive(Clone)]
 pub struct EmbeddedFrontier {
     db: Arc<Database>,

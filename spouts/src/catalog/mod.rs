@@ -1,0 +1,252 @@
+//! The frontier in an index as a [`Catalog`]: its URLs and queues looked up, listed, counted and
+//! deleted, for a StormCrawler status index and for the queue frontier's two indices alike.
+//!
+//! URLs are StormCrawler-shaped documents (`url`, `status`, the key in its field, `nextFetchDate`,
+//! `metadata` with escaped keys), read with searches: a write shows once the index refreshed
+//! (the writers' `flush` refreshes at once). Listings are sorted by key, then URL; pages deeper
+//! than the engine's result window are reached with `search_after`. A text filter is a wildcard
+//! query on `url` (`case_insensitive` when case is ignored, which Elasticsearch 7.10+ and
+//! OpenSearch 2 support). Documents the spouts could not read either (no URL, no known status)
+//! are left out of listings, with a warning.
+//!
+//! Queues are the queues index's documents for the queue frontier (a key gets one with its first
+//! due URL), and the distinct values of the key field for a status index. Deletions are
+//! `_delete_by_query` after a refresh, with `refresh=true`, so that they show at once, and
+//! `conflicts=proceed`, run again for documents changed meanwhile (leases are renewed all the
+//! time); the queue frontier's queue documents go first, so that no URL written meanwhile is left
+//! without its queue.
+
+mod query;
+mod queues;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use squall::frontier::{Catalog, QueuePage, StoreError, StoredUrl, UrlQuery};
+use squall::model::Status;
+
+use crate::client::indices::refresh;
+use crate::client::{EsClient, EsError, Method, RequestBody, is_transient_status};
+use crate::queue::schema::queue_id;
+use crate::status_index::schema::KeyField;
+use query::{count, sorted_hits, stored_url, url_query, url_sort};
+
+/// A [`Catalog`] over an index of status documents (and the queue frontier's queues index).
+#[derive(Debug, Clone)]
+pub struct EsCatalog {
+    client: EsClient,
+    index: String,
+    key_field: KeyField,
+    queues_index: Option<String>,
+}
+
+impl EsCatalog {
+    /// The catalog of a StormCrawler status index, the key in `key_field`.
+    pub fn status_index(client: EsClient, index: &str, key_field: KeyField) -> Self {
+        EsCatalog {
+            client,
+            index: index.to_string(),
+            key_field,
+            queues_index: None,
+        }
+    }
+
+    /// The catalog of the queue frontier: its urls index, the key in `key_field`, and its queues
+    /// index.
+    pub fn queue_frontier(
+        client: EsClient,
+        urls_index: &str,
+        queues_index: &str,
+        key_field: KeyField,
+    ) -> Self {
+        EsCatalog {
+            client,
+            index: urls_index.to_string(),
+            key_field,
+            queues_index: Some(queues_index.to_string()),
+        }
+    }
+
+    /// `_delete_by_query` of what `query` matches in `index`, visible on return; how many
+    /// documents went. The index is refreshed first, so that every write made before shows; a
+    /// document changed between the search and its deletion (a lease renewed, a status written) is
+    /// a version conflict, and the deletion runs again for what is left, a few times at most.
+    async fn delete_by_query(&self, index: &str, query: Value) -> Result<u64, StoreError> {
+        let context = format!("deleting from {index}");
+        let path = format!("/{index}/_delete_by_query");
+        let body = json!({ "query": query });
+        let mut deleted = 0;
+        for _ in 0..DELETE_ATTEMPTS {
+            refresh(&self.client, index)
+                .await
+                .map_err(|e| e.for_store(&context))?;
+            let answer = self
+                .client
+                .request(
+                    Method::Post,
+                    &path,
+                    &[("refresh", "true"), ("conflicts", "proceed")],
+                    Some(RequestBody::Json(body.clone())),
+                )
+                .await
+                .map_err(|e| e.for_store(&context))?;
+            deleted += deletion_outcome(&context, &answer)?;
+            if answer["version_conflicts"].as_u64().unwrap_or(0) == 0 {
+                return Ok(deleted);
+            }
+        }
+        Err(StoreError::unavailable(format!(
+            "{context}: documents kept changing during the deletion ({deleted} deleted); \
+             deleting again may finish it"
+        )))
+    }
+
+    /// Deletes the queue document of `key` from the queues index (none is fine).
+    async fn delete_queue_document(&self, queues_index: &str, key: &str) -> Result<(), StoreError> {
+        let path = format!("/{queues_index}/_doc/{}", queue_id(key));
+        match self
+            .client
+            .request(Method::Delete, &path, &[("refresh", "true")], None)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(error) if error.status() == Some(404) => Ok(()),
+            Err(error) => Err(error.for_store(&format!("deleting queue {key}"))),
+        }
+    }
+}
+
+/// How many times a deletion runs again for the documents changed while it ran.
+const DELETE_ATTEMPTS: usize = 5;
+
+/// How many documents a `_delete_by_query` answer says went, or why it failed.
+fn deletion_outcome(context: &str, answer: &Value) -> Result<u64, StoreError> {
+    if let Some(failure) = answer["failures"].as_array().and_then(|f| f.first()) {
+        let status = failure["status"].as_u64().unwrap_or(500);
+        let transient = u16::try_from(status).is_ok_and(is_transient_status);
+        let message = format!("{context}: {failure}");
+        return Err(if transient {
+            StoreError::unavailable(message)
+        } else {
+            StoreError::rejected(message)
+        });
+    }
+    if answer["timed_out"].as_bool() == Some(true) {
+        return Err(StoreError::unavailable(format!("{context}: timed out")));
+    }
+    Ok(answer["deleted"].as_u64().unwrap_or(0))
+}
+
+/// `error` as the catalog's, saying what was read.
+fn reading(index: &str) -> impl Fn(EsError) -> StoreError + '_ {
+    move |error| error.for_store(&format!("reading {index}"))
+}
+
+#[async_trait]
+impl Catalog for EsCatalog {
+    async fn lookup(&self, url: &str) -> Result<Option<StoredUrl>, StoreError> {
+        // A search on `url` rather than a get by id: documents may be routed by a key not known here.
+        let body = json!({ "query": { "term": { "url": url } }, "size": 1 });
+        let path = format!("/{}/_search", self.index);
+        let answer = self
+            .client
+            .search(&path, &[], body)
+            .await
+            .map_err(reading(&self.index))?;
+        Ok(answer
+            .hits
+            .hits
+            .first()
+            .and_then(|hit| stored_url(hit, &self.key_field)))
+    }
+
+    async fn count(&self, query: &UrlQuery) -> Result<u64, StoreError> {
+        count(&self.client, &self.index, url_query(query, &self.key_field))
+            .await
+            .map_err(reading(&self.index))
+    }
+
+    async fn list(
+        &self,
+        query: &UrlQuery,
+        start: u64,
+        size: u64,
+    ) -> Result<Vec<StoredUrl>, StoreError> {
+        let body = json!({
+            "query": url_query(query, &self.key_field),
+            "sort": url_sort(&self.key_field)
+        });
+        let hits = sorted_hits(&self.client, &self.index, body, start, size)
+            .await
+            .map_err(reading(&self.index))?;
+        Ok(hits
+            .iter()
+            .filter_map(|hit| stored_url(hit, &self.key_field))
+            .collect())
+    }
+
+    async fn count_by_status(&self) -> Result<Vec<(Status, u64)>, StoreError> {
+        let body = json!({
+            "size": 0,
+            "track_total_hits": false,
+            "aggs": { "statuses": { "terms": { "field": "status", "size": 20 } } }
+        });
+        let path = format!("/{}/_search", self.index);
+        let answer = self
+            .client
+            .search(&path, &[], body)
+            .await
+            .map_err(reading(&self.index))?;
+        let buckets = answer.aggregations["statuses"]["buckets"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let counted = |status: Status| {
+            buckets
+                .iter()
+                .filter(|b| b["key"].as_str() == Some(status.as_str()))
+                .filter_map(|b| b["doc_count"].as_u64())
+                .sum::<u64>()
+        };
+        Ok(Status::ALL
+            .into_iter()
+            .map(|status| (status, counted(status)))
+            .filter(|(_, n)| *n > 0)
+            .collect())
+    }
+
+    async fn queues(&self, start: u64, size: u64) -> Result<QueuePage, StoreError> {
+        match &self.queues_index {
+            Some(queues_index) => queues::indexed_queues(&self.client, queues_index, start, size)
+                .await
+                .map_err(reading(queues_index)),
+            None => {
+                queues::aggregated_queues(&self.client, &self.index, &self.key_field, start, size)
+                    .await
+                    .map_err(reading(&self.index))
+            }
+        }
+    }
+
+    async fn delete_queue(&self, key: &str) -> Result<u64, StoreError> {
+        if let Some(queues_index) = &self.queues_index {
+            self.delete_queue_document(queues_index, key).await?;
+        }
+        let query = url_query(
+            &UrlQuery {
+                key: Some(key.to_string()),
+                ..UrlQuery::default()
+            },
+            &self.key_field,
+        );
+        self.delete_by_query(&self.index, query).await
+    }
+
+    async fn delete_all(&self) -> Result<u64, StoreError> {
+        if let Some(queues_index) = &self.queues_index {
+            self.delete_by_query(queues_index, json!({ "match_all": {} }))
+                .await?;
+        }
+        self.delete_by_query(&self.index, json!({ "match_all": {} }))
+            .await
+    }
+}
