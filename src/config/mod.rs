@@ -197,6 +197,18 @@ fn minutes(interval: Option<Duration>) -> i64 {
 pub struct ExtensionKeys(Mapping);
 
 impl ExtensionKeys {
+    /// Sets `key` to the text `value`, as a configuration file would (the value is read as YAML,
+    /// so `"3"` is a number and `"[a, b]"` a list). Keys are checked when a section is read.
+    pub fn set(&mut self, key: &str, value: &str) {
+        let value = serde_norway::from_str(value).unwrap_or_else(|_| Value::from(value));
+        self.0.insert(Value::from(key), value);
+    }
+
+    /// The text of `key`, when it is set to a string.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+
     fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,

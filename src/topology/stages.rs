@@ -174,13 +174,7 @@ pub(super) fn updater_settings(
 
 /// The spout runner's settings.
 pub(super) fn runner_settings(config: &SpoutConfig) -> RunnerSettings {
-    RunnerSettings {
-        min_delay: config.min_delay_queries,
-        max_delay: config.max_delay_queries,
-        purgatory_ttl: config.ttl_purgatory,
-        max_pending: config.max_pending,
-        idle_after_empty_queries: 2,
-    }
+    RunnerSettings::from_config(config)
 }
 
 /// The protocol of each scheme, as `protocol.schemes` names them among `named` (later entries of a

@@ -5,3 +5,6 @@
 pub mod proto {
     tonic::include_proto!("urlfrontier");
 }
+
+pub mod convert;
+pub mod server;

@@ -1,0 +1,147 @@
+//! `squall-frontier`: squall's frontier served over the URLFrontier gRPC API.
+//!
+//! ```text
+//! cargo run --release -p squall-urlfrontier --bin squall-frontier -- [OPTIONS]
+//! ```
+//!
+//! It takes the crawl binary's configuration keys (files with `--config`, single keys with
+//! `--set`, and the same shorthand flags) and serves the frontier they name — the embedded one by
+//! default, or Elasticsearch/OpenSearch with `--frontier opensearch` — on `--listen`. Ctrl-C or
+//! SIGTERM stops it gracefully: calls in progress finish, URLs handed out and not put back stay
+//! due in the frontier, and leases are given back.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+use squall::config::ConfigBuilder;
+use tracing_subscriber::EnvFilter;
+
+/// Serve a squall frontier over the URLFrontier API.
+#[derive(Debug, Parser)]
+#[command(name = "squall-frontier", version, about)]
+struct Args {
+    /// Where to listen for gRPC calls.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7071")]
+    listen: SocketAddr,
+    /// A YAML configuration file (the crawl binary's keys); repeatable, later files win.
+    #[arg(long, value_name = "FILE")]
+    config: Vec<PathBuf>,
+    /// Overrides one configuration key; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Where the frontier lives (`frontier.kind`).
+    #[arg(long, value_name = "embedded|opensearch")]
+    frontier: Option<String>,
+    /// The embedded frontier's directory (`frontier.path`).
+    #[arg(long, value_name = "DIR")]
+    frontier_path: Option<String>,
+    /// Elasticsearch/OpenSearch nodes, comma-separated (`es.status.addresses`).
+    #[arg(long, value_name = "URL[,URL...]")]
+    es_url: Option<String>,
+    /// Spout over an Elasticsearch/OpenSearch frontier (`es.status.spout`).
+    #[arg(long, value_name = "NAME")]
+    spout: Option<String>,
+    /// The status index, or the urls index with `--spout queue` (`es.status.index.name`).
+    #[arg(long, value_name = "NAME")]
+    es_index: Option<String>,
+    /// The queues index of `--spout queue` (`es.queues.index.name`).
+    #[arg(long, value_name = "NAME")]
+    es_queues_index: Option<String>,
+    /// Serve Prometheus metrics on ADDR.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+}
+
+impl Args {
+    fn shorthand_keys(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("frontier.kind", &self.frontier),
+            ("frontier.path", &self.frontier_path),
+            ("es.status.addresses", &self.es_url),
+            ("es.status.spout", &self.spout),
+            ("es.status.index.name", &self.es_index),
+            ("es.queues.index.name", &self.es_queues_index),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value.as_deref()?)))
+        .collect()
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let default = if std::io::stderr().is_terminal() {
+        "warn"
+    } else {
+        "info"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(error) = serve(args).await {
+        eprintln!("error: {error:#}");
+        std::process::exit(2);
+    }
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    // The server fetches nothing; a name is only needed to pass the configuration's checks, and
+    // a file or --set may still give one.
+    let mut builder = ConfigBuilder::new().set("http.agent.name=squall-frontier")?;
+    for path in &args.config {
+        builder = builder.yaml_file(path)?;
+    }
+    for (key, value) in args.shorthand_keys() {
+        builder = builder.set_text(key, value)?;
+    }
+    for assignment in &args.overrides {
+        builder = builder.set(assignment)?;
+    }
+    let config = builder.build()?;
+    if let Some(addr) = args.metrics_addr {
+        metrics_exporter_prometheus::PrometheusBuilder::new()
+            .with_http_listener(addr)
+            .install()
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let server = squall_urlfrontier::server::start(config, listener).await?;
+    // One line on stdout that scripts and tests wait for.
+    println!("listening on {}", server.addr());
+    shutdown_signal().await;
+    eprintln!("stopping: finishing calls in progress, giving back what is held");
+    server.shutdown().await;
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}

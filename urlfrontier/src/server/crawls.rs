@@ -1,0 +1,168 @@
+//! The crawls a server serves, by crawl ID, each opened on first use.
+//!
+//! URLFrontier names a crawl in most calls; squall gives each crawl a frontier of its own. The
+//! crawl `DEFAULT` is the frontier the configuration names; another crawl `ID` is a frontier beside
+//! it, named after it (see [`FrontierOpener`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use squall::spout::RunnerSettings;
+use tokio::sync::RwLock;
+
+use super::crawl::{Backend, Crawl};
+
+/// The crawl ID URLFrontier clients use when they name none.
+pub const DEFAULT_CRAWL: &str = "DEFAULT";
+
+/// Why a crawl's frontier could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    /// The crawl ID cannot name a frontier.
+    #[error("crawl ID {0:?} is not usable: use 1 to 64 of a-z, 0-9, '-' and '_' (or DEFAULT)")]
+    BadId(String),
+    /// The frontier could not be opened.
+    #[error("the frontier of crawl {crawl:?} could not be opened: {message}")]
+    Open {
+        /// The crawl.
+        crawl: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Opens the frontier of a crawl.
+#[async_trait]
+pub trait FrontierOpener: Send + Sync {
+    /// The frontier of crawl `crawl` (a valid ID), created when missing.
+    async fn open(&self, crawl: &str) -> Result<Backend, CrawlError>;
+
+    /// The crawls that have a frontier already (for `ListCrawls`), besides those open.
+    async fn existing(&self) -> Vec<String>;
+
+    /// Deletes what is left of crawl `crawl`'s frontier once it is emptied and closed (a
+    /// directory, indices); the default keeps it.
+    async fn remove(&self, _crawl: &str) -> Result<(), CrawlError> {
+        Ok(())
+    }
+}
+
+/// Checks a crawl ID: `DEFAULT`, or 1 to 64 of `a-z`, `0-9`, `-`, `_`.
+pub fn check_id(crawl: &str) -> Result<(), CrawlError> {
+    let fine = crawl == DEFAULT_CRAWL
+        || (!crawl.is_empty()
+            && crawl.len() <= 64
+            && crawl
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'));
+    if fine {
+        Ok(())
+    } else {
+        Err(CrawlError::BadId(crawl.to_string()))
+    }
+}
+
+/// The crawls, opened on first use.
+pub struct Crawls {
+    opener: Arc<dyn FrontierOpener>,
+    open: RwLock<BTreeMap<String, Arc<Crawl>>>,
+    runner: RunnerSettings,
+    gap: Duration,
+}
+
+impl std::fmt::Debug for Crawls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Crawls").finish_non_exhaustive()
+    }
+}
+
+impl Crawls {
+    /// Crawls opened by `opener`, read with `runner`'s pacing, keeping `gap` between two holders of
+    /// a queue unless a client sets another.
+    pub fn new(opener: Arc<dyn FrontierOpener>, runner: RunnerSettings, gap: Duration) -> Self {
+        Crawls {
+            opener,
+            open: RwLock::new(BTreeMap::new()),
+            runner,
+            gap,
+        }
+    }
+
+    /// Crawl `crawl` if it is open.
+    pub async fn get(&self, crawl: &str) -> Option<Arc<Crawl>> {
+        self.open.read().await.get(crawl).cloned()
+    }
+
+    /// Crawl `crawl`, opened now if it is not yet.
+    pub async fn get_or_open(&self, crawl: &str) -> Result<Arc<Crawl>, CrawlError> {
+        check_id(crawl)?;
+        if let Some(found) = self.get(crawl).await {
+            return Ok(found);
+        }
+        let mut open = self.open.write().await;
+        if let Some(found) = open.get(crawl) {
+            return Ok(Arc::clone(found));
+        }
+        let backend = self.opener.open(crawl).await?;
+        tracing::info!(crawl, frontier = %backend.description, "crawl opened");
+        let started = Crawl::start(backend, self.runner.clone(), self.gap);
+        open.insert(crawl.to_string(), Arc::clone(&started));
+        Ok(started)
+    }
+
+    /// The open crawls, by ID.
+    pub async fn all(&self) -> Vec<(String, Arc<Crawl>)> {
+        let open = self.open.read().await;
+        open.iter()
+            .map(|(id, c)| (id.clone(), Arc::clone(c)))
+            .collect()
+    }
+
+    /// Every crawl known: open, or with a frontier on disk or in the engine.
+    pub async fn known(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.open.read().await.keys().cloned().collect();
+        ids.extend(self.opener.existing().await);
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// Stops crawl `crawl` and forgets it, returning it if it was open.
+    pub async fn close(&self, crawl: &str) -> Option<Arc<Crawl>> {
+        let closed = self.open.write().await.remove(crawl);
+        if let Some(crawl) = &closed {
+            crawl.stop().await;
+        }
+        closed
+    }
+
+    /// Lets the opener delete what is left of a crawl's frontier.
+    pub async fn remove_frontier(&self, crawl: &str) -> Result<(), CrawlError> {
+        self.opener.remove(crawl).await
+    }
+
+    /// Stops every crawl (shutdown).
+    pub async fn stop_all(&self) {
+        let open = std::mem::take(&mut *self.open.write().await);
+        for (_, crawl) in open {
+            crawl.stop().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crawl_ids_name_files_and_indices_safely() {
+        for good in ["DEFAULT", "news", "shop-2026", "a_b"] {
+            assert!(check_id(good).is_ok(), "{good}");
+        }
+        for bad in ["", "News", "../x", "a b", "a.b", &"x".repeat(65)] {
+            assert!(check_id(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The URLFrontier gRPC service: each method maps onto a crawl's dispenser, status store or
+//! catalog. `SetLogLevel` answers UNIMPLEMENTED (squall's log filter is set at start, with
+//! `RUST_LOG`).
+
+mod admin;
+pub use admin::IDLE_COUNT;
+mod put;
+mod urls;
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::Stream;
+use squall::model::PartitionMode;
+use tonic::{Request, Response, Status};
+
+use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL};
+use crate::proto::url_frontier_server::UrlFrontier;
+use crate::proto::{
+    Active, BlockQueueParams, Boolean, CountUrlParams, CrawlLimitParams, DeleteCrawlMessage, Empty,
+    GetParams, ListUrlParams, Local, LogLevelParams, Long, Pagination, QueueDelayParams, QueueList,
+    QueueWithinCrawlParams, Stats, StringList, UrlInfo, UrlItem, UrlStatusRequest,
+};
+
+/// A stream of answers.
+pub type Answers<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// The service over squall's crawls.
+#[derive(Debug, Clone)]
+pub struct FrontierService {
+    crawls: Arc<Crawls>,
+    partition: PartitionMode,
+    /// How long a URL handed out stays the client's when it asks for 0 (the service's choice).
+    default_hold: std::time::Duration,
+    /// This server's address, for `ListNodes`.
+    node: String,
+}
+
+impl FrontierService {
+    /// A service over `crawls`; URLs put without a key get one by `partition`; `node` is the
+    /// address clients reach it at.
+    pub fn new(crawls: Arc<Crawls>, partition: PartitionMode, node: String) -> Self {
+        FrontierService {
+            crawls,
+            partition,
+            default_hold: std::time::Duration::from_secs(30),
+            node,
+        }
+    }
+
+    /// The crawls served.
+    pub fn crawls(&self) -> &Arc<Crawls> {
+        &self.crawls
+    }
+}
+
+/// The crawl a request names: empty means `DEFAULT`.
+fn crawl_id(id: &str) -> &str {
+    if id.is_empty() { DEFAULT_CRAWL } else { id }
+}
+
+fn crawl_status(error: CrawlError) -> Status {
+    match error {
+        CrawlError::BadId(_) => Status::invalid_argument(error.to_string()),
+        CrawlError::Open { .. } => Status::unavailable(error.to_string()),
+    }
+}
+
+fn store_status(error: &squall::frontier::StoreError) -> Status {
+    if error.is_retryable() {
+        Status::unavailable(error.message().to_string())
+    } else {
+        Status::internal(error.message().to_string())
+    }
+}
+
+#[tonic::async_trait]
+impl UrlFrontier for FrontierService {
+    async fn list_nodes(&self, _: Request<Empty>) -> Result<Response<StringList>, Status> {
+        Ok(Response::new(StringList {
+            values: vec![self.node.clone()],
+        }))
+    }
+
+    async fn list_crawls(&self, _: Request<Local>) -> Result<Response<StringList>, Status> {
+        Ok(Response::new(StringList {
+            values: self.crawls.known().await,
+        }))
+    }
+
+    async fn delete_crawl(
+        &self,
+        request: Request<DeleteCrawlMessage>,
+    ) -> Result<Response<Long>, Status> {
+        self.delete_crawl_now(request.into_inner()).await
+    }
+
+    async fn list_queues(
+        &self,
+        request: Request<Pagination>,
+    ) -> Result<Response<QueueList>, Status> {
+        self.list_queues_now(request.into_inner()).await
+    }
+
+    type GetURLsStream = Answers<UrlInfo>;
+
+    async fn get_ur_ls(
+        &self,
+        request: Request<GetParams>,
+    ) -> Result<Response<Self::GetURLsStream>, Status> {
+        self.get_urls_now(request.into_inner()).await
+    }
+
+    type PutURLsStream = Answers<crate::proto::AckMessage>;
+
+    async fn put_ur_ls(
+        &self,
+        request: Request<tonic::Streaming<UrlItem>>,
+    ) -> Result<Response<Self::PutURLsStream>, Status> {
+        Ok(Response::new(self.put_urls_now(request.into_inner())))
+    }
+
+    async fn get_stats(
+        &self,
+        request: Request<QueueWithinCrawlParams>,
+    ) -> Result<Response<Stats>, Status> {
+        self.get_stats_now(request.into_inner()).await
+    }
+
+    async fn delete_queue(
+        &self,
+        request: Request<QueueWithinCrawlParams>,
+    ) -> Result<Response<Long>, Status> {
+        self.delete_queue_now(request.into_inner()).await
+    }
+
+    async fn block_queue_until(
+        &self,
+        request: Request<BlockQueueParams>,
+    ) -> Result<Response<Empty>, Status> {
+        self.block_queue_now(request.into_inner()).await
+    }
+
+    async fn set_active(&self, request: Request<Active>) -> Result<Response<Empty>, Status> {
+        let active = request.into_inner().state;
+        for (_, crawl) in self.crawls.all().await {
+            crawl.dispenser().set_active(active);
+        }
+        Ok(Response::new(Empty {}))
+    }
+
+    async fn get_active(&self, _: Request<Local>) -> Result<Response<Boolean>, Status> {
+        let crawl = self
+            .crawls
+            .get_or_open(DEFAULT_CRAWL)
+            .await
+            .map_err(crawl_status)?;
+        let state = crawl.dispenser().is_active();
+        Ok(Response::new(Boolean { state }))
+    }
+
+    async fn set_delay(
+        &self,
+        request: Request<QueueDelayParams>,
+    ) -> Result<Response<Empty>, Status> {
+        self.set_delay_now(request.into_inner()).await
+    }
+
+    async fn set_log_level(&self, _: Request<LogLevelParams>) -> Result<Response<Empty>, Status> {
+        Err(Status::unimplemented(
+            "SetLogLevel: squall's log filter is set when the server starts (RUST_LOG)",
+        ))
+    }
+
+    async fn set_crawl_limit(
+        &self,
+        request: Request<CrawlLimitParams>,
+    ) -> Result<Response<Empty>, Status> {
+        self.set_crawl_limit_now(request.into_inner()).await
+    }
+
+    async fn get_url_status(
+        &self,
+        request: Request<UrlStatusRequest>,
+    ) -> Result<Response<UrlItem>, Status> {
+        self.url_status_now(request.into_inner()).await
+    }
+
+    type ListURLsStream = Answers<UrlItem>;
+
+    async fn list_ur_ls(
+        &self,
+        request: Request<ListUrlParams>,
+    ) -> Result<Response<Self::ListURLsStream>, Status> {
+        self.list_urls_now(request.into_inner()).await
+    }
+
+    async fn count_ur_ls(
+        &self,
+        request: Request<CountUrlParams>,
+    ) -> Result<Response<Long>, Status> {
+        self.count_urls_now(request.into_inner()).await
+    }
+}

@@ -1,0 +1,151 @@
+//! Handing URLs out, and reading what the frontier holds about them.
+
+use std::time::Duration;
+
+use squall::frontier::{StoredUrl, UrlQuery};
+use squall::model::Status as UrlStatus;
+use tonic::{Response, Status};
+
+use super::{Answers, FrontierService, crawl_id, crawl_status, store_status};
+use crate::convert::{secs_from_date, url_info};
+use crate::proto::url_item::Item;
+use crate::proto::{
+    CountUrlParams, DiscoveredUrlItem, GetParams, KnownUrlItem, ListUrlParams, Long, UrlInfo,
+    UrlItem, UrlStatusRequest, get_params,
+};
+use crate::server::dispenser::Ask;
+
+impl FrontierService {
+    pub(super) async fn get_urls_now(
+        &self,
+        params: GetParams,
+    ) -> Result<Response<Answers<UrlInfo>>, Status> {
+        let hold = match params.delay_requestable {
+            0 => self.default_hold,
+            secs => Duration::from_secs(u64::from(secs)),
+        };
+        let mut ask = Ask {
+            max_queues: params.max_queues as usize,
+            max_urls_per_queue: params.max_urls_per_queue as usize,
+            key: Some(params.key).filter(|k| !k.is_empty()),
+            hold,
+        };
+        let crawls = match params.item {
+            Some(get_params::Item::AnyCrawlId(_)) => self.crawls.all().await,
+            Some(get_params::Item::CrawlId(id)) => {
+                let id = crawl_id(&id).to_string();
+                let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+                vec![(id, crawl)]
+            }
+            None => {
+                let crawl = self
+                    .crawls
+                    .get_or_open(super::DEFAULT_CRAWL)
+                    .await
+                    .map_err(crawl_status)?;
+                vec![(super::DEFAULT_CRAWL.to_string(), crawl)]
+            }
+        };
+        let mut infos = Vec::new();
+        for (id, crawl) in crawls {
+            let handed = crawl.hand_out(&ask);
+            if ask.max_queues > 0 {
+                let queues: std::collections::HashSet<&str> =
+                    handed.iter().map(|h| h.key.as_str()).collect();
+                ask.max_queues = ask.max_queues.saturating_sub(queues.len());
+            }
+            infos.extend(handed.iter().map(|h| Ok(url_info(&h.url, &h.key, &id))));
+            if params.max_queues > 0 && ask.max_queues == 0 {
+                break;
+            }
+        }
+        Ok(Response::new(Box::pin(futures::stream::iter(infos))))
+    }
+
+    pub(super) async fn url_status_now(
+        &self,
+        request: UrlStatusRequest,
+    ) -> Result<Response<UrlItem>, Status> {
+        let id = crawl_id(&request.crawl_id).to_string();
+        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let found = crawl.catalog().lookup(&request.url).await;
+        match found.map_err(|e| store_status(&e))? {
+            Some(stored) => Ok(Response::new(url_item(&stored, &id))),
+            None => Err(Status::not_found(format!(
+                "crawl {id} has no URL {:?}",
+                request.url
+            ))),
+        }
+    }
+
+    pub(super) async fn list_urls_now(
+        &self,
+        params: ListUrlParams,
+    ) -> Result<Response<Answers<UrlItem>>, Status> {
+        let id = crawl_id(&params.crawl_id).to_string();
+        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let query = UrlQuery {
+            key: Some(params.key).filter(|k| !k.is_empty()),
+            contains: params.filter.filter(|f| !f.is_empty()),
+            ignore_case: params.ignore_case.unwrap_or(false),
+        };
+        let size = if params.size == 0 {
+            100
+        } else {
+            u64::from(params.size)
+        };
+        let listed = crawl
+            .catalog()
+            .list(&query, u64::from(params.start), size)
+            .await;
+        let items: Vec<Result<UrlItem, Status>> = listed
+            .map_err(|e| store_status(&e))?
+            .iter()
+            .map(|stored| Ok(url_item(stored, &id)))
+            .collect();
+        Ok(Response::new(Box::pin(futures::stream::iter(items))))
+    }
+
+    pub(super) async fn count_urls_now(
+        &self,
+        params: CountUrlParams,
+    ) -> Result<Response<Long>, Status> {
+        let id = crawl_id(&params.crawl_id).to_string();
+        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let query = UrlQuery {
+            key: Some(params.key).filter(|k| !k.is_empty()),
+            contains: params.filter.filter(|f| !f.is_empty()),
+            ignore_case: params.ignore_case.unwrap_or(false),
+        };
+        let value = crawl
+            .catalog()
+            .count(&query)
+            .await
+            .map_err(|e| store_status(&e))?;
+        Ok(Response::new(Long { value }))
+    }
+}
+
+/// A stored URL as URLFrontier shows it: a URL never fetched is `discovered`; any other is `known`,
+/// with its next fetch date and its status in `squall.status`.
+fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
+    let mut info = url_info(&stored.url, &stored.key, crawl);
+    let item = if stored.status == UrlStatus::Discovered {
+        Item::Discovered(DiscoveredUrlItem { info: Some(info) })
+    } else {
+        info.metadata.insert(
+            crate::convert::STATUS_KEY.to_string(),
+            crate::proto::StringList {
+                values: vec![stored.status.as_str().to_string()],
+            },
+        );
+        Item::Known(KnownUrlItem {
+            info: Some(info),
+            refetchable_from_date: secs_from_date(stored.next_fetch),
+        })
+    };
+    UrlItem {
+        id: stored.url.url.to_string(),
+        item: Some(item),
+    }
+}

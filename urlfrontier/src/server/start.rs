@@ -1,0 +1,199 @@
+//! Starting and stopping a server over the frontier a configuration names.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use squall::config::{CrawlConfig, FrontierKind};
+use squall::spout::RunnerSettings;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::crawl::Backend;
+use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
+use super::service::FrontierService;
+use crate::proto::url_frontier_server::UrlFrontierServer;
+
+/// How long a shutdown waits for calls in progress (a client's open PutURLs stream) before it
+/// stops the crawls anyway; writes acked until then are durable, the rest were never acked.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// Opens each crawl's frontier from one configuration: `DEFAULT` is the frontier it names; crawl
+/// `ID` is the embedded frontier in `<frontier.path>/crawls/ID`, or, on Elasticsearch/OpenSearch,
+/// the indices named `<es.status.index.name>-ID` and `<es.queues.index.name>-ID`.
+#[derive(Debug, Clone)]
+pub struct ConfigOpener {
+    config: CrawlConfig,
+}
+
+impl ConfigOpener {
+    /// An opener for `config`'s frontier.
+    pub fn new(config: CrawlConfig) -> Self {
+        ConfigOpener { config }
+    }
+
+    /// The configuration of crawl `crawl`'s frontier.
+    pub fn config_for(&self, crawl: &str) -> Result<CrawlConfig, CrawlError> {
+        check_id(crawl)?;
+        let mut config = self.config.clone();
+        if crawl == DEFAULT_CRAWL {
+            return Ok(config);
+        }
+        config.frontier.path = self.crawls_dir().join(crawl);
+        let index = squall_spouts::frontier::IndexFrontierConfig::from_config(&self.config)
+            .map_err(|error| CrawlError::Open {
+                crawl: crawl.to_string(),
+                message: error.to_string(),
+            })?;
+        let extensions = &mut config.extensions;
+        extensions.set("es.status.index.name", &format!("{}-{crawl}", index.index));
+        extensions.set(
+            "es.queues.index.name",
+            &format!("{}-{crawl}", index.queues_index),
+        );
+        Ok(config)
+    }
+
+    fn crawls_dir(&self) -> PathBuf {
+        self.config.frontier.path.join("crawls")
+    }
+}
+
+#[async_trait]
+impl FrontierOpener for ConfigOpener {
+    async fn open(&self, crawl: &str) -> Result<Backend, CrawlError> {
+        let config = self.config_for(crawl)?;
+        let failed = |message: String| CrawlError::Open {
+            crawl: crawl.to_string(),
+            message,
+        };
+        let frontier = squall_spouts::frontier::open(&config)
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+        Ok(Backend {
+            spout: frontier.spout,
+            store: frontier.store,
+            catalog: frontier.catalog,
+            description: frontier.description,
+        })
+    }
+
+    async fn existing(&self) -> Vec<String> {
+        if self.config.frontier.kind != FrontierKind::Embedded {
+            return vec![DEFAULT_CRAWL.to_string()];
+        }
+        let mut found = vec![DEFAULT_CRAWL.to_string()];
+        if let Ok(entries) = std::fs::read_dir(self.crawls_dir()) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if check_id(&name).is_ok() && entry.path().is_dir() {
+                    found.push(name);
+                }
+            }
+        }
+        found
+    }
+
+    async fn remove(&self, crawl: &str) -> Result<(), CrawlError> {
+        if crawl == DEFAULT_CRAWL || self.config.frontier.kind != FrontierKind::Embedded {
+            return Ok(()); // emptied, kept: its indices or directory are the configuration's
+        }
+        let dir = self.crawls_dir().join(crawl);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(CrawlError::Open {
+                crawl: crawl.to_string(),
+                message: format!("{}: {error}", dir.display()),
+            }),
+        }
+    }
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The listener has no address.
+    #[error("the listening socket has no address: {0}")]
+    Listener(#[from] std::io::Error),
+    /// The default crawl's frontier could not be opened.
+    #[error(transparent)]
+    Crawl(#[from] CrawlError),
+}
+
+/// A server running in the background.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    crawls: Arc<Crawls>,
+    stop: CancellationToken,
+    task: JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+/// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
+/// crawl is opened now, so that a frontier out of reach fails here, by name).
+pub async fn start(
+    config: CrawlConfig,
+    listener: TcpListener,
+) -> Result<RunningServer, StartError> {
+    let addr = listener.local_addr()?;
+    let runner = RunnerSettings::from_config(&config.spout);
+    let gap = config.fetcher.server_delay;
+    let partition = config.partition;
+    let crawls = Arc::new(Crawls::new(
+        Arc::new(ConfigOpener::new(config)),
+        runner,
+        gap,
+    ));
+    crawls.get_or_open(DEFAULT_CRAWL).await?;
+    let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string());
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let task = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(UrlFrontierServer::new(service))
+            .serve_with_incoming_shutdown(incoming, async move { stopped.cancelled().await }),
+    );
+    info!(%addr, "URLFrontier server listening");
+    Ok(RunningServer {
+        addr,
+        crawls,
+        stop,
+        task,
+    })
+}
+
+impl RunningServer {
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The crawls it serves.
+    pub fn crawls(&self) -> &Arc<Crawls> {
+        &self.crawls
+    }
+
+    /// Stops gracefully: no new calls; calls in progress get up to 10 s to finish; then every
+    /// crawl lets go of the URLs it holds (they stay due) and gives back its leases.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        let mut task = self.task;
+        match tokio::time::timeout(DRAIN, &mut task).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(error))) => warn!(%error, "the server ended with an error"),
+            Ok(Err(error)) => warn!(%error, "the server task failed"),
+            Err(_) => {
+                warn!("calls still open after {DRAIN:?}; stopping anyway");
+                task.abort();
+            }
+        }
+        self.crawls.stop_all().await;
+        info!("URLFrontier server stopped");
+    }
+}

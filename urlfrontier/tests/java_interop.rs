@@ -1,0 +1,76 @@
+//! squall's URLFrontier server driven by a client written elsewhere: `InteropCheck`, a Java program
+//! on the generated stubs of the official `urlfrontier-API` 2.5 jar (see `support/java.rs`). It
+//! puts URLs, gets them with a `delay_requestable`, lets one lapse and sees it handed out again,
+//! puts URLs back with new statuses, and reads queues, stats, counts and listings.
+//!
+//! Once on the embedded frontier, once on the queue frontier of the real node (started by
+//! `scripts/opensearch start`; `OPENSEARCH_URL` points elsewhere). The Java program uses a crawl ID
+//! of its own, so the crawl-ID mapping (a directory, or suffixed indices) is exercised too.
+
+use squall::config::{ConfigBuilder, CrawlConfig};
+
+#[path = "support/java.rs"]
+mod java;
+
+async fn check(config: CrawlConfig) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listen");
+    let server = squall_urlfrontier::server::start(config, listener)
+        .await
+        .expect("the server starts");
+    let address = server.addr().to_string();
+    let crawl = format!("interop-{}", std::process::id());
+    let outcome = tokio::task::spawn_blocking(move || java::assert_interop_check(&address, &crawl))
+        .await
+        .expect("the check ran");
+    server.shutdown().await;
+    match outcome {
+        Ok(stdout) => eprintln!("{stdout}"),
+        Err(error) => panic!("{error:#}"),
+    }
+}
+
+fn config(settings: &[&str]) -> CrawlConfig {
+    let mut builder = ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .expect("agent");
+    for setting in settings {
+        builder = builder.set(setting).expect("setting");
+    }
+    builder.build().expect("config")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_client_drives_the_server_on_the_embedded_frontier() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = format!("frontier.path={}", dir.path().display());
+    check(config(&[
+        &path,
+        "fetcher.server.delay=0.2",
+        "spout.min.delay.queries=100",
+    ]))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_client_drives_the_server_on_the_queue_frontier() {
+    let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+    let suffix = format!(
+        "{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis()
+    );
+    let urls = format!("uf-interop-urls-{suffix}");
+    let queues = format!("uf-interop-queues-{suffix}");
+    let builder = ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.kind", "opensearch"))
+        .and_then(|b| b.set_text("es.status.addresses", &url))
+        .and_then(|b| b.set_text("es.status.spout", "queue"))
+        .and_then(|b| b.set_text("es.status.index.name", &urls))
+        .and_then(|b| b.set_text("es.queues.index.name", &queues))
+        .and_then(|b| b.set("fetcher.server.delay=0.2"))
+        .and_then(|b| b.set("spout.min.delay.queries=100"));
+    check(builder.and_then(ConfigBuilder::build).expect("config")).await;
+}
