@@ -1,5 +1,9 @@
 //! squall's frontiers over the URLFrontier gRPC API.
 
+pub mod client;
+
+pub use client::{UrlFrontierSpout, UrlFrontierStore};
+
 /// The URLFrontier v2 messages and service, generated from the official API's descriptor.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod proto {
