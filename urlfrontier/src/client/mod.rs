@@ -23,14 +23,17 @@
 //!   partition key when the server sends none), its metadata lists squall's metadata; a URL that
 //!   does not parse is logged and skipped;
 //! - a DISCOVERED write is a discovered item, any other a known item due at its next fetch (0,
-//!   never, when it has none) carrying its status under [`STATUS_KEY`];
+//!   never, when it has none) carrying its status under
+//!   [`STATUS_KEY`](crate::convert::STATUS_KEY);
+//! - the crawl is idle when a squall server's [`IDLE_COUNT`](crate::server::IDLE_COUNT) says so,
+//!   or, for other servers, when GetStats counts no URL queued or in process;
 //! - a call that got no answer, or an UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED one,
 //!   fails as [`ErrorKind::Unavailable`](squall::frontier::ErrorKind::Unavailable) (retried);
 //!   any other refusal as `Rejected`.
 
 mod acks;
-mod convert;
 mod errors;
+mod messages;
 mod settings;
 mod spout;
 mod store;
@@ -41,10 +44,9 @@ use squall::config::CrawlConfig;
 use squall::frontier::{Spout, StatusStore};
 use tonic::transport::{Channel, Endpoint};
 
-pub use convert::STATUS_KEY;
 pub use errors::ClientError;
 pub use settings::{ClientSettings, DEFAULT_PORT, PREFIX};
-pub use spout::{IDLE_COUNT, UrlFrontierSpout};
+pub use spout::UrlFrontierSpout;
 pub use store::UrlFrontierStore;
 
 /// The two sides of a URLFrontier frontier and one line for people, as [`open`] gives them.

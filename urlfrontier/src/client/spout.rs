@@ -6,15 +6,12 @@ use tokio::time::{Instant, timeout_at};
 use tonic::transport::Channel;
 use tracing::{debug, warn};
 
-use super::convert::due_url;
 use super::errors::{spout_error, timed_out};
+use super::messages::due_url;
 use super::settings::ClientSettings;
 use crate::proto::url_frontier_client::UrlFrontierClient;
 use crate::proto::{GetParams, QueueWithinCrawlParams, UrlInfo, get_params};
-
-/// The key of `Stats.counts` a squall URLFrontier server sets to 1 when its whole frontier is idle
-/// (nothing due, buffered or handed out) and to 0 otherwise.
-pub const IDLE_COUNT: &str = "squall.idle";
+use crate::server::IDLE_COUNT;
 
 /// Reads due URLs from a URLFrontier server: each batch is one GetURLs call for the crawl, at most
 /// `max_queues` queues and `max_urls_per_queue` URLs per queue.
@@ -24,6 +21,10 @@ pub const IDLE_COUNT: &str = "squall.idle";
 /// [`UrlFrontierStore`](super::UrlFrontierStore)) settles it. So [`ack`](Spout::ack) and
 /// [`fail`](Spout::fail) have nothing to do: a URL that failed, or whose status could not be
 /// written, is handed out again once `delay_requestable` has passed.
+///
+/// It does not claim [`reads_past_busy`](Spout::reads_past_busy): a squall server hands out nothing
+/// more of a queue while URLs of it are out, so asking again as soon as the fetcher starts a queue's
+/// last URL would bring nothing of that queue.
 pub struct UrlFrontierSpout {
     client: UrlFrontierClient<Channel>,
     settings: ClientSettings,
@@ -110,13 +111,7 @@ impl Spout for UrlFrontierSpout {
         Ok(batch)
     }
 
-    /// The server leaves out the URLs it handed out until `delay_requestable` passes, so a query
-    /// brings other URLs of a queue than those in the topology.
-    fn reads_past_busy(&self) -> bool {
-        true
-    }
-
-    /// Asks the server for the crawl's stats: a squall server's [`IDLE_COUNT`] when present,
+    /// Asks the server for the crawl's stats: a squall server's [`IDLE_COUNT`] count when present,
     /// otherwise idle when no URL is queued or in process. (A server that counts URLs scheduled for
     /// a later re-fetch in `size` stays busy until they are fetched.)
     async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {

@@ -10,9 +10,10 @@ use tonic::transport::Channel;
 use tracing::{debug, warn};
 
 use super::acks::AckBook;
-use super::convert::{epoch_seconds, queue_reports, url_item};
 use super::errors::{store_error, timed_out};
+use super::messages::{queue_reports, url_item};
 use super::settings::ClientSettings;
+use crate::convert::secs_from_date;
 use crate::proto::url_frontier_client::UrlFrontierClient;
 use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 
@@ -21,7 +22,7 @@ use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 ///
 /// DISCOVERED writes are sent as discovered items (the server adds a URL it does not know and keeps
 /// one it knows); other statuses as known items, due again at `next_fetch` (never when `None`),
-/// with the status in the metadata under [`STATUS_KEY`](super::STATUS_KEY). What the fetches
+/// with the status in the metadata under [`STATUS_KEY`](crate::convert::STATUS_KEY). What the fetches
 /// reported about their queues follows the stream: a robots.txt crawl delay as SetDelay (whole
 /// seconds, rounded up), a Retry-After hold as BlockQueueUntil, once per queue per batch; a
 /// failure of these is logged and does not fail the writes.
@@ -94,7 +95,7 @@ impl UrlFrontierStore {
         if let Some(until) = report.blocked_until {
             let request = BlockQueueParams {
                 key: key.to_string(),
-                time: epoch_seconds(until),
+                time: secs_from_date(Some(until)),
                 crawl_id: crawl_id.clone(),
                 local: false,
             };

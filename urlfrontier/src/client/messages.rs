@@ -1,32 +1,24 @@
-//! squall's frontier types to URLFrontier messages and back: a handed-out `URLInfo` as a
-//! [`DueUrl`], a [`StatusWrite`] as a `URLItem`, and the queue reports of a batch of writes.
+//! squall's frontier types to URLFrontier messages and back, for the client: a handed-out
+//! `URLInfo` as a [`DueUrl`], a [`StatusWrite`] as a `URLItem`, and the queue reports of a batch of
+//! writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use squall::frontier::{DueUrl, QueueReport, StatusWrite};
-use squall::model::{CrawlUrl, Metadata, PartitionMode, Status, partition_key};
+use squall::model::{CrawlUrl, PartitionMode, Status, partition_key};
 use url::Url;
 
+use crate::convert::{STATUS_KEY, metadata_from_proto, metadata_to_proto, secs_from_date};
 use crate::proto::url_item::Item;
 use crate::proto::{DiscoveredUrlItem, KnownUrlItem, StringList, UrlInfo, UrlItem};
-
-/// The metadata key a known URL's squall status travels under (`FETCHED`, `FETCH_ERROR`,
-/// `REDIRECTION`, `ERROR`): URLFrontier itself only tells discovered from known URLs. It is left
-/// out of the metadata of the URLs the spout reads.
-pub const STATUS_KEY: &str = "squall.status";
 
 /// A URL the server handed out, as a due URL: its metadata lists as squall metadata (without
 /// [`STATUS_KEY`]), its queue the server's key, or the key `partition` gives when the server sent
 /// none. Fails when the server's URL does not parse.
 pub(crate) fn due_url(info: UrlInfo, partition: PartitionMode) -> Result<DueUrl, url::ParseError> {
     let url = Url::parse(&info.url)?;
-    let mut metadata = Metadata::new();
-    for (key, list) in info.metadata {
-        if key != STATUS_KEY {
-            metadata.set_values(key, list.values);
-        }
-    }
+    let mut metadata = metadata_from_proto(info.metadata);
+    metadata.remove(STATUS_KEY);
     let key = if info.key.is_empty() {
         partition_key(&url, &metadata, partition)
     } else {
@@ -39,17 +31,7 @@ pub(crate) fn due_url(info: UrlInfo, partition: PartitionMode) -> Result<DueUrl,
 /// (the server adds it unless it knows it), any other status as a known item due at `next_fetch`
 /// (0, never, when `None`) with the status under [`STATUS_KEY`].
 pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlItem {
-    let mut metadata: HashMap<String, StringList> = write
-        .url
-        .metadata
-        .iter()
-        .map(|(key, values)| {
-            let list = StringList {
-                values: values.to_vec(),
-            };
-            (key.to_string(), list)
-        })
-        .collect();
+    let mut metadata = metadata_to_proto(&write.url.metadata);
     let item = if write.status == Status::Discovered {
         metadata.remove(STATUS_KEY);
         Item::Discovered(DiscoveredUrlItem {
@@ -62,7 +44,7 @@ pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlIt
         metadata.insert(STATUS_KEY.to_string(), status);
         Item::Known(KnownUrlItem {
             info: Some(url_info(write, metadata, crawl_id)),
-            refetchable_from_date: write.next_fetch.map_or(0, refetchable_from),
+            refetchable_from_date: secs_from_date(write.next_fetch),
         })
     };
     UrlItem {
@@ -71,27 +53,17 @@ pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlIt
     }
 }
 
-fn url_info(write: &StatusWrite, metadata: HashMap<String, StringList>, crawl_id: &str) -> UrlInfo {
+fn url_info(
+    write: &StatusWrite,
+    metadata: std::collections::HashMap<String, StringList>,
+    crawl_id: &str,
+) -> UrlInfo {
     UrlInfo {
         url: write.url.url.as_str().to_string(),
         key: write.key.clone(),
         metadata,
         crawl_id: crawl_id.to_string(),
     }
-}
-
-/// A due date as URLFrontier's seconds since the epoch, rounded up so that the URL is never due
-/// early; at least 1, since 0 means never.
-fn refetchable_from(due: DateTime<Utc>) -> u64 {
-    epoch_seconds(due).max(1)
-}
-
-/// Seconds since the epoch, rounded up; 0 for dates before it.
-pub(crate) fn epoch_seconds(time: DateTime<Utc>) -> u64 {
-    let seconds = time
-        .timestamp()
-        .saturating_add(i64::from(time.timestamp_subsec_nanos() > 0));
-    u64::try_from(seconds).unwrap_or(0)
 }
 
 /// What a batch of writes reports about its queues, one report per queue (key), in key order:
@@ -114,7 +86,7 @@ pub(crate) fn queue_reports(batch: &[StatusWrite]) -> BTreeMap<String, QueueRepo
 mod tests {
     use std::time::Duration;
 
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     use super::*;
 
@@ -231,11 +203,13 @@ mod tests {
     }
 
     #[test]
-    fn due_dates_never_become_never() {
-        let epoch = Utc.timestamp_opt(0, 0).single().expect("date");
-        assert_eq!(refetchable_from(epoch), 1);
-        let before = Utc.timestamp_opt(-50, 0).single().expect("date");
-        assert_eq!(refetchable_from(before), 1);
+    fn a_due_date_at_or_before_the_epoch_is_not_never() {
+        let mut write = write("http://example.com/", Status::FetchError);
+        write.next_fetch = Utc.timestamp_opt(0, 0).single();
+        let Some(Item::Known(known)) = url_item(&write, "0".into(), "c1").item else {
+            panic!("not a known item");
+        };
+        assert_eq!(known.refetchable_from_date, 1);
     }
 
     #[test]
