@@ -5,7 +5,8 @@
 //! ```
 //!
 //! It crawls with the embedded frontier by default (a directory on local disk), so that a crawl needs
-//! nothing but cargo. Stop it with Ctrl-C: it stops emitting, lets every stage finish what it holds,
+//! nothing but cargo; `--frontier opensearch` crawls from Elasticsearch/OpenSearch, and
+//! `--frontier urlfrontier --frontier-url HOST:PORT` from a URLFrontier server. Stop it with Ctrl-C: it stops emitting, lets every stage finish what it holds,
 //! writes the last statuses and prints a summary; run it again with the same `--frontier-path` and it
 //! continues where it stopped. `--demo-site` serves a generated multi-host web site on loopback and
 //! crawls that, for a first try without touching the internet.
@@ -19,7 +20,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use serde_json::json;
-use squall::config::ConfigBuilder;
+use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind};
+use squall::frontier::{Spout, StatusStore};
 use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
@@ -36,19 +38,23 @@ struct Args {
     #[arg(long = "seeds", value_name = "FILE")]
     seeds_file: Option<PathBuf>,
     /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml,
-    /// examples/opensearch-conf.yaml and, for JavaScript sites rendered in Chromium,
-    /// examples/browser-conf.yaml); repeatable, later files win.
+    /// examples/opensearch-conf.yaml, examples/urlfrontier-conf.yaml and, for JavaScript sites
+    /// rendered in Chromium, examples/browser-conf.yaml); repeatable, later files win.
     #[arg(long, value_name = "FILE")]
     config: Vec<PathBuf>,
     /// Overrides one configuration key; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
     /// Where the frontier lives (shorthand for `--set frontier.kind=...`).
-    #[arg(long, value_name = "embedded|opensearch")]
+    #[arg(long, value_name = "embedded|opensearch|urlfrontier")]
     frontier: Option<String>,
     /// The embedded frontier's directory (`frontier.path`, default `squall-frontier`).
     #[arg(long, value_name = "DIR")]
     frontier_path: Option<String>,
+    /// The URLFrontier server of `--frontier urlfrontier`, HOST:PORT or http://HOST:PORT
+    /// (`urlfrontier.address`, default 127.0.0.1:7071).
+    #[arg(long, value_name = "ADDR")]
+    frontier_url: Option<String>,
     /// Elasticsearch/OpenSearch nodes, comma-separated (`es.status.addresses`); requests go
     /// round-robin, and one that fails on a node is retried on the next.
     #[arg(long, value_name = "URL[,URL...]")]
@@ -130,6 +136,7 @@ impl Args {
         [
             ("frontier.kind", &self.frontier, true),
             ("frontier.path", &self.frontier_path, true),
+            ("urlfrontier.address", &self.frontier_url, true),
             ("es.status.addresses", &self.es_url, true),
             ("es.status.request.timeout", &self.es_timeout, false),
             ("es.status.spout", &self.spout, true),
@@ -240,12 +247,9 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let frontier = squall_spouts::frontier::open(&config).await?;
-    eprintln!("frontier: {}", frontier.description);
+    let (spout, store) = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;
-    let mut crawler = CrawlerBuilder::new(config)
-        .spout(frontier.spout)
-        .status_store(frontier.store);
+    let mut crawler = CrawlerBuilder::new(config).spout(spout).status_store(store);
     if let Some(browser) = browser {
         crawler = crawler.named_protocol(squall_browser::PROTOCOL_NAME, browser);
     }
@@ -384,6 +388,21 @@ async fn show_progress(
             eprintln!("progress: {}", line(&stats));
         }
     }
+}
+
+/// The frontier `frontier.kind` names: a URLFrontier server (`urlfrontier.*` keys,
+/// examples/urlfrontier-conf.yaml) through squall-urlfrontier, any other through squall-spouts.
+async fn open_frontier(
+    config: &CrawlConfig,
+) -> anyhow::Result<(Box<dyn Spout>, Arc<dyn StatusStore>)> {
+    let (spout, store, description) = if config.frontier.kind == FrontierKind::Urlfrontier {
+        squall_urlfrontier::client::open(config).await?
+    } else {
+        let frontier = squall_spouts::frontier::open(config).await?;
+        (frontier.spout, frontier.store, frontier.description)
+    };
+    eprintln!("frontier: {description}");
+    Ok((spout, store))
 }
 
 /// The headless-browser protocol, started when `protocol.schemes` names it (`browser.*` keys,

@@ -163,7 +163,7 @@ config_keys! {
     "status.updater.batch.size" => status_updater_batch_size: usize = 200;
     /// `status.updater.flush.interval`: seconds before a partial batch is written anyway.
     "status.updater.flush.interval" => status_updater_flush_interval: f64 = 1.0;
-    /// `frontier.kind`: `embedded` or `opensearch`.
+    /// `frontier.kind`: `embedded`, `opensearch` or `urlfrontier`.
     "frontier.kind" => frontier_kind: FrontierKind = FrontierKind::Embedded;
     /// `frontier.path`: the embedded frontier's directory.
     "frontier.path" => frontier_path: PathBuf = PathBuf::from("squall-frontier");

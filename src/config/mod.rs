@@ -17,9 +17,10 @@
 //!
 //! A key that does not exist is an error that names it (and suggests the closest known key), so a
 //! typo never silently falls back to a default. Keys under `es.` and `opensearch.` belong to the
-//! Elasticsearch/OpenSearch frontier, and keys under `browser.` to the headless-browser protocol:
-//! they are kept as written ([`CrawlConfig::extension`]) and checked by the crate that reads them,
-//! `squall-spouts` and `squall-browser`.
+//! Elasticsearch/OpenSearch frontier, keys under `browser.` to the headless-browser protocol, and
+//! keys under `urlfrontier.` to the URLFrontier client: they are kept as written
+//! ([`CrawlConfig::extension`]) and checked by the crate that reads them, `squall-spouts`,
+//! `squall-browser` and `squall-urlfrontier`.
 
 mod builder;
 mod error;
@@ -44,8 +45,9 @@ use crate::model::PartitionMode;
 use crate::schedule::DefaultScheduler;
 
 /// Key prefixes read by other crates (`es.` and `opensearch.`: the Elasticsearch/OpenSearch
-/// frontier; `browser.`: the headless-browser protocol), not by this one.
-pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch.", "browser."];
+/// frontier; `browser.`: the headless-browser protocol; `urlfrontier.`: a URLFrontier server as
+/// the frontier), not by this one.
+pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch.", "browser.", "urlfrontier."];
 
 /// Everything a crawl is configured with, one typed section per stage. Build it with
 /// [`ConfigBuilder`] (or [`CrawlConfig::from_yaml_str`]); every section's field docs name the key.

@@ -203,9 +203,10 @@ pub struct TopologyConfig {
 /// Which frontier, and how much one query reads (`frontier.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrontierConfig {
-    /// `frontier.kind`: `embedded` (a directory on local disk, the default) or `opensearch` (an
+    /// `frontier.kind`: `embedded` (a directory on local disk, the default), `opensearch` (an
     /// Elasticsearch or OpenSearch cluster, configured by the `es.*` keys that `squall-spouts`
-    /// reads).
+    /// reads) or `urlfrontier` (a URLFrontier server, configured by the `urlfrontier.*` keys that
+    /// `squall-urlfrontier` reads).
     pub kind: FrontierKind,
     /// `frontier.path`: the embedded frontier's directory.
     pub path: PathBuf,
@@ -224,4 +225,6 @@ pub enum FrontierKind {
     Embedded,
     /// An Elasticsearch or OpenSearch cluster (the `squall-spouts` crate).
     Opensearch,
+    /// A URLFrontier server, over gRPC (the `squall-urlfrontier` crate's client).
+    Urlfrontier,
 }

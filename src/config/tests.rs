@@ -125,6 +125,13 @@ fn nonsense_values_are_refused() {
     assert!(ConfigBuilder::new().set("no-equals-sign").is_err());
 }
 
+#[test]
+fn a_urlfrontier_server_is_a_frontier_kind_with_its_own_keys() {
+    let config = named("frontier.kind: urlfrontier\nurlfrontier.address: frontier:7071\n")
+        .expect("the kind, and keys kept for squall-urlfrontier");
+    assert_eq!(config.frontier.kind, FrontierKind::Urlfrontier);
+}
+
 /// An extension's keys, as a crate outside this one would declare them.
 #[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]

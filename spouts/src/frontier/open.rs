@@ -62,6 +62,7 @@ pub enum OpenError {
 
 /// Opens the frontier `config` describes (`frontier.kind`, and the `es.*` keys for OpenSearch).
 /// The `es.*` keys are checked whichever frontier is chosen, so that a typo never passes unseen.
+/// `frontier.kind: urlfrontier` is refused: `squall-urlfrontier` opens that one.
 pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
     let index = IndexFrontierConfig::from_config(config)?;
     match config.frontier.kind {
@@ -77,6 +78,12 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
             })
         }
         FrontierKind::Opensearch => open_index_frontier(config, &index).await,
+        FrontierKind::Urlfrontier => Err(OpenError::Config(ConfigError::InvalidValue {
+            key: "frontier.kind".to_string(),
+            message: "a URLFrontier server is opened by squall_urlfrontier::client::open, not by \
+                      squall-spouts"
+                .to_string(),
+        })),
     }
 }
 
