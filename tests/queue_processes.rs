@@ -406,41 +406,6 @@ fn check_politeness(fetches: &[Fetch], faults: Option<Faults>) -> Vec<String> {
     problems
 }
 
-/// The same from the site's side: requests of one host by different processes (told apart by
-/// their User-Agent) arrive at least the delay apart; robots.txt requests aside.
-fn check_site_politeness(requests: &[RequestRecord]) -> Vec<String> {
-    let process_of = |r: &RequestRecord| {
-        r.user_agent
-            .as_deref()
-            .and_then(|ua| ua.split('/').next())
-            .and_then(|name| name.strip_prefix("squall-proc-"))
-            .and_then(|n| n.parse::<usize>().ok())
-    };
-    // Per host: when each request arrived, from which process, for which path.
-    type Arrivals<'a> = Vec<(Instant, Option<usize>, &'a str)>;
-    let mut by_host: BTreeMap<&str, Arrivals<'_>> = BTreeMap::new();
-    for r in requests.iter().filter(|r| r.path != "/robots.txt") {
-        by_host
-            .entry(&r.host)
-            .or_default()
-            .push((r.at, process_of(r), &r.path));
-    }
-    let mut problems = Vec::new();
-    for (host, mut list) in by_host {
-        list.sort_by_key(|r| r.0);
-        for pair in list.windows(2) {
-            let ((a_at, a, a_path), (b_at, b, b_path)) = (pair[0], pair[1]);
-            if a != b && b_at.duration_since(a_at) < DELAY {
-                problems.push(format!(
-                    "the site got {host}{b_path} from process {b:?} {:?} after {host}{a_path} from process {a:?}",
-                    b_at.duration_since(a_at)
-                ));
-            }
-        }
-    }
-    problems
-}
-
 /// Whether an earlier fetch by `fetch`'s process may be repeated: the process was killed, or was
 /// stopped after the fetch began.
 fn may_be_repeated(fetch: &Fetch, faults: Option<Faults>) -> bool {
@@ -702,7 +667,11 @@ async fn a_killed_and_a_stopped_process_lose_nothing_and_never_share_a_host() {
     let mut problems = outcome.log_problems.clone();
     problems.extend(check_killed_log(&outcome, faults));
     problems.extend(check_politeness(&outcome.fetches, Some(faults)));
-    problems.extend(check_site_politeness(&outcome.requests));
+    problems.extend(support::site_politeness::problems(
+        &outcome.requests,
+        "squall-proc-",
+        DELAY,
+    ));
     problems.extend(check_urls(&outcome, Some(faults)));
     problems.extend(check_site_requests(&outcome, Some(faults)));
     problems.extend(check_ends(&outcome));
@@ -727,7 +696,11 @@ async fn three_processes_share_six_hosts() {
     let (outcome, _) = crawl(false).await;
     let mut problems = outcome.log_problems.clone();
     problems.extend(check_politeness(&outcome.fetches, None));
-    problems.extend(check_site_politeness(&outcome.requests));
+    problems.extend(support::site_politeness::problems(
+        &outcome.requests,
+        "squall-proc-",
+        DELAY,
+    ));
     problems.extend(check_urls(&outcome, None));
     problems.extend(check_site_requests(&outcome, None));
     problems.extend(check_ends(&outcome));

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use squall::config::ConfigBuilder;
 use squall::frontier::UrlQuery;
 use squall::model::Status;
-use squall_testsite::{ExpectedStatus, RequestRecord, Site, SiteSpec};
+use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 mod support;
 
@@ -137,7 +137,11 @@ async fn two_workers_share_one_frontier_server_politely_and_fetch_every_url_once
     problems.extend(check_exactly_once(&fetches, &reachable));
     problems.extend(check_politeness(&fetches));
     let requests = site.requests();
-    problems.extend(check_site_politeness(&requests));
+    problems.extend(support::site_politeness::problems(
+        &requests,
+        "squall-worker-",
+        DELAY,
+    ));
     problems.extend(expected.check_requests(&requests));
     let crawl = server
         .crawls()
@@ -153,7 +157,9 @@ async fn two_workers_share_one_frontier_server_politely_and_fetch_every_url_once
         };
         match crawl.catalog().lookup(url).await {
             Ok(Some(stored)) if stored.status == wanted => {}
-            other => problems.push(format!("{url} in the server's frontier, not {wanted}: {other:?}")),
+            other => problems.push(format!(
+                "{url} in the server's frontier, not {wanted}: {other:?}"
+            )),
         }
     }
     let held = crawl
@@ -217,39 +223,6 @@ fn check_politeness(fetches: &[Fetch]) -> Vec<String> {
             let gap = (b.started - a.finished).to_std().unwrap_or_default();
             if at_once || gap < DELAY {
                 problems.push(politeness_problem(host, at_once, a, b));
-            }
-        }
-    }
-    problems
-}
-
-/// The same from the site's side, by User-Agent: requests of one host by different workers arrive
-/// at least the delay apart (robots.txt aside).
-fn check_site_politeness(requests: &[RequestRecord]) -> Vec<String> {
-    let worker_of = |r: &RequestRecord| {
-        r.user_agent
-            .as_deref()
-            .and_then(|ua| ua.split('/').next())
-            .and_then(|name| name.strip_prefix("squall-worker-"))
-            .and_then(|n| n.parse::<usize>().ok())
-    };
-    let mut by_host: BTreeMap<&str, Vec<(Instant, Option<usize>, &str)>> = BTreeMap::new();
-    for r in requests.iter().filter(|r| r.path != "/robots.txt") {
-        by_host
-            .entry(&r.host)
-            .or_default()
-            .push((r.at, worker_of(r), &r.path));
-    }
-    let mut problems = Vec::new();
-    for (host, mut list) in by_host {
-        list.sort_by_key(|r| r.0);
-        for pair in list.windows(2) {
-            let ((a_at, a, a_path), (b_at, b, b_path)) = (pair[0], pair[1]);
-            if a != b && b_at.duration_since(a_at) < DELAY {
-                problems.push(format!(
-                    "the site got {host}{b_path} from worker {b:?} {:?} after {host}{a_path} from worker {a:?}",
-                    b_at.duration_since(a_at)
-                ));
             }
         }
     }

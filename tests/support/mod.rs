@@ -7,4 +7,5 @@ pub mod crawler;
 pub mod fetch_log;
 pub mod http;
 pub mod opensearch;
+pub mod site_politeness;
 pub mod stormcrawler;

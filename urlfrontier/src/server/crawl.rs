@@ -4,15 +4,16 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use squall::frontier::{Catalog, Spout, StatusStore, StatusWrite, StoreError};
+use squall::frontier::{Catalog, Spout, StatusStore, StatusWrite};
 use squall::message::{AckMessage, Tuple};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::dispenser::{Ask, Dispenser, HandedOut};
+use super::writer::{PutOutcome, WriteJob, write_loop};
 
 /// A frontier's three sides, as the server uses them.
 pub struct Backend {
@@ -34,10 +35,34 @@ impl std::fmt::Debug for Backend {
     }
 }
 
+/// How every crawl of a server runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlSettings {
+    /// The reader's pacing and bound (`spout.*`, `topology.max.spout.pending`).
+    pub runner: RunnerSettings,
+    /// The gap between two holders of a queue, unless a client sets another
+    /// (`fetcher.server.delay`).
+    pub gap: Duration,
+    /// The most writes in one frontier batch (`status.updater.batch.size`).
+    pub write_batch: usize,
+}
+
+impl CrawlSettings {
+    /// The settings `config` gives.
+    pub fn from_config(config: &squall::config::CrawlConfig) -> Self {
+        CrawlSettings {
+            runner: RunnerSettings::from_config(&config.spout),
+            gap: config.fetcher.server_delay,
+            write_batch: config.status.batch_size,
+        }
+    }
+}
+
 /// One crawl: its frontier, reader and dispenser.
 pub struct Crawl {
     dispenser: Arc<Mutex<Dispenser>>,
     store: Arc<dyn StatusStore>,
+    writer: mpsc::Sender<WriteJob>,
     catalog: Arc<dyn Catalog>,
     state: watch::Receiver<RunnerState>,
     stop: CancellationToken,
@@ -50,25 +75,16 @@ impl std::fmt::Debug for Crawl {
     }
 }
 
-/// The outcome of one write put by a client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PutOutcome {
-    /// Durable.
-    Done,
-    /// The write failed; sending it again may work.
-    Failed(String),
-}
-
 impl Crawl {
-    /// Starts reading `backend`'s due URLs; `gap` is the default delay between two holders of a
-    /// queue.
-    pub fn start(backend: Backend, runner: RunnerSettings, gap: Duration) -> Arc<Crawl> {
+    /// Starts reading `backend`'s due URLs.
+    pub fn start(backend: Backend, settings: &CrawlSettings) -> Arc<Crawl> {
+        let gap = settings.gap;
         let (tuples, mut incoming) = mpsc::channel::<Tuple>(64);
         let (ack_sender, acks) = mpsc::unbounded_channel::<AckMessage>();
         let (state_sender, state) = watch::channel(RunnerState::default());
         let stop = CancellationToken::new();
         let dispenser = Arc::new(Mutex::new(Dispenser::new(gap)));
-        let runner = SpoutRunner::new(backend.spout, runner);
+        let runner = SpoutRunner::new(backend.spout, settings.runner.clone());
         let runner_task =
             tokio::spawn(runner.run(tuples, ack_sender, acks, state_sender, stop.clone()));
         let feeding = Arc::clone(&dispenser);
@@ -77,8 +93,17 @@ impl Crawl {
                 lock(&feeding).add(tuple);
             }
         });
+        let (writer, jobs) = mpsc::channel(64);
+        let store = Arc::clone(&backend.store);
+        tokio::spawn(write_loop(
+            store,
+            Arc::clone(&dispenser),
+            jobs,
+            settings.write_batch,
+        ));
         Arc::new(Crawl {
             dispenser,
+            writer,
             store: backend.store,
             catalog: backend.catalog,
             state,
@@ -94,27 +119,23 @@ impl Crawl {
         handed
     }
 
-    /// Writes what clients put, in one batch; a URL put back as processed (`processed[i]`) is then
-    /// taken back from the dispenser and acked to the frontier's reader. One outcome per write.
+    /// Writes what a client put; a URL put back as processed (`processed[i]`) is then taken back
+    /// from the dispenser and acked to the frontier's reader. One outcome per write, once durable.
+    /// Writes of several clients waiting at once go to the frontier as one batch.
     pub async fn put(&self, writes: Vec<StatusWrite>, processed: Vec<bool>) -> Vec<PutOutcome> {
-        let urls: Vec<String> = writes.iter().map(|w| w.url.url.to_string()).collect();
-        let results = self.store.store(writes).await;
-        let mut outcomes = Vec::with_capacity(results.len());
-        for ((result, url), processed) in results.into_iter().zip(urls).zip(processed) {
-            match result {
-                Ok(()) => {
-                    if processed {
-                        let handle = lock(&self.dispenser).complete(&url, Instant::now());
-                        if let Some(handle) = handle {
-                            handle.ack();
-                        }
-                    }
-                    outcomes.push(PutOutcome::Done);
-                }
-                Err(error) => outcomes.push(PutOutcome::Failed(describe(&error))),
-            }
+        let count = writes.len();
+        let (reply, outcome) = oneshot::channel();
+        let job = WriteJob {
+            writes,
+            processed,
+            reply,
+        };
+        if self.writer.send(job).await.is_err() {
+            return vec![PutOutcome::Failed("the crawl is stopping".to_string()); count];
         }
-        outcomes
+        outcome
+            .await
+            .unwrap_or_else(|_| vec![PutOutcome::Failed("the writer stopped".to_string()); count])
     }
 
     /// The dispenser, for the rules clients set and the counts they read.
@@ -153,10 +174,6 @@ impl Crawl {
         }
         info!("crawl stopped");
     }
-}
-
-fn describe(error: &StoreError) -> String {
-    format!("{:?}: {}", error.kind(), error.message())
 }
 
 /// The dispenser's lock; a panic while it was held leaves state that is still consistent for

@@ -6,13 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
-use squall::spout::RunnerSettings;
 use tokio::sync::RwLock;
 
-use super::crawl::{Backend, Crawl};
+use super::crawl::{Backend, Crawl, CrawlSettings};
 
 /// The crawl ID URLFrontier clients use when they name none.
 pub const DEFAULT_CRAWL: &str = "DEFAULT";
@@ -68,8 +66,7 @@ pub fn check_id(crawl: &str) -> Result<(), CrawlError> {
 pub struct Crawls {
     opener: Arc<dyn FrontierOpener>,
     open: RwLock<BTreeMap<String, Arc<Crawl>>>,
-    runner: RunnerSettings,
-    gap: Duration,
+    settings: CrawlSettings,
 }
 
 impl std::fmt::Debug for Crawls {
@@ -79,14 +76,12 @@ impl std::fmt::Debug for Crawls {
 }
 
 impl Crawls {
-    /// Crawls opened by `opener`, read with `runner`'s pacing, keeping `gap` between two holders of
-    /// a queue unless a client sets another.
-    pub fn new(opener: Arc<dyn FrontierOpener>, runner: RunnerSettings, gap: Duration) -> Self {
+    /// Crawls opened by `opener`, each run with `settings`.
+    pub fn new(opener: Arc<dyn FrontierOpener>, settings: CrawlSettings) -> Self {
         Crawls {
             opener,
             open: RwLock::new(BTreeMap::new()),
-            runner,
-            gap,
+            settings,
         }
     }
 
@@ -107,7 +102,7 @@ impl Crawls {
         }
         let backend = self.opener.open(crawl).await?;
         tracing::info!(crawl, frontier = %backend.description, "crawl opened");
-        let started = Crawl::start(backend, self.runner.clone(), self.gap);
+        let started = Crawl::start(backend, &self.settings);
         open.insert(crawl.to_string(), Arc::clone(&started));
         Ok(started)
     }

@@ -3,10 +3,12 @@ mod crawl;
 mod crawls;
 mod dispenser;
 mod service;
+mod writer;
 
-pub use crawl::{Backend, Crawl, PutOutcome};
+pub use crawl::{Backend, Crawl, CrawlSettings};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};
 pub use service::{FrontierService, IDLE_COUNT};
+pub use writer::PutOutcome;
 mod start;
 pub use start::{ConfigOpener, RunningServer, StartError, start};

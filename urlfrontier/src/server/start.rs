@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use squall::config::{CrawlConfig, FrontierKind};
-use squall::spout::RunnerSettings;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::crawl::Backend;
+use super::crawl::{Backend, CrawlSettings};
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::service::FrontierService;
 use crate::proto::url_frontier_server::UrlFrontierServer;
@@ -141,19 +141,23 @@ pub async fn start(
     listener: TcpListener,
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
-    let runner = RunnerSettings::from_config(&config.spout);
-    let gap = config.fetcher.server_delay;
+    let settings = CrawlSettings::from_config(&config);
     let partition = config.partition;
-    let crawls = Arc::new(Crawls::new(
-        Arc::new(ConfigOpener::new(config)),
-        runner,
-        gap,
-    ));
+    let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
     crawls.get_or_open(DEFAULT_CRAWL).await?;
     let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string());
     let stop = CancellationToken::new();
     let stopped = stop.clone();
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // Answers go out at once: with Nagle's algorithm on, a small frame waits for the client's
+    // delayed ACK (40 ms on Linux) and each call pays it.
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|accepted| {
+        if let Ok(stream) = &accepted
+            && let Err(error) = stream.set_nodelay(true)
+        {
+            warn!(%error, "TCP_NODELAY could not be set");
+        }
+        accepted
+    });
     let task = tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(UrlFrontierServer::new(service))

@@ -13,7 +13,7 @@ use crate::convert::{ItemError, date_from_secs, metadata_from_proto, parse_url, 
 use crate::proto::ack_message::Status as AckStatus;
 use crate::proto::url_item::Item;
 use crate::proto::{AckMessage, UrlInfo, UrlItem};
-use crate::server::crawl::PutOutcome;
+use crate::server::PutOutcome;
 
 /// Items read from a stream at once, written as one batch.
 const BATCH: usize = 500;
