@@ -3,8 +3,9 @@
 //! puts URLs, gets them with a `delay_requestable`, lets one lapse and sees it handed out again,
 //! puts URLs back with new statuses, and reads queues, stats, counts and listings.
 //!
-//! Once on the embedded frontier, once on the queue frontier of the real node (started by
-//! `scripts/opensearch start`; `OPENSEARCH_URL` points elsewhere). The Java program uses a crawl ID
+//! On the embedded frontier, and on the real node (started by `scripts/opensearch start`;
+//! `OPENSEARCH_URL` points elsewhere) with the queue frontier and with a StormCrawler status index
+//! read by the aggregation spout. The Java program uses a crawl ID
 //! of its own, so the crawl-ID mapping (a directory, or suffixed indices) is exercised too.
 
 use squall::config::{ConfigBuilder, CrawlConfig};
@@ -53,24 +54,59 @@ async fn a_java_client_drives_the_server_on_the_embedded_frontier() {
     .await;
 }
 
+fn engine_url() -> String {
+    std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into())
+}
+
+/// The engine frontier with `spout` (`queue`, or a status-index spout such as `aggregation`), its
+/// indices named with `suffix`.
+fn engine_config(spout: &str, suffix: &str) -> CrawlConfig {
+    let url = engine_url();
+    let builder = ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.kind", "opensearch"))
+        .and_then(|b| b.set_text("es.status.addresses", &url))
+        .and_then(|b| b.set_text("es.status.spout", spout))
+        .and_then(|b| {
+            b.set_text(
+                "es.status.index.name",
+                &format!("uf-interop-{spout}-{suffix}"),
+            )
+        })
+        .and_then(|b| {
+            b.set_text(
+                "es.queues.index.name",
+                &format!("uf-interop-queues-{suffix}"),
+            )
+        })
+        .and_then(|b| b.set("fetcher.server.delay=0.2"))
+        .and_then(|b| b.set("spout.min.delay.queries=100"));
+    builder.and_then(ConfigBuilder::build).expect("config")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_java_client_drives_the_server_on_the_queue_frontier() {
-    let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+    on_the_engine("queue").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_client_drives_the_server_on_a_status_index() {
+    on_the_engine("aggregation").await;
+}
+
+/// Runs the check on the engine, then deletes every index it made (the crawl's and the default's).
+async fn on_the_engine(spout: &str) {
     let suffix = format!(
         "{}-{}",
         std::process::id(),
         chrono::Utc::now().timestamp_millis()
     );
-    let urls = format!("uf-interop-urls-{suffix}");
-    let queues = format!("uf-interop-queues-{suffix}");
-    let builder = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| b.set_text("frontier.kind", "opensearch"))
-        .and_then(|b| b.set_text("es.status.addresses", &url))
-        .and_then(|b| b.set_text("es.status.spout", "queue"))
-        .and_then(|b| b.set_text("es.status.index.name", &urls))
-        .and_then(|b| b.set_text("es.queues.index.name", &queues))
-        .and_then(|b| b.set("fetcher.server.delay=0.2"))
-        .and_then(|b| b.set("spout.min.delay.queries=100"));
-    check(builder.and_then(ConfigBuilder::build).expect("config")).await;
+    check(engine_config(spout, &suffix)).await;
+    let cleanup = reqwest::Client::new()
+        .delete(format!("{}/uf-interop-*{suffix}*", engine_url()))
+        .send()
+        .await;
+    if let Err(error) = cleanup {
+        eprintln!("the test indices could not be deleted: {error}");
+    }
 }
