@@ -208,6 +208,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let out = json!({
         "benchmark": "urlfrontier",
+        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
+        "date": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         "urls": plan.urls,
         "hosts": plan.hosts,
         "clients": plan.clients,
