@@ -15,6 +15,7 @@ mod shared_crawl;
 mod splice;
 mod stages;
 mod tables;
+mod urlfrontier;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,8 +32,8 @@ use clap::Parser;
 struct Cli {
     /// Directory holding machine.json, spouts.json, writer.json, fetcher.json, parser.json,
     /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json,
-    /// browser.json and migration.json (any of them may be missing); the SVGs and summary.md are
-    /// written here too.
+    /// browser.json, urlfrontier.json and migration.json (any of them may be missing); the SVGs and
+    /// summary.md are written here too.
     #[arg(long, value_name = "DIR")]
     results: PathBuf,
     /// Replace everything between the lines `<!-- results:begin -->` and

@@ -323,6 +323,8 @@ pub struct Results {
     pub end_to_end: Option<crate::end_to_end::EndToEnd>,
     /// `browser.json`.
     pub browser: Option<crate::browser::Browser>,
+    /// `urlfrontier.json`.
+    pub urlfrontier: Option<crate::urlfrontier::UrlFrontier>,
 }
 
 impl Results {
@@ -341,6 +343,7 @@ impl Results {
             scale_out: read_optional(dir, "scale_out.json")?,
             end_to_end: read_optional(dir, "end_to_end.json")?,
             browser: read_optional(dir, "browser.json")?,
+            urlfrontier: read_optional(dir, "urlfrontier.json")?,
         })
     }
 }

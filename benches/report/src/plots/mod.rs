@@ -6,6 +6,7 @@ mod scale_out;
 mod shards;
 mod spouts;
 mod stages;
+mod urlfrontier;
 
 use std::ops::Range;
 use std::path::Path;
@@ -87,6 +88,11 @@ pub fn draw_all(results: &Results, stages: &[Stage], dir: &Path) -> Result<Vec<P
     if let Some(b) = &results.browser {
         drawn.extend(draw(dir, "browser.svg", |area| {
             browser::pages_and_memory(area, b)
+        })?);
+    }
+    if let Some(u) = &results.urlfrontier {
+        drawn.extend(draw(dir, "urlfrontier.svg", |area| {
+            urlfrontier::urls_per_second(area, u)
         })?);
     }
     Ok(drawn)
