@@ -25,6 +25,10 @@ pub struct UrlFrontier {
     pub batch: Option<u64>,
     /// Runs of each path per frontier.
     pub runs: Option<u64>,
+    /// The commit measured.
+    pub commit: Option<String>,
+    /// When it was measured.
+    pub date: Option<String>,
     /// One entry per frontier.
     pub frontiers: Vec<Frontier>,
 }
@@ -121,6 +125,13 @@ fn about(u: &UrlFrontier) -> String {
             "{} of each{order}, median (min–max)",
             count(runs, "run")
         ));
+    }
+    if let Some(commit) = &u.commit {
+        let date = u
+            .date
+            .as_deref()
+            .map_or_else(String::new, |d| format!(", {d}"));
+        about.push(format!("commit {commit}{date}"));
     }
     format!(
         "{}. Command: `cargo bench --bench urlfrontier` (or `scripts/bench --only urlfrontier`).\n\n",
