@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 use squall::frontier::UrlQuery;
 use tonic::{Response, Status};
 
-use super::{FrontierService, crawl_id, crawl_status, store_status};
+use super::{FrontierService, crawl_status, store_status};
 use crate::proto::{
     BlockQueueParams, CrawlLimitParams, DeleteCrawlMessage, Empty, Long, Pagination,
     QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats,
@@ -20,8 +20,7 @@ impl FrontierService {
         &self,
         request: DeleteCrawlMessage,
     ) -> Result<Response<Long>, Status> {
-        let id = crawl_id(&request.value).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (id, crawl) = self.crawl(&request.value).await?;
         crawl.dispenser().clear();
         let deleted = crawl
             .catalog()
@@ -40,8 +39,7 @@ impl FrontierService {
         &self,
         request: Pagination,
     ) -> Result<Response<QueueList>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (id, crawl) = self.crawl(&request.crawl_id).await?;
         let size = if request.size == 0 { 100 } else { request.size };
         let (values, total) = if request.include_inactive {
             let page = crawl
@@ -72,8 +70,7 @@ impl FrontierService {
         &self,
         request: QueueWithinCrawlParams,
     ) -> Result<Response<Stats>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (id, crawl) = self.crawl(&request.crawl_id).await?;
         let key = Some(request.key).filter(|k| !k.is_empty());
         let query = UrlQuery {
             key: key.clone(),
@@ -118,8 +115,7 @@ impl FrontierService {
         &self,
         request: QueueWithinCrawlParams,
     ) -> Result<Response<Long>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (_, crawl) = self.crawl(&request.crawl_id).await?;
         if request.key.is_empty() {
             return Err(Status::invalid_argument("DeleteQueue needs a queue key"));
         }
@@ -133,8 +129,7 @@ impl FrontierService {
         &self,
         request: BlockQueueParams,
     ) -> Result<Response<Empty>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (_, crawl) = self.crawl(&request.crawl_id).await?;
         let until = match request.time {
             0 => None,
             secs => Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)),
@@ -147,8 +142,7 @@ impl FrontierService {
         &self,
         request: QueueDelayParams,
     ) -> Result<Response<Empty>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (_, crawl) = self.crawl(&request.crawl_id).await?;
         let delay = Duration::from_secs(u64::from(request.delay_requestable));
         let key = Some(request.key.as_str()).filter(|k| !k.is_empty());
         crawl.dispenser().set_delay(key, delay);
@@ -159,8 +153,7 @@ impl FrontierService {
         &self,
         request: CrawlLimitParams,
     ) -> Result<Response<Empty>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (_, crawl) = self.crawl(&request.crawl_id).await?;
         if request.key.is_empty() {
             return Err(Status::invalid_argument("SetCrawlLimit needs a queue key"));
         }

@@ -14,6 +14,7 @@ use futures::Stream;
 use squall::model::PartitionMode;
 use tonic::{Request, Response, Status};
 
+use super::crawl::Crawl;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL};
 use crate::proto::url_frontier_server::UrlFrontier;
 use crate::proto::{
@@ -51,6 +52,13 @@ impl FrontierService {
     /// The crawls served.
     pub fn crawls(&self) -> &Arc<Crawls> {
         &self.crawls
+    }
+
+    /// The crawl a request names (empty: `DEFAULT`), opened if need be, with its ID.
+    async fn crawl(&self, requested: &str) -> Result<(String, Arc<Crawl>), Status> {
+        let id = crawl_id(requested).to_string();
+        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        Ok((id, crawl))
     }
 }
 

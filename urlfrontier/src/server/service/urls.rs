@@ -66,8 +66,7 @@ impl FrontierService {
         &self,
         request: UrlStatusRequest,
     ) -> Result<Response<UrlItem>, Status> {
-        let id = crawl_id(&request.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
+        let (id, crawl) = self.crawl(&request.crawl_id).await?;
         let found = crawl.catalog().lookup(&request.url).await;
         match found.map_err(|e| store_status(&e))? {
             Some(stored) => Ok(Response::new(url_item(&stored, &id))),
@@ -82,13 +81,8 @@ impl FrontierService {
         &self,
         params: ListUrlParams,
     ) -> Result<Response<Answers<UrlItem>>, Status> {
-        let id = crawl_id(&params.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
-        let query = UrlQuery {
-            key: Some(params.key).filter(|k| !k.is_empty()),
-            contains: params.filter.filter(|f| !f.is_empty()),
-            ignore_case: params.ignore_case.unwrap_or(false),
-        };
+        let (id, crawl) = self.crawl(&params.crawl_id).await?;
+        let query = url_query(params.key, params.filter, params.ignore_case);
         let size = if params.size == 0 {
             100
         } else {
@@ -110,19 +104,23 @@ impl FrontierService {
         &self,
         params: CountUrlParams,
     ) -> Result<Response<Long>, Status> {
-        let id = crawl_id(&params.crawl_id).to_string();
-        let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
-        let query = UrlQuery {
-            key: Some(params.key).filter(|k| !k.is_empty()),
-            contains: params.filter.filter(|f| !f.is_empty()),
-            ignore_case: params.ignore_case.unwrap_or(false),
-        };
+        let (_, crawl) = self.crawl(&params.crawl_id).await?;
+        let query = url_query(params.key, params.filter, params.ignore_case);
         let value = crawl
             .catalog()
             .count(&query)
             .await
             .map_err(|e| store_status(&e))?;
         Ok(Response::new(Long { value }))
+    }
+}
+
+/// The URLs a ListURLs or CountURLs request covers: empty key and filter mean all.
+fn url_query(key: String, filter: Option<String>, ignore_case: Option<bool>) -> UrlQuery {
+    UrlQuery {
+        key: Some(key).filter(|k| !k.is_empty()),
+        contains: filter.filter(|f| !f.is_empty()),
+        ignore_case: ignore_case.unwrap_or(false),
     }
 }
 
