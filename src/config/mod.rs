@@ -34,7 +34,7 @@ use serde_norway::{Mapping, Value};
 
 pub use builder::ConfigBuilder;
 pub use error::ConfigError;
-pub use keys::{ConfigKeys, field_names, known_keys};
+pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
@@ -204,11 +204,6 @@ impl ExtensionKeys {
     pub fn set(&mut self, key: &str, value: &str) {
         let value = serde_norway::from_str(value).unwrap_or_else(|_| Value::from(value));
         self.0.insert(Value::from(key), value);
-    }
-
-    /// The text of `key`, when it is set to a string.
-    pub fn get_str(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str)
     }
 
     fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>

@@ -28,7 +28,7 @@ use crate::client::indices::refresh;
 use crate::client::{EsClient, EsError, Method, RequestBody, is_transient_status};
 use crate::queue::schema::queue_id;
 use crate::status_index::schema::KeyField;
-use query::{count, sorted_hits, stored_url, url_query, url_sort};
+use query::{sorted_hits, stored_url, url_query, url_sort};
 
 /// A [`Catalog`] over an index of status documents (and the queue frontier's queues index).
 #[derive(Debug, Clone)]
@@ -160,7 +160,8 @@ impl Catalog for EsCatalog {
     }
 
     async fn count(&self, query: &UrlQuery) -> Result<u64, StoreError> {
-        count(&self.client, &self.index, url_query(query, &self.key_field))
+        self.client
+            .count(&self.index, url_query(query, &self.key_field))
             .await
             .map_err(reading(&self.index))
     }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use squall::frontier::{StoredUrl, UrlQuery};
 use tracing::warn;
 
-use crate::client::{EsClient, EsError, Method, RequestBody, SearchHit};
+use crate::client::{EsClient, EsError, SearchHit};
 use crate::status_index::schema::{KeyField, read_document};
 
 /// The deepest hit a search reaches with `from` and `size` (the engines' default
@@ -43,23 +43,6 @@ pub(super) fn url_query(query: &UrlQuery, key_field: &KeyField) -> Value {
     } else {
         json!({ "bool": { "filter": filters } })
     }
-}
-
-/// How many documents of `index` match `query`.
-pub(super) async fn count(client: &EsClient, index: &str, query: Value) -> Result<u64, EsError> {
-    let path = format!("/{index}/_count");
-    let answer = client
-        .request(
-            Method::Post,
-            &path,
-            &[],
-            Some(RequestBody::Json(json!({ "query": query }))),
-        )
-        .await?;
-    answer["count"].as_u64().ok_or_else(|| EsError::Decode {
-        path,
-        message: format!("no count in {answer}"),
-    })
 }
 
 /// The listing order: by key (documents without one last), then by URL, which is unique, so that

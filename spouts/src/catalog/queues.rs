@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use squall::frontier::QueuePage;
 
-use super::query::{count, sorted_hits};
+use super::query::sorted_hits;
 use crate::client::{EsClient, EsError};
 use crate::status_index::schema::KeyField;
 
@@ -28,7 +28,9 @@ pub(super) async fn indexed_queues(
         .iter()
         .filter_map(|hit| hit.field("key").as_str().map(str::to_string))
         .collect();
-    let total = count(client, queues_index, json!({ "match_all": {} })).await?;
+    let total = client
+        .count(queues_index, json!({ "match_all": {} }))
+        .await?;
     Ok(QueuePage { keys, total })
 }
 

@@ -166,6 +166,17 @@ impl EsClient {
         SearchResponse::parse(answer, path)
     }
 
+    /// How many documents of `index` match `query` (`POST /{index}/_count`).
+    pub async fn count(&self, index: &str, query: Value) -> Result<u64, EsError> {
+        let path = format!("/{index}/_count");
+        let body = RequestBody::Json(serde_json::json!({ "query": query }));
+        let answer = self.request(Method::Post, &path, &[], Some(body)).await?;
+        answer["count"].as_u64().ok_or_else(|| EsError::Decode {
+            path,
+            message: format!("no count in {answer}"),
+        })
+    }
+
     /// Runs several searches in one `_msearch` (`lines`: a header and a body per search).
     pub async fn multi_search(&self, lines: Vec<Value>) -> Result<MultiSearchResponse, EsError> {
         let path = "/_msearch";

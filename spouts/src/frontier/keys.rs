@@ -297,11 +297,7 @@ mod tests {
             read(&[]).expect("defaults"),
             "a value in examples/opensearch-conf.yaml is not the default"
         );
-        let listed: Vec<String> = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("es.")?.split_once(':'))
-            .map(|(key, _)| key.to_string())
-            .collect();
+        let listed = squall::config::listed_keys(text, "es.");
         let known = squall::config::field_names::<Keys>();
         assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::MigrateError;
 use super::document::parse_date;
-use crate::client::{EsClient, Method, RequestBody};
+use crate::client::EsClient;
 use crate::queue::schema::queue_id;
 use crate::status_index::schema::{KeyField, format_date};
 
@@ -256,18 +256,7 @@ pub async fn key_minimums(
 
 /// How many documents of `index` match `query`.
 pub async fn count(client: &EsClient, index: &str, query: Value) -> Result<u64, MigrateError> {
-    let path = format!("/{index}/_count");
-    let answer = client
-        .request(
-            Method::Post,
-            &path,
-            &[],
-            Some(RequestBody::Json(json!({ "query": query }))),
-        )
-        .await?;
-    answer["count"].as_u64().ok_or_else(|| {
-        MigrateError::Unexpected(format!("no count in the answer to {path}: {answer}"))
-    })
+    Ok(client.count(index, query).await?)
 }
 
 /// A queue document, as the checks read it.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::{TimeDelta, Utc};
 
-use super::{Check, FrontierPair, Nonconformance, fail, read_due, store_all, url};
+use super::{Check, FrontierPair, Nonconformance, due_urls, fail, store_all, url};
 use crate::frontier::{Catalog, QueueReport, StatusWrite, StoreError, StoredUrl, UrlQuery};
 use crate::model::{CrawlUrl, Metadata, Status, keys};
 
@@ -312,20 +312,6 @@ async fn queues_page_in_order(catalog: &dyn Catalog, expected: &Expected) -> Che
     same_queues("catalog_queues_page_in_order", catalog, &keys).await
 }
 
-/// Everything the spout returns, as URLs.
-async fn spout_urls(
-    pair: &mut FrontierPair,
-    check: &'static str,
-) -> Result<Vec<String>, Nonconformance> {
-    read_due(pair)
-        .await
-        .map(|due| due.into_keys().collect())
-        .map_err(|detail| Nonconformance {
-            check,
-            detail: format!("the spout failed: {detail}"),
-        })
-}
-
 async fn deleting_a_queue_removes_it(
     pair: &mut FrontierPair,
     catalog: &dyn Catalog,
@@ -376,7 +362,7 @@ async fn deleting_a_queue_removes_it(
     counts_and_listings_follow_the_query(CHECK, catalog, expected).await?;
     statuses_are_counted(CHECK, catalog, expected).await?;
     same_queues(CHECK, catalog, &["a.test", "c.test"]).await?;
-    let due = spout_urls(pair, CHECK).await?;
+    let due = due_urls(pair, CHECK).await?;
     if due != ["http://a.test/1", "http://a.test/Post/4"] {
         return fail(
             CHECK,
@@ -418,7 +404,7 @@ async fn deleting_everything_empties_the_frontier(
     {
         return fail(CHECK, format!("a deleted URL was found: {stored:?}"));
     }
-    let due = spout_urls(pair, CHECK).await?;
+    let due = due_urls(pair, CHECK).await?;
     if !due.is_empty() {
         return fail(
             CHECK,

@@ -155,7 +155,8 @@ async fn read_due(pair: &mut FrontierPair) -> Result<BTreeMap<String, DueUrl>, S
     Ok(seen)
 }
 
-async fn due_urls(
+/// Everything the spout returns, as URLs.
+pub(super) async fn due_urls(
     pair: &mut FrontierPair,
     check: &'static str,
 ) -> Result<Vec<String>, Nonconformance> {

@@ -208,11 +208,7 @@ mod tests {
             Keys::default(),
             "a value in the example is not the default"
         );
-        let mut listed: Vec<String> = text
-            .lines()
-            .filter_map(|line| line.strip_prefix(PREFIX)?.split_once(':'))
-            .map(|(key, _)| key.to_string())
-            .collect();
+        let mut listed = squall::config::listed_keys(text, PREFIX);
         let mut known = squall::config::field_names::<Keys>();
         known.sort();
         listed.sort();

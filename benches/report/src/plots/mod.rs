@@ -126,6 +126,45 @@ fn log_tick(y: &f64) -> String {
     crate::format::setting(*y)
 }
 
+/// One series of bars: each at `(left edge, spread)`, `width` wide, from `lo` up to the median, in
+/// `c`, with a black min–max whisker.
+fn bars_with_whiskers<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    bars: &[(f64, crate::results::Spread)],
+    width: f64,
+    lo: f64,
+    c: RGBColor,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(
+            bars.iter()
+                .map(|(x0, s)| Rectangle::new([(*x0, lo), (*x0 + width, s.median)], c.filled())),
+        )
+        .map_err(plot_error)?;
+    for (x0, s) in bars {
+        let x = x0 + width / 2.0;
+        let cap = width / 5.0;
+        let (bottom, top) = (s.min.max(lo), s.max.max(lo));
+        let whisker = [
+            vec![(x, bottom), (x, top)],
+            vec![(x - cap, bottom), (x + cap, bottom)],
+            vec![(x - cap, top), (x + cap, top)],
+        ];
+        chart
+            .draw_series(
+                whisker
+                    .into_iter()
+                    .map(|p| PathElement::new(p, BLACK.stroke_width(1))),
+            )
+            .map_err(plot_error)?;
+    }
+    Ok(())
+}
+
 /// Turns a plotters error into an anyhow error.
 fn plot_error<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting failed: {e:?}")

@@ -4,8 +4,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::{
-    Area, Categories, DESC_SIZE, FONT, LABEL_SIZE, Mark, colour, layout, log_axis, log_tick,
-    plot_error,
+    Area, Categories, DESC_SIZE, FONT, LABEL_SIZE, Mark, bars_with_whiskers, colour, layout,
+    log_axis, log_tick, plot_error,
 };
 use crate::format::size;
 use crate::results::{Spouts, Spread};
@@ -67,30 +67,7 @@ pub fn urls_per_second(area: &Area<'_>, s: &Spouts) -> Result<Option<String>> {
             .enumerate()
             .filter_map(|(i, n)| spread(si, n).map(|u| (i as f64 + 0.1 + width * si as f64, u)))
             .collect();
-        chart
-            .draw_series(
-                bars.iter().map(|(x0, u)| {
-                    Rectangle::new([(*x0, lo), (*x0 + width, u.median)], c.filled())
-                }),
-            )
-            .map_err(plot_error)?;
-        for (x0, u) in &bars {
-            let x = x0 + width / 2.0;
-            let cap = width / 5.0;
-            let (bottom, top) = (u.min.max(lo), u.max.max(lo));
-            let whisker = [
-                vec![(x, bottom), (x, top)],
-                vec![(x - cap, bottom), (x + cap, bottom)],
-                vec![(x - cap, top), (x + cap, top)],
-            ];
-            chart
-                .draw_series(
-                    whisker
-                        .into_iter()
-                        .map(|p| PathElement::new(p, BLACK.stroke_width(1))),
-                )
-                .map_err(plot_error)?;
-        }
+        bars_with_whiskers(&mut chart, &bars, width, lo, c)?;
     }
     Ok(Some(title))
 }

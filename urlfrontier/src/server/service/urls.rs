@@ -6,7 +6,7 @@ use squall::frontier::{StoredUrl, UrlQuery};
 use squall::model::Status as UrlStatus;
 use tonic::{Response, Status};
 
-use super::{Answers, FrontierService, crawl_id, crawl_status, store_status};
+use super::{Answers, FrontierService, store_status};
 use crate::convert::{secs_from_date, url_info};
 use crate::proto::url_item::Item;
 use crate::proto::{
@@ -32,19 +32,8 @@ impl FrontierService {
         };
         let crawls = match params.item {
             Some(get_params::Item::AnyCrawlId(_)) => self.crawls.all().await,
-            Some(get_params::Item::CrawlId(id)) => {
-                let id = crawl_id(&id).to_string();
-                let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
-                vec![(id, crawl)]
-            }
-            None => {
-                let crawl = self
-                    .crawls
-                    .get_or_open(super::DEFAULT_CRAWL)
-                    .await
-                    .map_err(crawl_status)?;
-                vec![(super::DEFAULT_CRAWL.to_string(), crawl)]
-            }
+            Some(get_params::Item::CrawlId(id)) => vec![self.crawl(&id).await?],
+            None => vec![self.crawl("").await?],
         };
         let mut infos = Vec::new();
         for (id, crawl) in crawls {
