@@ -107,7 +107,7 @@ async fn crawl(hosts: &[&str]) -> Crawl {
         "fetcher.server.delay=0",
         "spout.min.delay.queries=50",
         "urlfilter.ignore.outside.host=true",
-        "http.timeout=5",
+        "http.timeout=5000",
     ]));
     for host in hosts {
         // Nothing listens on 127.0.0.2 at this port: that host is unreachable.

@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_norway::{Mapping, Value};
 
 use super::keys::{ConfigKeys, known_keys};
+use super::stormcrawler::ignored_reason;
 use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES, ExtensionKeys};
 use crate::schedule::is_custom_interval_key;
 
@@ -101,12 +102,15 @@ impl ConfigBuilder {
     }
 
     /// Builds and validates the configuration. Keys under the [`EXTENSION_PREFIXES`] are kept, as
-    /// written, for the crates that read them ([`CrawlConfig::extension`]).
+    /// written, for the crates that read them ([`CrawlConfig::extension`]). StormCrawler's and
+    /// Storm's keys that squall does not implement are set aside ([`CrawlConfig::ignored_keys`]);
+    /// any other unknown key is an error.
     pub fn build(self) -> Result<CrawlConfig, ConfigError> {
         let known = known_keys();
         let mut strict = Mapping::new();
         let mut custom = Vec::new();
         let mut extensions = Mapping::new();
+        let mut ignored = Vec::new();
         for (key, value) in self.values {
             let Value::String(name) = &key else { continue };
             if is_custom_interval_key(name) {
@@ -117,6 +121,8 @@ impl ConfigBuilder {
                 custom.push((name.clone(), minutes));
             } else if known.iter().any(|k| k == name) {
                 strict.insert(key, value);
+            } else if ignored_reason(name).is_some() {
+                ignored.push(name.clone());
             } else if EXTENSION_PREFIXES.iter().any(|p| name.starts_with(p)) {
                 extensions.insert(key, value);
             } else {
@@ -124,7 +130,10 @@ impl ConfigBuilder {
             }
         }
         let keys: ConfigKeys = deserialize_keys(strict)?;
-        keys.into_config(custom, ExtensionKeys(extensions))
+        let mut config = keys.into_config(custom, ExtensionKeys(extensions))?;
+        ignored.sort();
+        config.ignored_keys = ignored;
+        Ok(config)
     }
 }
 

@@ -42,12 +42,15 @@ config_keys! {
     "http.agent.name" => http_agent_name: String = String::new();
     /// `http.agent.version`: appended to the name as `name/version`.
     "http.agent.version" => http_agent_version: String = env!("CARGO_PKG_VERSION").to_string();
+    /// `http.agent.description`: what the crawler does, added to the User-Agent in parentheses.
+    "http.agent.description" => http_agent_description: String = String::new();
     /// `http.agent.url`: a page about the crawler, added to the User-Agent in parentheses.
     "http.agent.url" => http_agent_url: String = String::new();
     /// `http.agent.email`: a contact address, added to the User-Agent.
     "http.agent.email" => http_agent_email: String = String::new();
-    /// `http.timeout`: seconds for a whole fetch (connect, headers and body).
-    "http.timeout" => http_timeout: f64 = 30.0;
+    /// `http.timeout`: milliseconds for a whole fetch (connect, headers and body), as in
+    /// StormCrawler.
+    "http.timeout" => http_timeout: f64 = 30000.0;
     /// `http.connect.timeout`: seconds to establish a connection.
     "http.connect.timeout" => http_connect_timeout: f64 = 10.0;
     /// `http.content.limit`: bytes of body kept per page; longer bodies are truncated. -1: no limit.
@@ -78,7 +81,8 @@ config_keys! {
     /// `fetcher.threads.number`: fetches at once over all queues.
     "fetcher.threads.number" => fetcher_threads_number: usize = 50;
     /// `fetcher.max.urls.in.queues`: URLs waiting in the fetcher's queues before it stops taking more.
-    "fetcher.max.urls.in.queues" => fetcher_max_urls_in_queues: usize = 2000;
+    /// -1: no limit of its own (`topology.max.spout.pending` still bounds them).
+    "fetcher.max.urls.in.queues" => fetcher_max_urls_in_queues: i64 = 2000;
     /// `fetcher.max.crawl.delay`: seconds; a robots.txt Crawl-delay above this gives the URL ERROR.
     "fetcher.max.crawl.delay" => fetcher_max_crawl_delay: f64 = 30.0;
     /// `fetcher.max.crawl.delay.force`: cap such a Crawl-delay at the maximum instead.
@@ -155,6 +159,9 @@ config_keys! {
     "spout.min.delay.queries" => spout_min_delay_queries: u64 = 2000;
     /// `spout.max.delay.queries`: milliseconds after which a new query runs even if URLs are buffered.
     "spout.max.delay.queries" => spout_max_delay_queries: u64 = 20000;
+    /// `spout.reset.fetchdate.after`: seconds after which the status-index spouts' query date goes
+    /// back to now (StormCrawler's AggregationSpout and CollapsingSpout); -1: never.
+    "spout.reset.fetchdate.after" => spout_reset_fetchdate_after: i64 = 120;
     /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
     "topology.max.spout.pending" => topology_max_spout_pending: usize = 1000;
     /// `topology.shutdown.timeout`: seconds a graceful stop may take before it is cut short.
@@ -178,7 +185,7 @@ impl ConfigKeys {
     /// numbers, or beyond a year (the typed configuration's own checks follow in `into_config`).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let seconds = [
-            ("http.timeout", self.http_timeout),
+            ("http.timeout", self.http_timeout / 1000.0),
             ("http.connect.timeout", self.http_connect_timeout),
             ("fetcher.server.delay", self.fetcher_server_delay),
             ("fetcher.server.min.delay", self.fetcher_server_min_delay),
@@ -235,6 +242,7 @@ impl ConfigKeys {
             agent: AgentConfig {
                 name: self.http_agent_name,
                 version: self.http_agent_version,
+                description: self.http_agent_description,
                 url: self.http_agent_url,
                 email: self.http_agent_email,
             },
@@ -263,6 +271,7 @@ impl ConfigKeys {
                 max_urls_per_bucket: self.frontier_max_urls_per_bucket,
             },
             extensions,
+            ignored_keys: Vec::new(),
         };
         config.validate()?;
         Ok(config)
@@ -270,7 +279,7 @@ impl ConfigKeys {
 
     fn http(&self) -> HttpConfig {
         HttpConfig {
-            timeout: seconds(self.http_timeout),
+            timeout: seconds(self.http_timeout / 1000.0),
             connect_timeout: seconds(self.http_connect_timeout),
             content_limit: usize::try_from(self.http_content_limit).ok(),
             allow_redirects: self.http_allow_redirects,
@@ -295,7 +304,8 @@ impl ConfigKeys {
             server_delay_force: self.fetcher_server_delay_force,
             threads_per_queue: self.fetcher_threads_per_queue,
             threads_number: self.fetcher_threads_number,
-            max_urls_in_queues: self.fetcher_max_urls_in_queues,
+            max_urls_in_queues: usize::try_from(self.fetcher_max_urls_in_queues)
+                .unwrap_or(usize::MAX),
             max_crawl_delay: seconds(self.fetcher_max_crawl_delay),
             max_crawl_delay_force: self.fetcher_max_crawl_delay_force,
             max_retry_after: seconds(self.fetcher_max_retry_after),
@@ -334,6 +344,9 @@ impl ConfigKeys {
             min_delay_queries: Duration::from_millis(self.spout_min_delay_queries),
             max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
             max_pending: self.topology_max_spout_pending,
+            reset_fetch_date_after: u64::try_from(self.spout_reset_fetchdate_after)
+                .ok()
+                .map(Duration::from_secs),
         }
     }
 }

@@ -16,7 +16,9 @@
 //! ```
 //!
 //! A key that does not exist is an error that names it (and suggests the closest known key), so a
-//! typo never silently falls back to a default. Keys under `es.` and `opensearch.` belong to the
+//! typo never silently falls back to a default. StormCrawler's own files load as they are: its keys
+//! that squall does not implement (and Apache Storm's `topology.*` settings) are set aside and named
+//! in one warning ([`CrawlConfig::ignored_keys`]). Keys under `es.` and `opensearch.` belong to the
 //! Elasticsearch/OpenSearch frontier, keys under `browser.` to the headless-browser protocol, and
 //! keys under `urlfrontier.` to the URLFrontier client: they are kept as written
 //! ([`CrawlConfig::extension`]) and checked by the crate that reads them, `squall-spouts`,
@@ -26,6 +28,7 @@ mod builder;
 mod error;
 mod keys;
 mod sections;
+mod stormcrawler;
 
 use std::path::Path;
 use std::time::Duration;
@@ -40,6 +43,7 @@ pub use sections::{
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
     StatusConfig, TopologyConfig,
 };
+pub use stormcrawler::ignored_reason;
 
 use crate::model::PartitionMode;
 use crate::schedule::DefaultScheduler;
@@ -83,6 +87,10 @@ pub struct CrawlConfig {
     pub frontier: FrontierConfig,
     /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
     pub extensions: ExtensionKeys,
+    /// StormCrawler's and Storm's keys that the configuration set and squall does not implement
+    /// (so a StormCrawler user's files load as they are), sorted; see [`ignored_reason`] for why
+    /// each is left out. The crawler names them in one warning when it starts.
+    pub ignored_keys: Vec<String>,
 }
 
 impl CrawlConfig {

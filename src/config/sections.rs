@@ -13,6 +13,8 @@ pub struct AgentConfig {
     pub name: String,
     /// `http.agent.version`: appended to the name as `name/version`.
     pub version: String,
+    /// `http.agent.description`: what the crawler does, first in the parentheses.
+    pub description: String,
     /// `http.agent.url`: a page about the crawler.
     pub url: String,
     /// `http.agent.email`: a contact address.
@@ -20,19 +22,25 @@ pub struct AgentConfig {
 }
 
 impl AgentConfig {
-    /// The User-Agent header: `name/version (+url; email)`.
+    /// The User-Agent header: `name/version (description; +url; email)`, leaving out what is empty.
     pub fn user_agent(&self) -> String {
         let mut agent = self.name.clone();
         if !self.version.is_empty() {
             agent.push('/');
             agent.push_str(&self.version);
         }
-        let extras: Vec<&str> = [self.url.as_str(), self.email.as_str()]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
+        let url = (!self.url.is_empty()).then(|| format!("+{}", self.url));
+        let extras: Vec<String> = [
+            Some(self.description.clone()),
+            url,
+            Some(self.email.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
         if !extras.is_empty() {
-            agent.push_str(&format!(" (+{})", extras.join("; ")));
+            agent.push_str(&format!(" ({})", extras.join("; ")));
         }
         agent
     }
@@ -191,6 +199,9 @@ pub struct SpoutConfig {
     pub max_delay_queries: Duration,
     /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
     pub max_pending: usize,
+    /// `spout.reset.fetchdate.after`: how often the status-index spouts' query date goes back to
+    /// now; `None`: never.
+    pub reset_fetch_date_after: Option<Duration>,
 }
 
 /// The topology as a whole (`topology.shutdown.timeout`).

@@ -261,3 +261,61 @@ fn parse_filter_keys_take_one_expression_or_a_list() {
         "{err}"
     );
 }
+
+#[test]
+fn stormcrawler_archetype_files_load_as_they_are() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/stormcrawler/archetype"
+    );
+    let config = ConfigBuilder::new()
+        .yaml_file(std::path::Path::new(&format!("{dir}/crawler-conf.yaml")))
+        .and_then(|b| b.yaml_file(std::path::Path::new(&format!("{dir}/opensearch-conf.yaml"))))
+        .and_then(ConfigBuilder::build)
+        .expect("StormCrawler's archetype files load");
+    // What the files set and squall implements applies...
+    assert_eq!(config.agent.name, "squall-archetype-test");
+    assert_eq!(config.spout.max_pending, 100);
+    assert_eq!(config.fetcher.threads_number, 50);
+    assert_eq!(config.http.content_limit, Some(65536));
+    assert_eq!(
+        config.spout.reset_fetch_date_after,
+        Some(std::time::Duration::from_secs(120))
+    );
+    assert!(
+        config
+            .user_agent()
+            .starts_with("squall-archetype-test/1.0 (the StormCrawler archetype")
+    );
+    // ...and what squall does not implement is named, Storm's settings among them.
+    for key in [
+        "topology.workers",
+        "topology.kryo.register",
+        "http.protocol.implementation",
+        "textextractor.include.pattern",
+        "opensearch.status.bulkActions",
+        "opensearch.metrics.index.name",
+    ] {
+        assert!(
+            config.ignored_keys.iter().any(|k| k == key),
+            "{key} not reported: {:?}",
+            config.ignored_keys
+        );
+    }
+    for key in ["topology.max.spout.pending", "fetcher.threads.number"] {
+        assert!(!config.ignored_keys.iter().any(|k| k == key), "{key}");
+    }
+}
+
+#[test]
+fn a_key_nobody_knows_is_still_an_error_with_a_suggestion() {
+    let err = ConfigBuilder::new()
+        .yaml_str("config:\n  http.agent.name: x\n  fetcher.threads.numbr: 3\n")
+        .and_then(ConfigBuilder::build)
+        .expect_err("typo");
+    assert!(
+        err.to_string()
+            .contains("did you mean `fetcher.threads.number`"),
+        "{err}"
+    );
+}

@@ -134,6 +134,7 @@ impl CrawlerBuilder {
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
         config.validate()?;
+        warn_ignored_keys(&config.ignored_keys);
         let parse_filters = stages::parse_filters(&config.parser, self.parse_filters)?;
         let spout = self.spout.ok_or(BuildError::NoFrontier)?;
         let store = self.store.ok_or(BuildError::NoFrontier)?;
@@ -178,4 +179,24 @@ impl CrawlerBuilder {
             scheduler,
         }))
     }
+}
+
+/// Names, in one warning, the StormCrawler keys the configuration set that squall does not
+/// implement (each with why), so that a StormCrawler user sees what their files do not do here.
+fn warn_ignored_keys(keys: &[String]) {
+    if keys.is_empty() {
+        return;
+    }
+    let list: Vec<String> = keys
+        .iter()
+        .map(|key| match crate::config::ignored_reason(key) {
+            Some(why) => format!("{key} ({why})"),
+            None => key.clone(),
+        })
+        .collect();
+    tracing::warn!(
+        "{} StormCrawler key(s) are not implemented by squall and are ignored: {}",
+        keys.len(),
+        list.join(", ")
+    );
 }

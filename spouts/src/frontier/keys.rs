@@ -6,13 +6,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
+use super::query_keys::{OneOrMany, QueryKeys, QuerySettings};
+
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
 pub const PREFIXES: &[&str] = &["es.", "opensearch."];
 
-/// The keys as written, in the units of the keys (prefix left out of the serde names).
+/// The address used when neither `es.status.addresses` nor `es.addresses` names one.
+const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
+
+/// The keys as written, in the units of the keys (prefix left out of the serde names). Unknown
+/// keys are refused by [`CrawlConfig::extension`], which checks every key against these names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 struct Keys {
     #[serde(rename = "status.addresses")]
     addresses: Addresses,
@@ -40,12 +46,14 @@ struct Keys {
     lease_ttl: f64,
     #[serde(rename = "queues.max.hold")]
     max_hold: f64,
+    #[serde(flatten)]
+    query: QueryKeys,
 }
 
 impl Default for Keys {
     fn default() -> Self {
         Keys {
-            addresses: Addresses::One("http://127.0.0.1:9200".to_string()),
+            addresses: Addresses::One(String::new()),
             request_timeout: 30.0,
             index: "status".to_string(),
             shards: 10,
@@ -58,11 +66,13 @@ impl Default for Keys {
             owner: String::new(),
             lease_ttl: 60.0,
             max_hold: 30.0,
+            query: QueryKeys::default(),
         }
     }
 }
 
-/// `es.status.addresses`: a list, or one string of addresses separated by `,` or `;`.
+/// `es.status.addresses`: a list, or one string of addresses separated by `,` or `;` (empty:
+/// `es.addresses`, else the local default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 enum Addresses {
@@ -128,8 +138,16 @@ pub enum SpoutKind {
 /// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexFrontierConfig {
-    /// `es.status.addresses`: the cluster's nodes.
+    /// `es.status.addresses` (else `es.addresses`): the cluster's nodes.
     pub addresses: Vec<String>,
+    /// `es.status.user` (else `es.user`): basic-auth user, when the cluster needs one.
+    pub user: Option<String>,
+    /// `es.status.password` (else `es.password`).
+    pub password: Option<String>,
+    /// `es.disable.tls.validation`: accept any TLS certificate (test clusters only).
+    pub tls_insecure: bool,
+    /// How the spouts query the index (`es.status.max.buckets`, sort fields, sampling, ...).
+    pub query: QuerySettings,
     /// `es.status.request.timeout`: one request, before it is retried on the next node.
     pub request_timeout: Duration,
     /// `es.status.index.name`: the status index (the urls index with the queue spout).
@@ -138,8 +156,8 @@ pub struct IndexFrontierConfig {
     pub shards: u32,
     /// `es.status.index.replicas`: replicas of an index this crawler creates.
     pub replicas: u32,
-    /// `es.status.bucket.field`: the field holding the partition key (`key`, or a metadata field
-    /// such as `metadata.hostname`).
+    /// `es.status.bucket.field` (or `es.status.routing.fieldname`): the field holding the
+    /// partition key (`key`, or a metadata field such as `metadata.hostname`).
     pub bucket_field: String,
     /// `es.status.routing`: route new documents by their key (`Some(true)`), not at all
     /// (`Some(false)`), or as a sample of the existing index shows (`None`, the default).
@@ -165,8 +183,33 @@ impl IndexFrontierConfig {
     /// defaults, unknown ones are an error with a did-you-mean.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
         let keys: Keys = config.extension(PREFIXES)?;
+        let shared = &keys.query;
+        let addresses = match (&keys.addresses, &shared.shared_addresses) {
+            (Addresses::One(own), OneOrMany::One(other)) if own.trim().is_empty() => {
+                if other.trim().is_empty() {
+                    Addresses::One(DEFAULT_ADDRESS.to_string())
+                } else {
+                    Addresses::One(other.clone())
+                }
+            }
+            (Addresses::One(own), OneOrMany::Many(list)) if own.trim().is_empty() => {
+                Addresses::Many(list.clone())
+            }
+            (own, _) => own.clone(),
+        };
+        let either = |own: &str, other: &str| {
+            [own, other]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         Ok(IndexFrontierConfig {
-            addresses: addresses(&keys.addresses)?,
+            addresses: addresses_of(&addresses)?,
+            user: either(&shared.status_user, &shared.user),
+            password: either(&shared.status_password, &shared.password),
+            tls_insecure: shared.disable_tls_validation,
+            query: shared.query_settings()?,
+            bucket_field: shared.key_field(&keys.bucket_field)?,
             request_timeout: seconds("es.status.request.timeout", keys.request_timeout, 0.001)?,
             instance: instance(&keys.instance)?,
             routing: match keys.routing {
@@ -179,7 +222,6 @@ impl IndexFrontierConfig {
             index: keys.index,
             shards: keys.shards,
             replicas: keys.replicas,
-            bucket_field: keys.bucket_field,
             spout: keys.spout,
             queues_index: keys.queues_index,
         })
@@ -193,7 +235,7 @@ fn invalid(key: &str, message: String) -> ConfigError {
     }
 }
 
-fn addresses(value: &Addresses) -> Result<Vec<String>, ConfigError> {
+fn addresses_of(value: &Addresses) -> Result<Vec<String>, ConfigError> {
     let list: Vec<String> = match value {
         Addresses::One(text) => text.split([',', ';']).map(str::to_string).collect(),
         Addresses::Many(items) => items.clone(),
@@ -300,6 +342,71 @@ mod tests {
         let listed = squall::config::listed_keys(text, "es.");
         let known = squall::config::field_names::<Keys>();
         assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+    }
+
+    #[test]
+    fn stormcrawler_spout_keys_apply_and_its_other_keys_are_set_aside() {
+        let yaml = "config:\n  opensearch.addresses: \"http://localhost:9200\"\n  \
+                    opensearch.status.routing.fieldname: key\n  \
+                    opensearch.status.max.buckets: 50\n  opensearch.status.max.urls.per.bucket: 2\n  \
+                    opensearch.status.bucket.sort.field:\n   - nextFetchDate\n   - url\n  \
+                    opensearch.status.global.sort.field: \"\"\n  opensearch.status.sample: true\n  \
+                    opensearch.status.query.timeout: 20\n  opensearch.status.filterQuery: \"-(key:a.test)\"\n  \
+                    opensearch.status.recentDate.increase: 5\n  opensearch.status.bulkActions: 500\n  \
+                    opensearch.status.flushInterval: \"5s\"\n  opensearch.user: u\n  \
+                    topology.workers: 1\n  http.agent.name: test\n";
+        let config = ConfigBuilder::new()
+            .yaml_str(yaml)
+            .and_then(ConfigBuilder::build)
+            .expect("StormCrawler's keys load");
+        assert_eq!(
+            config.ignored_keys,
+            [
+                "opensearch.status.bulkActions",
+                "opensearch.status.flushInterval",
+                "topology.workers"
+            ]
+        );
+        let index = IndexFrontierConfig::from_config(&config).expect("valid");
+        assert_eq!(index.addresses, ["http://localhost:9200"]);
+        assert_eq!(index.user.as_deref(), Some("u"));
+        assert_eq!(index.bucket_field, "key");
+        let query = &index.query;
+        assert_eq!(
+            (query.max_buckets, query.max_urls_per_bucket),
+            (Some(50), Some(2))
+        );
+        assert_eq!(query.bucket_sort, ["nextFetchDate", "url"]);
+        assert_eq!(query.global_sort, None);
+        assert!(query.sample);
+        assert_eq!(query.query_timeout, Some(Duration::from_secs(20)));
+        assert_eq!(query.filter_queries, ["-(key:a.test)"]);
+        assert_eq!(query.recent_date_increase, Some(5));
+        assert_eq!(query.recent_date_min_gap, None);
+    }
+
+    #[test]
+    fn the_routing_field_and_the_bucket_field_name_one_field() {
+        let alone = read(&["es.status.routing.fieldname=metadata.hostname"]).expect("alone");
+        assert_eq!(alone.bucket_field, "metadata.hostname");
+        let err = read(&[
+            "es.status.routing.fieldname=metadata.hostname",
+            "es.status.bucket.field=metadata.domain",
+        ])
+        .expect_err("two fields");
+        assert!(
+            err.to_string().contains("es.status.routing.fieldname"),
+            "{err}"
+        );
+        let err = read(&["es.status.max.buckets=0"]).expect_err("zero");
+        assert!(err.to_string().contains("es.status.max.buckets"), "{err}");
+        let shared = read(&["es.addresses=http://a:9200"]).expect("shared");
+        assert_eq!(shared.addresses, ["http://a:9200"]);
+        let own = read(&[
+            "es.addresses=http://a:9200",
+            "es.status.addresses=http://b:9200",
+        ]);
+        assert_eq!(own.expect("own").addresses, ["http://b:9200"]);
     }
 
     #[test]

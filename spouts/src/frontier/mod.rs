@@ -29,6 +29,8 @@
 
 mod keys;
 mod open;
+mod query_keys;
 
 pub use keys::{IndexFrontierConfig, PREFIXES, SpoutKind};
 pub use open::{Frontier, OpenError, open, open_index_frontier};
+pub use query_keys::QuerySettings;

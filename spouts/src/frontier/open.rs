@@ -96,6 +96,11 @@ pub async fn open_index_frontier(
     let addresses: Vec<&str> = index.addresses.iter().map(String::as_str).collect();
     let mut connection = ConnectionSettings::for_addresses(&addresses)?;
     connection.timeout = index.request_timeout;
+    if index.user.is_some() {
+        connection.user = index.user.clone();
+        connection.password = index.password.clone();
+    }
+    connection.tls_insecure |= index.tls_insecure;
     let client = EsClient::new(connection)?;
     let engine = client.engine().await?;
     let settings = IndexSettings {
@@ -140,8 +145,14 @@ async fn queue_frontier(
     settings.key_field = key_field.clone();
     settings.lease_ttl = index.lease_ttl;
     settings.max_hold = index.max_hold;
-    settings.max_queues = config.frontier.max_buckets;
-    settings.max_urls_per_queue = config.frontier.max_urls_per_bucket;
+    settings.max_queues = index
+        .query
+        .max_buckets
+        .unwrap_or(config.frontier.max_buckets);
+    settings.max_urls_per_queue = index
+        .query
+        .max_urls_per_bucket
+        .unwrap_or(config.frontier.max_urls_per_bucket);
     settings.refresh_interval = visibility;
     if let Some(owner) = &index.owner {
         settings.owner = owner.clone();
@@ -199,7 +210,7 @@ async fn status_index_frontier(
     );
     let routes = store.routes();
     let catalog = EsCatalog::status_index(client.clone(), &index.index, key_field.clone());
-    let settings = SpoutSettings {
+    let mut settings = SpoutSettings {
         index: index.index.clone(),
         key_field,
         max_buckets: config.frontier.max_buckets,
@@ -208,8 +219,10 @@ async fn status_index_frontier(
         shard_split: index.instance,
         partition_mode: config.partition,
         refresh_interval: visibility,
+        reset_fetch_date_after: config.spout.reset_fetch_date_after,
         ..SpoutSettings::default()
     };
+    index.query.apply(&mut settings);
     // (The queue spout has its own indices: open_index_frontier never sends it here.)
     let spout: Box<dyn Spout> = match index.spout {
         SpoutKind::Collapsing => {
