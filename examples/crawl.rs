@@ -40,6 +40,8 @@ struct Args {
     /// A YAML configuration file with StormCrawler-style keys (see examples/crawler-conf.yaml,
     /// examples/opensearch-conf.yaml, examples/urlfrontier-conf.yaml and, for JavaScript sites
     /// rendered in Chromium, examples/browser-conf.yaml); repeatable, later files win.
+    /// StormCrawler's crawler-conf.yaml and opensearch-conf.yaml load as they are: its keys squall
+    /// does not implement are named in one warning (README: "Coming from StormCrawler").
     #[arg(long, value_name = "FILE")]
     config: Vec<PathBuf>,
     /// Overrides one configuration key; repeatable.
