@@ -33,7 +33,7 @@ async fn a_hostile_site_gets_the_right_statuses_with_bounded_memory() {
         "spout.min.delay.queries=50",
         // One host and no politeness delay: write statuses often, so its next URLs come soon.
         "status.updater.flush.interval=0.1",
-        &format!("http.timeout={}", timeout_secs * 1000),
+        &format!("http.timeout={}", timeout_secs * 1000.0),
         &format!("http.content.limit={content_limit}"),
         &format!("parser.emitOutlinks.max.per.page={outlink_cap}"),
         "urlfilter.ignore.outside.host=true",
