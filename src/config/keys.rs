@@ -13,6 +13,9 @@ use super::sections::{
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
     StatusConfig, TopologyConfig,
 };
+use super::http_access::{
+    BasicCredentials, ProxyKeys, Secret, custom_headers, site_credentials,
+};
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
 
@@ -65,6 +68,33 @@ config_keys! {
     "http.refuse.private.addresses" => http_refuse_private_addresses: bool = false;
     /// `http.dns.cache.ttl`: seconds a DNS answer is reused.
     "http.dns.cache.ttl" => http_dns_cache_ttl: f64 = 300.0;
+    /// `http.proxy`: the proxy as one URL, `http://user:password@host:port` or
+    /// `socks5://host:port`; when given, the `http.proxy.*` parts are not read. Empty: none.
+    "http.proxy" => http_proxy: Secret = Secret::default();
+    /// `http.proxy.host`: send every request, robots.txt included, through this proxy. Empty: none.
+    "http.proxy.host" => http_proxy_host: String = String::new();
+    /// `http.proxy.port`: the proxy's port.
+    "http.proxy.port" => http_proxy_port: u16 = 8080;
+    /// `http.proxy.type`: `HTTP` or `SOCKS` (SOCKS5; the proxy resolves the host names).
+    "http.proxy.type" => http_proxy_type: String = "HTTP".to_string();
+    /// `http.proxy.user`: the user the proxy asks for (`Proxy-Authorization: Basic`). Empty: none.
+    "http.proxy.user" => http_proxy_user: String = String::new();
+    /// `http.proxy.pass`: that user's password.
+    "http.proxy.pass" => http_proxy_pass: Secret = Secret::default();
+    /// `http.custom.headers`: `Name=value` headers sent with every request.
+    "http.custom.headers" => http_custom_headers: Vec<String> = Vec::new();
+    /// `http.use.cookies`: keep the cookies servers set in the crawl's cookie jar and send them back
+    /// to the sites they belong to.
+    "http.use.cookies" => http_use_cookies: bool = false;
+    /// `http.basicauth.user`: HTTP Basic credentials sent to every host (without its own in
+    /// `http.basicauth.hosts`). Empty: none.
+    "http.basicauth.user" => http_basicauth_user: String = String::new();
+    /// `http.basicauth.password`: the password of `http.basicauth.user`.
+    "http.basicauth.password" => http_basicauth_password: Secret = Secret::default();
+    /// `http.basicauth.hosts`: host name -> `{user, password}`, HTTP Basic credentials sent to
+    /// that host only.
+    "http.basicauth.hosts" => http_basicauth_hosts: BTreeMap<String, BasicCredentials> =
+        BTreeMap::new();
     /// `robots.cache.ttl`: seconds a site's robots.txt rules are reused.
     "robots.cache.ttl" => robots_cache_ttl: f64 = 86400.0;
     /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed (5xx,
@@ -225,7 +255,7 @@ impl ConfigKeys {
     ) -> Result<CrawlConfig, ConfigError> {
         self.validate()?;
         let config = CrawlConfig {
-            http: self.http(),
+            http: self.http()?,
             robots: self.robots(),
             fetcher: self.fetcher(),
             parser: self.parser(),
@@ -277,8 +307,16 @@ impl ConfigKeys {
         Ok(config)
     }
 
-    fn http(&self) -> HttpConfig {
-        HttpConfig {
+    fn http(&self) -> Result<HttpConfig, ConfigError> {
+        let proxy = ProxyKeys {
+            url: &self.http_proxy.0,
+            host: &self.http_proxy_host,
+            port: self.http_proxy_port,
+            kind: &self.http_proxy_type,
+            user: &self.http_proxy_user,
+            password: &self.http_proxy_pass.0,
+        };
+        Ok(HttpConfig {
             timeout: seconds(self.http_timeout / 1000.0),
             connect_timeout: seconds(self.http_connect_timeout),
             content_limit: usize::try_from(self.http_content_limit).ok(),
@@ -286,7 +324,15 @@ impl ConfigKeys {
             max_redirects: self.http_max_redirects,
             refuse_private_addresses: self.http_refuse_private_addresses,
             dns_cache_ttl: seconds(self.http_dns_cache_ttl),
-        }
+            proxy: proxy.settings()?,
+            custom_headers: custom_headers(&self.http_custom_headers)?,
+            use_cookies: self.http_use_cookies,
+            credentials: site_credentials(
+                &self.http_basicauth_user,
+                &self.http_basicauth_password.0,
+                &self.http_basicauth_hosts,
+            )?,
+        })
     }
 
     fn robots(&self) -> RobotsConfig {

@@ -26,6 +26,7 @@
 
 mod builder;
 mod error;
+mod http_access;
 mod keys;
 mod sections;
 mod stormcrawler;
@@ -37,6 +38,7 @@ use serde_norway::{Mapping, Value};
 
 pub use builder::ConfigBuilder;
 pub use error::ConfigError;
+pub use http_access::{BasicCredentials, ProxyKind, ProxySettings, Secret, SiteCredentials};
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,

@@ -6,6 +6,10 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use reqwest::header::HeaderMap;
+
+use super::http_access::{ProxySettings, SiteCredentials};
+
 /// Who the crawler says it is (`http.agent.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentConfig {
@@ -63,6 +67,14 @@ pub struct HttpConfig {
     pub refuse_private_addresses: bool,
     /// `http.dns.cache.ttl`: how long a DNS answer is reused.
     pub dns_cache_ttl: Duration,
+    /// `http.proxy`, `http.proxy.*`: the proxy every request goes through (`None`: direct).
+    pub proxy: Option<ProxySettings>,
+    /// `http.custom.headers`: headers sent with every request (values marked sensitive).
+    pub custom_headers: HeaderMap,
+    /// `http.use.cookies`: keep the cookies servers set and send them back.
+    pub use_cookies: bool,
+    /// `http.basicauth.*`: HTTP Basic credentials for every host or for some.
+    pub credentials: SiteCredentials,
 }
 
 /// robots.txt (`http.skip.robots`, `robots.*`).

@@ -2,6 +2,7 @@
 //! that refuses private, loopback and link-local addresses (so a crawl of the public web cannot be
 //! steered into the crawler's own network).
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +55,7 @@ impl CachingResolver {
 }
 
 /// A name that could not be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ResolveError {
     /// The system resolver failed.
     #[error("cannot resolve {host}: {message}")]
@@ -74,30 +75,34 @@ pub enum ResolveError {
     },
 }
 
+impl CachingResolver {
+    /// Every address `host` resolves to, from the cache or the system resolver (private ones too).
+    pub async fn lookup(&self, host: &str) -> Result<Arc<Vec<SocketAddr>>, ResolveError> {
+        self.cache
+            .try_get_with(host.to_string(), async {
+                let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
+                    .await
+                    .map_err(|e| ResolveError::Lookup {
+                        host: host.to_string(),
+                        message: e.to_string(),
+                    })?
+                    .collect();
+                Ok::<_, ResolveError>(Arc::new(found))
+            })
+            .await
+            .map_err(|e| (*e).clone())
+    }
+}
+
 impl Resolve for CachingResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let resolver = self.clone();
         let host = name.as_str().to_string();
         Box::pin(async move {
             let addrs = resolver
-                .cache
-                .try_get_with(host.clone(), async {
-                    let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                        .await
-                        .map_err(|e| ResolveError::Lookup {
-                            host: host.clone(),
-                            message: e.to_string(),
-                        })?
-                        .collect();
-                    Ok::<_, ResolveError>(Arc::new(found))
-                })
+                .lookup(&host)
                 .await
-                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> {
-                    Box::new(ResolveError::Lookup {
-                        host: host.clone(),
-                        message: e.to_string(),
-                    })
-                })?;
+                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> { Box::new(e) })?;
             let allowed: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()
@@ -109,6 +114,67 @@ impl Resolve for CachingResolver {
             let addrs: Addrs = Box::new(allowed.into_iter());
             Ok(addrs)
         })
+    }
+}
+
+/// How a crawl resolves host names: the addresses pinned with `resolve` (like curl's `--resolve`)
+/// first, then the [`CachingResolver`]. The HTTP client connects through it, and partitioning by IP
+/// asks it, so that a URL's queue is the address its fetch connects to. Clones share the cache.
+#[derive(Clone)]
+pub struct HostResolver {
+    pins: Arc<HashMap<String, SocketAddr>>,
+    cache: CachingResolver,
+}
+
+impl std::fmt::Debug for HostResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostResolver")
+            .field("pins", &self.pins.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostResolver {
+    /// Pins `pins`, and keeps other answers for `ttl`; with `refuse_private`, the client's
+    /// connections to private addresses fail (partitioning still sees every address).
+    pub fn new(pins: &[(String, SocketAddr)], ttl: Duration, refuse_private: bool) -> Self {
+        HostResolver {
+            pins: Arc::new(
+                pins.iter()
+                    .map(|(host, addr)| (host.to_ascii_lowercase(), *addr))
+                    .collect(),
+            ),
+            cache: CachingResolver::new(ttl, refuse_private),
+        }
+    }
+
+    /// The first address `host` resolves to: its pin, or the first answer of DNS.
+    pub async fn address(&self, host: &str) -> Result<IpAddr, ResolveError> {
+        let host = host.to_ascii_lowercase();
+        if let Some(addr) = self.pins.get(&host) {
+            return Ok(addr.ip());
+        }
+        let addrs = self.cache.lookup(&host).await?;
+        addrs
+            .first()
+            .map(SocketAddr::ip)
+            .ok_or_else(|| ResolveError::Lookup {
+                host,
+                message: "no address".to_string(),
+            })
+    }
+
+    /// The resolver behind the pins, for the HTTP client.
+    pub(crate) fn cache(&self) -> CachingResolver {
+        self.cache.clone()
+    }
+
+    /// `builder` with every pin.
+    pub(crate) fn pin_all(&self, mut builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        for (host, addr) in self.pins.iter() {
+            builder = builder.resolve(host, *addr);
+        }
+        builder
     }
 }
 

@@ -12,7 +12,9 @@ use reqwest::header::{
 };
 use url::Url;
 
-use super::dns::{CachingResolver, is_private_address};
+use super::dns::{HostResolver, is_private_address};
+use super::http_options::{self, CookieJar};
+use crate::config::{ProxySettings, SiteCredentials};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 
@@ -40,6 +42,14 @@ pub struct HttpSettings {
     /// Idle connections kept open per host, for the next fetches of that host to reuse: at least
     /// as many as the fetcher may run at once on one queue, or most fetches would open a new one.
     pub max_idle_per_host: usize,
+    /// The proxy every request goes through (`http.proxy.*`); `None`: direct connections.
+    pub proxy: Option<ProxySettings>,
+    /// Headers sent with every request (`http.custom.headers`).
+    pub custom_headers: HeaderMap,
+    /// The crawl's cookie jar (`http.use.cookies`); `None`: cookies are neither kept nor sent.
+    pub cookies: Option<CookieJar>,
+    /// HTTP Basic credentials for every host or for some (`http.basicauth.*`).
+    pub credentials: SiteCredentials,
 }
 
 impl Default for HttpSettings {
@@ -55,7 +65,22 @@ impl Default for HttpSettings {
             refuse_private_addresses: false,
             dns_cache_ttl: Duration::from_secs(300),
             max_idle_per_host: 4,
+            proxy: None,
+            custom_headers: HeaderMap::new(),
+            cookies: None,
+            credentials: SiteCredentials::default(),
         }
+    }
+}
+
+impl HttpSettings {
+    /// A resolver with these settings' pins and DNS cache time.
+    pub(crate) fn host_resolver(&self) -> HostResolver {
+        HostResolver::new(
+            &self.resolve,
+            self.dns_cache_ttl,
+            self.refuse_private_addresses,
+        )
     }
 }
 
@@ -70,6 +95,8 @@ pub struct HttpClient {
     client: reqwest::Client,
     content_limit: Option<usize>,
     refuse_private: bool,
+    credentials: SiteCredentials,
+    resolver: HostResolver,
 }
 
 impl HttpClient {
@@ -80,12 +107,21 @@ impl HttpClient {
         } else {
             reqwest::redirect::Policy::none()
         };
-        let client = base_builder(settings).redirect(policy).build()?;
+        let resolver = settings.host_resolver();
+        let client = base_builder(settings, &resolver)?.redirect(policy).build()?;
         Ok(HttpClient {
             client,
             content_limit: settings.content_limit,
             refuse_private: settings.refuse_private_addresses,
+            credentials: settings.credentials.clone(),
+            resolver,
         })
+    }
+
+    /// How this client resolves host names (its `resolve` pins, then its DNS cache), for
+    /// partitioning by IP with the addresses the fetches connect to.
+    pub fn host_resolver(&self) -> HostResolver {
+        self.resolver.clone()
     }
 
     /// Why `url` may not be fetched at all: its host is a private IP address and the guard is on.
@@ -140,7 +176,7 @@ impl HttpClient {
         url: &Url,
         metadata: &Metadata,
     ) -> Result<FetchedResponse, (FetchFailure, String)> {
-        let mut request = self.client.get(url.as_str());
+        let mut request = http_options::authorize(&self.credentials, self.client.get(url.as_str()), url);
         if let Some(etag) = metadata.first(keys::ETAG) {
             request = request.header(IF_NONE_MATCH, etag);
         }
@@ -223,22 +259,26 @@ fn private_ip_host(url: &Url) -> Option<std::net::IpAddr> {
     is_private_address(ip).then_some(ip)
 }
 
-/// The parts of a client that every request of a crawl shares.
-pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
-    let mut builder = reqwest::Client::builder()
+/// The parts of a client that every request of a crawl shares, names resolved by `resolver`.
+pub(crate) fn base_builder(
+    settings: &HttpSettings,
+    resolver: &HostResolver,
+) -> Result<reqwest::ClientBuilder, HttpClientError> {
+    let builder = reqwest::Client::builder()
         .user_agent(settings.user_agent.clone())
         .timeout(settings.timeout)
         .connect_timeout(settings.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(30))
         .pool_max_idle_per_host(settings.max_idle_per_host)
-        .dns_resolver(CachingResolver::new(
-            settings.dns_cache_ttl,
-            settings.refuse_private_addresses,
-        ));
-    for (host, addr) in &settings.resolve {
-        builder = builder.resolve(host, *addr);
-    }
-    builder
+        .dns_resolver(resolver.cache());
+    let builder = resolver.pin_all(builder);
+    let builder = http_options::apply(
+        builder,
+        settings.proxy.as_ref(),
+        &settings.custom_headers,
+        settings.cookies.as_ref(),
+    )?;
+    Ok(builder)
 }
 
 fn classify(error: &reqwest::Error) -> (FetchFailure, String) {

@@ -11,6 +11,7 @@ mod bolt;
 mod checks;
 mod dns;
 mod http;
+mod http_options;
 mod inflight;
 mod protocol;
 mod queues;
@@ -19,8 +20,9 @@ mod settings;
 mod task;
 
 pub use bolt::FetcherBolt;
-pub use dns::{CachingResolver, ResolveError, is_private_address};
+pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
 pub use http::{HttpClient, HttpClientError, HttpSettings, parse_retry_after};
+pub use http_options::CookieJar;
 pub use protocol::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules};
 pub use settings::FetcherSettings;

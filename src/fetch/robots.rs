@@ -14,6 +14,8 @@ use texting_robots::Robot;
 use url::Url;
 
 use super::http::{HttpClientError, HttpSettings, base_builder, redirect_policy};
+use super::http_options::authorize;
+use crate::config::SiteCredentials;
 
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
@@ -125,6 +127,7 @@ pub struct RobotsCache {
     client: reqwest::Client,
     agent: String,
     rules: Cache<String, Arc<RobotsRules>>,
+    credentials: SiteCredentials,
 }
 
 impl RobotsCache {
@@ -136,12 +139,13 @@ impl RobotsCache {
         ttl: Duration,
         error_ttl: Duration,
     ) -> Result<Self, HttpClientError> {
-        let client = base_builder(settings)
+        let client = base_builder(settings, &settings.host_resolver())?
             .redirect(redirect_policy(5, settings.refuse_private_addresses))
             .build()?;
         Ok(RobotsCache {
             client,
             agent: agent.to_string(),
+            credentials: settings.credentials.clone(),
             rules: Cache::builder()
                 .max_capacity(100_000)
                 .expire_after(RobotsExpiry { ttl, error_ttl })
@@ -165,7 +169,11 @@ impl RobotsCache {
 
     async fn fetch(&self, origin: &str) -> RobotsRules {
         let robots_url = format!("{origin}/robots.txt");
-        let mut response = match self.client.get(&robots_url).send().await {
+        let request = match Url::parse(&robots_url) {
+            Ok(url) => authorize(&self.credentials, self.client.get(url.as_str()), &url),
+            Err(_) => self.client.get(&robots_url),
+        };
+        let mut response = match request.send().await {
             Ok(response) => response,
             Err(error) => {
                 return RobotsRules::DisallowAll {

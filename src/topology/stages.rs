@@ -9,7 +9,7 @@ use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::{
-    FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+    CookieJar, FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
 };
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
@@ -69,6 +69,10 @@ pub(super) fn http_settings(
         dns_cache_ttl: http.dns_cache_ttl,
         // A connection for each fetch a queue may run at once (and a few for robots.txt).
         max_idle_per_host: config.fetcher.threads_per_queue.max(4),
+        proxy: http.proxy.clone(),
+        custom_headers: http.custom_headers.clone(),
+        cookies: http.use_cookies.then(CookieJar::new),
+        credentials: http.credentials.clone(),
     }
 }
 

@@ -1,0 +1,379 @@
+//! How the HTTP client reaches real sites, as configured: a proxy (`http.proxy`, `http.proxy.*`),
+//! headers sent with every request (`http.custom.headers`) and HTTP Basic credentials for every
+//! host or for some (`http.basicauth.*`).
+//!
+//! Credentials never reach a log: [`BasicCredentials`] prints its password as `***`, and the values
+//! of custom headers are marked sensitive, which their `Debug` hides.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::ConfigError;
+
+/// How the proxy is spoken to (`http.proxy.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyKind {
+    /// An HTTP proxy: `http://` URLs are requested from it in absolute form, `https://` ones
+    /// through a `CONNECT` tunnel.
+    Http,
+    /// A SOCKS5 proxy, which also resolves the host names.
+    Socks,
+}
+
+/// A user name and password for HTTP Basic authentication; its `Debug` hides the password.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BasicCredentials {
+    /// The user name.
+    pub user: String,
+    /// The password.
+    #[serde(default)]
+    pub password: String,
+}
+
+impl fmt::Debug for BasicCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BasicCredentials")
+            .field("user", &self.user)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
+/// A key's value that may hold a password: read and written as a plain string, printed by `Debug`
+/// as `***`.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// The proxy every request goes through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxySettings {
+    /// HTTP or SOCKS.
+    pub kind: ProxyKind,
+    /// The proxy's host name or address.
+    pub host: String,
+    /// The proxy's port.
+    pub port: u16,
+    /// Credentials the proxy asks for (sent as `Proxy-Authorization` to an HTTP proxy).
+    pub credentials: Option<BasicCredentials>,
+}
+
+/// The HTTP Basic credentials of a crawl: the ones sent to every host (`http.basicauth.user` and
+/// `http.basicauth.password`, as StormCrawler has them) and the ones sent to one host only
+/// (`http.basicauth.hosts`), which win for their host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteCredentials {
+    /// Sent to every host that has none of its own.
+    pub every_host: Option<BasicCredentials>,
+    /// By host name (lowercase, as in URLs; a port is not part of it).
+    pub by_host: BTreeMap<String, BasicCredentials>,
+}
+
+impl SiteCredentials {
+    /// Whether no credential is configured.
+    pub fn is_empty(&self) -> bool {
+        self.every_host.is_none() && self.by_host.is_empty()
+    }
+
+    /// The credentials for `url`'s host, if any.
+    pub fn for_url(&self, url: &Url) -> Option<&BasicCredentials> {
+        let host = url.host_str()?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.by_host
+            .get(&host.to_ascii_lowercase())
+            .or(self.every_host.as_ref())
+    }
+}
+
+/// The proxy keys as written.
+pub(super) struct ProxyKeys<'a> {
+    /// `http.proxy`: the whole proxy as one URL.
+    pub url: &'a str,
+    /// `http.proxy.host`.
+    pub host: &'a str,
+    /// `http.proxy.port`.
+    pub port: u16,
+    /// `http.proxy.type`.
+    pub kind: &'a str,
+    /// `http.proxy.user`.
+    pub user: &'a str,
+    /// `http.proxy.pass`.
+    pub password: &'a str,
+}
+
+impl ProxyKeys<'_> {
+    /// The proxy, if one is set: `http.proxy` when given, else the `http.proxy.*` parts.
+    pub fn settings(&self) -> Result<Option<ProxySettings>, ConfigError> {
+        if !self.url.trim().is_empty() {
+            return proxy_from_url(self.url.trim()).map(Some);
+        }
+        if self.host.trim().is_empty() {
+            return Ok(None);
+        }
+        let kind = match self.kind.trim().to_ascii_uppercase().as_str() {
+            "HTTP" => ProxyKind::Http,
+            "SOCKS" => ProxyKind::Socks,
+            other => {
+                return Err(invalid(
+                    "http.proxy.type",
+                    format!("`{other}` is neither HTTP nor SOCKS"),
+                ));
+            }
+        };
+        let credentials = (!self.user.is_empty()).then(|| BasicCredentials {
+            user: self.user.to_string(),
+            password: self.password.to_string(),
+        });
+        Ok(Some(ProxySettings {
+            kind,
+            host: self.host.trim().to_string(),
+            port: self.port,
+            credentials,
+        }))
+    }
+}
+
+/// `http.proxy`: `http://[user:password@]host[:port]` or `socks5://...` (`socks`, `socks5h` too).
+fn proxy_from_url(text: &str) -> Result<ProxySettings, ConfigError> {
+    let url = Url::parse(text).map_err(|e| invalid("http.proxy", format!("not a URL: {e}")))?;
+    let (kind, default_port) = match url.scheme() {
+        "http" => (ProxyKind::Http, 8080),
+        "socks" | "socks5" | "socks5h" => (ProxyKind::Socks, 1080),
+        other => {
+            return Err(invalid(
+                "http.proxy",
+                format!("scheme `{other}` is neither http nor socks5"),
+            ));
+        }
+    };
+    let host = url
+        .host_str()
+        .ok_or_else(|| invalid("http.proxy", "the URL has no host".to_string()))?;
+    let decode = |s: &str| {
+        percent_decode(s).ok_or_else(|| invalid("http.proxy", "bad %-escape in the user".into()))
+    };
+    let credentials = if url.username().is_empty() {
+        None
+    } else {
+        Some(BasicCredentials {
+            user: decode(url.username())?,
+            password: decode(url.password().unwrap_or_default())?,
+        })
+    };
+    Ok(ProxySettings {
+        kind,
+        host: host.trim_start_matches('[').trim_end_matches(']').to_string(),
+        port: url.port().unwrap_or(default_port),
+        credentials,
+    })
+}
+
+/// `%XX` escapes of a URL's user or password decoded; `None` when they are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `http.custom.headers`: `Name=value` entries, as StormCrawler writes them (the first `=` splits),
+/// made headers whose values are marked sensitive (they may carry an API key). A name or value
+/// HTTP does not allow is an error naming the header.
+pub(super) fn custom_headers(entries: &[String]) -> Result<HeaderMap, ConfigError> {
+    let mut headers = HeaderMap::new();
+    for entry in entries {
+        let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
+        let (name, value) = (name.trim(), value.trim());
+        let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            invalid(
+                "http.custom.headers",
+                format!("`{name}` is not a valid header name (write `Name=value`)"),
+            )
+        })?;
+        let mut header_value = HeaderValue::from_str(value).map_err(|_| {
+            invalid(
+                "http.custom.headers",
+                format!("the value of `{name}` has characters a header may not carry"),
+            )
+        })?;
+        header_value.set_sensitive(true);
+        headers.append(header_name, header_value);
+    }
+    Ok(headers)
+}
+
+/// `http.basicauth.*`: the credentials for every host (when a user is given) and by host.
+pub(super) fn site_credentials(
+    user: &str,
+    password: &str,
+    hosts: &BTreeMap<String, BasicCredentials>,
+) -> Result<SiteCredentials, ConfigError> {
+    let mut by_host = BTreeMap::new();
+    for (host, credentials) in hosts {
+        let host = host.trim().to_ascii_lowercase();
+        if host.is_empty() || host.contains(['/', ':', '@']) && !host.starts_with('[') {
+            return Err(invalid(
+                "http.basicauth.hosts",
+                format!("`{host}` is not a host name (no scheme, port or path)"),
+            ));
+        }
+        if credentials.user.contains(':') {
+            return Err(invalid(
+                "http.basicauth.hosts",
+                format!("the user for `{host}` has a `:`, which Basic authentication forbids"),
+            ));
+        }
+        by_host.insert(host, credentials.clone());
+    }
+    if user.contains(':') {
+        return Err(invalid(
+            "http.basicauth.user",
+            "has a `:`, which Basic authentication forbids".to_string(),
+        ));
+    }
+    let every_host = (!user.is_empty()).then(|| BasicCredentials {
+        user: user.to_string(),
+        password: password.to_string(),
+    });
+    Ok(SiteCredentials {
+        every_host,
+        by_host,
+    })
+}
+
+fn invalid(key: &str, message: String) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credentials(user: &str, password: &str) -> BasicCredentials {
+        BasicCredentials {
+            user: user.to_string(),
+            password: password.to_string(),
+        }
+    }
+
+    fn keys<'a>(url: &'a str, host: &'a str, kind: &'a str) -> ProxyKeys<'a> {
+        ProxyKeys {
+            url,
+            host,
+            port: 3128,
+            kind,
+            user: "u",
+            password: "p",
+        }
+    }
+
+    #[test]
+    fn the_proxy_from_its_parts_or_one_url() {
+        assert_eq!(keys("", "", "HTTP").settings().expect("no proxy"), None);
+        let parts = keys("", "proxy.test", "http").settings().expect("valid");
+        assert_eq!(
+            parts,
+            Some(ProxySettings {
+                kind: ProxyKind::Http,
+                host: "proxy.test".to_string(),
+                port: 3128,
+                credentials: Some(credentials("u", "p")),
+            })
+        );
+        let url = keys("socks5://me:s%40cret@[::1]", "ignored", "HTTP")
+            .settings()
+            .expect("valid");
+        assert_eq!(
+            url,
+            Some(ProxySettings {
+                kind: ProxyKind::Socks,
+                host: "::1".to_string(),
+                port: 1080,
+                credentials: Some(credentials("me", "s@cret")),
+            })
+        );
+        let error = keys("", "proxy.test", "FTP").settings().expect_err("FTP");
+        assert!(error.to_string().contains("http.proxy.type"), "{error}");
+        let error = keys("ftp://p.test", "", "HTTP").settings().expect_err("ftp");
+        assert!(error.to_string().contains("`http.proxy`"), "{error}");
+    }
+
+    #[test]
+    fn custom_headers_split_at_the_first_equals_sign_and_hide_their_values() {
+        let headers = custom_headers(&["X-Api-Key = a=b".to_string(), "X-Empty".to_string()])
+            .expect("valid headers");
+        assert_eq!(headers.get("x-api-key").map(|v| v.as_bytes()), Some(&b"a=b"[..]));
+        assert_eq!(headers.get("x-empty").map(|v| v.as_bytes()), Some(&b""[..]));
+        assert!(!format!("{headers:?}").contains("a=b"));
+        let error = custom_headers(&["Bad Name=v".to_string()]).expect_err("a space");
+        assert!(error.to_string().contains("`Bad Name`"), "{error}");
+        let error = custom_headers(&["X-Ok=a\u{7}b".to_string()]).expect_err("a bell");
+        assert!(error.to_string().contains("`X-Ok`"), "{error}");
+    }
+
+    #[test]
+    fn a_host_s_own_credentials_win_and_stay_with_it() {
+        let hosts = BTreeMap::from([("Intranet.test".to_string(), credentials("a", "b"))]);
+        let site = site_credentials("", "", &hosts).expect("valid");
+        let url = |s: &str| Url::parse(s).expect("test URL");
+        assert_eq!(
+            site.for_url(&url("http://intranet.test:8080/x")),
+            Some(&credentials("a", "b"))
+        );
+        assert_eq!(site.for_url(&url("http://other.test/")), None);
+        let with_default = site_credentials("all", "c", &hosts).expect("valid");
+        assert_eq!(
+            with_default.for_url(&url("http://other.test/")),
+            Some(&credentials("all", "c"))
+        );
+        assert_eq!(
+            with_default.for_url(&url("http://intranet.test/")),
+            Some(&credentials("a", "b"))
+        );
+        let bad = BTreeMap::from([("https://a.test/".to_string(), credentials("a", "b"))]);
+        let error = site_credentials("", "", &bad).expect_err("a URL, not a host");
+        assert!(error.to_string().contains("http.basicauth.hosts"), "{error}");
+    }
+
+    #[test]
+    fn no_password_reaches_a_debug_print() {
+        let secret = credentials("crawler", "hunter2");
+        let site = SiteCredentials {
+            every_host: Some(secret.clone()),
+            by_host: BTreeMap::from([("a.test".to_string(), secret.clone())]),
+        };
+        let proxy = ProxySettings {
+            kind: ProxyKind::Http,
+            host: "proxy.test".to_string(),
+            port: 3128,
+            credentials: Some(secret),
+        };
+        let printed = format!("{site:?} {proxy:?}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(printed.contains("crawler"), "{printed}");
+    }
+}
