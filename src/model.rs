@@ -256,7 +256,10 @@ pub enum PartitionMode {
     /// `b.example.co.uk` share `example.co.uk`.
     #[serde(rename = "byDomain")]
     ByDomain,
-    /// One queue per IP address, from the URL's `ip` metadata (falling back to the host when unknown).
+    /// One queue per IP address: the URL's `ip` metadata, its host when that is an address, else the
+    /// address the host resolves to. [`partition_key`] cannot resolve and falls back to the host
+    /// name; the fetcher's queues and the status updater resolve through the crawl's resolver
+    /// ([`Partitioner`](crate::fetch::Partitioner)).
     #[serde(rename = "byIP")]
     ByIp,
 }
@@ -302,7 +305,20 @@ pub fn partition_key(url: &Url, metadata: &Metadata, mode: PartitionMode) -> Str
     match mode {
         PartitionMode::ByHost => host,
         PartitionMode::ByDomain => registrable_domain(&host).unwrap_or(host),
-        PartitionMode::ByIp => metadata.first(keys::IP).map(str::to_string).unwrap_or(host),
+        PartitionMode::ByIp => metadata
+            .first(keys::IP)
+            .map(str::to_string)
+            .or_else(|| host_address(url).map(|ip| ip.to_string()))
+            .unwrap_or(host),
+    }
+}
+
+/// The host of `url` when it is an IP address.
+pub fn host_address(url: &Url) -> Option<std::net::IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(ip.into()),
+        url::Host::Ipv6(ip) => Some(ip.into()),
+        url::Host::Domain(_) => None,
     }
 }
 

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
+use crate::fetch::Partitioner;
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
 use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
@@ -27,6 +28,9 @@ pub struct StatusUpdaterSettings {
     pub persist_keys: Vec<String>,
     /// When URLs are due again.
     pub scheduler: Arc<dyn Scheduler>,
+    /// With `partition.url.mode: byIP`, gives new outlinks the address their host resolves to as
+    /// their key; `None` (or another mode): the parser's keys are written as they are.
+    pub partitioner: Option<Partitioner>,
 }
 
 /// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
@@ -150,9 +154,13 @@ impl StatusUpdater {
         self.write(batch).await;
     }
 
-    async fn write(&self, updates: Vec<StatusUpdate>) {
+    async fn write(&self, mut updates: Vec<StatusUpdate>) {
         if updates.is_empty() {
             return;
+        }
+        if let Some(partitioner) = &self.settings.partitioner {
+            let outlinks = updates.iter_mut().flat_map(|u| u.outlinks.iter_mut());
+            partitioner.rekey_outlinks(outlinks).await;
         }
         let now = Utc::now();
         let mut writes = Vec::new();
@@ -246,6 +254,7 @@ mod tests {
             max_fetch_errors: 3,
             persist_keys: vec!["error.cause".into(), "keep.*".into()],
             scheduler: Arc::new(DefaultScheduler::default()),
+            partitioner: None,
         }
     }
 

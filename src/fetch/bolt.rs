@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
 use super::inflight::{InFlight, Joined};
+use super::partition::Partitioner;
+use super::queue_keys::{QueueKeys, unresolved};
 use super::protocol::Protocols;
 use super::queues::{HostQueues, Learned};
 use super::robots::RobotsCache;
@@ -35,6 +37,7 @@ pub struct FetcherBolt {
     robots: Option<RobotsCache>,
     settings: FetcherSettings,
     observer: Arc<dyn CrawlObserver>,
+    partitioner: Option<Partitioner>,
 }
 
 impl FetcherBolt {
@@ -50,7 +53,15 @@ impl FetcherBolt {
             robots,
             settings,
             observer: Arc::new(NoObserver),
+            partitioner: None,
         }
+    }
+
+    /// Queues URLs by `partitioner`'s key when it is byIP (the address each host resolves to)
+    /// instead of by the key the frontier gave them; other modes keep the frontier's key.
+    pub fn queued_by(mut self, partitioner: Partitioner) -> Self {
+        self.partitioner = Some(partitioner);
+        self
     }
 
     /// Tells `observer` of each fetch attempt as it completes ([`CrawlEvent::Fetched`]).
@@ -70,6 +81,7 @@ impl FetcherBolt {
         stop: CancellationToken,
     ) {
         let settings = self.settings.clone();
+        let mut keys = QueueKeys::new(self.partitioner.clone());
         let context = Arc::new(self.into_context());
         let mut queues = HostQueues::new(settings.clone());
         let mut running = InFlight::default();
@@ -77,16 +89,29 @@ impl FetcherBolt {
         while !stop.is_cancelled() {
             let wake = start_ready(&context, &mut queues, &mut running);
             record_gauges(&queues, &running);
-            if !input_open && queues.queued() == 0 && running.is_empty() {
+            if !input_open && queues.queued() == 0 && running.is_empty() && keys.pending() == 0 {
                 break;
             }
-            let can_take = input_open && queues.has_room();
+            let can_take = input_open && queues.has_room_for(keys.pending());
             let sleep_until = wake.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 received = input.recv(), if can_take => match received {
-                    Some(tuple) => queues.enqueue(tuple),
+                    Some(tuple) => {
+                        if let Some((key, tuple)) = keys.admit(tuple) {
+                            queues.enqueue_on(key, tuple);
+                        }
+                    }
                     None => input_open = false,
+                },
+                Some((looked, tuple)) = keys.looked_up(), if keys.pending() > 0 => match looked {
+                    Ok(key) => queues.enqueue_on(key, tuple),
+                    Err(error) => {
+                        if out.send(unresolved(tuple, &error)).await.is_err() {
+                            debug!("the parser is gone; the fetcher stops");
+                            break;
+                        }
+                    }
                 },
                 Some(joined) = running.join_next(), if !running.is_empty() => {
                     let Some(page) = completed(&mut queues, joined) else { continue };
@@ -97,6 +122,10 @@ impl FetcherBolt {
                 }
                 _ = tokio::time::sleep_until(sleep_until) => {}
             }
+        }
+        let looking_up = keys.abandon();
+        if looking_up > 0 {
+            info!(looking_up, "fetcher stopping: host lookups abandoned, their URLs left due");
         }
         stop_fetching(input, queues, running, &out, settings.stop_grace).await;
     }

@@ -105,10 +105,21 @@ impl HostQueues {
         self.queued < self.settings.max_queued
     }
 
+    /// Whether another URL may be enqueued while `extra` more are on their way to the queues.
+    pub fn has_room_for(&self, extra: usize) -> bool {
+        self.queued + extra < self.settings.max_queued
+    }
+
     /// Queues `tuple` on its key, keeping the longer of the queue's crawl delay and the frontier's.
+    #[cfg(test)]
     pub fn enqueue(&mut self, tuple: Tuple) {
+        self.enqueue_on(tuple.key.clone(), tuple);
+    }
+
+    /// Queues `tuple` on `key` (its frontier key, or its resolved address), keeping the longer of
+    /// the queue's crawl delay and the frontier's.
+    pub fn enqueue_on(&mut self, key: String, tuple: Tuple) {
         debug_assert!(self.has_room(), "enqueue only while has_room");
-        let key = tuple.key.clone();
         let queue = self
             .queues
             .entry(key.clone())

@@ -8,7 +8,7 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::CrawlConfig;
-use crate::fetch::{FetcherBolt, HttpClient, Protocol};
+use crate::fetch::{FetcherBolt, HttpClient, Partitioner, Protocol};
 use crate::filter::UrlFilter;
 use crate::frontier::{Spout, StatusStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
@@ -145,6 +145,7 @@ impl CrawlerBuilder {
         let (normalizer, filters) = stages::url_filters(&config.filters, self.url_filters)?;
         let http_settings = stages::http_settings(&config, self.resolve);
         let http = HttpClient::new(&http_settings)?;
+        let partitioner = Partitioner::new(config.partition, http.host_resolver());
         let robots = stages::robots_cache(&config, &http_settings)?;
         let stats = Arc::new(CrawlStats::default());
         let mut observers = self.observers;
@@ -155,14 +156,19 @@ impl CrawlerBuilder {
         let mut protocols = stages::protocols(&config.protocols, named)?;
         protocols.extend(self.protocols);
         let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
-            .observed_by(Arc::clone(&observer));
+            .observed_by(Arc::clone(&observer))
+            .queued_by(partitioner.clone());
         let parser = ParserBolt::new(
             stages::parser_settings(&config),
             filters.clone(),
             parse_filters,
         );
         Ok(Crawler::new(super::run::Parts {
-            updater_settings: stages::updater_settings(&config, Arc::clone(&scheduler)),
+            updater_settings: stages::updater_settings(
+                &config,
+                Arc::clone(&scheduler),
+                partitioner.clone(),
+            ),
             runner_settings: stages::runner_settings(&config.spout),
             shutdown_timeout: config.topology.shutdown_timeout,
             config,
@@ -175,6 +181,7 @@ impl CrawlerBuilder {
             seed_filters: SeedFilters {
                 normalizer,
                 filters,
+                partitioner,
             },
             scheduler,
         }))

@@ -141,7 +141,6 @@ impl Crawler {
             .seed_filters
             .inject(
                 seeds,
-                &self.parts.config,
                 self.parts.scheduler.as_ref(),
                 self.parts.store.as_ref(),
             )

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use url::Url;
 
-use crate::config::CrawlConfig;
 use crate::filter::{BasicNormalizer, FilterChain};
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
-use crate::model::{CrawlUrl, Status, partition_key};
+use crate::fetch::Partitioner;
+use crate::model::{CrawlUrl, Status};
 use crate::schedule::Scheduler;
 
 /// What happened to the seeds given to [`Crawler::inject`](super::Crawler::inject).
@@ -23,6 +23,8 @@ pub struct SeedReport {
 pub(crate) struct SeedFilters {
     pub(super) normalizer: Arc<BasicNormalizer>,
     pub(super) filters: FilterChain,
+    /// Keys the seeds (byIP: by the address each host resolves to).
+    pub(super) partitioner: Partitioner,
 }
 
 impl SeedFilters {
@@ -30,7 +32,6 @@ impl SeedFilters {
     pub(crate) async fn inject<'a>(
         &self,
         seeds: impl IntoIterator<Item = &'a str>,
-        config: &CrawlConfig,
         scheduler: &dyn Scheduler,
         store: &dyn StatusStore,
     ) -> SeedReport {
@@ -65,7 +66,7 @@ impl SeedFilters {
                     .push((raw.to_string(), "refused by the URL filters".to_string()));
                 continue;
             };
-            let key = partition_key(&url, &seed.metadata, config.partition);
+            let key = self.partitioner.key_or_host(&url, &seed.metadata).await;
             let next_fetch = scheduler.schedule(Status::Discovered, &seed.metadata, now);
             writes.push(StatusWrite {
                 url: CrawlUrl {

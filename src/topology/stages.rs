@@ -9,7 +9,8 @@ use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::{
-    CookieJar, FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+    CookieJar, FetcherSettings, HttpClientError, HttpSettings, Partitioner, Protocol, Protocols,
+    RobotsCache,
 };
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
@@ -164,6 +165,7 @@ fn extract_rules(
 pub(super) fn updater_settings(
     config: &CrawlConfig,
     scheduler: Arc<dyn Scheduler>,
+    partitioner: Partitioner,
 ) -> StatusUpdaterSettings {
     let mut persist_keys = config.metadata.persist.clone();
     persist_keys.extend(config.metadata.transfer.iter().cloned());
@@ -173,6 +175,7 @@ pub(super) fn updater_settings(
         max_fetch_errors: config.schedule.max_fetch_errors,
         persist_keys,
         scheduler,
+        partitioner: Some(partitioner),
     }
 }
 
