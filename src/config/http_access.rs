@@ -173,7 +173,10 @@ fn proxy_from_url(text: &str) -> Result<ProxySettings, ConfigError> {
     };
     Ok(ProxySettings {
         kind,
-        host: host.trim_start_matches('[').trim_end_matches(']').to_string(),
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
         port: url.port().unwrap_or(default_port),
         credentials,
     })
@@ -318,7 +321,9 @@ mod tests {
         );
         let error = keys("", "proxy.test", "FTP").settings().expect_err("FTP");
         assert!(error.to_string().contains("http.proxy.type"), "{error}");
-        let error = keys("ftp://p.test", "", "HTTP").settings().expect_err("ftp");
+        let error = keys("ftp://p.test", "", "HTTP")
+            .settings()
+            .expect_err("ftp");
         assert!(error.to_string().contains("`http.proxy`"), "{error}");
     }
 
@@ -326,7 +331,10 @@ mod tests {
     fn custom_headers_split_at_the_first_equals_sign_and_hide_their_values() {
         let headers = custom_headers(&["X-Api-Key = a=b".to_string(), "X-Empty".to_string()])
             .expect("valid headers");
-        assert_eq!(headers.get("x-api-key").map(|v| v.as_bytes()), Some(&b"a=b"[..]));
+        assert_eq!(
+            headers.get("x-api-key").map(|v| v.as_bytes()),
+            Some(&b"a=b"[..])
+        );
         assert_eq!(headers.get("x-empty").map(|v| v.as_bytes()), Some(&b""[..]));
         assert!(!format!("{headers:?}").contains("a=b"));
         let error = custom_headers(&["Bad Name=v".to_string()]).expect_err("a space");
@@ -356,7 +364,10 @@ mod tests {
         );
         let bad = BTreeMap::from([("https://a.test/".to_string(), credentials("a", "b"))]);
         let error = site_credentials("", "", &bad).expect_err("a URL, not a host");
-        assert!(error.to_string().contains("http.basicauth.hosts"), "{error}");
+        assert!(
+            error.to_string().contains("http.basicauth.hosts"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -8,13 +8,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_norway::Value;
 
+use super::http_access::{BasicCredentials, ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
     StatusConfig, TopologyConfig,
-};
-use super::http_access::{
-    BasicCredentials, ProxyKeys, Secret, custom_headers, site_credentials,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;

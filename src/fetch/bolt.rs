@@ -17,8 +17,8 @@ use tracing::{debug, info};
 
 use super::inflight::{InFlight, Joined};
 use super::partition::Partitioner;
-use super::queue_keys::{QueueKeys, unresolved};
 use super::protocol::Protocols;
+use super::queue_keys::{QueueKeys, unresolved};
 use super::queues::{HostQueues, Learned};
 use super::robots::RobotsCache;
 use super::settings::FetcherSettings;
@@ -125,7 +125,10 @@ impl FetcherBolt {
         }
         let looking_up = keys.abandon();
         if looking_up > 0 {
-            info!(looking_up, "fetcher stopping: host lookups abandoned, their URLs left due");
+            info!(
+                looking_up,
+                "fetcher stopping: host lookups abandoned, their URLs left due"
+            );
         }
         stop_fetching(input, queues, running, &out, settings.stop_grace).await;
     }

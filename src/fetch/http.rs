@@ -108,7 +108,9 @@ impl HttpClient {
             reqwest::redirect::Policy::none()
         };
         let resolver = settings.host_resolver();
-        let client = base_builder(settings, &resolver)?.redirect(policy).build()?;
+        let client = base_builder(settings, &resolver)?
+            .redirect(policy)
+            .build()?;
         Ok(HttpClient {
             client,
             content_limit: settings.content_limit,
@@ -176,7 +178,8 @@ impl HttpClient {
         url: &Url,
         metadata: &Metadata,
     ) -> Result<FetchedResponse, (FetchFailure, String)> {
-        let mut request = http_options::authorize(&self.credentials, self.client.get(url.as_str()), url);
+        let mut request =
+            http_options::authorize(&self.credentials, self.client.get(url.as_str()), url);
         if let Some(etag) = metadata.first(keys::ETAG) {
             request = request.header(IF_NONE_MATCH, etag);
         }

@@ -122,7 +122,10 @@ mod tests {
     fn by_ip() -> Partitioner {
         let pins = [
             ("a.test".to_string(), "127.0.0.2:80".parse().expect("addr")),
-            ("b.test".to_string(), "127.0.0.2:8080".parse().expect("addr")),
+            (
+                "b.test".to_string(),
+                "127.0.0.2:8080".parse().expect("addr"),
+            ),
             ("c.test".to_string(), "127.0.0.3:80".parse().expect("addr")),
         ];
         let resolver = HostResolver::new(&pins, Duration::from_secs(60), false);

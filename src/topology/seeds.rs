@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use url::Url;
 
+use crate::fetch::Partitioner;
 use crate::filter::{BasicNormalizer, FilterChain};
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
-use crate::fetch::Partitioner;
 use crate::model::{CrawlUrl, Status};
 use crate::schedule::Scheduler;
 

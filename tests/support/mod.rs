@@ -7,5 +7,6 @@ pub mod crawler;
 pub mod fetch_log;
 pub mod http;
 pub mod opensearch;
+pub mod proxy;
 pub mod site_politeness;
 pub mod stormcrawler;
