@@ -157,16 +157,10 @@ const IGNORED: &[(&str, &str)] = &[
     ("parsefilters.config.file", "not implemented"),
     ("urlfilters.config.file", "not implemented"),
     ("jsoup.filters.config.file", "not implemented"),
-    ("http.proxy", "not implemented"),
-    ("http.proxy.host", "not implemented"),
-    ("http.proxy.port", "not implemented"),
-    ("http.proxy.type", "not implemented"),
-    ("http.proxy.user", "not implemented"),
-    ("http.proxy.pass", "not implemented"),
-    ("http.use.cookies", "not implemented"),
-    ("http.custom.headers", "not implemented"),
-    ("http.basicauth.user", "not implemented"),
-    ("http.basicauth.password", "not implemented"),
+    (
+        "http.proxy.manager",
+        "one proxy, from http.proxy or http.proxy.*",
+    ),
 ];
 
 /// Keys of StormCrawler's Elasticsearch (`es.`) and OpenSearch (`opensearch.`) modules that squall
