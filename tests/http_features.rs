@@ -114,19 +114,19 @@ fn config(extra: &[&str]) -> CrawlConfig {
     crawler::config(&settings)
 }
 
-/// Crawls from `seeds` until idle on a fresh embedded frontier, `hosts` resolved to `addr`.
+/// Crawls from `seed` until idle on a fresh embedded frontier, `hosts` resolved to `addr`.
 async fn crawl(
     config: CrawlConfig,
     hosts: &[&str],
     addr: SocketAddr,
-    seeds: &[String],
+    seed: &str,
 ) -> (EmbeddedFrontier, tempfile::TempDir) {
     let (builder, frontier, dir) = crawler::embedded(config);
     let hosts = hosts.iter().map(|h| h.to_string()).collect();
     let crawler = crawler::resolve_hosts(builder, hosts, addr)
         .build()
         .expect("crawler");
-    crawler.inject(seeds.iter().map(String::as_str)).await;
+    crawler.inject([seed]).await;
     let summary = crawler::run_until_idle(crawler, None).await;
     assert_eq!(summary.stop_reason, StopReason::Idle);
     (frontier, dir)
@@ -154,7 +154,7 @@ async fn every_request_goes_through_the_proxy_with_its_credentials() {
         "http.proxy.pass=pr0xy",
     ]);
     let seed = format!("http://proxied.test:{port}/");
-    let (frontier, _dir) = crawl(config, &["proxied.test"], closed, &[seed.clone()]).await;
+    let (frontier, _dir) = crawl(config, &["proxied.test"], closed, &seed).await;
 
     for path in ["/", "/a", "/b"] {
         let url = format!("http://proxied.test:{port}{path}");
@@ -199,7 +199,7 @@ async fn wrong_proxy_credentials_fetch_nothing() {
         "http.skip.robots=true",
     ]);
     let seed = format!("http://proxied.test:{}/", origin.port());
-    let (frontier, _dir) = crawl(config, &[], origin, &[seed.clone()]).await;
+    let (frontier, _dir) = crawl(config, &[], origin, &seed).await;
     let stored = frontier.lookup(&seed).expect("lookup").expect("stored");
     assert_eq!(stored.status, Status::FetchError, "407 from the proxy");
     assert_eq!(proxy.requests().len(), 1);
@@ -211,7 +211,7 @@ async fn custom_headers_go_with_every_request() {
     let (addr, log) = server_on("127.0.0.1").await;
     let config = config(&["http.custom.headers=[\"X-Api-Key=s3cret=1\", \"Accept-Language=fr\"]"]);
     let seed = format!("http://headers.test:{}/", addr.port());
-    let (frontier, _dir) = crawl(config, &["headers.test"], addr, &[seed.clone()]).await;
+    let (frontier, _dir) = crawl(config, &["headers.test"], addr, &seed).await;
     assert_eq!(status_of(&frontier, &seed), Some(Status::Fetched));
     let requests = received(&log);
     assert_eq!(requests.len(), 4, "robots.txt, /, /a and /b: {requests:?}");
@@ -230,13 +230,7 @@ async fn cookies_a_site_sets_come_back_to_it_only_when_asked() {
     let inside = format!("http://cookies.test:{}/needs-cookie", addr.port());
     let outside = format!("http://other.test:{}/needs-cookie", addr.port());
 
-    let (frontier, _dir) = crawl(
-        config(&["http.use.cookies=true"]),
-        &hosts,
-        addr,
-        &[seed.clone()],
-    )
-    .await;
+    let (frontier, _dir) = crawl(config(&["http.use.cookies=true"]), &hosts, addr, &seed).await;
     assert_eq!(status_of(&frontier, &inside), Some(Status::Fetched));
     assert_eq!(
         status_of(&frontier, &outside),
@@ -248,7 +242,7 @@ async fn cookies_a_site_sets_come_back_to_it_only_when_asked() {
         .any(|r| r.host == "other.test" && r.headers.contains_key(header::COOKIE));
     assert!(!cookie_to_other_host);
 
-    let (without, _dir) = crawl(config(&[]), &hosts, addr, &[seed]).await;
+    let (without, _dir) = crawl(config(&[]), &hosts, addr, &seed).await;
     assert_eq!(
         status_of(&without, &inside),
         Some(Status::FetchError),
@@ -264,7 +258,7 @@ async fn basic_credentials_go_to_their_host_only() {
     let open = format!("http://open.test:{}/page", addr.port());
     let credentials = "http.basicauth.hosts={auth.test: {user: crawler, password: s3cret}}";
 
-    let (frontier, _dir) = crawl(config(&[credentials]), &hosts, addr, &[private.clone()]).await;
+    let (frontier, _dir) = crawl(config(&[credentials]), &hosts, addr, &private).await;
     assert_eq!(status_of(&frontier, &private), Some(Status::Fetched));
     assert_eq!(status_of(&frontier, &open), Some(Status::Fetched));
     let requests = received(&log);
@@ -277,7 +271,7 @@ async fn basic_credentials_go_to_their_host_only() {
         }
     }
 
-    let (without, _dir) = crawl(config(&[]), &hosts, addr, &[private.clone()]).await;
+    let (without, _dir) = crawl(config(&[]), &hosts, addr, &private).await;
     assert_eq!(
         status_of(&without, &private),
         Some(Status::FetchError),
