@@ -21,6 +21,7 @@ use squall::topology::{CrawlerBuilder, StopReason};
 use support::crawler;
 use support::http::html;
 use support::proxy::ForwardProxy;
+use support::socks::SocksProxy;
 
 /// `Basic` credentials `crawler:s3cret`.
 const SITE_AUTHORIZATION: &str = "Basic Y3Jhd2xlcjpzM2NyZXQ=";
@@ -204,6 +205,38 @@ async fn wrong_proxy_credentials_fetch_nothing() {
     assert_eq!(stored.status, Status::FetchError, "407 from the proxy");
     assert_eq!(proxy.requests().len(), 1);
     assert!(received(&log).is_empty(), "the proxy let nothing through");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socks_proxy_carries_every_connection_and_resolves_the_names() {
+    let (origin, log) = server_on("127.0.0.1").await;
+    let routes = HashMap::from([("socks.test".to_string(), origin)]);
+    let credentials = ("proxyuser".to_string(), "pr0xy".to_string());
+    let proxy = SocksProxy::start(routes, Some(credentials)).await;
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let config = config(&[
+        "http.proxy.type=SOCKS",
+        "http.proxy.host=127.0.0.1",
+        &format!("http.proxy.port={}", proxy.addr.port()),
+        "http.proxy.user=proxyuser",
+        "http.proxy.pass=pr0xy",
+    ]);
+    let seed = format!("http://socks.test:{}/", origin.port());
+    let (frontier, _dir) = crawl(config, &["socks.test"], closed, &seed).await;
+    for path in ["/", "/a", "/b"] {
+        let url = format!("http://socks.test:{}{path}", origin.port());
+        assert_eq!(status_of(&frontier, &url), Some(Status::Fetched), "{url}");
+    }
+    let tunnels = proxy.tunnels();
+    assert!(!tunnels.is_empty());
+    for tunnel in &tunnels {
+        assert_eq!(tunnel.target, format!("socks.test:{}", origin.port()));
+        assert_eq!(tunnel.user.as_deref(), Some("proxyuser"));
+    }
+    assert_eq!(received(&log).len(), 4, "robots.txt, /, /a and /b");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

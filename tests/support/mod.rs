@@ -9,4 +9,5 @@ pub mod http;
 pub mod opensearch;
 pub mod proxy;
 pub mod site_politeness;
+pub mod socks;
 pub mod stormcrawler;
