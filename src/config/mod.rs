@@ -27,7 +27,7 @@ mod error;
 mod keys;
 mod sections;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_norway::{Mapping, Value};
@@ -83,6 +83,10 @@ pub struct CrawlConfig {
     pub frontier: FrontierConfig,
     /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
     pub extensions: ExtensionKeys,
+    /// The directories of the config files read ([`ConfigBuilder::yaml_file`]), in the order
+    /// read: files the configuration names by a relative path (StormCrawler's filter files) are
+    /// also looked for there.
+    pub config_dirs: Vec<PathBuf>,
 }
 
 impl CrawlConfig {

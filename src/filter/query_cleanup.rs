@@ -182,12 +182,24 @@ mod tests {
     fn defaults_drop_the_anchor_and_unmangle_the_query() {
         let n = QueryCleanupNormalizer::default();
         assert_eq!(normalized(&n, "HTTP://A.test/a#x"), "http://a.test/a");
-        assert_eq!(normalized(&n, "http://a.test/p&a=b&c=d"), "http://a.test/p?a=b&c=d");
-        assert_eq!(normalized(&n, "http://a.test/p?x&a=b"), "http://a.test/p?x&a=b");
+        assert_eq!(
+            normalized(&n, "http://a.test/p&a=b&c=d"),
+            "http://a.test/p?a=b&c=d"
+        );
+        assert_eq!(
+            normalized(&n, "http://a.test/p?x&a=b"),
+            "http://a.test/p?x&a=b"
+        );
         assert_eq!(normalized(&n, "http://a.test/p&x"), "http://a.test/p&x");
-        assert_eq!(normalized(&n, "http://a.test/%7euser"), "http://a.test/~user");
+        assert_eq!(
+            normalized(&n, "http://a.test/%7euser"),
+            "http://a.test/~user"
+        );
         let kept = n.clone().remove_anchor(false).unmangle_query(false);
-        assert_eq!(normalized(&kept, "http://a.test/p&a=b#top"), "http://a.test/p&a=b#top");
+        assert_eq!(
+            normalized(&kept, "http://a.test/p&a=b#top"),
+            "http://a.test/p&a=b#top"
+        );
     }
 
     #[test]
@@ -200,13 +212,22 @@ mod tests {
             "http://a.test/p?a=2&z=1"
         );
         assert_eq!(
-            normalized(&n, "http://a.test/p?sid=0123456789abcdef0123456789ABCDEF&b=1"),
+            normalized(
+                &n,
+                "http://a.test/p?sid=0123456789abcdef0123456789ABCDEF&b=1"
+            ),
             "http://a.test/p?b=1"
         );
         assert_eq!(
-            normalized(&n, "http://a.test/d/p;jsessionid=0123456789abcdef0123456789abcdef?b=1"),
+            normalized(
+                &n,
+                "http://a.test/d/p;jsessionid=0123456789abcdef0123456789abcdef?b=1"
+            ),
             "http://a.test/d/p?b=1"
         );
-        assert_eq!(normalized(&n, "http://a.test/p?utm_source=x"), "http://a.test/p");
+        assert_eq!(
+            normalized(&n, "http://a.test/p?utm_source=x"),
+            "http://a.test/p"
+        );
     }
 }

@@ -37,6 +37,10 @@ mod tests {
         assert!(!keeps("http://a.test/Page", "http://A.test/page"));
         assert!(keeps("http://a.test/x", "http://a.test/x?y"));
         let seed = Url::parse("http://a.test/").expect("test URL");
-        assert!(SelfLinkFilter.filter(None, seed, &Metadata::new()).is_some());
+        assert!(
+            SelfLinkFilter
+                .filter(None, seed, &Metadata::new())
+                .is_some()
+        );
     }
 }
