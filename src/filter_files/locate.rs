@@ -6,8 +6,9 @@ use super::FilterFileError;
 
 /// Where files named by a relative path are found, as a StormCrawler project's classpath would
 /// find them: the path as given (from the current directory), then next to the file that names it
-/// (for rule files named in a filter file), then in each config file's directory, then in
-/// `src/main/resources/` (where StormCrawler's archetype puts them).
+/// (for rule files named in a filter file), then in each config file's directory and its
+/// `src/main/resources/` (where StormCrawler's archetype puts them, the config files being at the
+/// project's root), then in `src/main/resources/` under the current directory.
 #[derive(Debug, Clone, Default)]
 pub struct Locator {
     config_dirs: Vec<PathBuf>,
@@ -29,10 +30,14 @@ impl Locator {
             return vec![given];
         }
         let mut candidates = vec![given.clone()];
+        let config_dirs = self
+            .config_dirs
+            .iter()
+            .flat_map(|dir| [dir.clone(), dir.join(RESOURCES)]);
         let dirs = near
             .into_iter()
             .map(Path::to_path_buf)
-            .chain(self.config_dirs.iter().cloned())
+            .chain(config_dirs)
             .chain(std::iter::once(PathBuf::from(RESOURCES)));
         for dir in dirs {
             let candidate = dir.join(&given);
@@ -85,11 +90,18 @@ mod tests {
     fn relative_names_are_looked_for_in_order() {
         let locator = Locator::new(vec![PathBuf::from("conf"), PathBuf::from(".")]);
         let candidates = locator.candidates("f.json", Some(Path::new("near")));
-        let expected: Vec<PathBuf> = ["f.json", "near/f.json", "conf/f.json", "./f.json"]
-            .iter()
-            .map(PathBuf::from)
-            .chain(std::iter::once(Path::new(RESOURCES).join("f.json")))
-            .collect();
+        let expected: Vec<PathBuf> = [
+            "f.json",
+            "near/f.json",
+            "conf/f.json",
+            "conf/src/main/resources/f.json",
+            "./f.json",
+            "./src/main/resources/f.json",
+            "src/main/resources/f.json",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
         assert_eq!(candidates, expected);
         assert_eq!(
             locator.candidates("/abs/f.json", None),
