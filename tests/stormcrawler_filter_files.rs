@@ -168,12 +168,13 @@ const CONF: &str = r#"config:
   jsoup.filters.config.file: "jsoupfilters.json"
   fetcher.server.delay: 0.02
   spout.min.delay.queries: 100
-  metadata.persist: [parse.title, parse.description, parse.keywords, domain, format]
+  metadata.persist: [parse.title, parse.description, parse.keywords, domain, format, canonical]
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_configured_by_the_archetype_s_files() {
-    let home = r#"<html><head><title>Home</title><meta name="keywords" content="a,b"></head><body>
+    let home = r#"<html><head><title>Home</title><meta name="keywords" content="a,b">
+        <link rel="canonical" href="http://site-a.test/"></head><body>
         <a href="/page2">2</a> <a href="http://www.site-a.test/www">www</a>
         <a href="http://other.test/elsewhere">other</a> <a href="/logo.png">logo</a>
         <a href="/p?x=1&amp;jsessionid=0AB1#top">session</a> <a href="/a/b/a/c/a/">loop</a>
@@ -204,6 +205,11 @@ async fn a_crawl_configured_by_the_archetype_s_files() {
     assert_eq!(home.metadata.values("parse.keywords"), ["a", "b"]);
     assert_eq!(home.metadata.values("domain"), ["site-a.test"]);
     assert_eq!(home.metadata.values("format"), ["html"]);
+    assert_eq!(
+        home.metadata.values("canonical"),
+        ["http://site-a.test/"],
+        "the parser's canonical URL, not repeated by the XPathFilter"
+    );
     for fetched in [
         "http://site-a.test/page2",
         "http://www.site-a.test/www",

@@ -166,7 +166,8 @@ impl ExtractFilter {
 
     /// With `true`, a key takes the values of the first of its rules (in their order) that gives
     /// any value on the page, and its later rules are skipped, as StormCrawler's XPathFilter reads
-    /// a list of expressions for one key: alternatives, best first. By default every rule adds.
+    /// a list of expressions for one key: alternatives, best first; a value the key already holds
+    /// is not added again. By default every rule adds.
     #[must_use]
     pub fn first_match_per_key(mut self, first_match: bool) -> Self {
         self.first_match = first_match;
@@ -209,9 +210,14 @@ impl ExtractFilter {
             };
             for value in values {
                 let value = collapse_whitespace(&value);
-                if !value.is_empty() {
+                if value.is_empty() {
+                    continue;
+                }
+                filled.push(rule.key.as_str());
+                // Alternatives read what the page says once: a value the key holds (the
+                // canonical URL the parser recorded) is not added again.
+                if !(self.first_match && metadata.values(&rule.key).contains(&value)) {
                     metadata.add(rule.key.as_str(), value);
-                    filled.push(rule.key.as_str());
                 }
             }
         }
