@@ -123,9 +123,10 @@ impl QueryCleanupNormalizer {
         }
         params.retain(|param| {
             let (name, value) = param.split_once('=').unwrap_or((param, ""));
-            !param.is_empty()
-                && !self.remove_params.iter().any(|removed| removed == name)
-                && !(self.remove_hashes && is_hash(value))
+            let removed = param.is_empty()
+                || self.remove_params.iter().any(|removed| removed == name)
+                || (self.remove_hashes && is_hash(value));
+            !removed
         });
         params.sort_by(|a, b| param_name(a).cmp(param_name(b)));
         if params.is_empty() {
