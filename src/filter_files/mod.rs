@@ -31,7 +31,7 @@
 //! (`//TITLE/allText()`) to XPath 1.0 on squall's DOM.
 //!
 //! Files are found by a [`Locator`]: as given, then next to the file naming them, then next to
-//! each config file read, then in `src/main/resources/`. When `default-regex-normalizers.xml`
+//! each config file read and in its `src/main/resources/`, then in `src/main/resources/`. When `default-regex-normalizers.xml`
 //! (which StormCrawler ships in its jar) is found nowhere, squall's own is used.
 
 mod chain;
