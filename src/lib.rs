@@ -83,6 +83,7 @@
 pub mod config;
 pub mod fetch;
 pub mod filter;
+pub mod filter_files;
 pub mod frontier;
 pub mod message;
 pub mod model;

@@ -1,6 +1,6 @@
 //! Layering configuration sources: YAML text or files, then `KEY=VALUE` overrides.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
@@ -13,6 +13,8 @@ use crate::schedule::is_custom_interval_key;
 #[derive(Debug, Default)]
 pub struct ConfigBuilder {
     values: Mapping,
+    /// The directories of the files read, in order.
+    dirs: Vec<PathBuf>,
 }
 
 impl ConfigBuilder {
@@ -54,12 +56,22 @@ impl ConfigBuilder {
         Ok(self)
     }
 
-    /// Adds the keys of a YAML file.
-    pub fn yaml_file(self, path: &Path) -> Result<Self, ConfigError> {
+    /// Adds the keys of a YAML file, and records its directory in
+    /// [`CrawlConfig::config_dirs`].
+    pub fn yaml_file(mut self, path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
             source,
         })?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir.to_path_buf()
+        };
+        if !self.dirs.contains(&dir) {
+            self.dirs.push(dir);
+        }
         self.yaml_str(&text)
     }
 
@@ -133,6 +145,7 @@ impl ConfigBuilder {
         let mut config = keys.into_config(custom, ExtensionKeys(extensions))?;
         ignored.sort();
         config.ignored_keys = ignored;
+        config.config_dirs = self.dirs;
         Ok(config)
     }
 }

@@ -144,6 +144,16 @@ config_keys! {
         Vec::new();
     /// `max.depth`: outlinks deeper than this from the seeds are dropped. -1: no limit.
     "max.depth" => max_depth: i64 = -1;
+    /// `urlfilters.config.file`: a StormCrawler `urlfilters.json`, whose URL filters run after
+    /// squall's own (`urlfilter.*`, `urlnormalizer.*`, `max.depth`), in its order. Empty: none.
+    "urlfilters.config.file" => urlfilters_config_file: String = String::new();
+    /// `parsefilters.config.file`: a StormCrawler `parsefilters.json`, whose parse filters run
+    /// after those of `jsoup.filters.config.file`. Empty: none.
+    "parsefilters.config.file" => parsefilters_config_file: String = String::new();
+    /// `jsoup.filters.config.file`: a StormCrawler `jsoupfilters.json` (XPathFilter,
+    /// LinkParseFilter), whose filters run after `parsefilter.css` and `parsefilter.xpath`. Empty:
+    /// none.
+    "jsoup.filters.config.file" => jsoup_filters_config_file: String = String::new();
     /// `parser.emitOutlinks`: whether parsed links become DISCOVERED URLs.
     "parser.emitOutlinks" => parser_emit_outlinks: bool = true;
     /// `parser.emitOutlinks.max.per.page`: outlinks kept per page. -1: no limit.
@@ -285,6 +295,7 @@ impl ConfigKeys {
                 exclude: self.urlfilter_exclude,
                 remove_query_params: self.urlnormalizer_remove_query_params,
                 max_depth: u32::try_from(self.max_depth).ok(),
+                config_file: non_empty(&self.urlfilters_config_file),
             },
             metadata: MetadataConfig {
                 transfer: self.metadata_transfer,
@@ -300,6 +311,7 @@ impl ConfigKeys {
             },
             extensions,
             ignored_keys: Vec::new(),
+            config_dirs: Vec::new(),
         };
         config.validate()?;
         Ok(config)
@@ -366,6 +378,8 @@ impl ConfigKeys {
             extract_xpath: self.parsefilter_xpath.clone(),
             redirections_allowed: self.redirections_allowed,
             sitemap_discovery: self.sitemap_discovery,
+            parse_filters_file: non_empty(&self.parsefilters_config_file),
+            jsoup_filters_file: non_empty(&self.jsoup_filters_config_file),
         }
     }
 
@@ -435,6 +449,12 @@ impl<'de> Deserialize<'de> for Expressions {
 
         deserializer.deserialize_any(OneOrMany).map(Expressions)
     }
+}
+
+/// A file name given by a key, unless it is blank.
+fn non_empty(name: &str) -> Option<String> {
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// A map of owned strings, for defaults.

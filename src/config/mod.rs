@@ -31,7 +31,7 @@ mod keys;
 mod sections;
 mod stormcrawler;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_norway::{Mapping, Value};
@@ -93,6 +93,10 @@ pub struct CrawlConfig {
     /// (so a StormCrawler user's files load as they are), sorted; see [`ignored_reason`] for why
     /// each is left out. The crawler names them in one warning when it starts.
     pub ignored_keys: Vec<String>,
+    /// The directories of the config files read ([`ConfigBuilder::yaml_file`]), in the order
+    /// read: files the configuration names by a relative path (StormCrawler's filter files) are
+    /// also looked for there.
+    pub config_dirs: Vec<PathBuf>,
 }
 
 impl CrawlConfig {

@@ -140,6 +140,8 @@ pub struct FilterConfig {
     pub remove_query_params: Vec<String>,
     /// `max.depth`: links deeper than this from the seeds are dropped (`None`: no limit).
     pub max_depth: Option<u32>,
+    /// `urlfilters.config.file`: a StormCrawler `urlfilters.json` whose filters run after these.
+    pub config_file: Option<String>,
 }
 
 /// The parser (`parser.*`, `parsefilter.*`, `redirections.allowed`, `sitemap.discovery`).
@@ -159,6 +161,10 @@ pub struct ParserConfig {
     pub redirections_allowed: bool,
     /// `sitemap.discovery`: robots.txt `Sitemap:` lines are followed and sitemaps parsed.
     pub sitemap_discovery: bool,
+    /// `parsefilters.config.file`: a StormCrawler `parsefilters.json`.
+    pub parse_filters_file: Option<String>,
+    /// `jsoup.filters.config.file`: a StormCrawler `jsoupfilters.json`.
+    pub jsoup_filters_file: Option<String>,
 }
 
 /// Metadata carried from page to outlink and kept with statuses (`metadata.*`).

@@ -154,9 +154,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("indexer.canonical.name", "not implemented"),
     ("indexer.md.mapping", "not implemented"),
     ("indexer.ignore.empty.fields", "not implemented"),
-    ("parsefilters.config.file", "not implemented"),
-    ("urlfilters.config.file", "not implemented"),
-    ("jsoup.filters.config.file", "not implemented"),
     (
         "http.proxy.manager",
         "one proxy, from http.proxy or http.proxy.*",

@@ -8,6 +8,11 @@
 //! * [`ScopeFilter`]: keeps only outlinks on their source page's host or registrable domain;
 //! * [`RegexFilter`]: include and exclude regular expressions;
 //! * [`DepthFilter`]: drops URLs deeper than a maximum depth.
+//!
+//! StormCrawler's URL filters, which its `urlfilters.json` files configure, have their
+//! counterparts here: [`BasicUrlFilter`], [`QueryCleanupNormalizer`], [`MaxDepthFilter`],
+//! [`RegexRuleFilter`], [`RegexNormalizer`], [`MetadataFilter`], [`SelfLinkFilter`] and
+//! [`SitemapFilter`] ([`ScopeFilter`] is its HostURLFilter).
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,17 +21,31 @@ use url::Url;
 
 use crate::model::{CrawlUrl, Metadata};
 
+mod basic_rules;
 mod depth;
 mod normalize;
+mod query_cleanup;
 mod regex;
+mod regex_normalizer;
+mod regex_rules;
 mod scheme;
 mod scope;
+mod self_link;
+mod source_depth;
+mod source_metadata;
 
+pub use self::basic_rules::BasicUrlFilter;
 pub use self::depth::DepthFilter;
 pub use self::normalize::BasicNormalizer;
+pub use self::query_cleanup::QueryCleanupNormalizer;
 pub use self::regex::RegexFilter;
+pub use self::regex_normalizer::RegexNormalizer;
+pub use self::regex_rules::RegexRuleFilter;
 pub use self::scheme::SchemeFilter;
 pub use self::scope::ScopeFilter;
+pub use self::self_link::SelfLinkFilter;
+pub use self::source_depth::{MAX_DEPTH, MaxDepthFilter};
+pub use self::source_metadata::{FOUND_SITEMAP, MetadataFilter, SitemapFilter};
 
 /// Decides whether a URL (an outlink, a redirect target or a seed) enters the frontier, possibly rewriting it.
 pub trait UrlFilter: Send + Sync {

@@ -7,7 +7,10 @@
 //!
 //! [`ExtractFilter`] is a parse filter that copies what CSS selectors or XPath expressions select
 //! in a page into its metadata (StormCrawler's XPathFilter); the `parsefilter.css` and
-//! `parsefilter.xpath` keys set one up for a crawler.
+//! `parsefilter.xpath` keys set one up for a crawler. StormCrawler's other common parse filters
+//! have their counterparts: [`LinkFilter`] (LinkParseFilter), [`DomainFilter`]
+//! (DomainParseFilter), [`FormatFilter`] (MimeTypeNormalization) and [`CommaSplitFilter`]
+//! (CommaSeparatedToMultivaluedMetadata).
 //!
 //! What a page says about itself is recorded in its metadata, for parse filters and indexers: its
 //! canonical URL ([`keys::CANONICAL`], `canonical`) and whether it asked not to be indexed
@@ -25,13 +28,19 @@ mod bolt_tests;
 mod charset;
 mod directives;
 mod extract;
+mod link_filter;
 mod links;
+mod metadata_filters;
 mod outlinks;
 pub mod sitemap;
 mod tags;
 
 pub use extract::{Expression, ExtractError, ExtractFilter};
+pub use link_filter::LinkFilter;
 pub use links::{ExtractedPage, RawLink, extract, extract_with_text};
+pub use metadata_filters::{
+    CommaSplitFilter, DomainFilter, FormatFilter, PARSE_CONTENT_TYPE, format_of,
+};
 
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@ use super::stages;
 use crate::config::CrawlConfig;
 use crate::fetch::{FetcherBolt, HttpClient, Partitioner, Protocol};
 use crate::filter::UrlFilter;
+use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
@@ -86,14 +87,16 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Adds a URL filter after the configured ones (normalizer, schemes, scope, regex, depth).
+    /// Adds a URL filter after the configured ones (normalizer, schemes, scope, regex, depth, then
+    /// those of `urlfilters.config.file`).
     pub fn url_filter(mut self, filter: impl UrlFilter + 'static) -> Self {
         self.url_filters.push(Arc::new(filter));
         self
     }
 
     /// Adds a parse filter, after the one the `parsefilter.css` and `parsefilter.xpath` keys
-    /// configure ([`ExtractFilter`](crate::parse::ExtractFilter)).
+    /// configure ([`ExtractFilter`](crate::parse::ExtractFilter)) and those of the
+    /// `jsoup.filters.config.file` and `parsefilters.config.file`.
     pub fn parse_filter(mut self, filter: impl ParseFilter + 'static) -> Self {
         self.parse_filters.push(Arc::new(filter));
         self
@@ -135,14 +138,16 @@ impl CrawlerBuilder {
         let config = self.config;
         config.validate()?;
         warn_ignored_keys(&config.ignored_keys);
-        let parse_filters = stages::parse_filters(&config.parser, self.parse_filters)?;
+        let locator = Locator::new(config.config_dirs.clone());
+        let parse_filters = stages::parse_filters(&config.parser, &locator, self.parse_filters)?;
         let spout = self.spout.ok_or(BuildError::NoFrontier)?;
         let store = self.store.ok_or(BuildError::NoFrontier)?;
         let scheduler: Arc<dyn Scheduler> = match self.scheduler {
             Some(scheduler) => scheduler,
             None => Arc::new(config.scheduler()?),
         };
-        let (normalizer, filters) = stages::url_filters(&config.filters, self.url_filters)?;
+        let (normalizer, filters) =
+            stages::url_filters(&config.filters, &locator, self.url_filters)?;
         let http_settings = stages::http_settings(&config, self.resolve);
         let http = HttpClient::new(&http_settings)?;
         let partitioner = Partitioner::new(config.partition, http.host_resolver());

@@ -3,6 +3,7 @@
 use crate::config::ConfigError;
 use crate::fetch::HttpClientError;
 use crate::filter::FilterError;
+use crate::filter_files::FilterFileError;
 
 /// Why a crawler could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +14,10 @@ pub enum BuildError {
     /// A URL filter could not be built from the configuration.
     #[error(transparent)]
     Filter(#[from] FilterError),
+    /// A StormCrawler filter file (`urlfilters.config.file`, `parsefilters.config.file`,
+    /// `jsoup.filters.config.file`) could not be used.
+    #[error(transparent)]
+    FilterFile(#[from] FilterFileError),
     /// The HTTP client could not be built.
     #[error(transparent)]
     Http(#[from] HttpClientError),

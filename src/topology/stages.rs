@@ -13,20 +13,22 @@ use crate::fetch::{
     RobotsCache,
 };
 use crate::filter::{
-    BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
-    UrlFilter,
+    BasicNormalizer, DepthFilter, FilterChain, RegexFilter, SchemeFilter, ScopeFilter, UrlFilter,
 };
+use crate::filter_files::{self, FileKind, Locator};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
 use crate::status::StatusUpdaterSettings;
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
-/// the user's own filters. The normalizer is returned too, for seeds.
+/// the filters of the `urlfilters.config.file` (found by `locator`) in its order, then the user's
+/// own filters. The normalizer is returned too, for seeds.
 pub(super) fn url_filters(
     config: &FilterConfig,
+    locator: &Locator,
     extra: Vec<Arc<dyn UrlFilter>>,
-) -> Result<(Arc<BasicNormalizer>, FilterChain), FilterError> {
+) -> Result<(Arc<BasicNormalizer>, FilterChain), BuildError> {
     let mut normalizer = BasicNormalizer::new();
     if !config.remove_query_params.is_empty() {
         normalizer = normalizer.remove_query_params(config.remove_query_params.clone());
@@ -46,6 +48,11 @@ pub(super) fn url_filters(
         )?));
     }
     filters.push(Arc::new(DepthFilter::new(config.max_depth)));
+    if let Some(file) = &config.config_file {
+        for filter in filter_files::url_filters(file, locator)? {
+            filters.push(filter);
+        }
+    }
     for filter in extra {
         filters.push(filter);
     }
@@ -130,12 +137,15 @@ pub(super) fn parser_settings(config: &CrawlConfig) -> ParserSettings {
 }
 
 /// The parse filters: the [`ExtractFilter`] of the `parsefilter.css` and `parsefilter.xpath` keys
-/// when they give any rule, then the user's own (which see what it extracted). An expression that
-/// does not compile is an error naming its key (`parsefilter.css.title`).
+/// when they give any rule, then those of the `jsoup.filters.config.file` and of the
+/// `parsefilters.config.file` (found by `locator`), then the user's own (which see what the others
+/// extracted). An expression that does not compile is an error naming its key
+/// (`parsefilter.css.title`), or its file.
 pub(super) fn parse_filters(
     config: &ParserConfig,
+    locator: &Locator,
     extra: Vec<Arc<dyn ParseFilter>>,
-) -> Result<Vec<Arc<dyn ParseFilter>>, ConfigError> {
+) -> Result<Vec<Arc<dyn ParseFilter>>, BuildError> {
     let css = extract_rules(&config.extract_css, Expression::Css);
     let all = css.chain(extract_rules(&config.extract_xpath, Expression::XPath));
     let extract = ExtractFilter::new(all).map_err(|error| ConfigError::InvalidValue {
@@ -145,6 +155,15 @@ pub(super) fn parse_filters(
     let mut filters: Vec<Arc<dyn ParseFilter>> = Vec::new();
     if !extract.is_empty() {
         filters.push(Arc::new(extract));
+    }
+    let files = [
+        (FileKind::JSoupFilters, &config.jsoup_filters_file),
+        (FileKind::ParseFilters, &config.parse_filters_file),
+    ];
+    for (kind, file) in files {
+        if let Some(file) = file {
+            filters.extend(filter_files::parse_filters(kind, file, locator)?);
+        }
     }
     filters.extend(extra);
     Ok(filters)
@@ -302,19 +321,19 @@ mod tests {
         };
         let none = config("");
         assert!(
-            parse_filters(&none.parser, Vec::new())
+            parse_filters(&none.parser, &Locator::default(), Vec::new())
                 .expect("no rule")
                 .is_empty()
         );
         let some = config("parsefilter.css: {title: h1}\nparsefilter.xpath: {}");
         assert_eq!(
-            parse_filters(&some.parser, Vec::new())
+            parse_filters(&some.parser, &Locator::default(), Vec::new())
                 .expect("valid")
                 .len(),
             1
         );
         let invalid = config("parsefilter.xpath: {a: [//a, '//b[']}");
-        let Err(error) = parse_filters(&invalid.parser, Vec::new()) else {
+        let Err(error) = parse_filters(&invalid.parser, &Locator::default(), Vec::new()) else {
             panic!("an invalid XPath was accepted");
         };
         let message = error.to_string();

@@ -126,6 +126,8 @@ pub struct ExtractFilter {
     rules: Vec<Rule>,
     /// Whether any rule is XPath (the page is then copied for XPath once).
     xpath: bool,
+    /// Whether a key takes the values of its first rule that gives any, and no more.
+    first_match: bool,
 }
 
 impl ExtractFilter {
@@ -155,7 +157,21 @@ impl ExtractFilter {
         let xpath = rules
             .iter()
             .any(|rule| matches!(rule.selects, Selects::XPath(_)));
-        Ok(ExtractFilter { rules, xpath })
+        Ok(ExtractFilter {
+            rules,
+            xpath,
+            first_match: false,
+        })
+    }
+
+    /// With `true`, a key takes the values of the first of its rules (in their order) that gives
+    /// any value on the page, and its later rules are skipped, as StormCrawler's XPathFilter reads
+    /// a list of expressions for one key: alternatives, best first; a value the key already holds
+    /// is not added again. By default every rule adds.
+    #[must_use]
+    pub fn first_match_per_key(mut self, first_match: bool) -> Self {
+        self.first_match = first_match;
+        self
     }
 
     /// The number of rules.
@@ -176,7 +192,11 @@ impl ExtractFilter {
         let html = dom::parse_html(&decode_html(body));
         let package = self.xpath.then(|| xpath::xpath_document(&html));
         let document = package.as_ref().map(|package| package.as_document());
+        let mut filled: Vec<&str> = Vec::new();
         for rule in &self.rules {
+            if self.first_match && filled.contains(&rule.key.as_str()) {
+                continue;
+            }
             let values = match (&rule.selects, &document) {
                 (Selects::Css(css), _) => css.values(&html),
                 (Selects::XPath(xpath), Some(document)) => match xpath.values(document) {
@@ -190,7 +210,13 @@ impl ExtractFilter {
             };
             for value in values {
                 let value = collapse_whitespace(&value);
-                if !value.is_empty() {
+                if value.is_empty() {
+                    continue;
+                }
+                filled.push(rule.key.as_str());
+                // Alternatives read what the page says once: a value the key holds (the
+                // canonical URL the parser recorded) is not added again.
+                if !(self.first_match && metadata.values(&rule.key).contains(&value)) {
                     metadata.add(rule.key.as_str(), value);
                 }
             }

@@ -278,3 +278,20 @@ fn whitespace_collapses_to_single_spaces() {
     assert_eq!(collapse_whitespace("  a \n\t b\u{a0}c  "), "a b c");
     assert_eq!(collapse_whitespace(" \n "), "");
 }
+
+#[test]
+fn with_first_match_per_key_a_key_takes_its_first_rule_that_gives_values() {
+    let filter = ExtractFilter::new([
+        ("title", xpath("//meta[@name='title']/@content")),
+        ("title", xpath("//title")),
+        ("title", xpath("//h1")),
+        ("links", xpath("//a/@href")),
+        ("links", css("link@href")),
+    ])
+    .expect("valid")
+    .first_match_per_key(true);
+    let mut metadata = Metadata::new();
+    filter.extract(PAGE.as_bytes(), &mut metadata);
+    assert_eq!(metadata.values("title"), ["The page"]);
+    assert_eq!(metadata.values("links"), ["/p2", "/p3"]);
+}
