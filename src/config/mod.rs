@@ -38,7 +38,7 @@ pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig,
+    StatusConfig, TopologyConfig, WarcConfig,
 };
 
 use crate::model::PartitionMode;
@@ -83,6 +83,8 @@ pub struct CrawlConfig {
     pub frontier: FrontierConfig,
     /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
     pub extensions: ExtensionKeys,
+    /// WARC output.
+    pub warc: WarcConfig,
 }
 
 impl CrawlConfig {
@@ -146,6 +148,16 @@ impl CrawlConfig {
         }
         if self.filters.schemes.is_empty() {
             return invalid("urlfilter.schemes", "must allow at least one scheme");
+        }
+        if self.warc.enabled && self.warc.max_file_size == 0 {
+            return invalid("warc.max.file.size", "must be more than 0 bytes");
+        }
+        let prefix = &self.warc.prefix;
+        if self.warc.enabled && (prefix.is_empty() || prefix.contains(['/', '\\'])) {
+            return invalid(
+                "warc.prefix",
+                "must be a file name start: not empty, no `/`",
+            );
         }
         self.scheduler().map(|_| ())
     }

@@ -9,6 +9,7 @@
 
 mod bolt;
 mod checks;
+mod decode;
 mod dns;
 mod http;
 mod inflight;
@@ -17,6 +18,7 @@ mod queues;
 mod robots;
 mod settings;
 mod task;
+mod wire;
 
 pub use bolt::FetcherBolt;
 pub use dns::{CachingResolver, ResolveError, is_private_address};

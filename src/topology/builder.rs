@@ -8,7 +8,7 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::CrawlConfig;
-use crate::fetch::{FetcherBolt, HttpClient, Protocol};
+use crate::fetch::{FetcherBolt, Protocol};
 use crate::filter::UrlFilter;
 use crate::frontier::{Spout, StatusStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
@@ -143,7 +143,7 @@ impl CrawlerBuilder {
         };
         let (normalizer, filters) = stages::url_filters(&config.filters, self.url_filters)?;
         let http_settings = stages::http_settings(&config, self.resolve);
-        let http = HttpClient::new(&http_settings)?;
+        let (http, archive) = stages::http_client(&config, &http_settings)?;
         let robots = stages::robots_cache(&config, &http_settings)?;
         let stats = Arc::new(CrawlStats::default());
         let mut observers = self.observers;
@@ -176,6 +176,7 @@ impl CrawlerBuilder {
                 filters,
             },
             scheduler,
+            archive,
         }))
     }
 }

@@ -9,7 +9,7 @@ use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::{
-    FetcherSettings, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+    FetcherSettings, HttpClient, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
 };
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, FilterError, RegexFilter, SchemeFilter, ScopeFilter,
@@ -19,6 +19,7 @@ use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
 use crate::status::StatusUpdaterSettings;
+use crate::warc::{WarcSettings, WarcWriter};
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
 /// the user's own filters. The normalizer is returned too, for seeds.
@@ -69,6 +70,41 @@ pub(super) fn http_settings(
         dns_cache_ttl: http.dns_cache_ttl,
         // A connection for each fetch a queue may run at once (and a few for robots.txt).
         max_idle_per_host: config.fetcher.threads_per_queue.max(4),
+    }
+}
+
+/// The WARC writer's settings, when WARC output is on; the `warcinfo` records name the software
+/// and the User-Agent.
+pub(super) fn warc_settings(config: &CrawlConfig) -> Option<WarcSettings> {
+    let warc = &config.warc;
+    if !warc.enabled {
+        return None;
+    }
+    let mut settings = WarcSettings {
+        dir: warc.dir.clone(),
+        prefix: warc.prefix.clone(),
+        max_file_size: warc.max_file_size,
+        request_records: warc.request_records,
+        ..WarcSettings::default()
+    };
+    settings
+        .info
+        .push(("http-header-user-agent".to_string(), config.user_agent()));
+    Some(settings)
+}
+
+/// The HTTP client, archiving its exchanges when WARC output is on; the writer to finish at the
+/// end of the crawl with it.
+pub(super) fn http_client(
+    config: &CrawlConfig,
+    http: &HttpSettings,
+) -> Result<(HttpClient, Option<WarcWriter>), BuildError> {
+    match warc_settings(config) {
+        None => Ok((HttpClient::new(http)?, None)),
+        Some(settings) => {
+            let (sink, writer) = crate::warc::start(settings)?;
+            Ok((HttpClient::archived(http, sink)?, Some(writer)))
+        }
     }
 }
 

@@ -1,0 +1,185 @@
+//! Archived fetches: the request as sent and the response as received, handed to the WARC
+//! writer, while the parser gets the decoded body.
+//!
+//! An archiving client has reqwest's decompression turned off: it sends `Accept-Encoding` itself
+//! and decodes the body itself ([`ContentDecoder`]), so that the record keeps the bytes the server
+//! sent. See [`crate::warc`] for what the records hold.
+
+use bytes::{Bytes, BytesMut};
+use chrono::Utc;
+use reqwest::header::{ACCEPT, CONTENT_ENCODING, HOST, HeaderMap, TRANSFER_ENCODING, USER_AGENT};
+use reqwest::{Request, Response};
+
+use super::decode::{ACCEPT_ENCODING, ContentDecoder};
+use super::http::{answer, classify};
+use crate::message::{FetchFailure, FetchedResponse};
+use crate::warc::{Exchange, WarcSink};
+
+/// How an archiving client fetches: its client, what it sends, and where exchanges go.
+pub(super) struct Archived<'a> {
+    /// The client, built without decompression.
+    pub client: &'a reqwest::Client,
+    /// The User-Agent, set on each request so that the record shows it.
+    pub user_agent: &'a str,
+    /// Decoded body bytes kept.
+    pub content_limit: Option<usize>,
+    /// The WARC writer.
+    pub sink: &'a WarcSink,
+}
+
+impl Archived<'_> {
+    /// Sends `request`, reads and decodes the answer, and archives the exchange; a fetch whose
+    /// records could not be written fails with [`FetchFailure::Archive`].
+    pub(super) async fn fetch(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<FetchedResponse, (FetchFailure, String)> {
+        let request = request
+            .header(USER_AGENT, self.user_agent)
+            .header(ACCEPT, "*/*")
+            .header(reqwest::header::ACCEPT_ENCODING, ACCEPT_ENCODING)
+            .build()
+            .map_err(|e| classify(&e))?;
+        let requested = request.url().clone();
+        let request_bytes = request_head(&request);
+        let date = Utc::now();
+        let mut response = self
+            .client
+            .execute(request)
+            .await
+            .map_err(|e| classify(&e))?;
+        let headers = response.headers().clone();
+        let status_code = response.status().as_u16();
+        let encoding = headers.get(CONTENT_ENCODING).and_then(|v| v.to_str().ok());
+        let body = self.read_body(&mut response, encoding).await?;
+        let exchange = Exchange {
+            target_uri: response.url().to_string(),
+            date,
+            ip_address: response.remote_addr().map(|addr| addr.ip()),
+            request: request_bytes,
+            response_head: response_head(&response),
+            payload: body.wire,
+            truncated: body.truncated,
+        };
+        self.sink
+            .archive(exchange)
+            .await
+            .map_err(|error| (FetchFailure::Archive, error.to_string()))?;
+        let final_url = (response.url() != &requested).then(|| response.url().clone());
+        Ok(answer(
+            status_code,
+            &headers,
+            final_url,
+            body.decoded,
+            body.truncated,
+        ))
+    }
+
+    /// Reads the body: the bytes received, and their decoding up to the content limit.
+    async fn read_body(
+        &self,
+        response: &mut Response,
+        encoding: Option<&str>,
+    ) -> Result<Body, (FetchFailure, String)> {
+        let undecodable = |error: std::io::Error| {
+            let coding = encoding.unwrap_or("identity");
+            (
+                FetchFailure::Body,
+                format!("cannot decode the {coding} body: {error}"),
+            )
+        };
+        let mut decoder = ContentDecoder::for_encoding(encoding).map_err(undecodable)?;
+        let limit = self.content_limit.unwrap_or(usize::MAX);
+        let mut wire = BytesMut::new();
+        let mut truncated = false;
+        while let Some(chunk) = response.chunk().await.map_err(|e| classify(&e))? {
+            // Unencoded, the cut is exact; encoded, the chunk that crosses the limit is kept whole.
+            let chunk = if decoder.is_identity() && wire.len() + chunk.len() > limit {
+                truncated = true;
+                chunk.slice(..limit - wire.len())
+            } else {
+                chunk
+            };
+            wire.extend_from_slice(&chunk);
+            decoder.write(&chunk).map_err(undecodable)?;
+            if truncated || decoder.decoded_len() > limit {
+                truncated = true;
+                break;
+            }
+        }
+        let mut decoded = if truncated {
+            decoder.partial()
+        } else {
+            decoder.finish(!wire.is_empty()).map_err(undecodable)?
+        };
+        if decoded.len() > limit {
+            decoded.truncate(limit);
+            truncated = true;
+        }
+        Ok(Body {
+            wire: wire.freeze(),
+            decoded: Bytes::from(decoded),
+            truncated,
+        })
+    }
+}
+
+/// A body read for the archive.
+struct Body {
+    /// As received (content coding kept).
+    wire: Bytes,
+    /// Decoded, at most the content limit.
+    decoded: Bytes,
+    /// Cut at the content limit.
+    truncated: bool,
+}
+
+/// The request line and headers of a GET, with `Host` first as HTTP/1.1 clients send it.
+fn request_head(request: &Request) -> Bytes {
+    let url = request.url();
+    let mut target = url.path().to_string();
+    if let Some(query) = url.query() {
+        target.push('?');
+        target.push_str(query);
+    }
+    let mut head = format!("{} {target} HTTP/1.1\r\n", request.method());
+    if !request.headers().contains_key(HOST) {
+        let host = url.host_str().unwrap_or_default();
+        match url.port() {
+            Some(port) => head.push_str(&format!("host: {host}:{port}\r\n")),
+            None => head.push_str(&format!("host: {host}\r\n")),
+        }
+    }
+    let mut bytes = head.into_bytes();
+    write_headers(&mut bytes, request.headers());
+    bytes.extend_from_slice(b"\r\n");
+    Bytes::from(bytes)
+}
+
+/// The status line and headers as received, `Transfer-Encoding` renamed (the body is de-chunked).
+fn response_head(response: &Response) -> Bytes {
+    let status = response.status();
+    let reason = status.canonical_reason().unwrap_or("");
+    let mut bytes = format!("HTTP/1.1 {} {reason}\r\n", status.as_u16()).into_bytes();
+    let mut headers = response.headers().clone();
+    let chunked: Vec<_> = headers.get_all(TRANSFER_ENCODING).iter().cloned().collect();
+    if !chunked.is_empty() {
+        headers.remove(TRANSFER_ENCODING);
+        for value in chunked {
+            headers.append("x-crawler-transfer-encoding", value);
+        }
+    }
+    write_headers(&mut bytes, &headers);
+    bytes.extend_from_slice(b"\r\n");
+    Bytes::from(bytes)
+}
+
+/// `name: value` lines, values as their raw bytes.
+fn write_headers(out: &mut Vec<u8>, headers: &HeaderMap) {
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
