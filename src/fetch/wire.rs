@@ -51,6 +51,8 @@ impl Archived<'_> {
         let headers = response.headers().clone();
         let status_code = response.status().as_u16();
         let encoding = headers.get(CONTENT_ENCODING).and_then(|v| v.to_str().ok());
+        // (asked before the body is read: afterwards it is what remains unread)
+        let sent_length = response.content_length();
         let body = self.read_body(&mut response, encoding).await?;
         let exchange = Exchange {
             target_uri: response.url().to_string(),
@@ -58,8 +60,8 @@ impl Archived<'_> {
             ip_address: response.remote_addr().map(|addr| addr.ip()),
             request: request_bytes,
             response_head: response_head(&response),
+            truncated: body.wire_cut(sent_length),
             payload: body.wire,
-            truncated: body.truncated,
         };
         self.sink
             .archive(exchange)
@@ -130,8 +132,17 @@ struct Body {
     wire: Bytes,
     /// Decoded, at most the content limit.
     decoded: Bytes,
-    /// Cut at the content limit.
+    /// The decoded body was cut at the content limit.
     truncated: bool,
+}
+
+impl Body {
+    /// Whether reading stopped before the end of the body as sent: the decoded body was cut, and
+    /// the bytes received fall short of the `Content-Length` (or there was none to tell). A coded
+    /// body read whole whose decoding was cut is not cut on the wire.
+    fn wire_cut(&self, content_length: Option<u64>) -> bool {
+        self.truncated && content_length.is_none_or(|length| (self.wire.len() as u64) < length)
+    }
 }
 
 /// The request line and headers of a GET, with `Host` first as HTTP/1.1 clients send it.
