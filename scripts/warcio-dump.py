@@ -30,12 +30,15 @@ def gzip_members(path):
 def decode(payload, coding):
     """The payload without its content coding, as far as it goes (a cut body decodes partly)."""
     coding = (coding or "identity").strip().lower()
-    if coding == "identity":
-        return payload
-    if coding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(payload)
-    if coding == "deflate":
-        return zlib.decompressobj().decompress(payload)
+    try:
+        if coding == "identity":
+            return payload
+        if coding in ("gzip", "x-gzip"):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(payload)
+        if coding == "deflate":
+            return zlib.decompressobj().decompress(payload)
+    except zlib.error:
+        pass  # not what the header says it is: no decoded payload
     return None
 
 
