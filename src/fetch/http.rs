@@ -13,7 +13,7 @@ use reqwest::header::{
 use url::Url;
 
 use super::dns::{CachingResolver, is_private_address};
-use super::wire::Archived;
+use super::wire::{Archived, Received, WireError};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 use crate::warc::WarcSink;
@@ -177,7 +177,19 @@ impl HttpClient {
                 content_limit: self.content_limit,
                 sink,
             };
-            return archived.fetch(request).await;
+            let received = archived.fetch(request).await.map_err(|error| match error {
+                WireError::Http(error) => classify(&error),
+                WireError::Decode(message) => (FetchFailure::Body, message),
+                WireError::Archive(message) => (FetchFailure::Archive, message),
+            })?;
+            let Received {
+                status_code,
+                headers,
+                final_url,
+                body,
+                truncated,
+            } = received;
+            return Ok(answer(status_code, &headers, final_url, body, truncated));
         }
         let mut response = request.send().await.map_err(|e| classify(&e))?;
         let headers = response.headers().clone();
@@ -206,7 +218,7 @@ impl HttpClient {
 }
 
 /// A server's answer, from its status, headers and body.
-pub(super) fn answer(
+fn answer(
     status_code: u16,
     headers: &HeaderMap,
     final_url: Option<Url>,
@@ -299,7 +311,7 @@ pub(crate) fn base_builder(settings: &HttpSettings) -> reqwest::ClientBuilder {
     builder
 }
 
-pub(super) fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
+fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
     let cause = if error.is_timeout() {
         FetchFailure::Timeout
     } else if error.is_redirect() {

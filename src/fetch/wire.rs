@@ -10,10 +10,34 @@ use chrono::Utc;
 use reqwest::header::{ACCEPT, CONTENT_ENCODING, HOST, HeaderMap, TRANSFER_ENCODING, USER_AGENT};
 use reqwest::{Request, Response};
 
+use url::Url;
+
 use super::decode::{ACCEPT_ENCODING, ContentDecoder};
-use super::http::{answer, classify};
-use crate::message::{FetchFailure, FetchedResponse};
 use crate::warc::{Exchange, WarcSink};
+
+/// What an archived fetch received, for the HTTP protocol to turn into its answer.
+pub(super) struct Received {
+    /// The status code.
+    pub status_code: u16,
+    /// The headers as received.
+    pub headers: HeaderMap,
+    /// The URL answered, when redirects followed within the fetch led elsewhere.
+    pub final_url: Option<Url>,
+    /// The decoded body, at most the content limit.
+    pub body: Bytes,
+    /// The body was cut at the content limit.
+    pub truncated: bool,
+}
+
+/// Why an archived fetch failed.
+pub(super) enum WireError {
+    /// The request or the body failed.
+    Http(reqwest::Error),
+    /// The body is not in the coding its `Content-Encoding` names.
+    Decode(String),
+    /// The exchange could not be archived.
+    Archive(String),
+}
 
 /// How an archiving client fetches: its client, what it sends, and where exchanges go.
 pub(super) struct Archived<'a> {
@@ -29,17 +53,17 @@ pub(super) struct Archived<'a> {
 
 impl Archived<'_> {
     /// Sends `request`, reads and decodes the answer, and archives the exchange; a fetch whose
-    /// records could not be written fails with [`FetchFailure::Archive`].
+    /// records could not be written fails with [`WireError::Archive`].
     pub(super) async fn fetch(
         &self,
         request: reqwest::RequestBuilder,
-    ) -> Result<FetchedResponse, (FetchFailure, String)> {
+    ) -> Result<Received, WireError> {
         let request = request
             .header(USER_AGENT, self.user_agent)
             .header(ACCEPT, "*/*")
             .header(reqwest::header::ACCEPT_ENCODING, ACCEPT_ENCODING)
             .build()
-            .map_err(|e| classify(&e))?;
+            .map_err(WireError::Http)?;
         let requested = request.url().clone();
         let request_bytes = request_head(&request);
         let date = Utc::now();
@@ -47,7 +71,7 @@ impl Archived<'_> {
             .client
             .execute(request)
             .await
-            .map_err(|e| classify(&e))?;
+            .map_err(WireError::Http)?;
         let headers = response.headers().clone();
         let status_code = response.status().as_u16();
         let encoding = headers.get(CONTENT_ENCODING).and_then(|v| v.to_str().ok());
@@ -66,15 +90,14 @@ impl Archived<'_> {
         self.sink
             .archive(exchange)
             .await
-            .map_err(|error| (FetchFailure::Archive, error.to_string()))?;
-        let final_url = (response.url() != &requested).then(|| response.url().clone());
-        Ok(answer(
+            .map_err(|error| WireError::Archive(error.to_string()))?;
+        Ok(Received {
             status_code,
-            &headers,
-            final_url,
-            body.decoded,
-            body.truncated,
-        ))
+            final_url: (response.url() != &requested).then(|| response.url().clone()),
+            headers,
+            body: body.decoded,
+            truncated: body.truncated,
+        })
     }
 
     /// Reads the body: the bytes received, and their decoding up to the content limit.
@@ -82,19 +105,16 @@ impl Archived<'_> {
         &self,
         response: &mut Response,
         encoding: Option<&str>,
-    ) -> Result<Body, (FetchFailure, String)> {
+    ) -> Result<Body, WireError> {
         let undecodable = |error: std::io::Error| {
             let coding = encoding.unwrap_or("identity");
-            (
-                FetchFailure::Body,
-                format!("cannot decode the {coding} body: {error}"),
-            )
+            WireError::Decode(format!("cannot decode the {coding} body: {error}"))
         };
         let mut decoder = ContentDecoder::for_encoding(encoding).map_err(undecodable)?;
         let limit = self.content_limit.unwrap_or(usize::MAX);
         let mut wire = BytesMut::new();
         let mut truncated = false;
-        while let Some(chunk) = response.chunk().await.map_err(|e| classify(&e))? {
+        while let Some(chunk) = response.chunk().await.map_err(WireError::Http)? {
             // Unencoded, the cut is exact; encoded, the chunk that crosses the limit is kept whole.
             let chunk = if decoder.is_identity() && wire.len() + chunk.len() > limit {
                 truncated = true;
@@ -192,5 +212,78 @@ fn write_headers(out: &mut Vec<u8>, headers: &HeaderMap) {
         out.extend_from_slice(b": ");
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use axum::response::IntoResponse;
+
+    use crate::fetch::{HttpClient, HttpSettings};
+    use crate::message::{FetchFailure, FetchOutcome};
+    use crate::model::Metadata;
+    use crate::warc::WarcSettings;
+
+    const PAGE: &[u8] = b"<html><body>a page sent gzip-coded</body></html>";
+
+    /// Serves `PAGE` gzip-coded; its address, and the coded bytes.
+    async fn gzip_server() -> (std::net::SocketAddr, Vec<u8>) {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(PAGE).expect("gzip");
+        let coded = encoder.finish().expect("gzip");
+        let served = coded.clone();
+        let app = axum::Router::new().fallback(move || {
+            let coded = coded.clone();
+            async move { ([("content-encoding", "gzip")], coded).into_response() }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (addr, served)
+    }
+
+    #[tokio::test]
+    async fn the_parser_gets_decoded_content_and_a_stopped_archive_abandons_the_fetch() {
+        let (addr, coded) = gzip_server().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (sink, writer) = crate::warc::start(WarcSettings {
+            dir: dir.path().to_path_buf(),
+            ..WarcSettings::default()
+        })
+        .expect("writer");
+        let client = HttpClient::archived(&HttpSettings::default(), sink).expect("client");
+        let url = url::Url::parse(&format!("http://{addr}/page")).expect("url");
+        let (record, outcome) = client.fetch(&url, &Metadata::new()).await;
+        let FetchOutcome::Response(response) = outcome else {
+            panic!("not fetched: {outcome:?}");
+        };
+        assert_eq!(response.body.as_ref(), PAGE, "decoded for the parser");
+        assert_eq!(record.bytes, PAGE.len() as u64);
+        let report = writer.finish().await.expect("finished");
+        assert_eq!(report.records, 3, "warcinfo, request, response");
+        let mut archived = Vec::new();
+        let file = std::fs::File::open(&report.files[0]).expect("the WARC file");
+        flate2::read::MultiGzDecoder::new(file)
+            .read_to_end(&mut archived)
+            .expect("gzip members");
+        let holds = |bytes: &[u8]| archived.windows(bytes.len()).any(|w| w == bytes);
+        assert!(
+            holds(b"\r\ncontent-encoding: gzip\r\n"),
+            "the header as received"
+        );
+        assert!(holds(&coded), "the archive keeps the coded bytes");
+        let (record, outcome) = client.fetch(&url, &Metadata::new()).await;
+        let FetchOutcome::Abandoned { cause, message } = outcome else {
+            panic!("archived by a stopped writer: {outcome:?}");
+        };
+        assert_eq!(cause, FetchFailure::Archive);
+        assert!(message.contains("WARC writer has stopped"), "{message}");
+        assert!(record.error.is_some_and(|e| e.starts_with("archive")));
     }
 }
