@@ -359,6 +359,60 @@ mod tests {
     }
 
     #[test]
+    fn warc_output_is_off_by_default_and_its_keys_are_checked() {
+        let config = |yaml: &str| {
+            crate::config::CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}"))
+        };
+        assert_eq!(warc_settings(&config("").expect("defaults")), None);
+        let on = config("warc.enabled: true\nwarc.dir: /tmp/w\nwarc.max.file.size: 5000")
+            .expect("valid");
+        let settings = warc_settings(&on).expect("on");
+        assert_eq!(settings.dir, std::path::PathBuf::from("/tmp/w"));
+        assert_eq!(settings.max_file_size, 5000);
+        assert!(
+            settings.info.iter().any(|(name, value)| {
+                name == "http-header-user-agent" && value.starts_with("t/")
+            })
+        );
+        for bad in ["warc.max.file.size: 0", "warc.prefix: a/b"] {
+            let Err(error) = config(&format!("warc.enabled: true\n{bad}")) else {
+                panic!("accepted {bad}");
+            };
+            let key = bad.split(':').next().unwrap_or_default();
+            assert!(error.to_string().contains(key), "{error}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_warc_directory_stops_the_build_and_is_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").expect("file");
+        let config = crate::config::CrawlConfig::from_yaml_str(&format!(
+            "http.agent.name: t\nwarc.enabled: true\nwarc.dir: {}",
+            file.join("warc").display()
+        ))
+        .expect("config");
+        let frontier =
+            crate::frontier::EmbeddedFrontier::open(&dir.path().join("frontier")).expect("open");
+        let built = super::super::CrawlerBuilder::new(config)
+            .frontier(
+                frontier.spout(crate::frontier::QueryLimits::default()),
+                frontier.clone(),
+            )
+            .build();
+        let Err(error) = built else {
+            panic!("built with an unusable WARC directory");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("cannot create the WARC directory"),
+            "{message}"
+        );
+        assert!(message.contains("a-file"), "{message}");
+    }
+
+    #[test]
     fn an_unregistered_name_is_an_error_naming_scheme_and_name() {
         let named: Vec<(String, Arc<dyn Protocol>)> =
             vec![("http".to_string(), Arc::new(Failing(FetchFailure::Http)))];
