@@ -96,20 +96,22 @@ impl WarcFiles {
         Ok(())
     }
 
-    /// Closes the current file, if there is one: synced to disk and renamed to its final name.
+    /// Closes the current file, if there is one: synced to disk and renamed to its final name (it
+    /// holds complete records only, so it is renamed even when the sync fails).
     pub(super) fn close(&mut self) -> Result<(), WarcError> {
         let Some(file) = self.current.take() else {
             return Ok(());
         };
-        let closing = |source| WarcError::Close {
-            path: file.open_path.clone(),
+        let synced = file.file.sync_all();
+        let renamed = std::fs::rename(&file.open_path, &file.path);
+        if renamed.is_ok() {
+            info!(path = %file.path.display(), bytes = file.length, "WARC file closed");
+            self.closed.push(file.path);
+        }
+        synced.and(renamed).map_err(|source| WarcError::Close {
+            path: file.open_path,
             source,
-        };
-        file.file.sync_all().map_err(closing)?;
-        std::fs::rename(&file.open_path, &file.path).map_err(closing)?;
-        info!(path = %file.path.display(), bytes = file.length, "WARC file closed");
-        self.closed.push(file.path);
-        Ok(())
+        })
     }
 
     /// Opens the next file and writes its `warcinfo` record.
@@ -253,6 +255,41 @@ mod tests {
         assert!(is_open_file(&names[0]), "{names:?}");
         files.close().expect("closed");
         assert!(!is_open_file(&files_in(dir.path())[0]));
+    }
+
+    #[test]
+    fn a_failed_write_is_an_error_naming_the_file_and_the_next_exchange_gets_a_new_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut files = WarcFiles::new(WarcSettings {
+            dir: dir.path().to_path_buf(),
+            ..WarcSettings::default()
+        })
+        .expect("files");
+        files.write(&exchange(b"one")).expect("written");
+        // The disk fills up under the open file.
+        let full = OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let first = files.current.as_mut().expect("an open file");
+        first.file = full;
+        let first_path = first.path.clone();
+        let Err(error) = files.write(&exchange(b"two")) else {
+            panic!("a write to a full disk succeeded");
+        };
+        assert!(matches!(error, WarcError::Write { .. }), "{error:?}");
+        assert!(
+            error.to_string().contains("cannot write to the WARC file"),
+            "{error}"
+        );
+        assert!(files.current.is_none(), "the failed file is closed");
+        files
+            .write(&exchange(b"three"))
+            .expect("written to a new file");
+        files.close().expect("closed");
+        assert_eq!(files.closed.len(), 2);
+        assert_eq!(files.closed[0], first_path);
+        assert_ne!(files.closed[1], first_path);
     }
 
     #[test]
