@@ -117,6 +117,10 @@ struct Args {
     /// killed).
     #[arg(long, value_name = "FILE")]
     fetch_log: Option<PathBuf>,
+    /// Archive every HTTP exchange as WARC/1.1 records in files under DIR (shorthand for
+    /// `--set warc.enabled=true --set warc.dir=DIR`); the last file is closed when the crawl ends.
+    #[arg(long, value_name = "DIR")]
+    warc_dir: Option<String>,
     /// Write the final summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     summary_json: Option<PathBuf>,
@@ -152,6 +156,7 @@ impl Args {
             ("es.queues.owner", &self.instance_id, true),
             ("es.queues.lease.ttl", &self.lease_ttl, false),
             ("es.queues.max.hold", &self.max_hold, false),
+            ("warc.dir", &self.warc_dir, true),
         ]
         .into_iter()
         .filter_map(|(key, value, text)| Some((key, value.as_deref()?, text)))
@@ -203,6 +208,9 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         } else {
             builder.set(&format!("{key}={value}"))?
         };
+    }
+    if args.warc_dir.is_some() {
+        builder = builder.set("warc.enabled=true")?;
     }
     for assignment in &args.overrides {
         builder = builder.set(assignment)?;

@@ -92,6 +92,7 @@ pub mod schedule;
 pub mod spout;
 pub mod status;
 pub mod topology;
+pub mod warc;
 
 pub use model::{CrawlUrl, Metadata, PartitionMode, Status};
 pub use topology::{Crawler, CrawlerBuilder, RunLimits};

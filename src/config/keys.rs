@@ -12,7 +12,7 @@ use super::http_access::{BasicCredentials, ProxyKeys, Secret, custom_headers, si
 use super::sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig,
+    StatusConfig, TopologyConfig, WarcConfig,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
@@ -216,6 +216,16 @@ config_keys! {
     "frontier.max.buckets" => frontier_max_buckets: usize = 100;
     /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
     "frontier.max.urls.per.bucket" => frontier_max_urls_per_bucket: usize = 10;
+    /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records.
+    "warc.enabled" => warc_enabled: bool = false;
+    /// `warc.dir`: the directory WARC files are written to (created if missing).
+    "warc.dir" => warc_dir: PathBuf = PathBuf::from("warc");
+    /// `warc.prefix`: the start of each WARC file's name, `<prefix>-<timestamp>-<serial>.warc.gz`.
+    "warc.prefix" => warc_prefix: String = "squall".to_string();
+    /// `warc.max.file.size`: bytes after which a WARC file is closed and the next one started.
+    "warc.max.file.size" => warc_max_file_size: u64 = 1024 * 1024 * 1024;
+    /// `warc.request.records`: write a request record before each response record.
+    "warc.request.records" => warc_request_records: bool = true;
 }
 
 impl ConfigKeys {
@@ -308,6 +318,13 @@ impl ConfigKeys {
                 path: self.frontier_path,
                 max_buckets: self.frontier_max_buckets,
                 max_urls_per_bucket: self.frontier_max_urls_per_bucket,
+            },
+            warc: WarcConfig {
+                enabled: self.warc_enabled,
+                dir: self.warc_dir,
+                prefix: self.warc_prefix,
+                max_file_size: self.warc_max_file_size,
+                request_records: self.warc_request_records,
             },
             extensions,
             ignored_keys: Vec::new(),

@@ -43,7 +43,7 @@ pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig,
+    StatusConfig, TopologyConfig, WarcConfig,
 };
 pub use stormcrawler::ignored_reason;
 
@@ -97,6 +97,8 @@ pub struct CrawlConfig {
     /// read: files the configuration names by a relative path (StormCrawler's filter files) are
     /// also looked for there.
     pub config_dirs: Vec<PathBuf>,
+    /// WARC output.
+    pub warc: WarcConfig,
 }
 
 impl CrawlConfig {
@@ -160,6 +162,16 @@ impl CrawlConfig {
         }
         if self.filters.schemes.is_empty() {
             return invalid("urlfilter.schemes", "must allow at least one scheme");
+        }
+        if self.warc.enabled && self.warc.max_file_size == 0 {
+            return invalid("warc.max.file.size", "must be more than 0 bytes");
+        }
+        let prefix = &self.warc.prefix;
+        if self.warc.enabled && (prefix.is_empty() || prefix.contains(['/', '\\'])) {
+            return invalid(
+                "warc.prefix",
+                "must be a file name start: not empty, no `/`",
+            );
         }
         self.scheduler().map(|_| ())
     }

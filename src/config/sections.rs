@@ -257,3 +257,18 @@ pub enum FrontierKind {
     /// A URLFrontier server, over gRPC (the `squall-urlfrontier` crate's client).
     Urlfrontier,
 }
+
+/// WARC output (`warc.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarcConfig {
+    /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records.
+    pub enabled: bool,
+    /// `warc.dir`: the directory WARC files are written to.
+    pub dir: PathBuf,
+    /// `warc.prefix`: the start of each file's name.
+    pub prefix: String,
+    /// `warc.max.file.size`: bytes after which a file is closed and the next one started.
+    pub max_file_size: u64,
+    /// `warc.request.records`: write a request record before each response record.
+    pub request_records: bool,
+}

@@ -14,9 +14,11 @@ use url::Url;
 
 use super::dns::{HostResolver, is_private_address};
 use super::http_options::{self, CookieJar};
+use super::wire::{Archived, Received, WireError};
 use crate::config::{ProxySettings, SiteCredentials};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
+use crate::warc::WarcSink;
 
 /// Settings of the HTTP client.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,19 +99,16 @@ pub struct HttpClient {
     refuse_private: bool,
     credentials: SiteCredentials,
     resolver: HostResolver,
+    /// Where exchanges are archived, when WARC output is on.
+    archive: Option<(WarcSink, String)>,
 }
 
 impl HttpClient {
     /// A client with these settings.
     pub fn new(settings: &HttpSettings) -> Result<Self, HttpClientError> {
-        let policy = if settings.follow_redirects {
-            redirect_policy(settings.max_redirects, settings.refuse_private_addresses)
-        } else {
-            reqwest::redirect::Policy::none()
-        };
         let resolver = settings.host_resolver();
         let client = base_builder(settings, &resolver)?
-            .redirect(policy)
+            .redirect(policy(settings))
             .build()?;
         Ok(HttpClient {
             client,
@@ -117,6 +116,29 @@ impl HttpClient {
             refuse_private: settings.refuse_private_addresses,
             credentials: settings.credentials.clone(),
             resolver,
+            archive: None,
+        })
+    }
+
+    /// A client with these settings that hands every exchange to `sink`, the WARC writer (see
+    /// [`crate::warc`]): it decodes bodies itself, so that the records keep the bytes received.
+    /// When redirects are followed within a fetch, only its last exchange is archived.
+    pub fn archived(settings: &HttpSettings, sink: WarcSink) -> Result<Self, HttpClientError> {
+        let resolver = settings.host_resolver();
+        let client = base_builder(settings, &resolver)?
+            .redirect(policy(settings))
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
+            .build()?;
+        Ok(HttpClient {
+            client,
+            content_limit: settings.content_limit,
+            refuse_private: settings.refuse_private_addresses,
+            credentials: settings.credentials.clone(),
+            resolver,
+            archive: Some((sink, settings.user_agent.clone())),
         })
     }
 
@@ -163,10 +185,14 @@ impl HttpClient {
                     bytes: 0,
                     protocol: "http",
                 };
-                let outcome = FetchOutcome::Failed {
-                    status: Status::FetchError,
-                    cause,
-                    message,
+                let outcome = match cause {
+                    // The archive failed, not the URL: it stays due, with no status written.
+                    FetchFailure::Archive => FetchOutcome::Abandoned { cause, message },
+                    _ => FetchOutcome::Failed {
+                        status: Status::FetchError,
+                        cause,
+                        message,
+                    },
                 };
                 (record, outcome)
             }
@@ -186,6 +212,27 @@ impl HttpClient {
         if let Some(modified) = metadata.first(keys::LAST_MODIFIED) {
             request = request.header(IF_MODIFIED_SINCE, modified);
         }
+        if let Some((sink, user_agent)) = &self.archive {
+            let archived = Archived {
+                client: &self.client,
+                user_agent,
+                content_limit: self.content_limit,
+                sink,
+            };
+            let received = archived.fetch(request).await.map_err(|error| match error {
+                WireError::Http(error) => classify(&error),
+                WireError::Decode(message) => (FetchFailure::Body, message),
+                WireError::Archive(message) => (FetchFailure::Archive, message),
+            })?;
+            let Received {
+                status_code,
+                headers,
+                final_url,
+                body,
+                truncated,
+            } = received;
+            return Ok(answer(status_code, &headers, final_url, body, truncated));
+        }
         let mut response = request.send().await.map_err(|e| classify(&e))?;
         let headers = response.headers().clone();
         let status_code = response.status().as_u16();
@@ -202,22 +249,48 @@ impl HttpClient {
                 _ => body.extend_from_slice(&chunk),
             }
         }
-        Ok(FetchedResponse {
+        Ok(answer(
             status_code,
-            content_type: header(&headers, CONTENT_TYPE),
-            location: header(&headers, LOCATION),
-            robots_tag: headers
-                .get_all("x-robots-tag")
-                .iter()
-                .filter_map(|v| v.to_str().ok().map(str::to_string))
-                .collect(),
-            etag: header(&headers, ETAG),
-            last_modified: header(&headers, LAST_MODIFIED),
-            retry_after: header(&headers, RETRY_AFTER).and_then(|v| parse_retry_after(&v)),
+            &headers,
             final_url,
-            body: Bytes::from(body),
+            Bytes::from(body),
             truncated,
-        })
+        ))
+    }
+}
+
+/// A server's answer, from its status, headers and body.
+fn answer(
+    status_code: u16,
+    headers: &HeaderMap,
+    final_url: Option<Url>,
+    body: Bytes,
+    truncated: bool,
+) -> FetchedResponse {
+    FetchedResponse {
+        status_code,
+        content_type: header(headers, CONTENT_TYPE),
+        location: header(headers, LOCATION),
+        robots_tag: headers
+            .get_all("x-robots-tag")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect(),
+        etag: header(headers, ETAG),
+        last_modified: header(headers, LAST_MODIFIED),
+        retry_after: header(headers, RETRY_AFTER).and_then(|v| parse_retry_after(&v)),
+        final_url,
+        body,
+        truncated,
+    }
+}
+
+/// The redirect policy of `settings`: none, or follow up to the maximum.
+fn policy(settings: &HttpSettings) -> reqwest::redirect::Policy {
+    if settings.follow_redirects {
+        redirect_policy(settings.max_redirects, settings.refuse_private_addresses)
+    } else {
+        reqwest::redirect::Policy::none()
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod bolt;
 mod checks;
+mod decode;
 mod dns;
 mod http;
 mod http_options;
@@ -20,6 +21,7 @@ mod queues;
 mod robots;
 mod settings;
 mod task;
+mod wire;
 
 pub use bolt::FetcherBolt;
 pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};

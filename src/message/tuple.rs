@@ -88,6 +88,8 @@ pub enum FetchFailure {
     UnsupportedScheme,
     /// The headless browser failed to render the page (crashed, or the page did not settle in time).
     Browser,
+    /// The exchange could not be written to the WARC archive (the URL stays due).
+    Archive,
 }
 
 impl FetchFailure {
@@ -104,6 +106,7 @@ impl FetchFailure {
             FetchFailure::PrivateAddress => "private_address",
             FetchFailure::UnsupportedScheme => "unsupported_scheme",
             FetchFailure::Browser => "browser",
+            FetchFailure::Archive => "archive",
         }
     }
 }

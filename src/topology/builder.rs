@@ -8,7 +8,7 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::CrawlConfig;
-use crate::fetch::{FetcherBolt, HttpClient, Partitioner, Protocol};
+use crate::fetch::{FetcherBolt, Partitioner, Protocol};
 use crate::filter::UrlFilter;
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
@@ -149,7 +149,7 @@ impl CrawlerBuilder {
         let (normalizer, filters) =
             stages::url_filters(&config.filters, &locator, self.url_filters)?;
         let http_settings = stages::http_settings(&config, self.resolve);
-        let http = HttpClient::new(&http_settings)?;
+        let (http, archive) = stages::http_client(&config, &http_settings)?;
         let partitioner = Partitioner::new(config.partition, http.host_resolver());
         let robots = stages::robots_cache(&config, &http_settings)?;
         let stats = Arc::new(CrawlStats::default());
@@ -189,6 +189,7 @@ impl CrawlerBuilder {
                 partitioner,
             },
             scheduler,
+            archive,
         }))
     }
 }

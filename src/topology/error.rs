@@ -21,6 +21,9 @@ pub enum BuildError {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Http(#[from] HttpClientError),
+    /// WARC output is on and its writer could not start (the directory, most often).
+    #[error("WARC output (warc.*): {0}")]
+    Warc(#[from] crate::warc::WarcError),
     /// No frontier was given.
     #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
     NoFrontier,

@@ -20,6 +20,7 @@ use crate::parse::ParserBolt;
 use crate::schedule::Scheduler;
 use crate::spout::{RunnerSettings, RunnerState, SpoutRunner};
 use crate::status::{StatusUpdater, StatusUpdaterSettings};
+use crate::warc::WarcWriter;
 
 pub(crate) struct Parts {
     pub(crate) config: CrawlConfig,
@@ -34,6 +35,7 @@ pub(crate) struct Parts {
     pub(crate) seed_filters: SeedFilters,
     pub(crate) scheduler: Arc<dyn Scheduler>,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) archive: Option<WarcWriter>,
 }
 
 /// When a run stops by itself.
@@ -167,7 +169,7 @@ impl Crawler {
     pub async fn run(self, limits: RunLimits) -> CrawlSummary {
         let started = Instant::now();
         let Crawler {
-            parts,
+            mut parts,
             stop,
             state_tx,
         } = self;
@@ -175,6 +177,7 @@ impl Crawler {
         let store = Arc::clone(&parts.store);
         let stats = Arc::clone(&parts.stats);
         let shutdown_timeout = parts.shutdown_timeout;
+        let archive = parts.archive.take();
         let mut tasks = spawn_stages(parts, state_tx, &stop);
         let stop_reason = wait_for_stop(&limits, &stats, state_rx, &stop).await;
         info!(?stop_reason, "stopping the crawl: draining every stage");
@@ -183,6 +186,9 @@ impl Crawler {
         if let Err(error) = store.flush().await {
             warn!(%error, "final flush of the status store failed");
             clean_shutdown = false;
+        }
+        if let Some(archive) = archive {
+            clean_shutdown &= finish_archive(archive).await;
         }
         CrawlSummary {
             stop_reason,
@@ -193,6 +199,25 @@ impl Crawler {
             write_failures: stats.write_failures(),
             elapsed_seconds: started.elapsed().as_secs_f64(),
             clean_shutdown,
+        }
+    }
+}
+
+/// Closes the last WARC file; whether every exchange was archived.
+async fn finish_archive(archive: WarcWriter) -> bool {
+    match archive.finish().await {
+        Ok(report) => {
+            info!(
+                files = report.files.len(),
+                records = report.records,
+                failed = report.failed,
+                "WARC output finished"
+            );
+            report.failed == 0
+        }
+        Err(error) => {
+            tracing::error!(%error, "WARC output did not finish cleanly");
+            false
         }
     }
 }

@@ -9,8 +9,8 @@ use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::{
-    CookieJar, FetcherSettings, HttpClientError, HttpSettings, Partitioner, Protocol, Protocols,
-    RobotsCache,
+    CookieJar, FetcherSettings, HttpClient, HttpClientError, HttpSettings, Partitioner, Protocol,
+    Protocols, RobotsCache,
 };
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, RegexFilter, SchemeFilter, ScopeFilter, UrlFilter,
@@ -20,6 +20,7 @@ use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
 use crate::status::StatusUpdaterSettings;
+use crate::warc::{WarcSettings, WarcWriter};
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
 /// the filters of the `urlfilters.config.file` (found by `locator`) in its order, then the user's
@@ -81,6 +82,41 @@ pub(super) fn http_settings(
         custom_headers: http.custom_headers.clone(),
         cookies: http.use_cookies.then(CookieJar::new),
         credentials: http.credentials.clone(),
+    }
+}
+
+/// The WARC writer's settings, when WARC output is on; the `warcinfo` records name the software
+/// and the User-Agent.
+pub(super) fn warc_settings(config: &CrawlConfig) -> Option<WarcSettings> {
+    let warc = &config.warc;
+    if !warc.enabled {
+        return None;
+    }
+    let mut settings = WarcSettings {
+        dir: warc.dir.clone(),
+        prefix: warc.prefix.clone(),
+        max_file_size: warc.max_file_size,
+        request_records: warc.request_records,
+        ..WarcSettings::default()
+    };
+    settings
+        .info
+        .push(("http-header-user-agent".to_string(), config.user_agent()));
+    Some(settings)
+}
+
+/// The HTTP client, archiving its exchanges when WARC output is on; the writer to finish at the
+/// end of the crawl with it.
+pub(super) fn http_client(
+    config: &CrawlConfig,
+    http: &HttpSettings,
+) -> Result<(HttpClient, Option<WarcWriter>), BuildError> {
+    match warc_settings(config) {
+        None => Ok((HttpClient::new(http)?, None)),
+        Some(settings) => {
+            let (sink, writer) = crate::warc::start(settings)?;
+            Ok((HttpClient::archived(http, sink)?, Some(writer)))
+        }
     }
 }
 
@@ -346,6 +382,60 @@ mod tests {
         let message = error.to_string();
         assert!(message.contains("`parsefilter.css.title`"), "{message}");
         assert!(message.contains("CSS selector `h1[`"), "{message}");
+    }
+
+    #[test]
+    fn warc_output_is_off_by_default_and_its_keys_are_checked() {
+        let config = |yaml: &str| {
+            crate::config::CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}"))
+        };
+        assert_eq!(warc_settings(&config("").expect("defaults")), None);
+        let on = config("warc.enabled: true\nwarc.dir: /tmp/w\nwarc.max.file.size: 5000")
+            .expect("valid");
+        let settings = warc_settings(&on).expect("on");
+        assert_eq!(settings.dir, std::path::PathBuf::from("/tmp/w"));
+        assert_eq!(settings.max_file_size, 5000);
+        assert!(
+            settings.info.iter().any(|(name, value)| {
+                name == "http-header-user-agent" && value.starts_with("t/")
+            })
+        );
+        for bad in ["warc.max.file.size: 0", "warc.prefix: a/b"] {
+            let Err(error) = config(&format!("warc.enabled: true\n{bad}")) else {
+                panic!("accepted {bad}");
+            };
+            let key = bad.split(':').next().unwrap_or_default();
+            assert!(error.to_string().contains(key), "{error}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_warc_directory_stops_the_build_and_is_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").expect("file");
+        let config = crate::config::CrawlConfig::from_yaml_str(&format!(
+            "http.agent.name: t\nwarc.enabled: true\nwarc.dir: {}",
+            file.join("warc").display()
+        ))
+        .expect("config");
+        let frontier =
+            crate::frontier::EmbeddedFrontier::open(&dir.path().join("frontier")).expect("open");
+        let built = super::super::CrawlerBuilder::new(config)
+            .frontier(
+                frontier.spout(crate::frontier::QueryLimits::default()),
+                frontier.clone(),
+            )
+            .build();
+        let Err(error) = built else {
+            panic!("built with an unusable WARC directory");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("cannot create the WARC directory"),
+            "{message}"
+        );
+        assert!(message.contains("a-file"), "{message}");
     }
 
     #[test]
