@@ -84,6 +84,7 @@ pub mod config;
 pub mod fetch;
 pub mod filter;
 pub mod frontier;
+pub mod index;
 pub mod message;
 pub mod model;
 pub mod parse;

@@ -331,6 +331,7 @@ mod tests {
                 }],
                 fetch: None,
                 queue: report,
+                content: None,
                 ack: crate::message::AckHandle::new(url, acks),
             })
             .await

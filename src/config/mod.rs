@@ -37,8 +37,8 @@ pub use error::ConfigError;
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig,
+    IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
+    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig,
 };
 
 use crate::model::PartitionMode;
@@ -69,6 +69,8 @@ pub struct CrawlConfig {
     pub filters: FilterConfig,
     /// The parser.
     pub parser: ParserConfig,
+    /// The content indexer.
+    pub indexer: IndexerConfig,
     /// Metadata carried and kept.
     pub metadata: MetadataConfig,
     /// When URLs are due again.

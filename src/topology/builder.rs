@@ -11,6 +11,7 @@ use crate::config::CrawlConfig;
 use crate::fetch::{FetcherBolt, HttpClient, Protocol};
 use crate::filter::UrlFilter;
 use crate::frontier::{Spout, StatusStore};
+use crate::index::ContentStore;
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::schedule::Scheduler;
@@ -44,6 +45,7 @@ pub struct CrawlerBuilder {
     resolve: Vec<(String, SocketAddr)>,
     protocols: Vec<(String, Arc<dyn Protocol>)>,
     named_protocols: Vec<(String, Arc<dyn Protocol>)>,
+    content_store: Option<Arc<dyn ContentStore>>,
 }
 
 impl CrawlerBuilder {
@@ -60,6 +62,7 @@ impl CrawlerBuilder {
             resolve: Vec::new(),
             protocols: Vec::new(),
             named_protocols: Vec::new(),
+            content_store: None,
         }
     }
 
@@ -130,11 +133,20 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Indexes every parsed page in `store` (whatever `indexer.kind` says): the store of
+    /// `indexer.kind: opensearch` comes from `squall_spouts::indexer::open`.
+    pub fn content_store(mut self, store: Arc<dyn ContentStore>) -> Self {
+        self.content_store = Some(store);
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
         config.validate()?;
-        let parse_filters = stages::parse_filters(&config.parser, self.parse_filters)?;
+        let content_store = stages::content_store(&config, self.content_store)?;
+        let indexing = content_store.is_some();
+        let parse_filters = stages::parse_filters(&config.parser, self.parse_filters, indexing)?;
         let spout = self.spout.ok_or(BuildError::NoFrontier)?;
         let store = self.store.ok_or(BuildError::NoFrontier)?;
         let scheduler: Arc<dyn Scheduler> = match self.scheduler {
@@ -155,8 +167,16 @@ impl CrawlerBuilder {
         protocols.extend(self.protocols);
         let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
             .observed_by(Arc::clone(&observer));
+        let indexer = match content_store {
+            Some(store) => Some(stages::content_indexer(
+                &config,
+                store,
+                Arc::clone(&observer),
+            )?),
+            None => None,
+        };
         let parser = ParserBolt::new(
-            stages::parser_settings(&config),
+            stages::parser_settings(&config, indexing),
             filters.clone(),
             parse_filters,
         );
@@ -169,6 +189,7 @@ impl CrawlerBuilder {
             store,
             fetcher,
             parser,
+            indexer,
             observer,
             stats,
             seed_filters: SeedFilters {
