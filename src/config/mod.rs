@@ -184,7 +184,17 @@ impl CrawlConfig {
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
-        self.extensions.section(prefixes)
+        self.extensions.section(prefixes, &[])
+    }
+
+    /// Like [`extension`](Self::extension), leaving out the keys under `prefixes` that go on with
+    /// one of `others` (read by another section: `es.indexer.` for the content indexer beside the
+    /// frontier's `es.`).
+    pub fn extension_except<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize + Default,
+    {
+        self.extensions.section(prefixes, others)
     }
 }
 
@@ -208,7 +218,7 @@ impl ExtensionKeys {
         self.0.insert(Value::from(key), value);
     }
 
-    fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
+    fn section<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
@@ -220,6 +230,9 @@ impl ExtensionKeys {
             let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p)) else {
                 continue;
             };
+            if others.iter().any(|other| rest.starts_with(other)) {
+                continue;
+            }
             if !known.iter().any(|k| k == rest) {
                 let spelled: Vec<String> =
                     known.iter().map(|k| format!("{canonical}{k}")).collect();

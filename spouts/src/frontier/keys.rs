@@ -164,7 +164,8 @@ impl IndexFrontierConfig {
     /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
     /// defaults, unknown ones are an error with a did-you-mean.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension(PREFIXES)?;
+        // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
+        let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
         Ok(IndexFrontierConfig {
             addresses: addresses(&keys.addresses)?,
             request_timeout: seconds("es.status.request.timeout", keys.request_timeout, 0.001)?,
@@ -297,7 +298,10 @@ mod tests {
             read(&[]).expect("defaults"),
             "a value in examples/opensearch-conf.yaml is not the default"
         );
-        let listed = squall::config::listed_keys(text, "es.");
+        let listed: Vec<String> = squall::config::listed_keys(text, "es.")
+            .into_iter()
+            .filter(|key| !key.starts_with("indexer."))
+            .collect();
         let known = squall::config::field_names::<Keys>();
         assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
     }
