@@ -154,7 +154,7 @@ impl MetadataFilter {
 
     /// Whether `metadata` passes.
     pub fn admits(&self, metadata: &Metadata) -> bool {
-        metadata.values(&self.key).iter().any(|v| *v == self.value)
+        metadata.values(&self.key).contains(&self.value)
     }
 }
 
