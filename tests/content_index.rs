@@ -1,7 +1,8 @@
 //! The content indexer on the real OpenSearch node: a content index created from StormCrawler's
 //! OpenSearch archetype `indexer.mapping` (as its `OS_IndexInit.sh` uploads it) and one created by
 //! squall have the same mappings and settings, and a crawl of a loopback site fills either with
-//! StormCrawler's documents.
+//! StormCrawler's documents; the crawl binary turns it on beside the frontier of the example
+//! config files.
 
 mod support;
 
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use squall::index::document_id;
 use squall::topology::StopReason;
 use squall_spouts::client::{ConnectionSettings, EsClient, Method, RequestBody};
+use support::binary::{crawl_binary, set_args};
 use support::content_site::ContentSite;
 use support::crawler;
 use support::opensearch::{base_url, delete_index, unique_index};
@@ -163,4 +165,66 @@ async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_c
     );
     delete_index(&engine, &theirs).await;
     delete_index(&engine, &ours).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_binary_indexes_beside_the_frontier_of_the_example_config_files() {
+    let engine = support::opensearch::client().await;
+    let client =
+        EsClient::new(ConnectionSettings::new(&base_url()).expect("address")).expect("client");
+    let status = unique_index("binary-status");
+    let content = unique_index("binary-content");
+    let site = ContentSite::start().await;
+    let mut args: Vec<String> = [
+        "--config",
+        "examples/crawler-conf.yaml",
+        "--config",
+        "examples/opensearch-conf.yaml",
+        "--indexer",
+        "opensearch",
+        "--until-idle",
+        "--max-duration",
+        "120",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    args.extend(set_args(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.02",
+        "spout.min.delay.queries=100",
+        &format!("es.status.addresses={}", base_url()),
+        &format!("es.status.index.name={status}"),
+        "es.status.index.shards=1",
+        "es.status.index.replicas=0",
+        &format!("es.indexer.addresses={}", base_url()),
+        &format!("es.indexer.index.name={content}"),
+        "es.indexer.flushInterval=200ms",
+    ]));
+    args.extend(site.resolve_args());
+    args.extend(site.seeds());
+    let binary = crawl_binary();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(binary)
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+    })
+    .await
+    .expect("join")
+    .expect("run the crawl binary");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("crawl stopped (Idle)"),
+        "{stdout}\n{stderr}"
+    );
+    let urls: BTreeSet<String> = documents(&client, &content)
+        .await
+        .into_iter()
+        .map(|(_, source)| source["url"].as_str().expect("url").to_string())
+        .collect();
+    assert_eq!(urls, site.indexed_urls());
+    delete_index(&engine, &status).await;
+    delete_index(&engine, &content).await;
 }

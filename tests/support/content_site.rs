@@ -96,6 +96,19 @@ impl ContentSite {
         builder
     }
 
+    /// The crawl binary's `--resolve` arguments for every host of the site.
+    pub fn resolve_args(&self) -> Vec<String> {
+        HOSTS
+            .iter()
+            .flat_map(|host| {
+                [
+                    "--resolve".to_string(),
+                    format!("{host}:{}", self.addr.ip()),
+                ]
+            })
+            .collect()
+    }
+
     /// The URLs the content index must hold, as indexed (canonical URLs applied).
     pub fn indexed_urls(&self) -> BTreeSet<String> {
         let www = |path| self.url("www.site.test", path);
