@@ -55,13 +55,17 @@ async fn shape(client: &EsClient, index: &str) -> Value {
     })
 }
 
-/// Crawls the site until idle with the content index `index` (created by squall if missing).
-async fn crawl_into(site: &ContentSite, index: &str) {
+/// Crawls the site until idle with the content index `index` (created by squall if missing);
+/// returns the frontier, which lives as long as the returned directory.
+async fn crawl_into(
+    site: &ContentSite,
+    index: &str,
+) -> (squall::frontier::EmbeddedFrontier, tempfile::TempDir) {
     let config = config(index);
     let store = squall_spouts::indexer::open(&config)
         .await
         .expect("content index");
-    let (builder, _frontier, _dir) = crawler::embedded(config);
+    let (builder, frontier, dir) = crawler::embedded(config);
     let crawler = site
         .resolve(builder.content_store(Arc::new(store)))
         .build()
@@ -72,6 +76,7 @@ async fn crawl_into(site: &ContentSite, index: &str) {
     let summary = crawler::run_until_idle(crawler, Some(Duration::from_secs(120))).await;
     assert_eq!(summary.stop_reason, StopReason::Idle, "{summary}");
     assert_eq!(summary.write_failures, 0, "{summary}");
+    (frontier, dir)
 }
 
 /// The documents of `index`, by URL.
@@ -131,7 +136,7 @@ async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_c
 
     let site = ContentSite::start().await;
     for index in [&theirs, &ours] {
-        crawl_into(&site, index).await;
+        let _crawled = crawl_into(&site, index).await;
         let documents = documents(&client, index).await;
         let urls: BTreeSet<String> = documents
             .iter()
@@ -227,4 +232,40 @@ async fn the_crawl_binary_indexes_beside_the_frontier_of_the_example_config_file
     assert_eq!(urls, site.indexed_urls());
     delete_index(&engine, &status).await;
     delete_index(&engine, &content).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_the_index_refuses_gives_its_url_the_status_error() {
+    let engine = support::opensearch::client().await;
+    let client =
+        EsClient::new(ConnectionSettings::new(&base_url()).expect("address")).expect("client");
+    let index = unique_index("refusing-content");
+    // A content index where a title must be a number: every page's document is refused (400).
+    let body = json!({ "mappings": { "properties": { "title": { "type": "long" } } } });
+    client
+        .request(
+            Method::Put,
+            &format!("/{index}"),
+            &[],
+            Some(RequestBody::Json(body)),
+        )
+        .await
+        .expect("the refusing index");
+    let site = ContentSite::start().await;
+    let (frontier, _dir) = crawl_into(&site, &index).await;
+    let home = frontier
+        .lookup(&site.url("www.site.test", "/"))
+        .expect("lookup")
+        .expect("stored");
+    assert_eq!(home.status, squall::model::Status::Error);
+    assert_eq!(home.metadata.first("error.cause"), Some("indexing"));
+    let noindex = site.not_indexed_urls()[0].clone();
+    let stored = frontier.lookup(&noindex).expect("lookup").expect("stored");
+    assert_eq!(
+        stored.status,
+        squall::model::Status::Fetched,
+        "nothing to refuse"
+    );
+    assert!(documents(&client, &index).await.is_empty());
+    delete_index(&engine, &index).await;
 }
