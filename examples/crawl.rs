@@ -423,13 +423,12 @@ async fn open_frontier(
 async fn open_content_index(
     config: &CrawlConfig,
 ) -> anyhow::Result<Option<Arc<dyn squall::index::ContentStore>>> {
+    // The es.indexer.* keys are checked whichever indexer is chosen, so that a typo never passes.
+    let keys = squall_spouts::indexer::ContentIndexConfig::from_config(config)?;
     match config.indexer.kind {
         IndexerKind::Opensearch => {
             let store = squall_spouts::indexer::open(config).await?;
-            eprintln!(
-                "content index: {}",
-                squall_spouts::indexer::ContentIndexConfig::from_config(config)?.index
-            );
+            eprintln!("content index: {}", keys.index);
             Ok(Some(Arc::new(store)))
         }
         IndexerKind::File => {
