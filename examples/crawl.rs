@@ -20,7 +20,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use serde_json::json;
-use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind};
+use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
 use squall::frontier::{Spout, StatusStore};
 use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
@@ -57,6 +57,13 @@ struct Args {
     /// (`urlfrontier.address`, default 127.0.0.1:7071).
     #[arg(long, value_name = "ADDR")]
     frontier_url: Option<String>,
+    /// Where parsed pages are indexed (shorthand for `--set indexer.kind=...`): `file` appends JSON
+    /// lines to `--indexer-file`, `opensearch` writes the content index of the `es.indexer.*` keys.
+    #[arg(long, value_name = "none|file|opensearch")]
+    indexer: Option<String>,
+    /// The JSON-lines file of `--indexer file` (`indexer.file`, default `squall-content.jsonl`).
+    #[arg(long, value_name = "FILE")]
+    indexer_file: Option<String>,
     /// Elasticsearch/OpenSearch nodes, comma-separated (`es.status.addresses`); requests go
     /// round-robin, and one that fails on a node is retried on the next.
     #[arg(long, value_name = "URL[,URL...]")]
@@ -143,6 +150,8 @@ impl Args {
             ("frontier.kind", &self.frontier, true),
             ("frontier.path", &self.frontier_path, true),
             ("urlfrontier.address", &self.frontier_url, true),
+            ("indexer.kind", &self.indexer, true),
+            ("indexer.file", &self.indexer_file, true),
             ("es.status.addresses", &self.es_url, true),
             ("es.status.request.timeout", &self.es_timeout, false),
             ("es.status.spout", &self.spout, true),
@@ -259,7 +268,11 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
 
     let (spout, store) = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;
+    let content = open_content_index(&config).await?;
     let mut crawler = CrawlerBuilder::new(config).spout(spout).status_store(store);
+    if let Some(content) = content {
+        crawler = crawler.content_store(content);
+    }
     if let Some(browser) = browser {
         crawler = crawler.named_protocol(squall_browser::PROTOCOL_NAME, browser);
     }
@@ -413,6 +426,27 @@ async fn open_frontier(
     };
     eprintln!("frontier: {description}");
     Ok((spout, store))
+}
+
+/// The content index of `indexer.kind: opensearch` (`es.indexer.*` keys), through squall-spouts;
+/// the core opens the file of `indexer.kind: file` itself.
+async fn open_content_index(
+    config: &CrawlConfig,
+) -> anyhow::Result<Option<Arc<dyn squall::index::ContentStore>>> {
+    // The es.indexer.* keys are checked whichever indexer is chosen, so that a typo never passes.
+    let keys = squall_spouts::indexer::ContentIndexConfig::from_config(config)?;
+    match config.indexer.kind {
+        IndexerKind::Opensearch => {
+            let store = squall_spouts::indexer::open(config).await?;
+            eprintln!("content index: {}", keys.index);
+            Ok(Some(Arc::new(store)))
+        }
+        IndexerKind::File => {
+            eprintln!("content file: {}", config.indexer.file.display());
+            Ok(None)
+        }
+        IndexerKind::None => Ok(None),
+    }
 }
 
 /// The headless-browser protocol, started when `protocol.schemes` names it (`browser.*` keys,

@@ -85,6 +85,7 @@ pub mod fetch;
 pub mod filter;
 pub mod filter_files;
 pub mod frontier;
+pub mod index;
 pub mod message;
 pub mod model;
 pub mod parse;

@@ -340,6 +340,7 @@ mod tests {
                 }],
                 fetch: None,
                 queue: report,
+                content: None,
                 ack: crate::message::AckHandle::new(url, acks),
             })
             .await

@@ -11,7 +11,9 @@
 //!   processes;
 //! - [`migrate`]: turning a status index into the queue frontier's two indices;
 //! - [`catalog`]: either frontier's URLs and queues listed, counted and deleted
-//!   ([`catalog::EsCatalog`], a [`squall::frontier::Catalog`]).
+//!   ([`catalog::EsCatalog`], a [`squall::frontier::Catalog`]);
+//! - [`indexer`]: StormCrawler's content index, written by squall's content indexer
+//!   ([`indexer::EsContentStore`], a [`squall::index::ContentStore`]).
 //!
 //! [`frontier::open`] builds either frontier from configuration (`frontier.kind` and the `es.*`
 //! keys), so that a program gets from the same keys the same crawler as the crawl binary.
@@ -43,6 +45,7 @@
 pub mod catalog;
 pub mod client;
 pub mod frontier;
+pub mod indexer;
 pub mod migrate;
 pub mod queue;
 pub mod status_index;

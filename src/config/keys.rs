@@ -11,8 +11,8 @@ use serde_norway::Value;
 use super::http_access::{BasicCredentials, ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig, WarcConfig,
+    IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
+    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
@@ -172,6 +172,33 @@ config_keys! {
     "parsefilter.xpath" => parsefilter_xpath: BTreeMap<String, Vec<String>> = BTreeMap::new();
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     "redirections.allowed" => redirections_allowed: bool = true;
+    /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at `indexer.file`)
+    /// or `opensearch` (the content index of the `es.indexer.*` keys, through `squall-spouts`).
+    "indexer.kind" => indexer_kind: IndexerKind = IndexerKind::None;
+    /// `indexer.file`: the JSON-lines file of `indexer.kind: file` (appended to).
+    "indexer.file" => indexer_file: PathBuf = PathBuf::from("squall-content.jsonl");
+    /// `indexer.url.fieldname`: the field holding the page's URL (its canonical URL when it gives
+    /// one on its own domain); empty: none.
+    "indexer.url.fieldname" => indexer_url_fieldname: String = "url".to_string();
+    /// `indexer.text.fieldname`: the field holding the page's visible text; empty: none.
+    "indexer.text.fieldname" => indexer_text_fieldname: String = "content".to_string();
+    /// `indexer.text.maxlength`: characters of text indexed per page. -1: all.
+    "indexer.text.maxlength" => indexer_text_maxlength: i64 = -1;
+    /// `indexer.canonical.name`: the metadata key holding a page's canonical URL; empty: ignore it.
+    "indexer.canonical.name" => indexer_canonical_name: String = "canonical".to_string();
+    /// `indexer.md.mapping`: metadata indexed, each `key`, `key=field`, `key[index]` (one value) or
+    /// `prefix*` (every key under it).
+    "indexer.md.mapping" => indexer_md_mapping: Vec<String> = strings(&[
+        "parse.title=title",
+        "parse.keywords=keywords",
+        "parse.description=description",
+        "host",
+        "domain",
+    ]);
+    /// `indexer.md.filter`: `key=value`; only pages whose metadata has it are indexed. Empty: all.
+    "indexer.md.filter" => indexer_md_filter: String = String::new();
+    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
+    "indexer.ignore.empty.fields" => indexer_ignore_empty_fields: bool = false;
     /// `fetchInterval.default`: minutes before a FETCHED or REDIRECTION URL is due again. -1: never.
     "fetchInterval.default" => fetch_interval_default: i64 = 1440;
     /// `fetchInterval.fetch.error`: minutes before a FETCH_ERROR URL is due again. -1: never.
@@ -277,6 +304,7 @@ impl ConfigKeys {
             robots: self.robots(),
             fetcher: self.fetcher(),
             parser: self.parser(),
+            indexer: self.indexer(),
             schedule: self.schedule(custom),
             status: StatusConfig {
                 batch_size: self.status_updater_batch_size,
@@ -397,6 +425,20 @@ impl ConfigKeys {
             sitemap_discovery: self.sitemap_discovery,
             parse_filters_file: non_empty(&self.parsefilters_config_file),
             jsoup_filters_file: non_empty(&self.jsoup_filters_config_file),
+        }
+    }
+
+    fn indexer(&self) -> IndexerConfig {
+        IndexerConfig {
+            kind: self.indexer_kind,
+            file: self.indexer_file.clone(),
+            url_field: self.indexer_url_fieldname.clone(),
+            text_field: self.indexer_text_fieldname.clone(),
+            text_max_chars: usize::try_from(self.indexer_text_maxlength).ok(),
+            canonical_key: self.indexer_canonical_name.clone(),
+            md_mapping: self.indexer_md_mapping.clone(),
+            md_filter: self.indexer_md_filter.clone(),
+            ignore_empty_fields: self.indexer_ignore_empty_fields,
         }
     }
 

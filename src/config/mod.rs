@@ -42,8 +42,8 @@ pub use http_access::{BasicCredentials, ProxyKind, ProxySettings, Secret, SiteCr
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig, WarcConfig,
+    IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
+    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
 pub use stormcrawler::ignored_reason;
 
@@ -75,6 +75,8 @@ pub struct CrawlConfig {
     pub filters: FilterConfig,
     /// The parser.
     pub parser: ParserConfig,
+    /// The content indexer.
+    pub indexer: IndexerConfig,
     /// Metadata carried and kept.
     pub metadata: MetadataConfig,
     /// When URLs are due again.
@@ -208,7 +210,17 @@ impl CrawlConfig {
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
-        self.extensions.section(prefixes)
+        self.extensions.section(prefixes, &[])
+    }
+
+    /// Like [`extension`](Self::extension), leaving out the keys under `prefixes` that go on with
+    /// one of `others` (read by another section: `es.indexer.` for the content indexer beside the
+    /// frontier's `es.`).
+    pub fn extension_except<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize + Default,
+    {
+        self.extensions.section(prefixes, others)
     }
 }
 
@@ -232,7 +244,7 @@ impl ExtensionKeys {
         self.0.insert(Value::from(key), value);
     }
 
-    fn section<T>(&self, prefixes: &[&str]) -> Result<T, ConfigError>
+    fn section<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
     where
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
@@ -244,6 +256,9 @@ impl ExtensionKeys {
             let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p)) else {
                 continue;
             };
+            if others.iter().any(|other| rest.starts_with(other)) {
+                continue;
+            }
             if !known.iter().any(|k| k == rest) {
                 let spelled: Vec<String> =
                     known.iter().map(|k| format!("{canonical}{k}")).collect();

@@ -167,6 +167,44 @@ pub struct ParserConfig {
     pub jsoup_filters_file: Option<String>,
 }
 
+/// The content indexer (`indexer.*`), with StormCrawler's names for what goes in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexerConfig {
+    /// `indexer.kind`: where parsed pages are indexed, if anywhere.
+    pub kind: IndexerKind,
+    /// `indexer.file`: the JSON-lines file of [`IndexerKind::File`].
+    pub file: PathBuf,
+    /// `indexer.url.fieldname`: the field holding the page's URL (empty: none).
+    pub url_field: String,
+    /// `indexer.text.fieldname`: the field holding the page's text (empty: none).
+    pub text_field: String,
+    /// `indexer.text.maxlength`: characters of text indexed per page (`None`: all).
+    pub text_max_chars: Option<usize>,
+    /// `indexer.canonical.name`: the metadata key of a page's canonical URL (empty: ignored).
+    pub canonical_key: String,
+    /// `indexer.md.mapping`: the metadata indexed, as written (`key`, `key=field`, `key[index]`,
+    /// `prefix*`); checked when the crawler is built.
+    pub md_mapping: Vec<String>,
+    /// `indexer.md.filter`: `key=value` a page's metadata must hold to be indexed (empty: none).
+    pub md_filter: String,
+    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
+    pub ignore_empty_fields: bool,
+}
+
+/// Where parsed pages are indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexerKind {
+    /// Nowhere: no indexer stage runs.
+    #[default]
+    None,
+    /// One JSON line per page in a local file ([`JsonLinesStore`](crate::index::JsonLinesStore)).
+    File,
+    /// An Elasticsearch or OpenSearch content index (the `squall-spouts` crate), given to the
+    /// crawler with [`CrawlerBuilder::content_store`](crate::topology::CrawlerBuilder::content_store).
+    Opensearch,
+}
+
 /// Metadata carried from page to outlink and kept with statuses (`metadata.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetadataConfig {

@@ -11,6 +11,6 @@ mod tuple;
 pub use ack::{AckHandle, AckMessage};
 pub use events::{CrawlEvent, CrawlObserver, CrawlStats, NoObserver, Observers};
 pub use tuple::{
-    FetchFailure, FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, StatusUpdate,
-    Tuple,
+    FetchFailure, FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, PageContent,
+    StatusUpdate, Tuple,
 };

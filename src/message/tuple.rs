@@ -181,6 +181,18 @@ pub struct StatusUpdate {
     pub fetch: Option<FetchRecord>,
     /// What the fetch taught about the URL's queue, passed on to the frontier.
     pub queue: QueueReport,
-    /// Acked once the status and every outlink are written.
+    /// What a parsed HTML page says, for the content indexer; `None` for anything else.
+    pub content: Option<PageContent>,
+    /// Acked once the status and every outlink are written (and the page's content, when it is
+    /// indexed).
     pub ack: AckHandle,
+}
+
+/// What the parser read from an HTML page, carried to the content indexer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageContent {
+    /// The `<title>` text.
+    pub title: Option<String>,
+    /// The visible text, when it was extracted (`parser.text.max.bytes`, or an indexer is on).
+    pub text: Option<String>,
 }

@@ -51,7 +51,9 @@ use charset::{charset_of, sniff_charset};
 use directives::{RobotsDirectives, canonical_url};
 
 use crate::filter::FilterChain;
-use crate::message::{FetchOutcome, FetchedPage, FetchedResponse, Outlink, StatusUpdate};
+use crate::message::{
+    FetchOutcome, FetchedPage, FetchedResponse, Outlink, PageContent, StatusUpdate,
+};
 use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys};
 
 /// What parsing a page produced, open to [`ParseFilter`]s.
@@ -149,6 +151,7 @@ impl ParserBolt {
         } = page;
         let mut url = tuple.url;
         let mut outlinks = Vec::new();
+        let mut content = None;
         let status = match outcome {
             FetchOutcome::Failed {
                 status,
@@ -167,7 +170,7 @@ impl ParserBolt {
                 Status::FetchError
             }
             FetchOutcome::Response(response) => {
-                self.process_response(&mut url, *response, &mut outlinks)
+                self.process_response(&mut url, *response, &mut outlinks, &mut content)
             }
         };
         if self.settings.sitemaps && !sitemaps.is_empty() {
@@ -184,6 +187,7 @@ impl ParserBolt {
             outlinks,
             fetch: record,
             queue,
+            content,
             ack: tuple.ack,
         }
     }
@@ -193,6 +197,7 @@ impl ParserBolt {
         url: &mut CrawlUrl,
         response: FetchedResponse,
         outlinks: &mut Vec<Outlink>,
+        content: &mut Option<PageContent>,
     ) -> Status {
         let status = Status::from_http_code(response.status_code);
         url.metadata
@@ -223,7 +228,7 @@ impl ParserBolt {
                 }
             }
             Status::Fetched if response.status_code == 200 => {
-                self.process_content(url, &response, outlinks);
+                *content = self.process_content(url, &response, outlinks);
             }
             _ => {}
         }
@@ -231,13 +236,13 @@ impl ParserBolt {
     }
 
     /// Reads a 200 response: records its validators and page-level metadata, then parses it as a
-    /// sitemap, as HTML, or not at all.
+    /// sitemap, as HTML, or not at all. An HTML page's title and text are returned.
     fn process_content(
         &self,
         url: &mut CrawlUrl,
         response: &FetchedResponse,
         outlinks: &mut Vec<Outlink>,
-    ) {
+    ) -> Option<PageContent> {
         record_validators(&mut url.metadata, response);
         // After followed redirects, links resolve against where the content came from.
         let base_url = match &response.final_url {
@@ -254,8 +259,9 @@ impl ParserBolt {
         let content_type = response.content_type.as_deref();
         let kind = self.content_kind(&url.metadata, &base_url, content_type, &response.body);
         if kind == Content::Html {
-            *outlinks = self.html_outlinks(url, &base_url, response, header);
-            return;
+            let (links, content) = self.html_outlinks(url, &base_url, response, header);
+            *outlinks = links;
+            return Some(content);
         }
         // Content that is not HTML can still ask not to be indexed, by its header.
         if header.noindex {
@@ -265,6 +271,7 @@ impl ParserBolt {
             let body = &response.body;
             *outlinks = self.sitemap_outlinks(url, &base_url, content_type, body, sniffed);
         }
+        None
     }
 
     /// How a fetched body is read. A URL marked `isSitemap=true` is a sitemap; then HTML is HTML,
@@ -294,21 +301,25 @@ impl ParserBolt {
     }
 
     /// Parses an HTML page: its metadata joins the page's, and its links become outlinks unless the
-    /// `X-Robots-Tag` header says nofollow.
+    /// `X-Robots-Tag` header says nofollow. Its title and text are returned beside.
     fn html_outlinks(
         &self,
         url: &mut CrawlUrl,
         base_url: &Url,
         response: &FetchedResponse,
         header: RobotsDirectives,
-    ) -> Vec<Outlink> {
+    ) -> (Vec<Outlink>, PageContent) {
         let content_type = response.content_type.as_deref();
         let parse = self.parse(url, base_url, &response.body, content_type, header);
         for (key, values) in parse.metadata.iter() {
             url.metadata.set_values(key, values.to_vec());
         }
+        let content = PageContent {
+            title: parse.title,
+            text: parse.text,
+        };
         if header.nofollow || !self.settings.emit_outlinks {
-            return Vec::new();
+            return (Vec::new(), content);
         }
         // Filters (the scope above all) judge links against the page they are on: after followed
         // redirects, the final URL.
@@ -320,7 +331,10 @@ impl ParserBolt {
                 metadata: url.metadata.clone(),
             })
         };
-        self.outlinks(&page, parse.links, self.settings.max_outlinks)
+        (
+            self.outlinks(&page, parse.links, self.settings.max_outlinks),
+            content,
+        )
     }
 
     /// A sitemap's entries as outlinks: pages, and further sitemaps marked `isSitemap=true`. A body

@@ -12,6 +12,7 @@ use crate::fetch::{FetcherBolt, Partitioner, Protocol};
 use crate::filter::UrlFilter;
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
+use crate::index::ContentStore;
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::schedule::Scheduler;
@@ -45,6 +46,7 @@ pub struct CrawlerBuilder {
     resolve: Vec<(String, SocketAddr)>,
     protocols: Vec<(String, Arc<dyn Protocol>)>,
     named_protocols: Vec<(String, Arc<dyn Protocol>)>,
+    content_store: Option<Arc<dyn ContentStore>>,
 }
 
 impl CrawlerBuilder {
@@ -61,6 +63,7 @@ impl CrawlerBuilder {
             resolve: Vec::new(),
             protocols: Vec::new(),
             named_protocols: Vec::new(),
+            content_store: None,
         }
     }
 
@@ -133,13 +136,23 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Indexes every parsed page in `store` (whatever `indexer.kind` says): the store of
+    /// `indexer.kind: opensearch` comes from `squall_spouts::indexer::open`.
+    pub fn content_store(mut self, store: Arc<dyn ContentStore>) -> Self {
+        self.content_store = Some(store);
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
         config.validate()?;
         warn_ignored_keys(&config.ignored_keys);
         let locator = Locator::new(config.config_dirs.clone());
-        let parse_filters = stages::parse_filters(&config.parser, &locator, self.parse_filters)?;
+        let content_store = stages::content_store(&config, self.content_store)?;
+        let indexing = content_store.is_some();
+        let parse_filters =
+            stages::parse_filters(&config.parser, &locator, self.parse_filters, indexing)?;
         let spout = self.spout.ok_or(BuildError::NoFrontier)?;
         let store = self.store.ok_or(BuildError::NoFrontier)?;
         let scheduler: Arc<dyn Scheduler> = match self.scheduler {
@@ -163,8 +176,16 @@ impl CrawlerBuilder {
         let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
             .observed_by(Arc::clone(&observer))
             .queued_by(partitioner.clone());
+        let indexer = match content_store {
+            Some(store) => Some(stages::content_indexer(
+                &config,
+                store,
+                Arc::clone(&observer),
+            )?),
+            None => None,
+        };
         let parser = ParserBolt::new(
-            stages::parser_settings(&config),
+            stages::parser_settings(&config, indexing),
             filters.clone(),
             parse_filters,
         );
@@ -181,6 +202,7 @@ impl CrawlerBuilder {
             store,
             fetcher,
             parser,
+            indexer,
             observer,
             stats,
             seed_filters: SeedFilters {

@@ -24,6 +24,15 @@ pub enum BuildError {
     /// WARC output is on and its writer could not start (the directory, most often).
     #[error("WARC output (warc.*): {0}")]
     Warc(#[from] crate::warc::WarcError),
+    /// The content file of `indexer.kind: file` could not be opened.
+    #[error(transparent)]
+    ContentFile(#[from] crate::index::OpenFileError),
+    /// `indexer.kind: opensearch` without a content store.
+    #[error(
+        "indexer.kind is opensearch but no content store was given: open one with \
+         squall_spouts::indexer::open and pass it to CrawlerBuilder::content_store"
+    )]
+    NoContentStore,
     /// No frontier was given.
     #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
     NoFrontier,

@@ -14,6 +14,7 @@ use crate::config::CrawlConfig;
 use crate::fetch::FetcherBolt;
 use crate::frontier::Spout;
 use crate::frontier::StatusStore;
+use crate::index::ContentIndexer;
 use crate::message::{CrawlObserver, CrawlStats};
 use crate::model::Status;
 use crate::parse::ParserBolt;
@@ -28,6 +29,7 @@ pub(crate) struct Parts {
     pub(crate) store: Arc<dyn StatusStore>,
     pub(crate) fetcher: FetcherBolt,
     pub(crate) parser: ParserBolt,
+    pub(crate) indexer: Option<ContentIndexer>,
     pub(crate) updater_settings: StatusUpdaterSettings,
     pub(crate) runner_settings: RunnerSettings,
     pub(crate) observer: Arc<dyn CrawlObserver>,
@@ -237,6 +239,7 @@ fn spawn_stages(
         store,
         fetcher,
         parser,
+        indexer,
         updater_settings,
         runner_settings,
         observer,
@@ -248,7 +251,21 @@ fn spawn_stages(
     let (ack_tx, ack_rx) = mpsc::unbounded_channel();
     let runner = SpoutRunner::new(spout, runner_settings);
     let updater = StatusUpdater::new(store, updater_settings, observer);
-    vec![
+    // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
+    // its content is durable.
+    let (status_tx, mut tasks) = match indexer {
+        Some(indexer) => {
+            let (index_tx, index_rx) = mpsc::channel(config.status.batch_size.max(64));
+            let task = tokio::spawn(
+                indexer
+                    .run(index_rx, status_tx)
+                    .instrument(info_span!("indexer")),
+            );
+            (index_tx, vec![task])
+        }
+        None => (status_tx, Vec::new()),
+    };
+    tasks.extend([
         tokio::spawn(
             runner
                 .run(fetch_tx, ack_tx, ack_rx, state_tx, stop.clone())
@@ -269,7 +286,8 @@ fn spawn_stages(
                 .run(status_rx)
                 .instrument(info_span!("status_updater")),
         ),
-    ]
+    ]);
+    tasks
 }
 
 /// Waits for the first of the run's limits, a stop request, or a stage that failed.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::error::BuildError;
 use crate::config::{
-    ConfigError, CrawlConfig, FilterConfig, ParserConfig, ProtocolConfig, SpoutConfig,
+    ConfigError, CrawlConfig, FilterConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::{
     CookieJar, FetcherSettings, HttpClient, HttpClientError, HttpSettings, Partitioner, Protocol,
@@ -16,6 +16,11 @@ use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, RegexFilter, SchemeFilter, ScopeFilter, UrlFilter,
 };
 use crate::filter_files::{self, FileKind, Locator};
+use crate::index::{
+    ContentIndexer, ContentStore, DocumentSettings, JsonLinesStore, PARSE_DESCRIPTION,
+    PARSE_KEYWORDS,
+};
+use crate::message::CrawlObserver;
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
@@ -156,9 +161,14 @@ pub(super) fn fetcher_settings(config: &CrawlConfig) -> FetcherSettings {
     }
 }
 
-/// The parser's settings.
-pub(super) fn parser_settings(config: &CrawlConfig) -> ParserSettings {
+/// The parser's settings; with an indexer, every page's text is extracted (up to
+/// `parser.text.max.bytes` when that is set).
+pub(super) fn parser_settings(config: &CrawlConfig, indexing: bool) -> ParserSettings {
     let parser = &config.parser;
+    let max_text_bytes = match parser.text_max_bytes {
+        0 if indexing => usize::MAX,
+        limit => limit,
+    };
     ParserSettings {
         emit_outlinks: parser.emit_outlinks,
         max_outlinks: parser.max_outlinks_per_page,
@@ -168,7 +178,7 @@ pub(super) fn parser_settings(config: &CrawlConfig) -> ParserSettings {
         track_path: config.metadata.track_path,
         track_depth: config.metadata.track_depth,
         sitemaps: parser.sitemap_discovery,
-        max_text_bytes: parser.text_max_bytes,
+        max_text_bytes,
     }
 }
 
@@ -176,14 +186,30 @@ pub(super) fn parser_settings(config: &CrawlConfig) -> ParserSettings {
 /// when they give any rule, then those of the `jsoup.filters.config.file` and of the
 /// `parsefilters.config.file` (found by `locator`), then the user's own (which see what the others
 /// extracted). An expression that does not compile is an error naming its key
-/// (`parsefilter.css.title`), or its file.
+/// (`parsefilter.css.title`), or its file. With an indexer, the page's meta description and
+/// keywords go to `parse.description` and `parse.keywords` unless those keys have rules of their
+/// own.
 pub(super) fn parse_filters(
     config: &ParserConfig,
     locator: &Locator,
     extra: Vec<Arc<dyn ParseFilter>>,
+    indexing: bool,
 ) -> Result<Vec<Arc<dyn ParseFilter>>, BuildError> {
     let css = extract_rules(&config.extract_css, Expression::Css);
-    let all = css.chain(extract_rules(&config.extract_xpath, Expression::XPath));
+    let meta = [
+        (PARSE_DESCRIPTION, "meta[name=description i]@content"),
+        (PARSE_KEYWORDS, "meta[name=keywords i]@content"),
+    ]
+    .into_iter()
+    .filter(|(key, _)| {
+        indexing
+            && !config.extract_css.contains_key(*key)
+            && !config.extract_xpath.contains_key(*key)
+    })
+    .map(|(key, selector)| (key.to_string(), Expression::Css(selector.to_string())));
+    let all = css
+        .chain(extract_rules(&config.extract_xpath, Expression::XPath))
+        .chain(meta);
     let extract = ExtractFilter::new(all).map_err(|error| ConfigError::InvalidValue {
         key: format!("parsefilter.{}.{}", error.expression.kind(), error.key),
         message: format!("invalid {}: {}", error.expression, error.message),
@@ -214,6 +240,38 @@ fn extract_rules(
         list.iter()
             .map(move |text| (key.clone(), kind(text.clone())))
     })
+}
+
+/// The content store `indexer.kind` asks for (`given` in code wins): none, the JSON-lines file,
+/// or the one given for `opensearch`.
+pub(super) fn content_store(
+    config: &CrawlConfig,
+    given: Option<Arc<dyn ContentStore>>,
+) -> Result<Option<Arc<dyn ContentStore>>, BuildError> {
+    if let Some(store) = given {
+        return Ok(Some(store));
+    }
+    match config.indexer.kind {
+        IndexerKind::None => Ok(None),
+        IndexerKind::File => Ok(Some(Arc::new(JsonLinesStore::open(&config.indexer.file)?))),
+        IndexerKind::Opensearch => Err(BuildError::NoContentStore),
+    }
+}
+
+/// The indexer stage over `store`; a bad `indexer.md.mapping` or `indexer.md.filter` is an error
+/// naming the key.
+pub(super) fn content_indexer(
+    config: &CrawlConfig,
+    store: Arc<dyn ContentStore>,
+    observer: Arc<dyn CrawlObserver>,
+) -> Result<ContentIndexer, ConfigError> {
+    let settings = DocumentSettings::parse(&config.indexer).map_err(|(key, error)| {
+        ConfigError::InvalidValue {
+            key: key.to_string(),
+            message: error.to_string(),
+        }
+    })?;
+    Ok(ContentIndexer::new(store, settings, observer))
 }
 
 /// The status updater's settings: transferred metadata is persisted too.
@@ -357,19 +415,20 @@ mod tests {
         };
         let none = config("");
         assert!(
-            parse_filters(&none.parser, &Locator::default(), Vec::new())
+            parse_filters(&none.parser, &Locator::default(), Vec::new(), false)
                 .expect("no rule")
                 .is_empty()
         );
         let some = config("parsefilter.css: {title: h1}\nparsefilter.xpath: {}");
         assert_eq!(
-            parse_filters(&some.parser, &Locator::default(), Vec::new())
+            parse_filters(&some.parser, &Locator::default(), Vec::new(), false)
                 .expect("valid")
                 .len(),
             1
         );
         let invalid = config("parsefilter.xpath: {a: [//a, '//b[']}");
-        let Err(error) = parse_filters(&invalid.parser, &Locator::default(), Vec::new()) else {
+        let Err(error) = parse_filters(&invalid.parser, &Locator::default(), Vec::new(), false)
+        else {
             panic!("an invalid XPath was accepted");
         };
         let message = error.to_string();

@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod cluster;
+pub mod content_site;
 pub mod crawl_process;
 pub mod crawler;
 pub mod fetch_log;

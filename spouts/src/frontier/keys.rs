@@ -182,7 +182,8 @@ impl IndexFrontierConfig {
     /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
     /// defaults, unknown ones are an error with a did-you-mean.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension(PREFIXES)?;
+        // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
+        let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
         let shared = &keys.query;
         let addresses = match (&keys.addresses, &shared.shared_addresses) {
             (Addresses::One(own), OneOrMany::One(other)) if own.trim().is_empty() => {
@@ -339,7 +340,10 @@ mod tests {
             read(&[]).expect("defaults"),
             "a value in examples/opensearch-conf.yaml is not the default"
         );
-        let listed = squall::config::listed_keys(text, "es.");
+        let listed: Vec<String> = squall::config::listed_keys(text, "es.")
+            .into_iter()
+            .filter(|key| !key.starts_with("indexer."))
+            .collect();
         let known = squall::config::field_names::<Keys>();
         assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
     }

@@ -1,0 +1,183 @@
+//! The indexer stage: batches the documents of parsed pages, writes them to a [`ContentStore`],
+//! and passes each URL on to the status updater only once its document is durable.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tracing::{debug, warn};
+
+use super::document::{DocumentSettings, Skipped, build_document};
+use super::{ContentDocument, ContentStore, IndexError};
+use crate::frontier::ErrorKind;
+use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
+use crate::model::{Status, keys};
+
+/// The content-indexer stage.
+pub struct ContentIndexer {
+    store: Arc<dyn ContentStore>,
+    settings: DocumentSettings,
+    observer: Arc<dyn CrawlObserver>,
+}
+
+/// What waiting for the next update gave.
+enum Received {
+    /// An update.
+    Update(Box<StatusUpdate>),
+    /// The oldest document waited long enough.
+    Deadline,
+    /// The parser is done.
+    Closed,
+}
+
+impl ContentIndexer {
+    /// An indexer writing documents made with `settings` to `store`; `observer` hears of the URLs
+    /// whose documents could not be written.
+    pub fn new(
+        store: Arc<dyn ContentStore>,
+        settings: DocumentSettings,
+        observer: Arc<dyn CrawlObserver>,
+    ) -> Self {
+        ContentIndexer {
+            store,
+            settings,
+            observer,
+        }
+    }
+
+    /// Runs until `input` closes, then writes what is left. Updates without a document go on at
+    /// once; the others after their batch is written.
+    pub async fn run(
+        self,
+        mut input: mpsc::Receiver<StatusUpdate>,
+        out: mpsc::Sender<StatusUpdate>,
+    ) {
+        let batching = self.store.batching();
+        let mut batch: Vec<(StatusUpdate, ContentDocument)> = Vec::new();
+        let mut oldest: Option<Instant> = None;
+        loop {
+            let deadline = oldest.map(|t| t + batching.flush_interval);
+            let passed_on = match receive(&mut input, deadline).await {
+                Received::Closed => break,
+                Received::Update(update) => {
+                    let mut update = *update;
+                    match self.document_for(&mut update) {
+                        Some(document) => {
+                            batch.push((update, document));
+                            oldest.get_or_insert_with(Instant::now);
+                            if batch.len() < batching.max_documents.max(1) {
+                                continue;
+                            }
+                            oldest = None;
+                            self.write(std::mem::take(&mut batch), &out).await
+                        }
+                        None => out.send(update).await.is_ok(),
+                    }
+                }
+                Received::Deadline => {
+                    oldest = None;
+                    self.write(std::mem::take(&mut batch), &out).await
+                }
+            };
+            if !passed_on {
+                // The status updater is gone: what is held fails back to the spout.
+                return;
+            }
+        }
+        self.write(batch, &out).await;
+    }
+
+    /// The document of a fetched HTML page, unless it is not to be indexed; the page's content
+    /// is let go either way.
+    fn document_for(&self, update: &mut StatusUpdate) -> Option<ContentDocument> {
+        let content = update.content.take()?;
+        if update.status != Status::Fetched {
+            return None;
+        }
+        match build_document(&self.settings, &update.url, &content) {
+            Ok(document) => Some(document),
+            Err(skipped) => {
+                let reason = match skipped {
+                    Skipped::Noindex => "noindex",
+                    Skipped::Filtered => "filtered",
+                };
+                debug!(url = %update.url.url, reason, "not indexed");
+                metrics::counter!("squall_index_skipped_total", "reason" => reason).increment(1);
+                None
+            }
+        }
+    }
+
+    /// Writes a batch, then passes on each URL whose document is durable (or refused for good,
+    /// as ERROR) and fails the others. Whether the status updater is still there.
+    async fn write(
+        &self,
+        batch: Vec<(StatusUpdate, ContentDocument)>,
+        out: &mpsc::Sender<StatusUpdate>,
+    ) -> bool {
+        if batch.is_empty() {
+            return true;
+        }
+        let (updates, documents): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+        let started = Instant::now();
+        let count = documents.len();
+        let mut outcomes = self.store.store(documents).await.into_iter();
+        metrics::histogram!("squall_index_store_seconds").record(started.elapsed().as_secs_f64());
+        metrics::counter!("squall_index_documents_total").increment(count as u64);
+        debug!(documents = count, "content batch stored");
+        for mut update in updates {
+            let outcome = outcomes.next().unwrap_or_else(|| {
+                Err(IndexError::unavailable(
+                    "the content store returned fewer outcomes than documents",
+                ))
+            });
+            match outcome {
+                Ok(()) => {}
+                Err(error) if error.kind == ErrorKind::Rejected => {
+                    warn!(url = %update.url.url, %error, "content refused: the URL gets ERROR");
+                    update.status = Status::Error;
+                    update.url.metadata.set(keys::ERROR_CAUSE, "indexing");
+                    update.url.metadata.set(keys::ERROR_MESSAGE, error.message);
+                }
+                Err(error) => {
+                    self.fail(update, error);
+                    continue;
+                }
+            }
+            if out.send(update).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Fails a URL whose document was not written: it stays due in the frontier.
+    fn fail(&self, update: StatusUpdate, error: IndexError) {
+        warn!(url = %update.url.url, %error, "content write failed; the URL goes back to the frontier");
+        metrics::counter!("squall_index_write_failures_total").increment(1);
+        self.observer.on_event(&CrawlEvent::Processed {
+            url: update.url.url.to_string(),
+            key: update.key,
+            status: update.status,
+            fetch: update.fetch,
+            outlinks: update.outlinks.len(),
+            written: false,
+        });
+        update.ack.fail(error.message);
+    }
+}
+
+/// The next update, or the deadline passing first.
+async fn receive(input: &mut mpsc::Receiver<StatusUpdate>, deadline: Option<Instant>) -> Received {
+    let received = match deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline.into(), input.recv()).await {
+            Ok(received) => received,
+            Err(_) => return Received::Deadline,
+        },
+        None => input.recv().await,
+    };
+    match received {
+        Some(update) => Received::Update(Box::new(update)),
+        None => Received::Closed,
+    }
+}
