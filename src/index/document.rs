@@ -114,6 +114,12 @@ pub fn build_document(
             }
         }
     }
+    // The host field of StormCrawler's content index is always filled, mapped or not.
+    if let Some(host) = url.host_str()
+        && !fields.contains_key(HOST)
+    {
+        fields.insert(HOST.to_string(), Value::from(host.to_ascii_lowercase()));
+    }
     Ok(ContentDocument {
         id: document_id(url.as_str()),
         url: url.to_string(),

@@ -94,6 +94,7 @@ fn mapping_forms_alias_index_and_glob() {
             "shop.price": "3",
             "shop.currency": "EUR",
             "depth": "2",
+            "host": "site.test",
         })
     );
 }

@@ -91,8 +91,12 @@ pub struct SpoutRunner {
     purgatory: Cache<String, ()>,
     state: RunnerState,
     empty_queries: u32,
-    /// When the current run of empty queries began.
+    /// When the first query of the current run of empty answers was sent.
     first_empty_query: Option<Instant>,
+    /// When the latest query of that run was sent: the run proves the frontier empty only once it
+    /// spans the frontier's write visibility, counted between the queries sent, not up to now (a
+    /// write just before the first query may show only in a query sent a refresh later).
+    last_empty_query: Option<Instant>,
     /// The frontier, asked after the last empty answer, still had work (due or held elsewhere).
     frontier_busy: bool,
     /// URLs failed recently: still due, waiting out the purgatory, so the crawl is not idle.
@@ -132,6 +136,7 @@ impl SpoutRunner {
             state: RunnerState::default(),
             empty_queries: 0,
             first_empty_query: None,
+            last_empty_query: None,
             frontier_busy: false,
             failed_recently: std::collections::HashMap::new(),
             last_query_sent: None,
@@ -320,7 +325,9 @@ impl SpoutRunner {
         self.last_answer_empty = added == 0;
         if returned == 0 && self.in_flight.is_empty() && self.buffer.is_empty() {
             self.empty_queries += 1;
-            self.first_empty_query.get_or_insert_with(Instant::now);
+            let sent = self.last_query_sent.unwrap_or_else(Instant::now);
+            self.first_empty_query.get_or_insert(sent);
+            self.last_empty_query = Some(sent);
             self.frontier_busy = match self.spout.frontier_idle().await {
                 Ok(idle) => !idle,
                 Err(error) => {
@@ -405,9 +412,12 @@ impl SpoutRunner {
         }
         // Writes may take a while to show in the frontier's answers (an index refresh): only a run of
         // empty answers that lasted that long means there is nothing left.
-        let settled = self
-            .first_empty_query
-            .is_some_and(|first| first.elapsed() >= self.spout.visibility_delay());
+        let settled = match (self.first_empty_query, self.last_empty_query) {
+            (Some(first), Some(last)) => {
+                last.saturating_duration_since(first) >= self.spout.visibility_delay()
+            }
+            _ => false,
+        };
         self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
             && settled
             && !self.frontier_busy
