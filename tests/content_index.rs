@@ -79,27 +79,11 @@ async fn crawl_into(
     (frontier, dir)
 }
 
-/// The documents of `index`, by URL.
-async fn documents(client: &EsClient, index: &str) -> Vec<(String, Value)> {
-    client
-        .request(Method::Post, &format!("/{index}/_refresh"), &[], None)
+/// Every document of `index`: its id and its source.
+async fn documents(engine: &elasticsearch::Elasticsearch, index: &str) -> Vec<(String, Value)> {
+    support::opensearch::all_hits(engine, index)
         .await
-        .expect("refresh");
-    let query = json!({ "size": 100, "query": { "match_all": {} } });
-    let answer = client
-        .request(
-            Method::Post,
-            &format!("/{index}/_search"),
-            &[],
-            Some(RequestBody::Json(query)),
-        )
-        .await
-        .expect("search");
-    let hits = answer["hits"]["hits"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    hits.into_iter()
+        .into_iter()
         .map(|hit| {
             let id = hit["_id"].as_str().expect("id").to_string();
             (id, hit["_source"].clone())
@@ -137,7 +121,7 @@ async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_c
     let site = ContentSite::start().await;
     for index in [&theirs, &ours] {
         let _crawled = crawl_into(&site, index).await;
-        let documents = documents(&client, index).await;
+        let documents = documents(&engine, index).await;
         let urls: BTreeSet<String> = documents
             .iter()
             .map(|(_, source)| source["url"].as_str().expect("url").to_string())
@@ -175,8 +159,6 @@ async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_c
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crawl_binary_indexes_beside_the_frontier_of_the_example_config_files() {
     let engine = support::opensearch::client().await;
-    let client =
-        EsClient::new(ConnectionSettings::new(&base_url()).expect("address")).expect("client");
     let status = unique_index("binary-status");
     let content = unique_index("binary-content");
     let site = ContentSite::start().await;
@@ -224,7 +206,7 @@ async fn the_crawl_binary_indexes_beside_the_frontier_of_the_example_config_file
         stdout.contains("crawl stopped (Idle)"),
         "{stdout}\n{stderr}"
     );
-    let urls: BTreeSet<String> = documents(&client, &content)
+    let urls: BTreeSet<String> = documents(&engine, &content)
         .await
         .into_iter()
         .map(|(_, source)| source["url"].as_str().expect("url").to_string())
@@ -266,6 +248,6 @@ async fn a_document_the_index_refuses_gives_its_url_the_status_error() {
         squall::model::Status::Fetched,
         "nothing to refuse"
     );
-    assert!(documents(&client, &index).await.is_empty());
+    assert!(documents(&engine, &index).await.is_empty());
     delete_index(&engine, &index).await;
 }

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::Command;
 
 use elasticsearch::Elasticsearch;
-use elasticsearch::indices::{IndicesGetSettingsParts, IndicesRefreshParts};
-use serde_json::{Value, json};
+use elasticsearch::indices::IndicesGetSettingsParts;
+use serde_json::Value;
 use squall_testsite::{Expectation, ExpectedStatus, Scope, Site, SiteSpec};
 
 mod support;
@@ -39,28 +39,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Every document of `index`: its `url` field (or `_id`) to its source.
+/// Every document of `index`, by its `url` field.
 async fn documents(client: &Elasticsearch, index: &str) -> BTreeMap<String, Value> {
-    client
-        .indices()
-        .refresh(IndicesRefreshParts::Index(&[index]))
-        .send()
+    opensearch::all_hits(client, index)
         .await
-        .expect("refresh");
-    let answer: Value = client
-        .search(elasticsearch::SearchParts::Index(&[index]))
-        .body(json!({ "size": 10000, "query": { "match_all": {} } }))
-        .send()
-        .await
-        .expect("search")
-        .json()
-        .await
-        .expect("search answer");
-    let hits = answer["hits"]["hits"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    hits.into_iter()
+        .into_iter()
         .map(|hit| {
             let source = hit["_source"].clone();
             let url = source["url"].as_str().unwrap_or_default().to_string();

@@ -46,6 +46,7 @@ pub mod catalog;
 pub mod client;
 pub mod frontier;
 pub mod indexer;
+mod key_values;
 pub mod migrate;
 pub mod queue;
 pub mod status_index;

@@ -106,39 +106,29 @@ pub struct HttpClient {
 impl HttpClient {
     /// A client with these settings.
     pub fn new(settings: &HttpSettings) -> Result<Self, HttpClientError> {
-        let resolver = settings.host_resolver();
-        let client = base_builder(settings, &resolver)?
-            .redirect(policy(settings))
-            .build()?;
-        Ok(HttpClient {
-            client,
-            content_limit: settings.content_limit,
-            refuse_private: settings.refuse_private_addresses,
-            credentials: settings.credentials.clone(),
-            resolver,
-            archive: None,
-        })
+        Self::build(settings, None)
     }
 
     /// A client with these settings that hands every exchange to `sink`, the WARC writer (see
     /// [`crate::warc`]): it decodes bodies itself, so that the records keep the bytes received.
     /// When redirects are followed within a fetch, only its last exchange is archived.
     pub fn archived(settings: &HttpSettings, sink: WarcSink) -> Result<Self, HttpClientError> {
+        Self::build(settings, Some(sink))
+    }
+
+    fn build(settings: &HttpSettings, sink: Option<WarcSink>) -> Result<Self, HttpClientError> {
         let resolver = settings.host_resolver();
-        let client = base_builder(settings, &resolver)?
-            .redirect(policy(settings))
-            .no_gzip()
-            .no_brotli()
-            .no_deflate()
-            .no_zstd()
-            .build()?;
+        let mut builder = base_builder(settings, &resolver)?.redirect(policy(settings));
+        if sink.is_some() {
+            builder = builder.no_gzip().no_brotli().no_deflate().no_zstd();
+        }
         Ok(HttpClient {
-            client,
+            client: builder.build()?,
             content_limit: settings.content_limit,
             refuse_private: settings.refuse_private_addresses,
             credentials: settings.credentials.clone(),
             resolver,
-            archive: Some((sink, settings.user_agent.clone())),
+            archive: sink.map(|sink| (sink, settings.user_agent.clone())),
         })
     }
 

@@ -9,7 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use elasticsearch::Elasticsearch;
 use elasticsearch::http::transport::Transport;
-use elasticsearch::indices::IndicesDeleteParts;
+use elasticsearch::indices::{IndicesDeleteParts, IndicesRefreshParts};
+use serde_json::{Value, json};
 
 /// Where the engine is expected when `OPENSEARCH_URL` is not set.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:9200";
@@ -61,4 +62,28 @@ pub async fn delete_index(client: &Elasticsearch, index: &str) {
             .send()
             .await;
     }
+}
+
+/// Every hit of `index` (up to 10,000), after a refresh: `_id`, `_source` and the rest as the
+/// engine answers them.
+pub async fn all_hits(client: &Elasticsearch, index: &str) -> Vec<Value> {
+    client
+        .indices()
+        .refresh(IndicesRefreshParts::Index(&[index]))
+        .send()
+        .await
+        .expect("refresh");
+    let answer: Value = client
+        .search(elasticsearch::SearchParts::Index(&[index]))
+        .body(json!({ "size": 10000, "query": { "match_all": {} } }))
+        .send()
+        .await
+        .expect("search")
+        .json()
+        .await
+        .expect("search answer");
+    answer["hits"]["hits"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
-use super::query_keys::{OneOrMany, QueryKeys, QuerySettings};
+use super::query_keys::{QueryKeys, QuerySettings};
+use crate::key_values::{OneOrMany, checked_addresses};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
@@ -21,7 +22,7 @@ const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
 #[serde(default)]
 struct Keys {
     #[serde(rename = "status.addresses")]
-    addresses: Addresses,
+    addresses: OneOrMany,
     #[serde(rename = "status.request.timeout")]
     request_timeout: f64,
     #[serde(rename = "status.index.name")]
@@ -53,7 +54,7 @@ struct Keys {
 impl Default for Keys {
     fn default() -> Self {
         Keys {
-            addresses: Addresses::One(String::new()),
+            addresses: OneOrMany::One(String::new()),
             request_timeout: 30.0,
             index: "status".to_string(),
             shards: 10,
@@ -69,15 +70,6 @@ impl Default for Keys {
             query: QueryKeys::default(),
         }
     }
-}
-
-/// `es.status.addresses`: a list, or one string of addresses separated by `,` or `;` (empty:
-/// `es.addresses`, else the local default).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-enum Addresses {
-    One(String),
-    Many(Vec<String>),
 }
 
 /// `es.status.routing`: `true`, `false`, or `auto` (as the existing index shows).
@@ -185,19 +177,14 @@ impl IndexFrontierConfig {
         // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
         let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
         let shared = &keys.query;
-        let addresses = match (&keys.addresses, &shared.shared_addresses) {
-            (Addresses::One(own), OneOrMany::One(other)) if own.trim().is_empty() => {
-                if other.trim().is_empty() {
-                    Addresses::One(DEFAULT_ADDRESS.to_string())
-                } else {
-                    Addresses::One(other.clone())
-                }
-            }
-            (Addresses::One(own), OneOrMany::Many(list)) if own.trim().is_empty() => {
-                Addresses::Many(list.clone())
-            }
-            (own, _) => own.clone(),
-        };
+        // `es.status.addresses`, else `es.addresses`, else the local default.
+        let addresses = [
+            keys.addresses.addresses(),
+            shared.shared_addresses.addresses(),
+        ]
+        .into_iter()
+        .find(|list| !list.is_empty())
+        .unwrap_or_else(|| vec![DEFAULT_ADDRESS.to_string()]);
         let either = |own: &str, other: &str| {
             [own, other]
                 .into_iter()
@@ -205,7 +192,7 @@ impl IndexFrontierConfig {
                 .map(str::to_string)
         };
         Ok(IndexFrontierConfig {
-            addresses: addresses_of(&addresses)?,
+            addresses: checked_addresses("es.status.addresses", addresses)?,
             user: either(&shared.status_user, &shared.user),
             password: either(&shared.status_password, &shared.password),
             tls_insecure: shared.disable_tls_validation,
@@ -234,26 +221,6 @@ fn invalid(key: &str, message: String) -> ConfigError {
         key: key.to_string(),
         message,
     }
-}
-
-fn addresses_of(value: &Addresses) -> Result<Vec<String>, ConfigError> {
-    let list: Vec<String> = match value {
-        Addresses::One(text) => text.split([',', ';']).map(str::to_string).collect(),
-        Addresses::Many(items) => items.clone(),
-    };
-    let list: Vec<String> = list
-        .into_iter()
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty())
-        .collect();
-    if list.is_empty() {
-        return Err(invalid("es.status.addresses", "names no node".to_string()));
-    }
-    // Checked now, so that a bad address is named before anything connects.
-    let entries: Vec<&str> = list.iter().map(String::as_str).collect();
-    crate::client::ConnectionSettings::for_addresses(&entries)
-        .map_err(|e| invalid("es.status.addresses", e.to_string()))?;
-    Ok(list)
 }
 
 fn seconds(key: &str, value: f64, at_least: f64) -> Result<Duration, ConfigError> {

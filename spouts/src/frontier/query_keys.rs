@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::ConfigError;
 
+use crate::key_values::OneOrMany;
 use crate::status_index::spouts::SpoutSettings;
 
 /// The keys as written (prefix left out of the serde names), flattened into the frontier's keys.
@@ -75,30 +76,6 @@ impl Default for QueryKeys {
             max_start_offset: -1,
             max_urls_per_reload: -1,
         }
-    }
-}
-
-/// A key that takes one string or a list of them (StormCrawler reads both).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub(super) enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    /// The values, trimmed, empty ones left out; one string is split at `sep` when given.
-    pub fn values(&self, sep: &[char]) -> Vec<String> {
-        let items: Vec<String> = match self {
-            OneOrMany::One(text) if sep.is_empty() => vec![text.clone()],
-            OneOrMany::One(text) => text.split(sep).map(str::to_string).collect(),
-            OneOrMany::Many(items) => items.clone(),
-        };
-        items
-            .into_iter()
-            .map(|item| item.trim().to_string())
-            .filter(|item| !item.is_empty())
-            .collect()
     }
 }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
 use crate::client::indices::parse_time_value;
+use crate::key_values::{OneOrMany, checked_addresses};
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
@@ -15,7 +16,7 @@ pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct Keys {
-    addresses: Addresses,
+    addresses: OneOrMany,
     #[serde(rename = "index.name")]
     index: String,
     create: bool,
@@ -32,7 +33,7 @@ struct Keys {
 impl Default for Keys {
     fn default() -> Self {
         Keys {
-            addresses: Addresses::One("http://127.0.0.1:9200".to_string()),
+            addresses: OneOrMany::One("http://127.0.0.1:9200".to_string()),
             index: "content".to_string(),
             create: false,
             bulk_actions: 50,
@@ -42,14 +43,6 @@ impl Default for Keys {
             pipeline: String::new(),
         }
     }
-}
-
-/// Addresses: a list, or one string separated by `,` or `;`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-enum Addresses {
-    One(String),
-    Many(Vec<String>),
 }
 
 /// A duration as StormCrawler writes it (`"2s"`, `"500ms"`), or a number of seconds.
@@ -90,13 +83,7 @@ impl ContentIndexConfig {
             key: key.to_string(),
             message: message.to_string(),
         };
-        let addresses = addresses(&keys.addresses);
-        if addresses.is_empty() {
-            return Err(invalid("es.indexer.addresses", "names no node"));
-        }
-        let entries: Vec<&str> = addresses.iter().map(String::as_str).collect();
-        crate::client::ConnectionSettings::for_addresses(&entries)
-            .map_err(|e| invalid("es.indexer.addresses", &e.to_string()))?;
+        let addresses = checked_addresses("es.indexer.addresses", keys.addresses.addresses())?;
         if keys.bulk_actions == 0 {
             return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
         }
@@ -120,17 +107,6 @@ impl ContentIndexConfig {
             pipeline: Some(keys.pipeline).filter(|p| !p.trim().is_empty()),
         })
     }
-}
-
-fn addresses(value: &Addresses) -> Vec<String> {
-    let list: Vec<String> = match value {
-        Addresses::One(text) => text.split([',', ';']).map(str::to_string).collect(),
-        Addresses::Many(items) => items.clone(),
-    };
-    list.into_iter()
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty())
-        .collect()
 }
 
 #[cfg(test)]
