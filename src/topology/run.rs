@@ -313,9 +313,14 @@ async fn wait_for_stop(
             _ = stop.cancelled() => return StopReason::Requested,
             _ = tokio::time::sleep_until(until), if deadline.is_some() => return StopReason::MaxDuration,
             changed = state_rx.changed() => {
-                // The runner only goes away early when a stage after it is gone.
+                // The runner goes away when asked to stop (both branches may be ready at once,
+                // and select! picks either), and otherwise only when a stage after it is gone.
                 if changed.is_err() {
-                    return StopReason::StageFailed;
+                    return if stop.is_cancelled() {
+                        StopReason::Requested
+                    } else {
+                        StopReason::StageFailed
+                    };
                 }
             }
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
