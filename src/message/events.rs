@@ -55,6 +55,8 @@ impl CrawlObserver for NoObserver {
 /// Running totals of a crawl, cheap to read from another task.
 #[derive(Debug, Default)]
 pub struct CrawlStats {
+    answered: AtomicU64,
+    answered_changed: tokio::sync::Notify,
     fetched_pages: AtomicU64,
     bytes: AtomicU64,
     outlinks: AtomicU64,
@@ -64,7 +66,19 @@ pub struct CrawlStats {
 }
 
 impl CrawlStats {
-    /// Fetch attempts that got an answer from a server.
+    /// Fetch attempts that got an answer from a server, counted as each completes (before its page
+    /// is parsed and its writes made). [`pages`](Self::pages) counts the same once written.
+    pub fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Completes once [`answered`](Self::answered) grew after the last call (or right away if it grew
+    /// since). Meant for one watcher, such as the run's page limit.
+    pub async fn answered_grew(&self) {
+        self.answered_changed.notified().await;
+    }
+
+    /// Fetch attempts that got an answer from a server, whose writes were made.
     pub fn pages(&self) -> u64 {
         self.fetched_pages.load(Ordering::Relaxed)
     }
@@ -112,6 +126,13 @@ fn status_index(status: Status) -> usize {
 
 impl CrawlObserver for CrawlStats {
     fn on_event(&self, event: &CrawlEvent) {
+        if let CrawlEvent::Fetched { fetch, .. } = event {
+            if fetch.http_status.is_some() {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+                self.answered_changed.notify_one();
+            }
+            return;
+        }
         let CrawlEvent::Processed {
             key,
             status,
@@ -157,5 +178,44 @@ impl CrawlObserver for Observers {
         for observer in &self.0 {
             observer.on_event(event);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetched(http_status: Option<u16>) -> CrawlEvent {
+        let now = chrono::Utc::now();
+        CrawlEvent::Fetched {
+            url: "http://a.test/".into(),
+            key: "a.test".into(),
+            fetch: FetchRecord {
+                started: now,
+                finished: now,
+                http_status,
+                error: None,
+                bytes: 10,
+                protocol: "http",
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn answered_fetches_are_counted_as_they_complete_and_wake_the_watcher() {
+        let stats = CrawlStats::default();
+        stats.on_event(&fetched(None));
+        assert_eq!(
+            stats.answered(),
+            0,
+            "a fetch nobody answered is not counted"
+        );
+        stats.on_event(&fetched(Some(404)));
+        assert_eq!(stats.answered(), 1);
+        // The wake-up is kept for a watcher that was not waiting yet.
+        tokio::time::timeout(std::time::Duration::from_secs(5), stats.answered_grew())
+            .await
+            .expect("woken");
+        assert_eq!(stats.pages(), 0, "pages counts only once written");
     }
 }

@@ -43,7 +43,7 @@ pub(crate) struct Parts {
 /// When a run stops by itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunLimits {
-    /// Stop emitting once this many pages were fetched (those in flight still finish).
+    /// Stop emitting once servers answered this many fetches (those in flight still finish).
     pub max_pages: Option<u64>,
     /// Stop after this long.
     pub max_duration: Option<Duration>,
@@ -300,7 +300,7 @@ async fn wait_for_stop(
     let deadline = limits.max_duration.map(|d| tokio::time::Instant::now() + d);
     loop {
         if let Some(max) = limits.max_pages
-            && stats.pages() >= max
+            && stats.answered() >= max
         {
             return StopReason::MaxPages;
         }
@@ -323,6 +323,7 @@ async fn wait_for_stop(
                     };
                 }
             }
+            _ = stats.answered_grew(), if limits.max_pages.is_some() => {}
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
     }
