@@ -1,6 +1,7 @@
 //! The engine stopped and started again in the middle of a crawl: the crawl waits, resumes, and loses
 //! no status update. This test runs its own node (port 9250, its own home), so that stopping it
-//! disturbs no other test.
+//! disturbs no other test: OpenSearch (`scripts/opensearch`), or with `SQUALL_ENGINE=elasticsearch`
+//! Elasticsearch (`scripts/elasticsearch`).
 
 mod support;
 
@@ -19,21 +20,24 @@ use support::crawler;
 
 const PORT: &str = "9250";
 
-/// Runs `scripts/opensearch` for the restart node. `fresh` wipes its data first; a restart keeps it
-/// (whatever OPENSEARCH_CLEAN the caller's environment has, as CI's does).
+/// Runs the engine's script (`scripts/opensearch` or `scripts/elasticsearch`) for the restart node.
+/// `fresh` wipes its data first; a restart keeps it (whatever `*_CLEAN` the caller's environment
+/// has, as CI's does).
 fn node_with(command: &str, fresh: bool) -> std::process::ExitStatus {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    Command::new(repo.join("scripts/opensearch"))
+    let engine = support::engine_name();
+    let prefix = engine.to_uppercase();
+    Command::new(repo.join("scripts").join(engine))
         .arg(command)
-        .env("OPENSEARCH_CLEAN", if fresh { "1" } else { "0" })
-        .env("OPENSEARCH_PORT", PORT)
-        .env("OPENSEARCH_HEAP", "1g")
+        .env(format!("{prefix}_CLEAN"), if fresh { "1" } else { "0" })
+        .env(format!("{prefix}_PORT"), PORT)
+        .env(format!("{prefix}_HEAP"), "1g")
         .env(
-            "OPENSEARCH_HOME",
-            repo.join("target/opensearch-restart-test"),
+            format!("{prefix}_HOME"),
+            repo.join(format!("target/{engine}-restart-test")),
         )
         .status()
-        .expect("run scripts/opensearch")
+        .unwrap_or_else(|e| panic!("run scripts/{engine}: {e}"))
 }
 
 fn node(command: &str) -> std::process::ExitStatus {

@@ -9,6 +9,7 @@ mod error;
 pub mod indices;
 mod method;
 mod nodes;
+mod scripting;
 mod search;
 mod settings;
 
@@ -31,6 +32,7 @@ pub use bulk::{BulkAction, BulkItem, BulkOperation, BulkRequest, BulkResponse, I
 pub use error::{EsError, is_transient_status};
 pub use method::Method;
 use nodes::{NodePool, Pick};
+pub use scripting::{UpdateMode, Updates};
 pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards};
 pub use settings::ConnectionSettings;
 
@@ -78,6 +80,7 @@ pub struct EsClient {
     nodes: Arc<NodePool>,
     settings: ConnectionSettings,
     engine: std::sync::Arc<OnceCell<Engine>>,
+    updates: std::sync::Arc<OnceCell<Updates>>,
 }
 
 impl std::fmt::Debug for EsClient {
@@ -106,6 +109,7 @@ impl EsClient {
             nodes: Arc::new(pool),
             settings,
             engine: std::sync::Arc::new(OnceCell::new()),
+            updates: std::sync::Arc::new(OnceCell::new()),
         })
     }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::EsError;
+use super::{EsError, UpdateMode};
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
@@ -35,6 +35,9 @@ pub struct ConnectionSettings {
     pub node_cooloff: Duration,
     /// The longest a failed node is left out.
     pub max_node_cooloff: Duration,
+    /// How updates that read and change a document in one step are made (Painless scripts, or
+    /// conditional writes); by default as the engine allows.
+    pub update_mode: UpdateMode,
 }
 
 impl std::fmt::Debug for ConnectionSettings {
@@ -50,6 +53,7 @@ impl std::fmt::Debug for ConnectionSettings {
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .field("node_cooloff", &self.node_cooloff)
+            .field("update_mode", &self.update_mode)
             .finish()
     }
 }
@@ -75,6 +79,7 @@ impl ConnectionSettings {
             max_backoff: Duration::from_secs(10),
             node_cooloff: Duration::from_secs(10),
             max_node_cooloff: Duration::from_secs(300),
+            update_mode: UpdateMode::Auto,
         };
         for raw in addresses.iter().flat_map(|a| a.split([';', ','])) {
             let raw = raw.trim();

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
 use super::query_keys::{QueryKeys, QuerySettings};
+use crate::client::UpdateMode;
 use crate::key_values::{OneOrMany, checked_addresses};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
@@ -47,6 +48,8 @@ struct Keys {
     lease_ttl: f64,
     #[serde(rename = "queues.max.hold")]
     max_hold: f64,
+    #[serde(rename = "queues.updates")]
+    updates: UpdateMode,
     #[serde(flatten)]
     query: QueryKeys,
 }
@@ -67,6 +70,7 @@ impl Default for Keys {
             owner: String::new(),
             lease_ttl: 60.0,
             max_hold: 30.0,
+            updates: UpdateMode::Auto,
             query: QueryKeys::default(),
         }
     }
@@ -168,6 +172,9 @@ pub struct IndexFrontierConfig {
     /// `es.queues.max.hold`: how long this process holds a queue at most while other due queues
     /// wait for a process.
     pub max_hold: Duration,
+    /// `es.queues.updates`: how the queue frontier changes a queue as it finds it (Painless scripts
+    /// or conditional writes; `auto` asks the engine).
+    pub updates: UpdateMode,
 }
 
 impl IndexFrontierConfig {
@@ -207,6 +214,7 @@ impl IndexFrontierConfig {
             owner: Some(keys.owner).filter(|owner| !owner.trim().is_empty()),
             lease_ttl: seconds("es.queues.lease.ttl", keys.lease_ttl, 1.0)?,
             max_hold: seconds("es.queues.max.hold", keys.max_hold, 0.001)?,
+            updates: keys.updates,
             index: keys.index,
             shards: keys.shards,
             replicas: keys.replicas,
@@ -282,6 +290,7 @@ mod tests {
             "es.status.instance=1/3",
             "es.queues.lease.ttl=2.5",
             "es.queues.owner=worker-7",
+            "es.queues.updates=conditional",
         ])
         .expect("valid");
         assert_eq!(config.addresses, ["http://a:9200", "http://b:9200"]);
@@ -290,6 +299,7 @@ mod tests {
         assert_eq!(config.instance, (1, 3));
         assert_eq!(config.lease_ttl, Duration::from_millis(2500));
         assert_eq!(config.owner.as_deref(), Some("worker-7"));
+        assert_eq!(config.updates, UpdateMode::Conditional);
         let listed = read(&["es.status.addresses=[http://a:9200, http://b:9200]"]).expect("list");
         assert_eq!(listed.addresses.len(), 2);
     }

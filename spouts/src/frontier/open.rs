@@ -101,6 +101,7 @@ pub async fn open_index_frontier(
         connection.password = index.password.clone();
     }
     connection.tls_insecure |= index.tls_insecure;
+    connection.update_mode = index.updates;
     let client = EsClient::new(connection)?;
     let engine = client.engine().await?;
     let settings = IndexSettings {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use serde_json::Value;
 
-use crate::client::{BulkOperation, BulkResponse, EsClient, Method, RequestBody};
+use crate::client::{BulkResponse, EsClient, Method, RequestBody};
 
 use super::MigrateError;
 
@@ -67,34 +67,6 @@ impl RawBulk {
         self.body.push(b'\n');
         self.items.push(start..self.body.len());
     }
-
-    /// Adds an operation (its action line, and its body line if any).
-    pub fn push_operation(&mut self, operation: &BulkOperation) -> Result<(), MigrateError> {
-        let start = self.body.len();
-        let lines = [Some(operation.action_line()), operation.body.clone()];
-        for line in lines.iter().flatten() {
-            serde_json::to_writer(&mut self.body, line).map_err(|e| {
-                MigrateError::Unexpected(format!("a bulk line could not be written: {e}"))
-            })?;
-            self.body.push(b'\n');
-        }
-        self.items.push(start..self.body.len());
-        Ok(())
-    }
-}
-
-/// Sends `operations` (on `index`), retrying the items refused with 429; fails on any other item
-/// error.
-pub(crate) async fn bulk(
-    client: &EsClient,
-    index: &str,
-    operations: Vec<BulkOperation>,
-) -> Result<BulkOutcome, MigrateError> {
-    let mut raw = RawBulk::default();
-    for operation in &operations {
-        raw.push_operation(operation)?;
-    }
-    send(client, index, raw).await
 }
 
 /// Sends a bulk body to `index`, retrying the items refused with 429; fails on any other item
@@ -181,8 +153,7 @@ mod tests {
     fn bodies_are_written_line_by_line() {
         let mut raw = RawBulk::default();
         raw.push_index("a\"1", "{\"url\":\n\"u\"}");
-        raw.push_operation(&BulkOperation::update("q", json!({ "doc": {} })).in_index("queues"))
-            .expect("written");
+        raw.push_index("b", "{}");
         assert_eq!(raw.len(), 2);
         let text = String::from_utf8(raw.body.clone()).expect("text");
         let lines: Vec<Value> = text
@@ -194,8 +165,8 @@ mod tests {
             vec![
                 json!({ "index": { "_id": "a\"1" } }),
                 json!({ "url": "u" }),
-                json!({ "update": { "_id": "q", "_index": "queues" } }),
-                json!({ "doc": {} }),
+                json!({ "index": { "_id": "b" } }),
+                json!({}),
             ]
         );
         assert_eq!(raw.bytes(), text.len());

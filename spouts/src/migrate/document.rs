@@ -8,9 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use squall::model::{PartitionMode, partition_key};
 
-use crate::client::BulkOperation;
-use crate::queue::schema::queue_upsert;
-use crate::status_index::schema::{KeyField, escape_key, format_date, read_document};
+use crate::status_index::schema::{KeyField, escape_key, read_document};
 
 /// When a document is due, as read from its `nextFetchDate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,18 +200,10 @@ fn parse_date_text(text: &str) -> Option<DateTime<Utc>> {
     None
 }
 
-/// A bulk `update` that creates the queue of `key` when it is missing (with no `nextDue`: its URLs
-/// are never due) and leaves an existing one alone.
-pub fn ensure_queue(queues_index: &str, key: &str, now: DateTime<Utc>) -> BulkOperation {
-    let now = format_date(now);
-    let script = json!({ "source": "ctx.op = 'noop'", "lang": "painless" });
-    let upsert = json!({ "key": key, "firstSeen": now, "lastUpdated": now });
-    queue_upsert(queues_index, key, script, upsert)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status_index::schema::format_date;
 
     #[test]
     fn a_key_in_the_source_is_kept() {

@@ -49,9 +49,7 @@ mod writer;
 
 pub use admin::{QUEUES_REFRESH_INTERVAL, URLS_REFRESH_INTERVAL};
 pub use checkpoint::{Checkpoint, SavedSettings, SlicePosition};
-pub use document::{
-    NextFetch, PreparedDocument, ensure_queue, existing_key, parse_date, prepare_document,
-};
+pub use document::{NextFetch, PreparedDocument, existing_key, parse_date, prepare_document};
 pub use error::MigrateError;
 pub use options::{MAX_BATCH_SIZE, MigrationOptions};
 pub use progress::{Progress, Stage};

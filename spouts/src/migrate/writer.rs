@@ -8,12 +8,13 @@ use std::sync::{Mutex, PoisonError};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::bulk::{RawBulk, bulk, send};
-use super::document::{NextFetch, ensure_queue, prepare_document, quick_look};
+use super::bulk::{RawBulk, send};
+use super::document::{NextFetch, prepare_document, quick_look};
 use super::reader::Hit;
 use super::{MigrateError, MigrationOptions};
-use crate::client::{BulkOperation, EsClient};
-use crate::queue::schema::lower_next_due;
+use crate::client::EsClient;
+use crate::queue::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
+use crate::queue::schema::{ensure_queue, lower_next_due};
 use crate::status_index::schema::KeyField;
 
 /// What this run saw in the documents it copied.
@@ -96,13 +97,37 @@ impl PageWriter {
         }
         // Queues first: a queue that is due too early costs a query; one that is missing starves URLs.
         if !queues.is_empty() {
-            let outcome = bulk(&self.client, &self.options.queues, queues).await?;
-            written.stats.queues_created += outcome.created;
+            written.stats.queues_created += self.edit_queues(&queues).await?;
         }
         for raw in prepared.bulks {
             send(&self.client, &self.options.urls, raw).await?;
         }
         Ok(written)
+    }
+
+    /// Applies the queue edits of a page; how many queues they created.
+    async fn edit_queues(&self, edits: &[KeyedEdit]) -> Result<u64, MigrateError> {
+        let outcomes = apply_edits(&self.client, &self.options.queues, edits).await?;
+        let created = outcomes
+            .iter()
+            .filter(|o| **o == EditOutcome::Created)
+            .count() as u64;
+        let failures: Vec<&str> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                EditOutcome::Failed { message, .. } => Some(message.as_str()),
+                _ => None,
+            })
+            .collect();
+        match failures.first() {
+            None => Ok(created),
+            Some(first) => Err(MigrateError::Bulk {
+                index: self.options.queues.clone(),
+                failed: failures.len(),
+                total: edits.len(),
+                first: first.to_string(),
+            }),
+        }
     }
 
     /// The urls bulks of a page, and the earliest due date of each key in it.
@@ -167,10 +192,7 @@ impl PageWriter {
     /// The queue updates a page needs: for each key (in key order), none when this run already
     /// sent an earlier or equal date, else a lowering of `nextDue` (or a creation, for a key with
     /// no due URL).
-    fn queue_updates(
-        &self,
-        earliest: HashMap<String, Option<DateTime<Utc>>>,
-    ) -> Vec<BulkOperation> {
+    fn queue_updates(&self, earliest: HashMap<String, Option<DateTime<Utc>>>) -> Vec<KeyedEdit> {
         let now = Utc::now();
         let mut keys: Vec<(String, Option<DateTime<Utc>>)> = earliest.into_iter().collect();
         keys.sort();
@@ -186,8 +208,8 @@ impl PageWriter {
                 continue;
             }
             updates.push(match due {
-                Some(due) => lower_next_due(&self.options.queues, &key, due, now),
-                None => ensure_queue(&self.options.queues, &key, now),
+                Some(due) => lower_next_due(&key, due, now),
+                None => ensure_queue(&key, now),
             });
             sent.insert(key, known.map_or(due, |known| earlier_of(known, due)));
         }

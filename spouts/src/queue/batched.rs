@@ -1,5 +1,6 @@
-//! The queue spout's updates of many queue documents at once: conditional or scripted, in one
-//! `_bulk`. One round trip per step, whatever the number of queues held.
+//! The queue spout's claims of many queue documents at once: conditional partial updates in one
+//! `_bulk`, one round trip whatever the number of queues claimed. (Edits that depend on what a queue
+//! holds are in `edit_writes`.)
 
 use serde_json::{Value, json};
 use squall::frontier::SpoutError;
@@ -70,56 +71,4 @@ async fn bulk_items(
         .await
         .map(|answer| answer.items)
         .map_err(|e| e.for_spout("queue updates failed"))
-}
-
-/// A scripted update of one queue document.
-#[derive(Debug, Clone)]
-pub(crate) struct ScriptedUpdate {
-    /// The queue's key.
-    pub key: String,
-    /// The script's parameters.
-    pub params: Value,
-}
-
-/// Runs `script` on each queue in one `_bulk`: per update, whether it changed the document (`false`
-/// when the script chose not to, or the document is gone).
-pub(crate) async fn scripted_updates(
-    client: &EsClient,
-    queues_index: &str,
-    script: &str,
-    updates: &[ScriptedUpdate],
-) -> Result<Vec<bool>, SpoutError> {
-    let request = updates
-        .iter()
-        .map(|update| {
-            let script = json!({ "script": {
-                "source": script, "lang": "painless", "params": update.params
-            } });
-            BulkOperation::update(queue_id(&update.key), script).retry_on_conflict(5)
-        })
-        .collect();
-    let items = bulk_items(client, queues_index, request).await?;
-    updates
-        .iter()
-        .zip(items)
-        .map(|(update, item)| {
-            if item.is_success() {
-                Ok(!item.is_noop())
-            } else if item.is_not_found() {
-                Ok(false)
-            } else {
-                Err(SpoutError::of_kind(
-                    item.error_kind(),
-                    format!(
-                        "updating queue {} failed: HTTP {} {}",
-                        update.key,
-                        item.status,
-                        item.error
-                            .as_ref()
-                            .map_or_else(String::new, ToString::to_string)
-                    ),
-                ))
-            }
-        })
-        .collect()
 }

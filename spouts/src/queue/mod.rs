@@ -7,7 +7,10 @@
 //! 1. **At most one live lease per queue.** A process claims a queue only with a conditional update
 //!    (`if_seq_no`) of the version its listing showed unleased (`leaseUntil` missing or past); of
 //!    several processes racing for it, one wins and the others get a conflict. Renewals and
-//!    releases are scripts that do nothing unless `leaseOwner` is still the caller.
+//!    releases do nothing unless `leaseOwner` is still the caller. Every change that depends on what
+//!    a queue holds (renewals, releases, writers lowering `nextDue`) is atomic: a Painless script the
+//!    engine runs, or, on an engine without Painless, the same rule in Rust written back only if
+//!    the queue is still the version it was computed from ([`edits`]; `es.queues.updates`).
 //! 2. **A process fetches from a queue only while its lease is valid.** Leases are renewed in the
 //!    background every quarter TTL, not by the query loop. Each URL handed out carries
 //!    the queue's [`Lease`](squall::frontier::Lease), which this process trusts for four fifths of the
@@ -41,6 +44,8 @@
 
 mod batched;
 mod claims;
+pub mod edit_writes;
+pub mod edits;
 mod reads;
 pub mod schema;
 mod settings;

@@ -13,10 +13,10 @@ use squall::frontier::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
 use squall::model::CrawlUrl;
 use tracing::debug;
 
-use super::batched::{ScriptedUpdate, scripted_updates};
 use super::claims::{ClaimRequest, claim_queues};
+use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
+use super::edits::QueueEdit;
 use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
-use super::schema::{DROP_LEASE, RELEASE_QUEUE};
 use super::settings::QueueSpoutSettings;
 use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
 use crate::client::{EsClient, Method, RequestBody};
@@ -297,7 +297,7 @@ impl QueueSpout {
     }
 
     /// Gives drained queues back: `nextDue` becomes the earliest date among their URLs not just
-    /// done, or an earlier date written since their claim (see [`RELEASE_QUEUE`]).
+    /// done, or an earlier date written since their claim (see [`RELEASE_QUEUE`](super::edits::RELEASE_QUEUE)).
     async fn release(&mut self, drained: Vec<String>) -> Result<(), SpoutError> {
         if drained.is_empty() {
             return Ok(());
@@ -324,20 +324,18 @@ impl QueueSpout {
             };
             self.held.remove(&key);
             claim.lease.revoke();
-            updates.push(ScriptedUpdate {
-                params: json!({ "owner": self.settings.owner, "next": next, "now": now,
-                                "seenBefore": claim.seen_before }),
+            updates.push(KeyedEdit {
+                edit: QueueEdit::Release {
+                    owner: self.settings.owner.clone(),
+                    next: next.cloned(),
+                    seen_before: claim.seen_before.clone(),
+                    now: now.clone(),
+                },
                 key,
+                upsert: None,
             });
         }
-        scripted_updates(
-            &self.client,
-            &self.settings.queues_index,
-            RELEASE_QUEUE,
-            &updates,
-        )
-        .await?;
-        Ok(())
+        self.edit_queues(&updates).await
     }
 
     /// Gives back queues that may still have due URLs, without touching their `nextDue`.
@@ -349,19 +347,27 @@ impl QueueSpout {
                 claim.lease.revoke();
             }
             self.held.remove(&key);
-            updates.push(ScriptedUpdate {
-                params: json!({ "owner": self.settings.owner, "now": now }),
+            updates.push(KeyedEdit {
+                edit: QueueEdit::DropLease {
+                    owner: self.settings.owner.clone(),
+                    now: now.clone(),
+                },
                 key,
+                upsert: None,
             });
         }
-        scripted_updates(
-            &self.client,
-            &self.settings.queues_index,
-            DROP_LEASE,
-            &updates,
-        )
-        .await?;
-        Ok(())
+        self.edit_queues(&updates).await
+    }
+
+    /// Applies edits to the queues this process gives back; the first that failed is the error.
+    async fn edit_queues(&self, edits: &[KeyedEdit]) -> Result<(), SpoutError> {
+        let outcomes = apply_edits(&self.client, &self.settings.queues_index, edits)
+            .await
+            .map_err(|e| e.for_spout("queue updates failed"))?;
+        match outcomes.into_iter().find(|o| !o.is_done()) {
+            Some(EditOutcome::Failed { kind, message }) => Err(SpoutError::of_kind(kind, message)),
+            _ => Ok(()),
+        }
     }
 
     /// Closing queues whose URLs are all done: given back now.

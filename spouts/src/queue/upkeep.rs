@@ -14,8 +14,8 @@ use squall::frontier::Lease;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use super::batched::{ScriptedUpdate, scripted_updates};
-use super::schema::RENEW_LEASE;
+use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
+use super::edits::QueueEdit;
 use super::settings::QueueSpoutSettings;
 use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};
@@ -135,22 +135,19 @@ impl Worker {
         let until = format_date(
             Utc::now() + TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::MAX),
         );
-        let updates: Vec<ScriptedUpdate> = leases
+        let edits: Vec<KeyedEdit> = leases
             .iter()
-            .map(|(key, _)| ScriptedUpdate {
+            .map(|(key, _)| KeyedEdit {
                 key: key.clone(),
-                params: json!({ "owner": self.settings.owner, "until": until }),
+                edit: QueueEdit::Renew {
+                    owner: self.settings.owner.clone(),
+                    until: until.clone(),
+                },
+                upsert: None,
             })
             .collect();
-        let renewed = match scripted_updates(
-            &self.client,
-            &self.settings.queues_index,
-            RENEW_LEASE,
-            &updates,
-        )
-        .await
-        {
-            Ok(renewed) => renewed,
+        let outcomes = match apply_edits(&self.client, &self.settings.queues_index, &edits).await {
+            Ok(outcomes) => outcomes,
             Err(error) => {
                 // The leases run out locally in time: fetching stops before anyone else may claim.
                 warn!(%error, "renewing leases failed");
@@ -158,13 +155,18 @@ impl Worker {
             }
         };
         let trusted_until = sent + self.settings.trusted_lease();
-        for ((key, lease), renewed) in leases.into_iter().zip(renewed) {
-            if renewed {
-                lease.extend_to(trusted_until);
-            } else {
-                info!(%key, "lease lost to another process");
-                lease.revoke();
-                self.held.remove_if(&key, |_, held| *held == lease);
+        for ((key, lease), outcome) in leases.into_iter().zip(outcomes) {
+            match outcome {
+                EditOutcome::Changed | EditOutcome::Created => lease.extend_to(trusted_until),
+                EditOutcome::Failed { message, .. } => {
+                    // Not extended: it runs out locally unless a later renewal succeeds.
+                    warn!(%key, %message, "renewing a lease failed");
+                }
+                EditOutcome::Unchanged | EditOutcome::Missing => {
+                    info!(%key, "lease lost to another process");
+                    lease.revoke();
+                    self.held.remove_if(&key, |_, held| *held == lease);
+                }
             }
         }
     }

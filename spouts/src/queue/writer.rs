@@ -1,5 +1,5 @@
-//! The writer of the queue frontier: URL documents into the urls index, and, first, one scripted
-//! upsert per key per batch into the queues index, so that a queue's `nextDue` is never later than its
+//! The writer of the queue frontier: URL documents into the urls index, and, first, one upsert
+//! ([`QueueEdit::Lower`](super::edits::QueueEdit::Lower)) per key per batch into the queues index, so that a queue's `nextDue` is never later than its
 //! earliest due URL and a new host's queue exists as soon as its first URL is written.
 
 use std::collections::BTreeMap;
@@ -10,9 +10,10 @@ use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
 
+use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
 use super::schema::{QueueChange, queue_update};
 use crate::client::indices::refresh;
-use crate::client::{BulkRequest, EsClient, Method, RequestBody};
+use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{KeyField, document_id};
 use crate::status_index::{EsStatusStore, WriterSettings};
 
@@ -80,26 +81,20 @@ impl QueueStatusStore {
             return failed;
         }
         let now = Utc::now();
-        let request: BulkRequest = earliest
+        let edits: Vec<KeyedEdit> = earliest
             .iter()
-            .map(|(key, change)| queue_update(&self.queues_index, key, change, now))
+            .map(|(key, change)| queue_update(key, change, now))
             .collect();
-        match self.client.bulk(None, &request, None).await {
+        match apply_edits(&self.client, &self.queues_index, &edits).await {
             Err(error) => {
                 for key in earliest.keys() {
                     failed.insert(key.to_string(), error.for_store("queue update failed"));
                 }
             }
-            Ok(answer) => {
-                for (key, item) in earliest.keys().zip(&answer.items) {
-                    if !item.is_success() {
-                        let reason = item.reason().unwrap_or("no answer for it");
-                        let status = item.status;
-                        let message = format!("queue {key} not updated: HTTP {status} {reason}");
-                        failed.insert(
-                            key.to_string(),
-                            StoreError::of_kind(item.error_kind(), message),
-                        );
+            Ok(outcomes) => {
+                for (key, outcome) in earliest.keys().zip(outcomes) {
+                    if let EditOutcome::Failed { kind, message } = outcome {
+                        failed.insert(key.to_string(), StoreError::of_kind(kind, message));
                     }
                 }
             }

@@ -18,7 +18,9 @@ use serde_json::Value;
 use squall::config::CrawlConfig;
 use squall::topology::CrawlerBuilder;
 use squall_spouts::client::Method;
-use squall_spouts::client::{ConnectionSettings, EsClient, EsError, RequestBody};
+use squall_spouts::client::{
+    ConnectionSettings, Engine, EsClient, EsError, RequestBody, UpdateMode, Updates,
+};
 use squall_spouts::queue::schema::queue_id;
 use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
 use squall_spouts::status_index::schema::{KeyField, document_id};
@@ -26,6 +28,16 @@ use squall_spouts::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
 };
 use squall_spouts::{EsStatusStore, WriterSettings};
+
+/// Which engine the tests run on, and so which script starts a node of their own:
+/// `SQUALL_ENGINE` (`opensearch`, the default, or `elasticsearch`).
+pub fn engine_name() -> &'static str {
+    match std::env::var("SQUALL_ENGINE").as_deref() {
+        Ok("elasticsearch") => "elasticsearch",
+        Ok("opensearch") | Err(_) => "opensearch",
+        Ok(other) => panic!("SQUALL_ENGINE={other}: expected opensearch or elasticsearch"),
+    }
+}
 
 /// The engine's address.
 pub fn base_url() -> String {
@@ -38,7 +50,17 @@ pub async fn client() -> EsClient {
     let mut settings = ConnectionSettings::new(&url).expect("OPENSEARCH_URL is an address");
     settings.max_retries = 1;
     let client = EsClient::new(settings.clone()).expect("client");
-    if let Err(error) = client.engine().await {
+    let engine = client.engine().await;
+    if let Ok(engine) = &engine {
+        let expected = engine_name();
+        let is_elasticsearch = matches!(engine, Engine::Elasticsearch(_));
+        assert_eq!(
+            is_elasticsearch,
+            expected == "elasticsearch",
+            "SQUALL_ENGINE={expected}, but {url} is {engine:?}"
+        );
+    }
+    if let Err(error) = engine {
         panic!(
             "no OpenSearch node answers at {url} ({error}). Start one with `scripts/opensearch start` \
              (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch)."
@@ -46,6 +68,29 @@ pub async fn client() -> EsClient {
     }
     settings.max_retries = 6;
     EsClient::new(settings).expect("client")
+}
+
+/// A client for the test engine that makes queue updates the way `mode` says.
+pub async fn client_updating(mode: UpdateMode) -> EsClient {
+    let _ = client().await;
+    let mut settings = ConnectionSettings::new(&base_url()).expect("OPENSEARCH_URL is an address");
+    settings.update_mode = mode;
+    EsClient::new(settings).expect("client")
+}
+
+/// The ways of making queue updates this engine serves: conditional writes always, Painless
+/// scripts where the engine runs them (as detected; `engine_without_painless_is_detected` in
+/// `queue_updates.rs` checks the detection against a real scripted update).
+pub async fn update_modes() -> Vec<UpdateMode> {
+    let detected = client()
+        .await
+        .updates()
+        .await
+        .expect("the engine says what it serves");
+    match detected {
+        Updates::Scripted => vec![UpdateMode::Scripted, UpdateMode::Conditional],
+        Updates::Conditional => vec![UpdateMode::Conditional],
+    }
 }
 
 /// An index name no other test uses.

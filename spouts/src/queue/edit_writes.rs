@@ -1,0 +1,336 @@
+//! Applying [`QueueEdit`]s to many queue documents at once, as the engine allows: one `_bulk` of
+//! scripted updates, or (with no Painless) read – change – write back rounds.
+//!
+//! # The conditional path keeps the scripts' guarantee
+//!
+//! An engine runs an update script on the document's latest version and writes the result only if
+//! nobody wrote in between (retrying internally otherwise): each edit is atomic. Without scripts,
+//! each round reads the documents (a realtime `_mget`, which sees every acknowledged write), applies
+//! the edit in Rust, and writes the result with `if_seq_no` / `if_primary_term` of the version read.
+//! A write succeeds only if the document is still that version, so the edit took effect on the state
+//! it was computed from; a conflict (someone wrote in between) sends that edit to the next round,
+//! which reads again. An edit the rule turns down (`noop`) writes nothing: the version it was judged
+//! on was the latest when read. A missing document with an upsert is `create`d, which fails with a
+//! conflict if another writer created it first, and so goes to the next round too.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use squall::frontier::ErrorKind;
+
+use super::edits::QueueEdit;
+use super::schema::queue_id;
+use crate::client::{
+    BulkItem, BulkOperation, BulkRequest, EsClient, EsError, Method, RequestBody, Updates,
+};
+
+/// Rounds of the conditional path (and of retries of items the engine was too busy for) before an
+/// edit is given up as failed. A round is one `_mget` and one `_bulk`.
+const MAX_ROUNDS: u32 = 12;
+
+/// How the scripted path asks the engine to retry an update that met a concurrent write.
+const SCRIPT_RETRIES: u32 = 5;
+
+/// One edit of the queue `key`, creating the queue as `upsert` when it is missing.
+#[derive(Debug, Clone)]
+pub struct KeyedEdit {
+    /// The queue's key.
+    pub key: String,
+    /// The change.
+    pub edit: QueueEdit,
+    /// The document to create when the queue does not exist (none: leave it missing).
+    pub upsert: Option<Value>,
+}
+
+/// What became of one edit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EditOutcome {
+    /// The queue was missing and was created from the upsert.
+    Created,
+    /// The edit changed the queue.
+    Changed,
+    /// The edit's rule left the queue as it was (`noop`).
+    Unchanged,
+    /// The queue does not exist, and there was no upsert.
+    Missing,
+    /// The engine refused the edit, or it kept conflicting.
+    Failed {
+        /// Whether it may succeed later.
+        kind: ErrorKind,
+        /// Why, for people.
+        message: String,
+    },
+}
+
+impl EditOutcome {
+    /// Whether the edit is done (whatever it did).
+    pub fn is_done(&self) -> bool {
+        !matches!(self, EditOutcome::Failed { .. })
+    }
+}
+
+/// Applies `edits` to the queues index, one outcome per edit in order. Fails as a whole only when
+/// the engine cannot be reached or answers what squall cannot read.
+pub async fn apply_edits(
+    client: &EsClient,
+    queues_index: &str,
+    edits: &[KeyedEdit],
+) -> Result<Vec<EditOutcome>, EsError> {
+    if edits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mode = client.updates().await?;
+    let mut outcomes: Vec<Option<EditOutcome>> = vec![None; edits.len()];
+    let mut pending: Vec<usize> = (0..edits.len()).collect();
+    for round in 0..MAX_ROUNDS {
+        if round > 0 {
+            tokio::time::sleep(backoff(round)).await;
+        }
+        pending = match mode {
+            Updates::Scripted => {
+                scripted_round(client, queues_index, edits, &pending, &mut outcomes).await?
+            }
+            Updates::Conditional => {
+                conditional_round(client, queues_index, edits, &pending, &mut outcomes).await?
+            }
+        };
+        if pending.is_empty() {
+            break;
+        }
+    }
+    Ok(outcomes
+        .into_iter()
+        .zip(edits)
+        .map(|(outcome, edit)| {
+            outcome.unwrap_or_else(|| EditOutcome::Failed {
+                kind: ErrorKind::Unavailable,
+                message: format!(
+                    "queue {} kept changing (or the engine kept refusing it as busy) over {MAX_ROUNDS} attempts",
+                    edit.key
+                ),
+            })
+        })
+        .collect())
+}
+
+/// A short random wait before round `round`, longer each round (a few ms, then up to ~0.5 s), so
+/// that writers that met on a document do not meet again.
+fn backoff(round: u32) -> Duration {
+    let ceiling = (5u64 << round.min(7)).min(500);
+    Duration::from_millis(fastrand::u64(1..=ceiling))
+}
+
+/// One `_bulk` of scripted updates for the `pending` edits; returns those to try again (the engine
+/// was too busy for them).
+async fn scripted_round(
+    client: &EsClient,
+    queues_index: &str,
+    edits: &[KeyedEdit],
+    pending: &[usize],
+    outcomes: &mut [Option<EditOutcome>],
+) -> Result<Vec<usize>, EsError> {
+    let request: BulkRequest = pending
+        .iter()
+        .map(|&i| {
+            let edit = &edits[i];
+            let mut body = json!({ "script": edit.edit.painless() });
+            if let Some(upsert) = &edit.upsert {
+                body["upsert"] = upsert.clone();
+            }
+            BulkOperation::update(queue_id(&edit.key), body).retry_on_conflict(SCRIPT_RETRIES)
+        })
+        .collect();
+    let items = client.bulk(Some(queues_index), &request, None).await?.items;
+    let mut again = Vec::new();
+    for (&i, item) in pending.iter().zip(&items) {
+        match scripted_outcome(&edits[i].key, item) {
+            Some(outcome) => outcomes[i] = Some(outcome),
+            None => again.push(i),
+        }
+    }
+    Ok(again)
+}
+
+/// What a scripted update's item says; `None` for an item to send again (429).
+fn scripted_outcome(key: &str, item: &BulkItem) -> Option<EditOutcome> {
+    if item.is_success() {
+        return Some(if item.is_created() {
+            EditOutcome::Created
+        } else if item.is_noop() {
+            EditOutcome::Unchanged
+        } else {
+            EditOutcome::Changed
+        });
+    }
+    match item.status {
+        404 => Some(EditOutcome::Missing),
+        429 => None,
+        _ => Some(failure(key, item)),
+    }
+}
+
+fn failure(key: &str, item: &BulkItem) -> EditOutcome {
+    EditOutcome::Failed {
+        kind: item.error_kind(),
+        message: format!(
+            "queue {key} not updated: HTTP {} {}: {}",
+            item.status,
+            item.error_type(),
+            item.reason().unwrap_or("no reason given")
+        ),
+    }
+}
+
+/// One read – change – write-back round for the `pending` edits; returns those that met a
+/// concurrent write (or a busy engine) and must be read again.
+async fn conditional_round(
+    client: &EsClient,
+    queues_index: &str,
+    edits: &[KeyedEdit],
+    pending: &[usize],
+    outcomes: &mut [Option<EditOutcome>],
+) -> Result<Vec<usize>, EsError> {
+    let ids: Vec<String> = pending.iter().map(|&i| queue_id(&edits[i].key)).collect();
+    let docs = read_versions(client, queues_index, &ids).await?;
+    let mut writes = Vec::new();
+    let mut written = Vec::new();
+    for (&i, doc) in pending.iter().zip(docs) {
+        let edit = &edits[i];
+        match planned_write(edit, doc) {
+            Planned::Done(outcome) => outcomes[i] = Some(outcome),
+            Planned::Write(operation) => {
+                writes.push(operation);
+                written.push(i);
+            }
+        }
+    }
+    if writes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let request: BulkRequest = writes.into_iter().collect();
+    let items = client.bulk(Some(queues_index), &request, None).await?.items;
+    let mut again = Vec::new();
+    for (&i, item) in written.iter().zip(&items) {
+        if item.is_success() {
+            outcomes[i] = Some(if item.is_created() && edits[i].upsert.is_some() {
+                EditOutcome::Created
+            } else {
+                EditOutcome::Changed
+            });
+        } else if item.is_conflict() || item.status == 429 {
+            again.push(i);
+        } else {
+            outcomes[i] = Some(failure(&edits[i].key, item));
+        }
+    }
+    Ok(again)
+}
+
+/// A queue document as read: its source and version, or nothing when it does not exist.
+type Versioned = Option<(Map<String, Value>, i64, i64)>;
+
+enum Planned {
+    Done(EditOutcome),
+    Write(BulkOperation),
+}
+
+/// What the edit does to the document read: nothing more, or one conditional write.
+fn planned_write(edit: &KeyedEdit, doc: Result<Versioned, String>) -> Planned {
+    let id = queue_id(&edit.key);
+    match doc {
+        Err(message) => Planned::Done(EditOutcome::Failed {
+            kind: ErrorKind::Rejected,
+            message: format!("queue {} could not be read: {message}", edit.key),
+        }),
+        Ok(None) => match &edit.upsert {
+            Some(upsert) => Planned::Write(BulkOperation::create(id, upsert.clone())),
+            None => Planned::Done(EditOutcome::Missing),
+        },
+        Ok(Some((mut source, seq_no, primary_term))) => {
+            if edit.edit.apply(&mut source) {
+                Planned::Write(
+                    BulkOperation::index(id, Value::Object(source))
+                        .if_version(seq_no, primary_term),
+                )
+            } else {
+                Planned::Done(EditOutcome::Unchanged)
+            }
+        }
+    }
+}
+
+/// Reads documents by id, with their versions, as of now (realtime: unrefreshed writes included).
+async fn read_versions(
+    client: &EsClient,
+    index: &str,
+    ids: &[String],
+) -> Result<Vec<Result<Versioned, String>>, EsError> {
+    let path = format!("/{index}/_mget");
+    let answer = client
+        .request(
+            Method::Post,
+            &path,
+            &[("realtime", "true")],
+            Some(RequestBody::Json(json!({ "ids": ids }))),
+        )
+        .await?;
+    let docs = answer["docs"].as_array().cloned().unwrap_or_default();
+    if docs.len() != ids.len() {
+        return Err(EsError::Decode {
+            path,
+            message: format!("{} documents asked, {} answered", ids.len(), docs.len()),
+        });
+    }
+    Ok(docs.into_iter().map(versioned).collect())
+}
+
+/// One `_mget` answer document.
+fn versioned(doc: Value) -> Result<Versioned, String> {
+    if let Some(error) = doc.get("error") {
+        return Err(error.to_string());
+    }
+    if doc["found"].as_bool() != Some(true) {
+        return Ok(None);
+    }
+    let source = doc["_source"].as_object().cloned();
+    let seq_no = doc["_seq_no"].as_i64();
+    let primary_term = doc["_primary_term"].as_i64();
+    match (source, seq_no, primary_term) {
+        (Some(source), Some(seq_no), Some(term)) => Ok(Some((source, seq_no, term))),
+        _ => Err(format!("no source or version in {doc}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_read_becomes_a_write_conditional_on_its_version() {
+        let edit = KeyedEdit {
+            key: "a.test".into(),
+            edit: QueueEdit::DropLease {
+                owner: "me".into(),
+                now: "T".into(),
+            },
+            upsert: None,
+        };
+        let doc = json!({ "found": true, "_seq_no": 7, "_primary_term": 2,
+                          "_source": { "key": "a.test", "leaseOwner": "me" } });
+        let Planned::Write(write) = planned_write(&edit, versioned(doc)) else {
+            panic!("the owner's drop writes");
+        };
+        assert_eq!((write.if_seq_no, write.if_primary_term), (Some(7), Some(2)));
+        let missing = json!({ "found": false });
+        assert!(matches!(
+            planned_write(&edit, versioned(missing)),
+            Planned::Done(EditOutcome::Missing)
+        ));
+    }
+
+    #[test]
+    fn backoff_grows_and_stays_short() {
+        assert!(backoff(1) <= Duration::from_millis(10));
+        assert!((0..40).all(|round| backoff(round) <= Duration::from_millis(500)));
+    }
+}
