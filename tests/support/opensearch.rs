@@ -1,4 +1,5 @@
-//! Connection to the real OpenSearch node that the integration tests run against.
+//! Connection to the real engine the integration tests run against: the OpenSearch node, or in
+//! `scripts/test`'s second pass the Elasticsearch node (`SQUALL_ENGINE=elasticsearch`).
 #![allow(dead_code)]
 //!
 //! The node is started by `scripts/opensearch start` (CI does it in `.ci/run`). Tests never skip when it
@@ -28,14 +29,24 @@ pub async fn client() -> Elasticsearch {
     let transport = Transport::single_node(&url)
         .unwrap_or_else(|e| panic!("OPENSEARCH_URL={url} is not a usable address: {e}"));
     let client = Elasticsearch::new(transport);
-    let reachable = match client.info().send().await {
-        Ok(response) => response.status_code().is_success(),
-        Err(_) => false,
+    let info: Option<Value> = match client.info().send().await {
+        Ok(response) if response.status_code().is_success() => response.json().await.ok(),
+        _ => None,
     };
-    assert!(
-        reachable,
-        "no OpenSearch node answers at {url}. Start one with `scripts/opensearch start` \
-         (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch, default {DEFAULT_URL})."
+    let Some(info) = info else {
+        panic!(
+            "no OpenSearch node answers at {url}. Start one with `scripts/opensearch start` \
+             (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch, default {DEFAULT_URL})."
+        );
+    };
+    // `scripts/test` runs the engine tests on each engine: make sure each pass has the one it means.
+    let is_opensearch = info["version"]["distribution"] == "opensearch";
+    let expected = std::env::var("SQUALL_ENGINE").unwrap_or_else(|_| "opensearch".into());
+    assert_eq!(
+        is_opensearch,
+        expected == "opensearch",
+        "SQUALL_ENGINE={expected}, but {url} answers {}",
+        info["version"]
     );
     client
 }

@@ -13,19 +13,20 @@
 //! due URL), and the distinct values of the key field for a status index. Deletions are
 //! `_delete_by_query` after a refresh, with `refresh=true`, so that they show at once, and
 //! `conflicts=proceed`, run again for documents changed meanwhile (leases are renewed all the
-//! time); the queue frontier's queue documents go first, so that no URL written meanwhile is left
-//! without its queue.
+//! time); on an engine without `_delete_by_query` (an Elasticsearch node without its reindex
+//! module), searches and bulk deletes conditional on the versions found. The queue frontier's queue
+//! documents go first, so that no URL written meanwhile is left without its queue.
 
+mod deletion;
 mod query;
 mod queues;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use squall::frontier::{Catalog, QueuePage, StoreError, StoredUrl, UrlQuery};
 use squall::model::Status;
 
-use crate::client::indices::refresh;
-use crate::client::{EsClient, EsError, Method, RequestBody, is_transient_status};
+use crate::client::{EsClient, EsError, Method};
 use crate::queue::schema::queue_id;
 use crate::status_index::schema::KeyField;
 use query::{sorted_hits, stored_url, url_query, url_sort};
@@ -66,40 +67,6 @@ impl EsCatalog {
         }
     }
 
-    /// `_delete_by_query` of what `query` matches in `index`, visible on return; how many
-    /// documents went. The index is refreshed first, so that every write made before shows; a
-    /// document changed between the search and its deletion (a lease renewed, a status written) is
-    /// a version conflict, and the deletion runs again for what is left, a few times at most.
-    async fn delete_by_query(&self, index: &str, query: Value) -> Result<u64, StoreError> {
-        let context = format!("deleting from {index}");
-        let path = format!("/{index}/_delete_by_query");
-        let body = json!({ "query": query });
-        let mut deleted = 0;
-        for _ in 0..DELETE_ATTEMPTS {
-            refresh(&self.client, index)
-                .await
-                .map_err(|e| e.for_store(&context))?;
-            let answer = self
-                .client
-                .request(
-                    Method::Post,
-                    &path,
-                    &[("refresh", "true"), ("conflicts", "proceed")],
-                    Some(RequestBody::Json(body.clone())),
-                )
-                .await
-                .map_err(|e| e.for_store(&context))?;
-            deleted += deletion_outcome(&context, &answer)?;
-            if answer["version_conflicts"].as_u64().unwrap_or(0) == 0 {
-                return Ok(deleted);
-            }
-        }
-        Err(StoreError::unavailable(format!(
-            "{context}: documents kept changing during the deletion ({deleted} deleted); \
-             deleting again may finish it"
-        )))
-    }
-
     /// Deletes the queue document of `key` from the queues index (none is fine).
     async fn delete_queue_document(&self, queues_index: &str, key: &str) -> Result<(), StoreError> {
         let path = format!("/{queues_index}/_doc/{}", queue_id(key));
@@ -113,27 +80,6 @@ impl EsCatalog {
             Err(error) => Err(error.for_store(&format!("deleting queue {key}"))),
         }
     }
-}
-
-/// How many times a deletion runs again for the documents changed while it ran.
-const DELETE_ATTEMPTS: usize = 5;
-
-/// How many documents a `_delete_by_query` answer says went, or why it failed.
-fn deletion_outcome(context: &str, answer: &Value) -> Result<u64, StoreError> {
-    if let Some(failure) = answer["failures"].as_array().and_then(|f| f.first()) {
-        let status = failure["status"].as_u64().unwrap_or(500);
-        let transient = u16::try_from(status).is_ok_and(is_transient_status);
-        let message = format!("{context}: {failure}");
-        return Err(if transient {
-            StoreError::unavailable(message)
-        } else {
-            StoreError::rejected(message)
-        });
-    }
-    if answer["timed_out"].as_bool() == Some(true) {
-        return Err(StoreError::unavailable(format!("{context}: timed out")));
-    }
-    Ok(answer["deleted"].as_u64().unwrap_or(0))
 }
 
 /// `error` as the catalog's, saying what was read.
