@@ -24,8 +24,8 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use squall_spouts::client::indices::ensure_index;
 use squall_spouts::client::{BulkItem, BulkOperation, BulkRequest, EsClient, Method, RequestBody};
-use squall_spouts::queue::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
-use squall_spouts::queue::edits::QueueEdit;
+use squall_spouts::queue::edit_writes::{EditOutcome, apply_edits};
+use squall_spouts::queue::edits::{KeyedEdit, QueueEdit};
 use squall_spouts::queue::schema::{queue_id, queues_index_body};
 
 /// Dates from a small pool, so that comparisons meet equal values too.

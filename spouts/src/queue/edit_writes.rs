@@ -1,4 +1,4 @@
-//! Applying [`QueueEdit`]s to many queue documents at once, as the engine allows: one `_bulk` of
+//! Applying [`QueueEdit`](super::edits::QueueEdit)s to many queue documents at once, as the engine allows: one `_bulk` of
 //! scripted updates, or (with no Painless) read – change – write back rounds.
 //!
 //! # The conditional path keeps the scripts' guarantee
@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use squall::frontier::ErrorKind;
 
-use super::edits::QueueEdit;
+use super::edits::KeyedEdit;
 use super::schema::queue_id;
 use crate::client::{
     BulkItem, BulkOperation, BulkRequest, EsClient, EsError, Method, RequestBody, Updates,
@@ -30,17 +30,6 @@ const MAX_ROUNDS: u32 = 12;
 
 /// How the scripted path asks the engine to retry an update that met a concurrent write.
 const SCRIPT_RETRIES: u32 = 5;
-
-/// One edit of the queue `key`, creating the queue as `upsert` when it is missing.
-#[derive(Debug, Clone)]
-pub struct KeyedEdit {
-    /// The queue's key.
-    pub key: String,
-    /// The change.
-    pub edit: QueueEdit,
-    /// The document to create when the queue does not exist (none: leave it missing).
-    pub upsert: Option<Value>,
-}
 
 /// What became of one edit.
 #[derive(Debug, Clone, PartialEq)]
@@ -304,6 +293,7 @@ fn versioned(doc: Value) -> Result<Versioned, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::edits::QueueEdit;
 
     #[test]
     fn a_document_read_becomes_a_write_conditional_on_its_version() {

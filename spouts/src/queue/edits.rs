@@ -58,6 +58,17 @@ pub const DROP_LEASE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.
 /// The Painless source of [`QueueEdit::Keep`]: changes nothing.
 pub const KEEP: &str = "ctx.op = 'noop'";
 
+/// One edit of the queue `key`, creating the queue as `upsert` when it is missing.
+#[derive(Debug, Clone)]
+pub struct KeyedEdit {
+    /// The queue's key.
+    pub key: String,
+    /// The change.
+    pub edit: QueueEdit,
+    /// The document to create when the queue does not exist (none: leave it missing).
+    pub upsert: Option<Value>,
+}
+
 /// A change to one queue document that depends on what it holds. Dates are in
 /// [`format_date`](crate::status_index::schema::format_date)'s form.
 #[derive(Debug, Clone, PartialEq)]

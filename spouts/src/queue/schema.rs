@@ -7,8 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::edit_writes::KeyedEdit;
-use super::edits::QueueEdit;
+use super::edits::{KeyedEdit, QueueEdit};
 use crate::status_index::schema::{document_id, format_date};
 
 /// The queues index's settings and mapping.

@@ -14,8 +14,8 @@ use squall::model::CrawlUrl;
 use tracing::debug;
 
 use super::claims::{ClaimRequest, claim_queues};
-use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
-use super::edits::QueueEdit;
+use super::edit_writes::{EditOutcome, apply_edits};
+use super::edits::{KeyedEdit, QueueEdit};
 use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
 use super::settings::QueueSpoutSettings;
 use super::upkeep::{FrontierLoad, Held, Upkeep, retire};

@@ -14,8 +14,8 @@ use squall::frontier::Lease;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
-use super::edits::QueueEdit;
+use super::edit_writes::{EditOutcome, apply_edits};
+use super::edits::{KeyedEdit, QueueEdit};
 use super::settings::QueueSpoutSettings;
 use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};

@@ -10,7 +10,8 @@ use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
 
-use super::edit_writes::{EditOutcome, KeyedEdit, apply_edits};
+use super::edit_writes::{EditOutcome, apply_edits};
+use super::edits::KeyedEdit;
 use super::schema::{QueueChange, queue_update};
 use crate::client::indices::refresh;
 use crate::client::{EsClient, Method, RequestBody};
