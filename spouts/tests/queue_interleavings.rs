@@ -8,7 +8,8 @@
 //! - after each epoch, once quiet: nothing due is left unemitted, every URL has the date last
 //!   written for it, and every queue nobody holds has `nextDue` no later than its earliest URL.
 //!
-//! Reproducible from its seed. `SQUALL_INTERLEAVINGS_SEED` (default: from the clock, printed),
+//! Run once per way the engine makes queue updates (Painless scripts where served, conditional
+//! writes always). Reproducible from its seed. `SQUALL_INTERLEAVINGS_SEED` (default: from the clock, printed),
 //! `SQUALL_INTERLEAVINGS_OPS` operations per epoch (default 250), `SQUALL_INTERLEAVINGS_SECONDS`
 //! (default 0: one epoch; otherwise epochs until that long). The long run:
 //!
@@ -30,7 +31,7 @@ use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_spouts::client::Method;
 use squall_spouts::client::indices::ensure_index;
-use squall_spouts::client::{EsClient, RequestBody};
+use squall_spouts::client::{EsClient, RequestBody, UpdateMode};
 use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::status_index::schema::{KeyField, format_date};
@@ -82,8 +83,8 @@ struct World {
 }
 
 impl World {
-    async fn new(seed: u64) -> Self {
-        let client = support::client().await;
+    async fn new(seed: u64, mode: UpdateMode) -> Self {
+        let client = support::client_updating(mode).await;
         let urls = support::status_index(&client, "interleave-urls", 2).await;
         let queues = support::unique_index("interleave-queues");
         ensure_index(&client, &queues, queues_index_body(1, 0, "1s"))
@@ -508,7 +509,15 @@ async fn random_interleavings_keep_the_queue_frontier_invariants() {
     let ops = env_number("SQUALL_INTERLEAVINGS_OPS", 250);
     let budget = Duration::from_secs(env_number("SQUALL_INTERLEAVINGS_SECONDS", 0));
     eprintln!("interleavings: seed {seed} (SQUALL_INTERLEAVINGS_SEED={seed} reproduces it)");
-    let mut world = World::new(seed).await;
+    // Each way the engine makes queue updates: Painless scripts where it serves them, and the
+    // conditional writes every engine serves.
+    for mode in support::update_modes().await {
+        interleave(seed, ops, budget, mode).await;
+    }
+}
+
+async fn interleave(seed: u64, ops: u64, budget: Duration, mode: UpdateMode) {
+    let mut world = World::new(seed, mode).await;
     let started = Instant::now();
     let mut epochs = 0;
     loop {
@@ -527,7 +536,7 @@ async fn random_interleavings_keep_the_queue_frontier_invariants() {
         }
     }
     eprintln!(
-        "interleavings: seed {seed}, {epochs} epochs in {:.0} s, {} URLs, {} hosts: {:?}",
+        "interleavings ({mode:?}): seed {seed}, {epochs} epochs in {:.0} s, {} URLs, {} hosts: {:?}",
         started.elapsed().as_secs_f64(),
         world.model.dates.len(),
         world.model.hosts.len(),
@@ -537,7 +546,7 @@ async fn random_interleavings_keep_the_queue_frontier_invariants() {
     world.delete().await;
     assert!(
         violations.is_empty(),
-        "seed {seed}: {} invariant violations:\n{}",
+        "seed {seed}, {mode:?}: {} invariant violations:\n{}",
         violations.len(),
         violations.join("\n")
     );

@@ -36,7 +36,7 @@ pub async fn client() -> Elasticsearch {
     let Some(info) = info else {
         panic!(
             "no OpenSearch node answers at {url}. Start one with `scripts/opensearch start` \
-             (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch, default {DEFAULT_URL})."
+             (or point OPENSEARCH_URL at a running OpenSearch, default {DEFAULT_URL}, or at an Elasticsearch with SQUALL_ENGINE=elasticsearch)."
         );
     };
     // `scripts/test` runs the engine tests on each engine: make sure each pass has the one it means.

@@ -95,6 +95,14 @@ impl EsCatalog {
                 )
                 .await
                 .map_err(|e| e.for_store(context))?;
+            // A partial answer would pass for "nothing left" while documents remain.
+            if answer["timed_out"] == true || answer["_shards"]["failed"].as_u64().unwrap_or(0) > 0
+            {
+                return Err(StoreError::unavailable(format!(
+                    "{context}: the search for what to delete was partial ({})",
+                    answer["_shards"]
+                )));
+            }
             let hits = answer["hits"]["hits"]
                 .as_array()
                 .cloned()
@@ -148,7 +156,12 @@ struct Round {
 /// A delete of a search hit, only if it is still the version found.
 fn conditional_delete(hit: &Value) -> Option<BulkOperation> {
     let id = hit["_id"].as_str()?;
-    let operation = BulkOperation::delete(id).routed(hit["_routing"].as_str().map(str::to_string));
+    let mut operation =
+        BulkOperation::delete(id).routed(hit["_routing"].as_str().map(str::to_string));
+    // The index the hit is in, for an alias or a pattern naming several.
+    if let Some(index) = hit["_index"].as_str() {
+        operation = operation.in_index(index);
+    }
     Some(
         match (hit["_seq_no"].as_i64(), hit["_primary_term"].as_i64()) {
             (Some(seq_no), Some(term)) => operation.if_version(seq_no, term),
@@ -190,9 +203,11 @@ mod tests {
 
     #[test]
     fn a_hit_becomes_a_delete_with_its_routing_and_version() {
-        let hit = json!({ "_id": "x", "_routing": "a.test", "_seq_no": 4, "_primary_term": 2 });
+        let hit = json!({ "_index": "status", "_id": "x", "_routing": "a.test", "_seq_no": 4,
+                          "_primary_term": 2 });
         let delete = conditional_delete(&hit).expect("a delete");
         assert_eq!(delete.routing.as_deref(), Some("a.test"));
+        assert_eq!(delete.index.as_deref(), Some("status"));
         assert_eq!(
             (delete.if_seq_no, delete.if_primary_term),
             (Some(4), Some(2))

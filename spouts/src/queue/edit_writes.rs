@@ -71,11 +71,9 @@ pub async fn apply_edits(
     let mode = client.updates().await?;
     let mut outcomes: Vec<Option<EditOutcome>> = vec![None; edits.len()];
     let mut pending: Vec<usize> = (0..edits.len()).collect();
+    let mut busy_rounds = 0;
     for round in 0..MAX_ROUNDS {
-        if round > 0 {
-            tokio::time::sleep(backoff(round)).await;
-        }
-        pending = match mode {
+        let next = match mode {
             Updates::Scripted => {
                 scripted_round(client, queues_index, edits, &pending, &mut outcomes).await?
             }
@@ -83,9 +81,17 @@ pub async fn apply_edits(
                 conditional_round(client, queues_index, edits, &pending, &mut outcomes).await?
             }
         };
-        if pending.is_empty() {
+        pending = next.again;
+        if pending.is_empty() || round + 1 == MAX_ROUNDS {
             break;
         }
+        let wait = if next.busy {
+            busy_rounds += 1;
+            busy_backoff(busy_rounds)
+        } else {
+            conflict_backoff(round + 1)
+        };
+        tokio::time::sleep(wait).await;
     }
     Ok(outcomes
         .into_iter()
@@ -94,7 +100,8 @@ pub async fn apply_edits(
             outcome.unwrap_or_else(|| EditOutcome::Failed {
                 kind: ErrorKind::Unavailable,
                 message: format!(
-                    "queue {} kept changing (or the engine kept refusing it as busy) over {MAX_ROUNDS} attempts",
+                    "queue {} kept changing, or the engine kept refusing it as busy or could not \
+                     read it, over {MAX_ROUNDS} attempts",
                     edit.key
                 ),
             })
@@ -102,22 +109,37 @@ pub async fn apply_edits(
         .collect())
 }
 
-/// A short random wait before round `round`, longer each round (a few ms, then up to ~0.5 s), so
-/// that writers that met on a document do not meet again.
-fn backoff(round: u32) -> Duration {
+/// What a round leaves to the next one.
+struct Round {
+    /// The edits to try again.
+    again: Vec<usize>,
+    /// Whether some of them found the engine too busy (429) or a shard unavailable, rather than a
+    /// concurrent write: the next round then waits longer.
+    busy: bool,
+}
+
+/// A short random wait before round `round` after a conflict, longer each round (a few ms, then up
+/// to ~0.5 s), so that writers that met on a document do not meet again.
+fn conflict_backoff(round: u32) -> Duration {
     let ceiling = (5u64 << round.min(7)).min(500);
     Duration::from_millis(fastrand::u64(1..=ceiling))
 }
 
-/// One `_bulk` of scripted updates for the `pending` edits; returns those to try again (the engine
-/// was too busy for them).
+/// The wait before the `n`th round after the engine said it was too busy: 0.5 s, doubling, up to
+/// 10 s (as a bulk of the migration waits for an engine it saturates).
+fn busy_backoff(n: u32) -> Duration {
+    Duration::from_millis((500u64 << n.saturating_sub(1).min(5)).min(10_000))
+}
+
+/// One `_bulk` of scripted updates for the `pending` edits; leaves those to try again (the engine
+/// was too busy for them, or they still conflicted after the engine's own retries).
 async fn scripted_round(
     client: &EsClient,
     queues_index: &str,
     edits: &[KeyedEdit],
     pending: &[usize],
     outcomes: &mut [Option<EditOutcome>],
-) -> Result<Vec<usize>, EsError> {
+) -> Result<Round, EsError> {
     let request: BulkRequest = pending
         .iter()
         .map(|&i| {
@@ -130,18 +152,25 @@ async fn scripted_round(
         })
         .collect();
     let items = client.bulk(Some(queues_index), &request, None).await?.items;
-    let mut again = Vec::new();
+    let mut round = Round {
+        again: Vec::new(),
+        busy: false,
+    };
     for (&i, item) in pending.iter().zip(&items) {
-        match scripted_outcome(&edits[i].key, item) {
+        match scripted_outcome(&edits[i], item) {
             Some(outcome) => outcomes[i] = Some(outcome),
-            None => again.push(i),
+            None => {
+                round.busy |= item.status == 429;
+                round.again.push(i);
+            }
         }
     }
-    Ok(again)
+    Ok(round)
 }
 
-/// What a scripted update's item says; `None` for an item to send again (429).
-fn scripted_outcome(key: &str, item: &BulkItem) -> Option<EditOutcome> {
+/// What a scripted update's item says; `None` for an item to send again (429, or a conflict left
+/// after the engine's retries).
+fn scripted_outcome(edit: &KeyedEdit, item: &BulkItem) -> Option<EditOutcome> {
     if item.is_success() {
         return Some(if item.is_created() {
             EditOutcome::Created
@@ -152,9 +181,13 @@ fn scripted_outcome(key: &str, item: &BulkItem) -> Option<EditOutcome> {
         });
     }
     match item.status {
-        404 => Some(EditOutcome::Missing),
-        429 => None,
-        _ => Some(failure(key, item)),
+        // The queue is missing and there is no upsert. With an upsert, a 404 means the index is
+        // gone: a failure, or URLs would be written without their queue.
+        404 if edit.upsert.is_none() && item.error_type() == "document_missing_exception" => {
+            Some(EditOutcome::Missing)
+        }
+        409 | 429 => None,
+        _ => Some(failure(&edit.key, item)),
     }
 }
 
@@ -170,23 +203,30 @@ fn failure(key: &str, item: &BulkItem) -> EditOutcome {
     }
 }
 
-/// One read – change – write-back round for the `pending` edits; returns those that met a
-/// concurrent write (or a busy engine) and must be read again.
+/// One read – change – write-back round for the `pending` edits; leaves those that met a
+/// concurrent write (or a busy engine, or a shard that could not be read) to be read again.
 async fn conditional_round(
     client: &EsClient,
     queues_index: &str,
     edits: &[KeyedEdit],
     pending: &[usize],
     outcomes: &mut [Option<EditOutcome>],
-) -> Result<Vec<usize>, EsError> {
+) -> Result<Round, EsError> {
     let ids: Vec<String> = pending.iter().map(|&i| queue_id(&edits[i].key)).collect();
     let docs = read_versions(client, queues_index, &ids).await?;
+    let mut round = Round {
+        again: Vec::new(),
+        busy: false,
+    };
     let mut writes = Vec::new();
     let mut written = Vec::new();
     for (&i, doc) in pending.iter().zip(docs) {
-        let edit = &edits[i];
-        match planned_write(edit, doc) {
+        match planned_write(&edits[i], doc) {
             Planned::Done(outcome) => outcomes[i] = Some(outcome),
+            Planned::ReadAgain => {
+                round.busy = true;
+                round.again.push(i);
+            }
             Planned::Write(operation) => {
                 writes.push(operation);
                 written.push(i);
@@ -194,25 +234,25 @@ async fn conditional_round(
         }
     }
     if writes.is_empty() {
-        return Ok(Vec::new());
+        return Ok(round);
     }
     let request: BulkRequest = writes.into_iter().collect();
     let items = client.bulk(Some(queues_index), &request, None).await?.items;
-    let mut again = Vec::new();
     for (&i, item) in written.iter().zip(&items) {
         if item.is_success() {
-            outcomes[i] = Some(if item.is_created() && edits[i].upsert.is_some() {
+            outcomes[i] = Some(if item.is_created() {
                 EditOutcome::Created
             } else {
                 EditOutcome::Changed
             });
         } else if item.is_conflict() || item.status == 429 {
-            again.push(i);
+            round.busy |= item.status == 429;
+            round.again.push(i);
         } else {
             outcomes[i] = Some(failure(&edits[i].key, item));
         }
     }
-    Ok(again)
+    Ok(round)
 }
 
 /// A queue document as read: its source and version, or nothing when it does not exist.
@@ -220,6 +260,8 @@ type Versioned = Option<(Map<String, Value>, i64, i64)>;
 
 enum Planned {
     Done(EditOutcome),
+    /// The document could not be read (a shard unavailable): read it again next round.
+    ReadAgain,
     Write(BulkOperation),
 }
 
@@ -227,10 +269,10 @@ enum Planned {
 fn planned_write(edit: &KeyedEdit, doc: Result<Versioned, String>) -> Planned {
     let id = queue_id(&edit.key);
     match doc {
-        Err(message) => Planned::Done(EditOutcome::Failed {
-            kind: ErrorKind::Rejected,
-            message: format!("queue {} could not be read: {message}", edit.key),
-        }),
+        Err(message) => {
+            tracing::debug!(key = %edit.key, %message, "queue not read; reading it again");
+            Planned::ReadAgain
+        }
         Ok(None) => match &edit.upsert {
             Some(upsert) => Planned::Write(BulkOperation::create(id, upsert.clone())),
             None => Planned::Done(EditOutcome::Missing),
@@ -319,8 +361,11 @@ mod tests {
     }
 
     #[test]
-    fn backoff_grows_and_stays_short() {
-        assert!(backoff(1) <= Duration::from_millis(10));
-        assert!((0..40).all(|round| backoff(round) <= Duration::from_millis(500)));
+    fn waits_grow_and_stay_bounded() {
+        assert!(conflict_backoff(1) <= Duration::from_millis(10));
+        assert!((0..40).all(|round| conflict_backoff(round) <= Duration::from_millis(500)));
+        assert_eq!(busy_backoff(1), Duration::from_millis(500));
+        assert_eq!(busy_backoff(3), Duration::from_secs(2));
+        assert_eq!(busy_backoff(30), Duration::from_secs(10));
     }
 }

@@ -18,7 +18,7 @@
 //!    the URL back unfetched once it lapsed or was revoked (fencing). Another process can claim the
 //!    queue only after the full TTL, by its clock.
 //! 3. **For a queue nobody holds, `nextDue` is no later than its earliest URL's date**, once writes
-//!    are visible. Writers only lower `nextDue` (one scripted upsert per key per batch, before the
+//!    are visible. Writers only lower `nextDue` (one upsert per key per batch, before the
 //!    URL documents, so no URL is ever written without its queue). Only a release raises it: to the
 //!    earliest date the owner's read found, or to `heldDue` — the earliest due date written since
 //!    the last release — when the last write came after the claim less the urls index's visibility

@@ -63,7 +63,7 @@ pub async fn client() -> EsClient {
     if let Err(error) = engine {
         panic!(
             "no OpenSearch node answers at {url} ({error}). Start one with `scripts/opensearch start` \
-             (or point OPENSEARCH_URL at a running Elasticsearch/OpenSearch)."
+             (or point OPENSEARCH_URL at a running OpenSearch, or at an Elasticsearch with SQUALL_ENGINE=elasticsearch)."
         );
     }
     settings.max_retries = 6;
