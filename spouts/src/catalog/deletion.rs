@@ -7,7 +7,7 @@ use squall::frontier::StoreError;
 use super::EsCatalog;
 use crate::client::indices::refresh;
 use crate::client::{
-    BulkOperation, BulkRequest, EsError, Method, RequestBody, is_transient_status,
+    BulkOperation, BulkRequest, EsError, Method, RequestBody, SearchHit, is_transient_status,
 };
 
 /// How many times a deletion runs again for the documents changed while it ran.
@@ -87,27 +87,19 @@ impl EsCatalog {
                                "seq_no_primary_term": true, "sort": ["_doc"] });
             let answer = self
                 .client
-                .request(
-                    Method::Post,
-                    &format!("/{index}/_search"),
-                    &[],
-                    Some(RequestBody::Json(body)),
-                )
+                .search(&format!("/{index}/_search"), &[], body)
                 .await
                 .map_err(|e| e.for_store(context))?;
             // A partial answer would pass for "nothing left" while documents remain.
-            if answer["timed_out"] == true || answer["_shards"]["failed"].as_u64().unwrap_or(0) > 0
-            {
+            if answer.is_partial() {
                 return Err(StoreError::unavailable(format!(
-                    "{context}: the search for what to delete was partial ({})",
-                    answer["_shards"]
+                    "{context}: the search for what to delete was partial ({} shards failed{})",
+                    answer.shards.failed,
+                    if answer.timed_out { ", timed out" } else { "" }
                 )));
             }
-            let hits = answer["hits"]["hits"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let request: BulkRequest = hits.iter().filter_map(conditional_delete).collect();
+            let hits = answer.hits.hits;
+            let request: BulkRequest = hits.iter().map(conditional_delete).collect();
             if request.is_empty() {
                 return Ok(round);
             }
@@ -154,20 +146,16 @@ struct Round {
 }
 
 /// A delete of a search hit, only if it is still the version found.
-fn conditional_delete(hit: &Value) -> Option<BulkOperation> {
-    let id = hit["_id"].as_str()?;
-    let mut operation =
-        BulkOperation::delete(id).routed(hit["_routing"].as_str().map(str::to_string));
+fn conditional_delete(hit: &SearchHit) -> BulkOperation {
+    let mut operation = BulkOperation::delete(&hit.id).routed(hit.routing.clone());
     // The index the hit is in, for an alias or a pattern naming several.
-    if let Some(index) = hit["_index"].as_str() {
+    if let Some(index) = &hit.index {
         operation = operation.in_index(index);
     }
-    Some(
-        match (hit["_seq_no"].as_i64(), hit["_primary_term"].as_i64()) {
-            (Some(seq_no), Some(term)) => operation.if_version(seq_no, term),
-            _ => operation,
-        },
-    )
+    match (hit.seq_no, hit.primary_term) {
+        (Some(seq_no), Some(term)) => operation.if_version(seq_no, term),
+        _ => operation,
+    }
 }
 
 /// Whether the engine answered that it has no such endpoint (400 "no handler found", 405).
@@ -203,9 +191,10 @@ mod tests {
 
     #[test]
     fn a_hit_becomes_a_delete_with_its_routing_and_version() {
-        let hit = json!({ "_index": "status", "_id": "x", "_routing": "a.test", "_seq_no": 4,
-                          "_primary_term": 2 });
-        let delete = conditional_delete(&hit).expect("a delete");
+        let hit: SearchHit = serde_json::from_value(json!({ "_index": "status", "_id": "x",
+            "_routing": "a.test", "_seq_no": 4, "_primary_term": 2 }))
+        .expect("a hit");
+        let delete = conditional_delete(&hit);
         assert_eq!(delete.routing.as_deref(), Some("a.test"));
         assert_eq!(delete.index.as_deref(), Some("status"));
         assert_eq!(

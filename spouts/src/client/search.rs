@@ -11,6 +11,9 @@ use super::{EsClient, EsError, Method, RequestBody};
 /// One hit of a search.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct SearchHit {
+    /// The index the document is in (one of several, for an alias or a pattern).
+    #[serde(rename = "_index", default)]
+    pub index: Option<String>,
     /// The document's id.
     #[serde(rename = "_id", default)]
     pub id: String,

@@ -110,6 +110,7 @@ pub async fn apply_edits(
 }
 
 /// What a round leaves to the next one.
+#[derive(Default)]
 struct Round {
     /// The edits to try again.
     again: Vec<usize>,
@@ -152,10 +153,7 @@ async fn scripted_round(
         })
         .collect();
     let items = client.bulk(Some(queues_index), &request, None).await?.items;
-    let mut round = Round {
-        again: Vec::new(),
-        busy: false,
-    };
+    let mut round = Round::default();
     for (&i, item) in pending.iter().zip(&items) {
         match scripted_outcome(&edits[i], item) {
             Some(outcome) => outcomes[i] = Some(outcome),
@@ -214,10 +212,7 @@ async fn conditional_round(
 ) -> Result<Round, EsError> {
     let ids: Vec<String> = pending.iter().map(|&i| queue_id(&edits[i].key)).collect();
     let docs = read_versions(client, queues_index, &ids).await?;
-    let mut round = Round {
-        again: Vec::new(),
-        busy: false,
-    };
+    let mut round = Round::default();
     let mut writes = Vec::new();
     let mut written = Vec::new();
     for (&i, doc) in pending.iter().zip(docs) {
