@@ -87,10 +87,11 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
     write_and_count(&client, index, 500).await;
 
     cluster.node(killed, "start");
-    // Not the node just restarted, and not the elected manager: once, a manager paused right after
-    // another node's restart left that node's fresh copies failed ("master marked shard as active,
-    // but shard has not been created") while their other copies sat on the paused node, and the
-    // index stayed red until the pause ended: no client could write then.
+    // Not the node just restarted, and not the elected manager: a paused manager is a longer fault
+    // (the others elect another before any can drop it). (Once, when the nodes still set
+    // `cluster.no_cluster_manager_block: all`, a manager paused right after another node's restart
+    // left that node's fresh copies failed, "master marked shard as active, but shard has not been
+    // created", and the index red until the pause ended.)
     let manager = cluster.cluster_manager(killed);
     let paused = (1..=Cluster::NODES)
         .find(|&n| n != killed && Some(n) != manager)

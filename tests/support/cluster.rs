@@ -137,6 +137,27 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Whether node `node` (1-based) is in the cluster as node `ask` last learned it, from `ask`'s
+    /// own cluster state (`local=true`: asking neither the cluster manager nor the other nodes, so
+    /// that it answers while the manager is away); `None` when `ask` does not answer.
+    pub fn sees_node(&self, ask: usize, node: usize) -> Option<bool> {
+        let output = Command::new("curl")
+            .args(["-fsS", "--max-time", "10"])
+            .arg(format!(
+                "{}/_cluster/state/nodes?local=true&filter_path=nodes.*.name",
+                self.url(ask)
+            ))
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let state = String::from_utf8_lossy(&output.stdout);
+        Some(state.contains(&format!("\"squall-node-{node}\"")))
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.command(&["stop"]).output();

@@ -88,9 +88,12 @@ public final class OpenSearchNode {
         } else {
             settings.putList("discovery.seed_hosts", split(seedHosts))
                     .putList("cluster.initial_cluster_manager_nodes", split(managers))
-                    // A node cut off from the cluster manager (paused, partitioned) refuses reads
-                    // too, instead of answering from shard copies the cluster may have dropped.
-                    .put("cluster.no_cluster_manager_block", "all");
+                    // A node cut off from the cluster manager refuses writes and keeps its shard
+                    // copies. ("all" would also refuse reads, but it makes every node that loses the
+                    // manager close all its copies and open them again from disk: each failover
+                    // turned the whole cluster red, and a copy left "closing" held its shard lock
+                    // for minutes, so the cluster never got back to green.)
+                    .put("cluster.no_cluster_manager_block", "write");
         }
 
         Environment environment = InternalSettingsPreparer.prepareEnvironment(
