@@ -12,6 +12,8 @@ use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_spouts::client::EsClient;
 use squall_spouts::client::indices::ensure_index;
+use squall_spouts::queue::edit_writes::{EditOutcome, apply_edits};
+use squall_spouts::queue::edits::{KeyedEdit, QueueEdit};
 use squall_spouts::queue::schema::queues_index_body;
 use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_spouts::status_index::schema::KeyField;
@@ -157,7 +159,82 @@ async fn a_queue_is_held_by_one_process_and_taken_over_after_its_lease() {
     let doc = support::queue_doc(&client, &queues, "shared.test")
         .await
         .expect("queue");
-    assert_eq!(doc["_source"]["leaseOwner"], json!("second"));
+    let holder = doc["_source"]["leaseOwner"].as_str().unwrap_or_default();
+    assert!(holder.starts_with("second#"), "held by {holder}");
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
+
+/// An edit that reaches a queue late changes nothing of a later claim by the same owner: here the
+/// release of a claim by a process that died, arriving after a process of the same owner (say,
+/// the same host and PID) claimed the queue again, as the engine delivers a release retried after
+/// a failover. (Were claims named by their owner alone, that release would end the new claim,
+/// and a third process could claim the queue while the second still fetched from it.)
+#[tokio::test]
+async fn a_late_release_of_an_earlier_claim_leaves_a_later_claim_of_the_same_owner_alone() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let writes = (0..4)
+        .map(|i| {
+            discovered(
+                &format!("http://late.test/{i}"),
+                "late.test",
+                TimeDelta::seconds(-1),
+            )
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let busy = BusyUrls::none();
+    let lease_owner = |doc: serde_json::Value| doc["_source"]["leaseOwner"].clone();
+
+    let mut first = QueueSpout::new(client.clone(), settings(&urls, &queues, "proc"));
+    assert_eq!(first.next_batch(&busy).await.expect("first").len(), 4);
+    let first_claim = support::queue_doc(&client, &queues, "late.test")
+        .await
+        .map(lease_owner);
+    drop(first);
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    let mut again = QueueSpout::new(client.clone(), settings(&urls, &queues, "proc"));
+    assert_eq!(again.next_batch(&busy).await.expect("again").len(), 4);
+    let later = support::queue_doc(&client, &queues, "late.test")
+        .await
+        .expect("queue");
+    let later_claim = lease_owner(later);
+
+    let late_release = QueueEdit::Release {
+        owner: first_claim
+            .expect("queue")
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        next: None,
+        seen_before: squall_spouts::status_index::schema::format_date(Utc::now()),
+        now: squall_spouts::status_index::schema::format_date(Utc::now()),
+    };
+    let edit = KeyedEdit {
+        key: "late.test".into(),
+        edit: late_release,
+        upsert: None,
+    };
+    let outcome = apply_edits(&client, &queues, &[edit])
+        .await
+        .expect("edit sent");
+    assert_eq!(
+        outcome,
+        [EditOutcome::Unchanged],
+        "the late release found its claim over"
+    );
+    let after = support::queue_doc(&client, &queues, "late.test")
+        .await
+        .expect("queue");
+    assert_eq!(lease_owner(after.clone()), later_claim);
+    assert!(
+        !after["_source"]["leaseUntil"].is_null(),
+        "still leased: {after}"
+    );
+    assert_eq!(again.held_keys(), ["late.test"]);
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;
 }

@@ -31,9 +31,11 @@ pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
     if (changed) { ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
 
 /// The Painless source of [`QueueEdit::Renew`]: extends a lease to `params.until`, only for its
-/// owner `params.owner` (a no-op otherwise: the lease was lost).
-pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) \
-    { ctx._source.leaseUntil = params.until } else { ctx.op = 'noop' }";
+/// owner `params.owner` (a no-op otherwise: the lease was lost). It never shortens the lease: a
+/// renewal that arrives late, after a later one, leaves the later end (and still counts as done).
+pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) { \
+    if (ctx._source.leaseUntil == null || ctx._source.leaseUntil.compareTo(params.until) < 0) \
+    { ctx._source.leaseUntil = params.until } } else { ctx.op = 'noop' }";
 
 /// The Painless source of [`QueueEdit::Release`]: gives a queue back, only for its lease owner
 /// `params.owner`.
@@ -161,7 +163,9 @@ impl QueueEdit {
                 if !owned_by(source, owner) {
                     return false;
                 }
-                source.insert("leaseUntil".into(), json!(until));
+                if date(source, "leaseUntil").is_none_or(|end| end < until.as_str()) {
+                    source.insert("leaseUntil".into(), json!(until));
+                }
                 true
             }
             QueueEdit::Release {
@@ -299,6 +303,15 @@ mod tests {
         assert!(!renew("b").apply(&mut source));
         assert!(renew("a").apply(&mut source));
         assert_eq!(source["leaseUntil"], "T2");
+        let late = QueueEdit::Renew {
+            owner: "a".into(),
+            until: "T0".into(),
+        };
+        assert!(
+            late.apply(&mut source),
+            "a late renewal still finds the lease its own"
+        );
+        assert_eq!(source["leaseUntil"], "T2", "and does not shorten it");
         let release = QueueEdit::Release {
             owner: "a".into(),
             next: Some("D3".into()),

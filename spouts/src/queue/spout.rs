@@ -18,7 +18,7 @@ use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
 use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
 use super::settings::QueueSpoutSettings;
-use super::upkeep::{FrontierLoad, Held, Upkeep, retire};
+use super::upkeep::{FrontierLoad, Held, Tenure, Upkeep, retire};
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{document_id, format_date};
 
@@ -27,6 +27,8 @@ use crate::status_index::schema::{document_id, format_date};
 struct Claim {
     /// The lease, shared with the upkeep (which renews it) and with every URL handed out.
     lease: Lease,
+    /// What the claim wrote in `leaseOwner`, which its release or drop names ([`Tenure`]).
+    holder: String,
     /// When it was claimed, for the longest hold.
     claimed_at: Instant,
     /// The claim's wall-clock time less the urls index's visibility: due dates written from then
@@ -69,6 +71,28 @@ impl Claim {
     }
 }
 
+/// Names claims apart: `owner#prefix.count`, with a random prefix per spout.
+#[derive(Debug)]
+struct ClaimNames {
+    prefix: u32,
+    count: u64,
+}
+
+impl ClaimNames {
+    fn new() -> Self {
+        ClaimNames {
+            prefix: fastrand::u32(..),
+            count: 0,
+        }
+    }
+
+    /// The `leaseOwner` of the next claim by `owner`.
+    fn next(&mut self, owner: &str) -> String {
+        self.count += 1;
+        format!("{owner}#{:08x}.{}", self.prefix, self.count)
+    }
+}
+
 /// The spout over a urls index and a queues index. See the [module docs](super) for the
 /// invariants it keeps.
 #[derive(Debug)]
@@ -78,6 +102,9 @@ pub struct QueueSpout {
     claims: BTreeMap<String, Claim>,
     /// The leases of `claims`, for the upkeep.
     held: Held,
+    /// Names this spout's claims: a random prefix (a process started again under the same owner
+    /// names its claims apart from the last one's) and a count.
+    claim_names: ClaimNames,
     load: Arc<FrontierLoad>,
     upkeep: Option<Upkeep>,
 }
@@ -91,6 +118,7 @@ impl QueueSpout {
             settings,
             claims: BTreeMap::new(),
             held: Held::default(),
+            claim_names: ClaimNames::new(),
             load: Arc::new(FrontierLoad::default()),
             upkeep: None,
         }
@@ -134,10 +162,6 @@ impl QueueSpout {
             .filter(|(_, claim)| !claim.lease.is_valid())
             .map(|(key, _)| key.clone())
             .collect();
-        for key in &lost {
-            self.claims.remove(key);
-            self.held.remove(key);
-        }
         if !lost.is_empty() {
             debug!(lost = lost.len(), "leases lost or run out");
             metrics::counter!("squall_queue_leases_lost_total").increment(lost.len() as u64);
@@ -193,9 +217,10 @@ impl QueueSpout {
         let visibility = self.settings.visibility_span();
         let seen_before = format_date(claimed_wall - visibility);
         let claims = &self.claims;
+        let holder = self.claim_names.next(&self.settings.owner);
         let request = ClaimRequest {
             cooled_before: &seen_before,
-            owner: &self.settings.owner,
+            owner: &holder,
             lease_until: claimed_wall + ttl,
             seen_before: &seen_before,
             room,
@@ -207,11 +232,16 @@ impl QueueSpout {
         let count = claimed.len();
         for queue in claimed {
             let lease = Lease::until(sent + self.settings.trusted_lease());
-            self.held.insert(queue.key.clone(), lease.clone());
+            let tenure = Tenure {
+                lease: lease.clone(),
+                holder: holder.clone(),
+            };
+            self.held.insert(queue.key.clone(), tenure);
             self.claims.insert(
                 queue.key,
                 Claim {
                     lease,
+                    holder: holder.clone(),
                     claimed_at: sent,
                     seen_before: seen_before.clone(),
                     crawl_delay: queue
@@ -326,7 +356,7 @@ impl QueueSpout {
             claim.lease.revoke();
             updates.push(KeyedEdit {
                 edit: QueueEdit::Release {
-                    owner: self.settings.owner.clone(),
+                    owner: claim.holder.clone(),
                     next: next.cloned(),
                     seen_before: claim.seen_before.clone(),
                     now: now.clone(),
@@ -343,13 +373,20 @@ impl QueueSpout {
         let now = format_date(Utc::now());
         let mut updates = Vec::new();
         for key in keys {
-            if let Some(claim) = self.claims.remove(&key) {
-                claim.lease.revoke();
-            }
-            self.held.remove(&key);
+            let claim = self.claims.remove(&key);
+            let tenure = self.held.remove(&key).map(|(_, tenure)| tenure);
+            let Some(holder) = claim
+                .map(|claim| {
+                    claim.lease.revoke();
+                    claim.holder
+                })
+                .or(tenure.map(|tenure| tenure.holder))
+            else {
+                continue;
+            };
             updates.push(KeyedEdit {
                 edit: QueueEdit::DropLease {
-                    owner: self.settings.owner.clone(),
+                    owner: holder,
                     now: now.clone(),
                 },
                 key,

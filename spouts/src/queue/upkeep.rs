@@ -21,8 +21,20 @@ use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{document_id, format_date};
 
-/// The queues this process holds, with their leases, shared by the spout and its upkeep.
-pub(crate) type Held = Arc<DashMap<String, Lease>>;
+/// One claim of a queue by this process, as long as it holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Tenure {
+    /// The lease, renewed by the upkeep and checked before each fetch.
+    pub lease: Lease,
+    /// What the claim wrote in `leaseOwner`: this process's owner and the claim's own name. Every
+    /// later edit of the lease (renewal, release, drop) names it, so that an edit that reaches the
+    /// queue late (retried by the engine after a failover, or by the client after a timeout) finds
+    /// a later claim of the same process not its own, and changes nothing.
+    pub holder: String,
+}
+
+/// The queues this process holds, with their tenures, shared by the spout and its upkeep.
+pub(crate) type Held = Arc<DashMap<String, Tenure>>;
 
 /// What the upkeep last measured of the frontier.
 #[derive(Debug)]
@@ -123,7 +135,7 @@ impl Worker {
 
     /// Renews every held lease in one bulk; a lease found taken (or its queue gone) is revoked.
     async fn renew(&self) {
-        let leases: Vec<(String, Lease)> = self
+        let leases: Vec<(String, Tenure)> = self
             .held
             .iter()
             .map(|entry| (entry.key().clone(), entry.value().clone()))
@@ -137,10 +149,10 @@ impl Worker {
         );
         let edits: Vec<KeyedEdit> = leases
             .iter()
-            .map(|(key, _)| KeyedEdit {
+            .map(|(key, tenure)| KeyedEdit {
                 key: key.clone(),
                 edit: QueueEdit::Renew {
-                    owner: self.settings.owner.clone(),
+                    owner: tenure.holder.clone(),
                     until: until.clone(),
                 },
                 upsert: None,
@@ -155,17 +167,19 @@ impl Worker {
             }
         };
         let trusted_until = sent + self.settings.trusted_lease();
-        for ((key, lease), outcome) in leases.into_iter().zip(outcomes) {
+        for ((key, tenure), outcome) in leases.into_iter().zip(outcomes) {
             match outcome {
-                EditOutcome::Changed | EditOutcome::Created => lease.extend_to(trusted_until),
+                EditOutcome::Changed | EditOutcome::Created => {
+                    tenure.lease.extend_to(trusted_until)
+                }
                 EditOutcome::Failed { message, .. } => {
                     // Not extended: it runs out locally unless a later renewal succeeds.
                     warn!(%key, %message, "renewing a lease failed");
                 }
                 EditOutcome::Unchanged | EditOutcome::Missing => {
                     info!(%key, "lease lost to another process");
-                    lease.revoke();
-                    self.held.remove_if(&key, |_, held| *held == lease);
+                    tenure.lease.revoke();
+                    self.held.remove_if(&key, |_, held| *held == tenure);
                 }
             }
         }
