@@ -88,20 +88,9 @@ impl Cluster {
     /// The node (1-based) holding most primaries of the indices matching `pattern`, from
     /// `_cat/shards` asked of node `ask` (nodes are named `squall-node-I`).
     pub fn node_with_most_primaries(&self, ask: usize, pattern: &str) -> usize {
-        let output = Command::new("curl")
-            .args(["-fsS", "--max-time", "30"])
-            .arg(format!(
-                "{}/_cat/shards/{pattern}?h=prirep,node",
-                self.url(ask)
-            ))
-            .output()
-            .expect("curl runs");
-        assert!(
-            output.status.success(),
-            "_cat/shards/{pattern} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let text = String::from_utf8_lossy(&output.stdout);
+        let text = self
+            .get(ask, &format!("/_cat/shards/{pattern}?h=prirep,node"), 30)
+            .unwrap_or_else(|e| panic!("_cat/shards/{pattern} failed: {e}"));
         let mut counts = [0usize; Self::NODES];
         for line in text.lines() {
             let mut fields = line.split_whitespace();
@@ -119,42 +108,38 @@ impl Cluster {
         }
         (1..=Self::NODES).max_by_key(|n| counts[n - 1]).unwrap_or(1)
     }
-}
 
-impl Cluster {
     /// The elected cluster manager (1-based), from `_cat/cluster_manager` asked of node `ask`.
     pub fn cluster_manager(&self, ask: usize) -> Option<usize> {
-        let output = Command::new("curl")
-            .args(["-fsS", "--max-time", "30"])
-            .arg(format!("{}/_cat/cluster_manager?h=node", self.url(ask)))
-            .output()
-            .ok()?;
-        String::from_utf8_lossy(&output.stdout)
+        self.get(ask, "/_cat/cluster_manager?h=node", 30)
+            .ok()?
             .trim()
             .strip_prefix("squall-node-")?
             .parse()
             .ok()
     }
-}
 
-impl Cluster {
     /// Whether node `node` (1-based) is in the cluster as node `ask` last learned it, from `ask`'s
     /// own cluster state (`local=true`: asking neither the cluster manager nor the other nodes, so
     /// that it answers while the manager is away); `None` when `ask` does not answer.
     pub fn sees_node(&self, ask: usize, node: usize) -> Option<bool> {
-        let output = Command::new("curl")
-            .args(["-fsS", "--max-time", "10"])
-            .arg(format!(
-                "{}/_cluster/state/nodes?local=true&filter_path=nodes.*.name",
-                self.url(ask)
-            ))
-            .output()
-            .ok()?;
-        if !output.status.success() {
-            return None;
-        }
-        let state = String::from_utf8_lossy(&output.stdout);
+        let path = "/_cluster/state/nodes?local=true&filter_path=nodes.*.name";
+        let state = self.get(ask, path, 10).ok()?;
         Some(state.contains(&format!("\"squall-node-{node}\"")))
+    }
+
+    /// `GET path` of node `ask` with curl, waiting `max_time` seconds at most: the body, or what
+    /// went wrong.
+    fn get(&self, ask: usize, path: &str, max_time: u32) -> Result<String, String> {
+        let output = Command::new("curl")
+            .args(["-fsS", "--max-time", &max_time.to_string()])
+            .arg(format!("{}{path}", self.url(ask)))
+            .output()
+            .map_err(|e| format!("curl did not run: {e}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 }
 
