@@ -35,6 +35,8 @@ mod common;
 
 #[path = "end_to_end/crawl.rs"]
 mod crawl;
+#[path = "end_to_end/engine_stats.rs"]
+mod engine_stats;
 #[path = "end_to_end/metrics.rs"]
 mod metrics;
 
@@ -54,6 +56,8 @@ fn summary(runs: &[Run]) -> Value {
     json!({
         "pages_per_second": median(|r| r.pages_per_second),
         "status_writes_per_second": median(|r| r.status_writes_per_second),
+        "status_writes_per_page": median(|r| r.status_writes_per_second / r.pages_per_second.max(1e-9)),
+        "engine_cpu_ms_per_page": median(|r| r.engine_cpu_ms_per_page.unwrap_or(0.0)),
         "cpu_ms_per_page": median(|r| r.cpu_ms_per_page),
         "peak_rss_mib": median(|r| r.peak_rss_mib),
         "limiting_stages": runs.iter().map(|r| r.limit.clone()).collect::<Vec<_>>(),

@@ -11,6 +11,7 @@ use squall_testsite::{Site, SiteSpec};
 use crate::common::binary::{queue_frontier_args, set_args, site_args};
 use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
 use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_crawler};
+use crate::engine_stats::EngineStats;
 use crate::metrics::{Metrics, scrape};
 
 /// What every crawl gets alike.
@@ -35,6 +36,11 @@ pub enum FrontierChoice {
 }
 
 impl FrontierChoice {
+    /// Whether the frontier lives in the engine (its statistics are read).
+    fn uses_engine(self) -> bool {
+        !matches!(self, FrontierChoice::Embedded)
+    }
+
     fn name(self) -> &'static str {
         match self {
             FrontierChoice::Embedded => "embedded",
@@ -60,6 +66,8 @@ pub struct Run {
     pub peak_rss_mib: f64,
     /// The stage that limits the rate, by the rules of [`limiting_stage`].
     pub limit: String,
+    /// The engine's CPU time in the window over the pages fetched in it (frontiers in the engine).
+    pub engine_cpu_ms_per_page: Option<f64>,
     /// Everything read, for the JSON.
     details: Value,
 }
@@ -87,6 +95,8 @@ pub fn settings(hosts: usize, delay: f64) -> Vec<String> {
         format!("frontier.max.buckets={hosts}"),
         format!("topology.max.spout.pending={}", 4 * hosts),
         format!("fetcher.max.urls.in.queues={}", 4 * hosts),
+        // An outlink cache that holds the site's URLs (StormCrawler's default holds 10,000).
+        "status.updater.cache.spec=maximumSize=1000000,expireAfterAccess=1h".to_string(),
         SiteSpec::exclude_outside_hosts(),
     ]
 }
@@ -171,6 +181,12 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
     }
     tokio::time::sleep(budget.warmup).await;
     let me = std::process::id();
+    let uses_engine = frontier.uses_engine();
+    let engine_before = if uses_engine {
+        EngineStats::read().await
+    } else {
+        None
+    };
     let (before, cpu_before, own_before, machine_before, at) = (
         read(&client, &metrics_addr).await,
         cpu_seconds(pid),
@@ -181,6 +197,11 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
     tokio::time::sleep(budget.window).await;
     let seconds = at.elapsed().as_secs_f64();
     let after = read(&client, &metrics_addr).await;
+    let engine_after = if uses_engine {
+        EngineStats::read().await
+    } else {
+        None
+    };
     let (cpu_after, own_after, machine_after, peak) = (
         cpu_seconds(pid),
         cpu_seconds(me),
@@ -205,7 +226,12 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
     // What neither the crawler nor this process (the site) used: the engine, for the queue frontier.
     let other_cores = (machine_busy * cores - cpu / seconds - site_cores).max(0.0);
     let per_second = |name: &str| after.since(&before, name) / seconds;
+    let engine = match (&engine_before, &engine_after) {
+        (Some(before), Some(after)) => after.per_page(before, pages),
+        _ => Value::Null,
+    };
     let details = json!({
+        "engine": engine,
         "window_seconds": seconds,
         "pages_in_window": pages,
         "pages_before_window": before.get("squall_fetch_total"),
@@ -238,6 +264,7 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
         },
         peak_rss_mib: peak as f64 / (1024.0 * 1024.0),
         limit: limiting_stage(rate, budget, &details),
+        engine_cpu_ms_per_page: details["engine"]["cpu_ms_per_page"].as_f64(),
         details,
     };
     eprintln!(
@@ -251,7 +278,13 @@ pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: 
         machine_busy * 100.0,
         run.limit
     );
-    if let FrontierChoice::Queue = frontier {
+    if let Some(ms) = run.engine_cpu_ms_per_page {
+        eprintln!(
+            "    engine: {ms:.2} ms CPU/page; {}",
+            engine_line(&run.details["engine"])
+        );
+    }
+    if uses_engine {
         delete_indices(&id).await;
     }
     if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
@@ -337,4 +370,22 @@ async fn delete_indices(id: &str) {
     let client = engine_client();
     let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*");
     let _ = client.request(Method::Delete, &path, &[], None).await;
+}
+
+/// The engine's work per page by kind, on one line: `search 1.2 ms (3.4 ops)`, ...
+fn engine_line(engine: &Value) -> String {
+    let Some(kinds) = engine["kinds"].as_object() else {
+        return String::new();
+    };
+    kinds
+        .iter()
+        .map(|(name, kind)| {
+            format!(
+                "{name} {:.2} ms ({:.2} ops)",
+                kind["ms_per_page"].as_f64().unwrap_or(0.0),
+                kind["operations_per_page"].as_f64().unwrap_or(0.0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

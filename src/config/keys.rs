@@ -14,7 +14,7 @@ use super::sections::{
     IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
     ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
-use super::{ConfigError, CrawlConfig, ExtensionKeys};
+use super::{CacheSpec, ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
 
 /// Declares [`ConfigKeys`] from one line per key: its name in a file, its field, type and default.
@@ -235,6 +235,12 @@ config_keys! {
     "status.updater.batch.size" => status_updater_batch_size: usize = 200;
     /// `status.updater.flush.interval`: seconds before a partial batch is written anyway.
     "status.updater.flush.interval" => status_updater_flush_interval: f64 = 1.0;
+    /// `status.updater.use.cache`: leave out the DISCOVERED writes of URLs this process wrote lately
+    /// (an outlink seen again is neither written nor looked up again).
+    "status.updater.use.cache" => status_updater_use_cache: bool = true;
+    /// `status.updater.cache.spec`: the bounds of that cache, as a Caffeine spec
+    /// (`maximumSize=N`, `expireAfterAccess=D`, `expireAfterWrite=D`; D such as 30s, 10m, 1h, 1d).
+    "status.updater.cache.spec" => status_updater_cache_spec: String = "maximumSize=10000,expireAfterAccess=1h".to_string();
     /// `frontier.kind`: `embedded`, `opensearch` or `urlfrontier`.
     "frontier.kind" => frontier_kind: FrontierKind = FrontierKind::Embedded;
     /// `frontier.path`: the embedded frontier's directory.
@@ -306,10 +312,7 @@ impl ConfigKeys {
             parser: self.parser(),
             indexer: self.indexer(),
             schedule: self.schedule(custom),
-            status: StatusConfig {
-                batch_size: self.status_updater_batch_size,
-                flush_interval: seconds(self.status_updater_flush_interval),
-            },
+            status: self.status()?,
             spout: self.spout(),
             topology: TopologyConfig {
                 shutdown_timeout: seconds(self.topology_shutdown_timeout),
@@ -453,6 +456,20 @@ impl ConfigKeys {
                 .collect(),
             max_fetch_errors: self.max_fetch_errors,
         }
+    }
+
+    fn status(&self) -> Result<StatusConfig, ConfigError> {
+        let cache = CacheSpec::parse(&self.status_updater_cache_spec).map_err(|error| {
+            ConfigError::InvalidValue {
+                key: "status.updater.cache.spec".to_string(),
+                message: error.to_string(),
+            }
+        })?;
+        Ok(StatusConfig {
+            batch_size: self.status_updater_batch_size,
+            flush_interval: seconds(self.status_updater_flush_interval),
+            outlink_cache: self.status_updater_use_cache.then_some(cache),
+        })
     }
 
     fn spout(&self) -> SpoutConfig {

@@ -25,6 +25,7 @@
 //! `squall-browser` and `squall-urlfrontier`.
 
 mod builder;
+mod cache_spec;
 mod error;
 mod http_access;
 mod keys;
@@ -37,6 +38,7 @@ use std::time::Duration;
 use serde_norway::{Mapping, Value};
 
 pub use builder::ConfigBuilder;
+pub use cache_spec::{CacheSpec, CacheSpecError};
 pub use error::ConfigError;
 pub use http_access::{BasicCredentials, ProxyKind, ProxySettings, Secret, SiteCredentials};
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};

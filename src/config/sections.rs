@@ -242,6 +242,9 @@ pub struct StatusConfig {
     pub batch_size: usize,
     /// `status.updater.flush.interval`: a partial batch is written after this long.
     pub flush_interval: Duration,
+    /// `status.updater.use.cache` and `status.updater.cache.spec`: the bounds of the outlink
+    /// cache; `None` when it is off.
+    pub outlink_cache: Option<super::CacheSpec>,
 }
 
 /// The spout runner (`spout.*`, `topology.max.spout.pending`).

@@ -136,14 +136,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("scheduler.class", "see CrawlerBuilder::scheduler"),
     ("scheduler.adaptive.setLastModified", "not implemented"),
     (
-        "status.updater.use.cache",
-        "the spout's purgatory plays this part",
-    ),
-    (
-        "status.updater.cache.spec",
-        "the spout's purgatory plays this part",
-    ),
-    (
         "status.updater.unit.round.date",
         "dates are kept to the second",
     ),

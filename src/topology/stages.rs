@@ -24,7 +24,7 @@ use crate::message::CrawlObserver;
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
-use crate::status::StatusUpdaterSettings;
+use crate::status::{OutlinkCache, StatusUpdaterSettings};
 use crate::warc::{WarcSettings, WarcWriter};
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
@@ -289,6 +289,7 @@ pub(super) fn updater_settings(
         persist_keys,
         scheduler,
         partitioner: Some(partitioner),
+        outlink_cache: config.status.outlink_cache.as_ref().map(OutlinkCache::new),
     }
 }
 

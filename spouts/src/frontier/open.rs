@@ -12,7 +12,7 @@ use crate::catalog::EsCatalog;
 use crate::client::indices::{ensure_index, refresh_interval};
 use crate::client::{ConnectionSettings, EsClient, EsError};
 use crate::queue::schema::queues_index_body;
-use crate::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use crate::queue::{QueueSpout, QueueSpoutSettings};
 use crate::status_index::index::{
     IndexSettings, RoutingMismatch, ensure_status_index, ensure_urls_index, routing_for,
     sample_routing,
@@ -158,21 +158,18 @@ async fn queue_frontier(
     if let Some(owner) = &index.owner {
         settings.owner = owner.clone();
     }
+    let settings = settings.reads_for_delay(config.fetcher.server_delay);
     info!(owner = %settings.owner, "queue spout instance {}", settings.owner);
     let description = format!(
         "queues index `{}` ({state:?}), queue spout instance {}",
         index.queues_index, settings.owner
     );
-    let store = QueueStatusStore::new(
-        client.clone(),
-        &index.index,
-        &index.queues_index,
-        key_field.clone(),
-    );
+    let spout = QueueSpout::new(client.clone(), settings);
+    let store = spout.status_store();
     let catalog =
         EsCatalog::queue_frontier(client.clone(), &index.index, &index.queues_index, key_field);
     Ok(Frontier {
-        spout: Box::new(QueueSpout::new(client, settings)),
+        spout: Box::new(spout),
         store: Arc::new(store),
         catalog: Arc::new(catalog),
         description,

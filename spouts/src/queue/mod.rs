@@ -45,9 +45,11 @@
 //!    need not wait out the cool-down of a queue given back).
 
 mod batched;
+mod claim;
 mod claims;
 pub mod edit_writes;
 pub mod edits;
+mod held;
 mod reads;
 pub mod schema;
 mod settings;

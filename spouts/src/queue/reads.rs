@@ -1,28 +1,20 @@
-//! Reading held queues' URLs with light queries whose cost follows the URLs they return.
+//! Reading held queues' URLs: one light query per queue, whose cost follows the URLs it returns,
+//! never the number of queues held or of processes.
 //!
-//! One search per round covers every queue still short of URLs: a filter on their keys (each after
-//! its cursor: the last URL this lease took from it) and on `nextFetchDate <= now`, sorted by date
-//! then URL, one page as large as their shares together. The urls index is sorted on disk the same
-//! way, so the search stops once it has its page; cursors leave out what was handed out or just
-//! done without a long list of ids (which cost more than the search itself). Each
-//! queue keeps at most its share of the page. If the page came back full, the queues still short
-//! may have more due URLs after its last hit: the next round asks only for them, from there
-//! (`search_after`). A queue with a long backlog fills its share in the first round and is not asked
-//! again, so it cannot crowd the others out. Usually one round answers for all.
+//! A queue is read when it is claimed, and again only when what was read runs low while the last
+//! read came back full (more URLs may be due), or when writes made just before the claim may not
+//! have shown yet. Each read is a term query on the queue's key after its cursor (the last URL this
+//! lease took from it), sorted by date then URL, as large as the hold can use (about the lease over
+//! the politeness delay: one read serves many fetches). It does not stop at "due now": the first
+//! URL it returns that is not due yet gives the queue's next date, which the release writes as
+//! `nextDue`, so no aggregation is needed. The urls index is sorted on disk by date, so each shard
+//! stops once it has its page.
 //!
-//! Measured against one term query per queue batched in an `_msearch` (the first design): with 100
-//! queues on an unrouted 8-shard urls index, the `_msearch` costs 100 × 8 shard searches, one round
-//! costs 8, and took a sixth of the time at 200 k URLs (see BENCHMARKS.md and the issue-12 note).
-//!
-//! A search covers at most [`MAX_QUEUES_PER_SEARCH`] queues and [`MAX_PAGE`] URLs: a queue
-//! after its cursor counts twice against the engine's 1,024 nested clauses, so one search over more
-//! than 512 such queues is refused (`too_many_nested_clauses`, measured on OpenSearch 2.19), as is
-//! a page beyond the result window. A spout holding more queues reads them in groups, a few
-//! searches at once.
-//!
-//! A drained queue's next date comes from one `min` aggregation over the drained queues only.
+//! The reads of one round go out together in `_msearch` requests of [`READS_PER_SEARCH`] queries,
+//! a few requests at once. A query that fails fails the whole read: a queue is never taken for
+//! drained on an answer that is not whole.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use futures::{StreamExt, TryStreamExt};
@@ -30,26 +22,19 @@ use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 use tracing::warn;
 
-use crate::client::{EsClient, SearchHit};
-use crate::status_index::schema::{KeyField, StoredDocument, format_date, read_document};
+use crate::client::{EsClient, Method, RequestBody, SearchHit, SearchResponse};
+use crate::status_index::schema::{KeyField, StoredDocument, read_document};
 
-/// Rounds at most per read; queues still short after them are read again next time.
-const MAX_ROUNDS: usize = 4;
+/// Queries of one `_msearch` at most.
+const READS_PER_SEARCH: usize = 100;
 
-/// Queues one search covers at most: well below the 512 the engine's clause limit allows.
-pub(crate) const MAX_QUEUES_PER_SEARCH: usize = 200;
-
-/// URLs one search asks for at most: half the engine's default result window (10,000).
-pub(crate) const MAX_PAGE: usize = 5_000;
-
-/// Searches of one read in flight at once.
+/// `_msearch` requests of one round in flight at once.
 const SEARCHES_AT_ONCE: usize = 4;
 
 /// Where a queue's reads resume: the due date (epoch milliseconds) of the last URL taken from it
 /// under the current lease, and the ids of the URLs taken at exactly that date. Everything sorted
-/// before it was handed out already, or is a URL just done whose new date the index does not show
-/// yet: either way not to be read again. A URL done since comes back with its new date, which sorts
-/// after the cursor. (A range on the URL itself would expand over every URL in the index.)
+/// before it was taken already. (A range on the URL itself would expand over every URL in the
+/// index.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Cursor {
     /// The date of the last URL taken.
@@ -74,26 +59,32 @@ impl Cursor {
 pub(crate) struct ReadRequest {
     /// The queue's key.
     pub key: String,
-    /// URLs to read at most.
+    /// Due URLs wanted at most.
     pub size: usize,
     /// Where to resume, if this lease read the queue before.
     pub after: Option<Cursor>,
 }
 
 impl ReadRequest {
-    /// The filter for this queue's URLs after its cursor.
-    fn filter(&self, field: &str) -> Value {
-        let key = json!({ "term": { field: self.key } });
-        let Some(after) = &self.after else {
-            return key;
-        };
-        json!({ "bool": {
-            "filter": [
-                key,
-                { "range": { "nextFetchDate": { "gte": after.date, "format": "epoch_millis" } } }
-            ],
-            "must_not": [ { "ids": { "values": after.taken } } ]
-        } })
+    /// The query: this queue's dated URLs after its cursor, earliest first, one more than wanted
+    /// (which, if not due, dates the queue's next URL).
+    fn body(&self, field: &str) -> Value {
+        let mut filter = vec![
+            json!({ "term": { field: self.key } }),
+            json!({ "exists": { "field": "nextFetchDate" } }),
+        ];
+        let mut must_not = Vec::new();
+        if let Some(after) = &self.after {
+            filter.push(json!({ "range": { "nextFetchDate": {
+                "gte": after.date, "format": "epoch_millis" } } }));
+            must_not.push(json!({ "ids": { "values": after.taken } }));
+        }
+        json!({
+            "size": self.size.max(1) + 1,
+            "track_total_hits": false,
+            "query": { "bool": { "filter": filter, "must_not": must_not } },
+            "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
+        })
     }
 }
 
@@ -113,19 +104,14 @@ pub(crate) struct ReadUrl {
 pub(crate) struct QueueRead {
     /// Its URLs due now (after its cursor), earliest first.
     pub due: Vec<ReadUrl>,
-    /// Whether it may have more due URLs than read (it got its whole share, or the rounds ran out).
+    /// The date of its first URL after those that is not due yet; `None` with `more`, or when it
+    /// has no other dated URL.
+    pub next: Option<DateTime<Utc>>,
+    /// The page held nothing but due URLs: more may be due after them.
     pub more: bool,
 }
 
-impl QueueRead {
-    /// Whether the queue has nothing due beyond what was left out.
-    pub fn drained(&self) -> bool {
-        self.due.is_empty() && !self.more
-    }
-}
-
-/// Reads the due URLs of the queues in `requests` (keyed by queue), in groups small enough for one
-/// search each, a few groups at once.
+/// Reads the queues of `requests`, each with its own query; the answers by key.
 pub(crate) async fn read_queues(
     client: &EsClient,
     urls_index: &str,
@@ -133,242 +119,183 @@ pub(crate) async fn read_queues(
     requests: &[ReadRequest],
     now: DateTime<Utc>,
 ) -> Result<HashMap<String, QueueRead>, SpoutError> {
-    let groups = search_groups(requests);
-    let reads: Vec<HashMap<String, QueueRead>> = futures::stream::iter(groups)
-        .map(|group| read_group(client, urls_index, key_field, group, now))
-        .buffer_unordered(SEARCHES_AT_ONCE)
-        .try_collect()
-        .await?;
+    let field = key_field.query_field();
+    let field = field.as_str();
+    let chunks: Vec<Vec<ReadRequest>> = requests
+        .chunks(READS_PER_SEARCH)
+        .map(<[ReadRequest]>::to_vec)
+        .collect();
+    let reads: Vec<Vec<(String, QueueRead)>> =
+        futures::stream::iter(chunks)
+            .map(|chunk| async move {
+                read_chunk(client, urls_index, key_field, field, &chunk, now).await
+            })
+            .buffer_unordered(SEARCHES_AT_ONCE)
+            .try_collect()
+            .await?;
     Ok(reads.into_iter().flatten().collect())
 }
 
-/// `requests` in order, split into groups of at most [`MAX_QUEUES_PER_SEARCH`] queues whose
-/// sizes add up to at most [`MAX_PAGE`] (a queue asking for more is asked for [`MAX_PAGE`]).
-pub(crate) fn search_groups(requests: &[ReadRequest]) -> Vec<Vec<ReadRequest>> {
-    let mut groups: Vec<Vec<ReadRequest>> = Vec::new();
-    let mut page = 0;
-    for request in requests {
-        let mut request = request.clone();
-        request.size = request.size.clamp(1, MAX_PAGE);
-        let fits = groups.last().is_some_and(|group| {
-            group.len() < MAX_QUEUES_PER_SEARCH && page + request.size <= MAX_PAGE
-        });
-        if !fits {
-            groups.push(Vec::new());
-            page = 0;
-        }
-        page += request.size;
-        if let Some(group) = groups.last_mut() {
-            group.push(request);
-        }
-    }
-    groups
-}
-
-/// Reads the due URLs of one group of queues, in rounds.
-async fn read_group(
+/// One `_msearch` of up to [`READS_PER_SEARCH`] queues.
+async fn read_chunk(
     client: &EsClient,
     urls_index: &str,
     key_field: &KeyField,
-    requests: Vec<ReadRequest>,
+    field: &str,
+    requests: &[ReadRequest],
     now: DateTime<Utc>,
-) -> Result<HashMap<String, QueueRead>, SpoutError> {
-    let requests = &requests;
-    let mut reads: HashMap<String, QueueRead> = HashMap::new();
-    let mut short: BTreeMap<&str, usize> = BTreeMap::new();
+) -> Result<Vec<(String, QueueRead)>, SpoutError> {
+    let mut lines = Vec::with_capacity(requests.len() * 2);
     for request in requests {
-        reads.insert(request.key.clone(), QueueRead::default());
-        short.insert(request.key.as_str(), request.size.max(1));
+        lines.push(json!({ "index": urls_index }));
+        lines.push(request.body(field));
     }
-    let field = key_field.query_field();
-    let mut after: Option<Value> = None;
-    for _ in 0..MAX_ROUNDS {
-        if short.is_empty() {
-            return Ok(reads);
-        }
-        let page: usize = short.values().sum();
-        let queues: Vec<Value> = requests
-            .iter()
-            .filter(|r| short.contains_key(r.key.as_str()))
-            .map(|r| r.filter(&field))
-            .collect();
-        let round = Round {
-            queues: &queues,
-            page,
-            after: after.as_ref(),
-            now,
-        };
-        let hits = round.run(client, urls_index).await?;
-        let full = hits.len() >= page;
-        for hit in &hits {
-            let Some((key, doc)) = hit_document(hit, key_field) else {
-                continue;
-            };
-            let doc = ReadUrl {
-                doc,
-                id: hit.id.clone(),
-                date: hit
-                    .sort
-                    .as_ref()
-                    .and_then(|sort| sort.first())
-                    .and_then(Value::as_i64)
-                    .unwrap_or_default(),
-            };
-            let (Some(room), Some(read)) = (short.get_mut(key.as_str()), reads.get_mut(&key))
-            else {
-                continue;
-            };
-            if *room == 0 {
-                read.more = true;
-                continue;
-            }
-            read.due.push(doc);
-            *room -= 1;
-            if *room == 0 {
-                read.more = true;
-            }
-        }
-        if !full {
-            return Ok(reads);
-        }
-        short.retain(|_, room| *room > 0);
-        after = hits.last().map(|hit| json!(hit.sort));
+    let failed = |message: String| {
+        SpoutError::unavailable(format!("reading queues' URLs failed: {message}"))
+    };
+    let answer = client
+        .request(
+            Method::Post,
+            "/_msearch",
+            &[],
+            Some(RequestBody::NdJson(lines)),
+        )
+        .await
+        .map_err(|e| e.for_spout("reading queues' URLs failed"))?;
+    let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+    if responses.len() != requests.len() {
+        return Err(failed(format!(
+            "{} answers to {} queries",
+            responses.len(),
+            requests.len()
+        )));
     }
-    for key in short.keys() {
-        if let Some(read) = reads.get_mut(*key) {
-            read.more = true;
+    let mut reads = Vec::with_capacity(requests.len());
+    for (request, response) in requests.iter().zip(responses) {
+        if !response["error"].is_null() {
+            return Err(failed(format!("{}: {}", request.key, response["error"])));
         }
+        let response =
+            SearchResponse::parse(response, "/_msearch").map_err(|e| failed(e.to_string()))?;
+        if response.is_partial() {
+            return Err(failed(format!("{}: a partial answer", request.key)));
+        }
+        let read = queue_read(request, &response.hits.hits, key_field, now);
+        reads.push((request.key.clone(), read));
     }
     Ok(reads)
 }
 
-/// One round: the earliest due URLs of some queues (each after its cursor), after `after` in
-/// date and URL order.
-struct Round<'a> {
-    queues: &'a [Value],
-    page: usize,
-    after: Option<&'a Value>,
-    now: DateTime<Utc>,
-}
-
-impl Round<'_> {
-    async fn run(&self, client: &EsClient, urls_index: &str) -> Result<Vec<SearchHit>, SpoutError> {
-        let (page, now) = (self.page, self.now);
-        let mut body = json!({
-            "size": page,
-            "track_total_hits": false,
-            "query": { "bool": {
-                "filter": [
-                    { "range": { "nextFetchDate": { "lte": format_date(now) } } },
-                    { "bool": { "should": self.queues, "minimum_should_match": 1 } }
-                ]
-            } },
-            "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
-        });
-        if let Some(after) = self.after {
-            body["search_after"] = after.clone();
-        }
-        client
-            .search(&format!("/{urls_index}/_search"), &[], body)
-            .await
-            .map(|answer| answer.hits.hits)
-            .map_err(|e| e.for_spout("reading queues' URLs failed"))
-    }
-}
-
-/// A hit's queue key and document; `None` (logged) for a document that cannot be read.
-fn hit_document(hit: &SearchHit, key_field: &KeyField) -> Option<(String, StoredDocument)> {
-    match read_document(hit.source_or_null(), key_field) {
-        Ok(doc) => Some((doc.key.clone()?, doc)),
-        Err(error) => {
-            warn!(%error, id = %hit.id, "unreadable URL document left out");
-            None
-        }
-    }
-}
-
-/// The earliest `nextFetchDate` of each of `keys`' URLs, leaving out the documents `skip`, in one
-/// aggregation over those keys only. Keys with no dated URL are absent.
-pub(crate) async fn next_dates(
-    client: &EsClient,
-    urls_index: &str,
+/// A queue's answer from its hits: the due ones, then the date of the first that is not.
+fn queue_read(
+    request: &ReadRequest,
+    hits: &[SearchHit],
     key_field: &KeyField,
-    keys: &[String],
-    skip: &[String],
-) -> Result<BTreeMap<String, String>, SpoutError> {
-    if keys.is_empty() {
-        return Ok(BTreeMap::new());
+    now: DateTime<Utc>,
+) -> QueueRead {
+    let now_millis = now.timestamp_millis();
+    let mut read = QueueRead::default();
+    for hit in hits {
+        let date = hit
+            .sort
+            .as_ref()
+            .and_then(|sort| sort.first())
+            .and_then(Value::as_i64)
+            .unwrap_or(i64::MAX);
+        if date > now_millis {
+            read.next = DateTime::<Utc>::from_timestamp_millis(date);
+            return read;
+        }
+        match read_document(hit.source_or_null(), key_field) {
+            Ok(doc) => read.due.push(ReadUrl {
+                doc,
+                id: hit.id.clone(),
+                date,
+            }),
+            Err(error) => warn!(%error, id = %hit.id, "unreadable URL document left out"),
+        }
     }
-    let field = key_field.query_field();
-    let body = json!({
-        "size": 0,
-        "track_total_hits": false,
-        "query": { "bool": {
-            "filter": [ { "terms": { field.clone(): keys } } ],
-            "must_not": [ { "ids": { "values": skip } } ]
-        } },
-        "aggs": { "keys": {
-            "terms": { "field": field, "size": keys.len() },
-            "aggs": { "next": { "min": { "field": "nextFetchDate" } } }
-        } }
-    });
-    let answer = client
-        .search(&format!("/{urls_index}/_search"), &[], body)
-        .await
-        .map_err(|e| e.for_spout("reading queues' next dates failed"))?;
-    let buckets = answer.aggregations["keys"]["buckets"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    Ok(buckets
-        .iter()
-        .filter_map(|bucket| {
-            let key = bucket["key"].as_str()?.to_string();
-            let millis = bucket["next"]["value"].as_f64()?;
-            let date = DateTime::<Utc>::from_timestamp_millis(millis as i64)?;
-            Some((key, format_date(date)))
-        })
-        .collect())
+    read.more = hits.len() > request.size.max(1);
+    read
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn request(i: usize, size: usize) -> ReadRequest {
+    fn hit(id: &str, date: i64) -> SearchHit {
+        serde_json::from_value(json!({
+            "_id": id,
+            "_source": { "url": format!("http://a.test/{id}"), "key": "a.test",
+                         "status": "DISCOVERED", "nextFetchDate": "2024-01-01T00:00:00.000Z" },
+            "sort": [date, format!("http://a.test/{id}")]
+        }))
+        .expect("a hit")
+    }
+
+    fn request(size: usize) -> ReadRequest {
         ReadRequest {
-            key: format!("host-{i}.test"),
+            key: "a.test".into(),
             size,
             after: None,
         }
     }
 
     #[test]
-    fn groups_hold_at_most_so_many_queues_and_urls_and_keep_every_queue_once_in_order() {
-        let requests: Vec<ReadRequest> = (0..2_000).map(|i| request(i, 1 + i % 40)).collect();
-        let groups = search_groups(&requests);
-        for group in &groups {
-            assert!(!group.is_empty());
-            assert!(group.len() <= MAX_QUEUES_PER_SEARCH, "{}", group.len());
-            assert!(group.iter().map(|r| r.size).sum::<usize>() <= MAX_PAGE);
-        }
-        let keys: Vec<&str> = groups.iter().flatten().map(|r| r.key.as_str()).collect();
-        let expected: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
-        assert_eq!(keys, expected);
-        assert_eq!(
-            groups.len(),
-            10,
-            "2,000 queues of at most 40 URLs: ten groups of 200"
+    fn the_first_url_not_due_dates_the_queue_and_ends_the_read() {
+        let now = DateTime::<Utc>::from_timestamp_millis(1_000).expect("now");
+        let read = queue_read(
+            &request(5),
+            &[
+                hit("a", 10),
+                hit("b", 1_000),
+                hit("c", 5_000),
+                hit("d", 6_000),
+            ],
+            &KeyField::default(),
+            now,
         );
+        let ids: Vec<&str> = read.due.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(read.next.map(|d| d.timestamp_millis()), Some(5_000));
+        assert!(!read.more);
     }
 
     #[test]
-    fn a_queue_asking_for_more_than_a_page_gets_a_page_of_its_own() {
-        let groups = search_groups(&[request(0, 3), request(1, 50_000), request(2, 0)]);
-        let sizes: Vec<Vec<usize>> = groups
-            .iter()
-            .map(|g| g.iter().map(|r| r.size).collect())
-            .collect();
-        assert_eq!(sizes, vec![vec![3], vec![MAX_PAGE], vec![1]]);
+    fn a_page_of_due_urls_only_means_more_may_be_due() {
+        let now = DateTime::<Utc>::from_timestamp_millis(1_000).expect("now");
+        let full = queue_read(
+            &request(2),
+            &[hit("a", 1), hit("b", 2), hit("c", 3)],
+            &KeyField::default(),
+            now,
+        );
+        assert!(full.more);
+        assert_eq!(full.next, None);
+        let short = queue_read(&request(5), &[hit("a", 1)], &KeyField::default(), now);
+        assert!(
+            !short.more,
+            "fewer hits than asked: the queue has nothing else dated"
+        );
+        assert_eq!(short.next, None);
+    }
+
+    #[test]
+    fn a_query_asks_for_one_more_than_wanted_and_resumes_after_its_cursor() {
+        let mut request = request(10);
+        assert_eq!(request.body("key")["size"], json!(11));
+        request.after = Some(Cursor {
+            date: 7,
+            taken: vec!["x".into()],
+        });
+        let body = request.body("key");
+        assert_eq!(
+            body["query"]["bool"]["filter"][2]["range"]["nextFetchDate"]["gte"],
+            json!(7)
+        );
+        assert_eq!(
+            body["query"]["bool"]["must_not"][0]["ids"]["values"],
+            json!(["x"])
+        );
     }
 }

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use squall::frontier::StatusWrite;
 
 use super::edits::{KeyedEdit, QueueEdit};
 use crate::status_index::schema::{document_id, format_date};
@@ -49,6 +50,30 @@ pub struct QueueChange {
     pub blocked_until: Option<DateTime<Utc>>,
     /// The crawl delay learned from the key's robots.txt, in seconds.
     pub crawl_delay: Option<f64>,
+}
+
+impl QueueChange {
+    /// The politeness state that `write` reports for its queue, with no due date.
+    pub fn reported(write: &StatusWrite) -> QueueChange {
+        QueueChange {
+            due: None,
+            blocked_until: write.queue.blocked_until,
+            crawl_delay: write.queue.crawl_delay.map(|d| d.as_secs_f64()),
+        }
+    }
+
+    /// Folds `other` in: the earlier due date, the later hold, `other`'s crawl delay if it has one.
+    pub fn merge(&mut self, other: &QueueChange) {
+        if let Some(due) = other.due {
+            self.due = Some(self.due.map_or(due, |d| d.min(due)));
+        }
+        if let Some(blocked) = other.blocked_until {
+            self.blocked_until = Some(self.blocked_until.map_or(blocked, |b| b.max(blocked)));
+        }
+        if other.crawl_delay.is_some() {
+            self.crawl_delay = other.crawl_delay;
+        }
+    }
 }
 
 /// The edit that creates the queue of `key` if missing, or lowers its `nextDue` to `due`.

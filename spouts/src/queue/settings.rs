@@ -28,8 +28,11 @@ pub struct QueueSpoutSettings {
     /// Queues claimed by one query at most: a spout holding many queues fills up over a few
     /// queries, and its first URLs come after a small claim rather than a large one.
     pub max_claims_per_query: usize,
-    /// Due URLs read per queue per query (and waiting for the fetcher at once).
+    /// URLs of a queue handed to the fetcher at once (waiting for it there).
     pub max_urls_per_queue: usize,
+    /// Due URLs one read of a queue asks for: enough for a long hold, so that one read serves many
+    /// fetches (about the lease over the politeness delay; see [`Self::reads_for_delay`]).
+    pub urls_per_read: usize,
     /// The longest a queue is held while other due queues wait for a process: then it is given back
     /// and goes behind them.
     pub max_hold: Duration,
@@ -38,8 +41,9 @@ pub struct QueueSpoutSettings {
 }
 
 impl QueueSpoutSettings {
-    /// Defaults for the two indices: 60 s leases, 100 queues of 10 URLs (claimed up to 100 per
-    /// query), held 30 s at most while others wait, owner from host and PID.
+    /// Defaults for the two indices: 60 s leases, 100 queues (claimed up to 100 per query) read 60
+    /// URLs at a time and handed to the fetcher 10 at a time, held 30 s at most while others wait,
+    /// owner from host and PID.
     pub fn new(urls_index: &str, queues_index: &str) -> Self {
         QueueSpoutSettings {
             urls_index: urls_index.to_string(),
@@ -50,9 +54,18 @@ impl QueueSpoutSettings {
             max_queues: 100,
             max_claims_per_query: 100,
             max_urls_per_queue: 10,
+            urls_per_read: 60,
             max_hold: Duration::from_secs(30),
             refresh_interval: Duration::from_secs(1),
         }
+    }
+
+    /// Sets [`urls_per_read`](Self::urls_per_read) for a politeness delay of `delay`: the fetches a
+    /// lease allows at that pace, between [`max_urls_per_queue`](Self::max_urls_per_queue) and 500.
+    pub fn reads_for_delay(mut self, delay: Duration) -> Self {
+        let fetches = self.lease_ttl.as_secs_f64() / delay.as_secs_f64().max(0.001);
+        self.urls_per_read = (fetches.ceil() as usize).clamp(self.max_urls_per_queue.max(1), 500);
+        self
     }
 
     /// The index where live processes of this frontier announce themselves.

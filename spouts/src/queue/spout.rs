@@ -1,75 +1,34 @@
-//! The queue spout: claims due queues, reads their URLs with light queries (see `reads`), hands them
-//! out under the queue's lease, and gives each queue back when it is drained, when it was held long
-//! enough while others wait, or when this process holds more than its share.
+//! The queue spout: claims due queues, reads each one's URLs with a light query when it is claimed
+//! (and again only when that runs low; see `reads`), hands them out under the queue's lease along
+//! with the URLs this process's writer created for it meanwhile (see `held`), and gives each queue
+//! back when it is drained, when it was held long enough while others wait, or when this process
+//! holds more than its share.
+//!
+//! Each round sends what it can at once: the leases given back and the claims of new queues go
+//! together, then one read for every queue that needs one, then the releases of drained queues.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use chrono::{TimeDelta, Utc};
 use serde_json::json;
-use squall::frontier::{BusyUrls, DueUrl, Lease, QueueHints, Spout, SpoutError};
+use squall::frontier::{BusyUrls, DueUrl, Lease, Spout, SpoutError};
 use squall::model::CrawlUrl;
 use tracing::debug;
 
-use super::claims::{ClaimRequest, claim_queues};
+use super::claim::Claim;
+use super::claims::{ClaimRequest, Claimed, claim_queues};
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
-use super::reads::{Cursor, QueueRead, ReadRequest, next_dates, read_queues};
+use super::held::{Held, Tenure};
+use super::reads::{ReadRequest, read_queues};
 use super::settings::QueueSpoutSettings;
-use super::upkeep::{FrontierLoad, Held, Tenure, Upkeep, retire};
+use super::upkeep::{FrontierLoad, Upkeep, retire};
+use super::writer::QueueStatusStore;
 use crate::client::{EsClient, Method, RequestBody};
-use crate::status_index::schema::{document_id, format_date};
-
-/// A queue this process holds.
-#[derive(Debug)]
-struct Claim {
-    /// The lease, shared with the upkeep (which renews it) and with every URL handed out.
-    lease: Lease,
-    /// What the claim wrote in `leaseOwner`, which its release or drop names ([`Tenure`]).
-    holder: String,
-    /// When it was claimed, for the longest hold.
-    claimed_at: Instant,
-    /// The claim's wall-clock time less the urls index's visibility: due dates written from then
-    /// on may be missing from this process's reads, so a release folds them in (`heldDue`).
-    seen_before: String,
-    /// The queue's crawl delay learned from robots.txt (by any process).
-    crawl_delay: Option<Duration>,
-    /// URLs handed out and possibly still in the topology.
-    outstanding: Vec<String>,
-    /// URLs that left the topology so recently that the index may still show their old dates.
-    recently_done: Vec<(String, Instant)>,
-    /// Given back once its outstanding URLs are done; not read any more.
-    closing: bool,
-    /// Where its next read resumes (see `reads`); reset when one of its URLs fails, so that the
-    /// URL, still due, is read again.
-    cursor: Option<Cursor>,
-    /// Until then a read that finds nothing does not give the queue back: a writer wrote to it
-    /// shortly before the claim, and its URLs may not show in the urls index yet (typically a new
-    /// host, claimed as soon as its queue appeared).
-    written_lately_until: Option<chrono::DateTime<Utc>>,
-}
-
-impl Claim {
-    /// Whether the urls index shows every write made to the queue before its claim.
-    fn writes_visible(&self) -> bool {
-        self.written_lately_until
-            .is_none_or(|until| Utc::now() >= until)
-    }
-
-    /// Whether a drained queue may be given back: nothing of it is in the topology and the index
-    /// shows the writes made to it before its claim. Unless other due queues wait, it is also kept
-    /// until the writes of its URLs just done show: in a crawl those pages add links to their own
-    /// host, and a queue given back now would sit out the cool-down (another process may not
-    /// claim it before those writes show) while its new URLs are due. While queues wait it goes
-    /// back at once, and the cool-down covers its recent writes.
-    fn may_release(&self, queues_waiting: bool) -> bool {
-        self.outstanding.is_empty()
-            && self.writes_visible()
-            && (queues_waiting || self.recently_done.is_empty())
-    }
-}
+use crate::status_index::schema::format_date;
 
 /// Names claims apart: `owner#prefix.count`, with a random prefix per spout.
 #[derive(Debug)]
@@ -100,13 +59,23 @@ pub struct QueueSpout {
     client: EsClient,
     settings: QueueSpoutSettings,
     claims: BTreeMap<String, Claim>,
-    /// The leases of `claims`, for the upkeep.
+    /// The tenures of `claims`, shared with the upkeep (which renews them) and the writer (which
+    /// notes its writes in them).
     held: Held,
     /// Names this spout's claims: a random prefix (a process started again under the same owner
     /// names its claims apart from the last one's) and a count.
     claim_names: ClaimNames,
     load: Arc<FrontierLoad>,
     upkeep: Option<Upkeep>,
+}
+
+/// A claim about to be sent: what it writes, and when.
+struct ClaimPlan {
+    holder: String,
+    seen_before: String,
+    lease_until: chrono::DateTime<Utc>,
+    room: usize,
+    sent: Instant,
 }
 
 impl QueueSpout {
@@ -122,6 +91,19 @@ impl QueueSpout {
             load: Arc::new(FrontierLoad::default()),
             upkeep: None,
         }
+    }
+
+    /// The writer of this spout's process: it writes as [`QueueStatusStore::new`]'s does, but notes
+    /// the writes for the queues this spout holds in their holds instead of editing the queues, so
+    /// that new URLs are handed out without waiting for a refresh.
+    pub fn status_store(&self) -> QueueStatusStore {
+        QueueStatusStore::new(
+            self.client.clone(),
+            &self.settings.urls_index,
+            &self.settings.queues_index,
+            self.settings.key_field.clone(),
+        )
+        .with_held(self.held.clone())
     }
 
     /// The keys this process holds now.
@@ -146,27 +128,66 @@ impl QueueSpout {
             self.upkeep = Some(Upkeep::start(
                 self.client.clone(),
                 self.settings.clone(),
-                Arc::clone(&self.held),
+                self.held.clone(),
                 Arc::clone(&self.load),
             ));
         }
     }
 
-    /// Forgets queues whose lease ran out or was taken: nothing more is read or handed out from
-    /// them (what is in the topology is fenced by its lease). A lease that merely ran out here is
-    /// dropped in the index too, in case it is still ours there.
-    async fn forget_lost(&mut self) -> Result<(), SpoutError> {
+    /// Takes the claim of `key` out, its lease revoked: at once when `force`, else only when no
+    /// write is in flight on it (`None`: it stays for now).
+    fn take_claim(&mut self, key: &str, force: bool) -> Option<Claim> {
+        if self.held.map().contains_key(key) {
+            if force {
+                self.held.take(key)?;
+            } else {
+                self.held.take_idle(key)?;
+            }
+        }
+        let claim = self.claims.remove(key)?;
+        claim.tenure.lease.revoke();
+        Some(claim)
+    }
+
+    /// The leases to drop now, without touching `nextDue`: those lost or run out (nothing more is
+    /// read or handed out from them; what is in the topology is fenced by its lease), and those
+    /// closing with nothing left in the topology.
+    fn leases_to_drop(&mut self) -> Vec<KeyedEdit> {
         let lost: Vec<String> = self
             .claims
             .iter()
-            .filter(|(_, claim)| !claim.lease.is_valid())
+            .filter(|(_, claim)| !claim.tenure.lease.is_valid())
             .map(|(key, _)| key.clone())
             .collect();
         if !lost.is_empty() {
             debug!(lost = lost.len(), "leases lost or run out");
             metrics::counter!("squall_queue_leases_lost_total").increment(lost.len() as u64);
         }
-        self.drop_leases(lost).await
+        let closed: Vec<String> = self
+            .claims
+            .iter()
+            .filter(|(_, claim)| claim.closing && claim.outstanding.is_empty())
+            .map(|(key, _)| key.clone())
+            .collect();
+        let now = format_date(Utc::now());
+        let mut edits = Vec::new();
+        for (key, force) in lost
+            .into_iter()
+            .map(|k| (k, true))
+            .chain(closed.into_iter().map(|k| (k, false)))
+        {
+            if let Some(claim) = self.take_claim(&key, force) {
+                edits.push(KeyedEdit {
+                    edit: QueueEdit::DropLease {
+                        owner: claim.tenure.holder.clone(),
+                        now: now.clone(),
+                    },
+                    key,
+                    upsert: None,
+                });
+            }
+        }
+        edits
     }
 
     /// Marks for giving back the queues held past the longest hold while others wait, and the
@@ -180,21 +201,16 @@ impl QueueSpout {
             }
         }
         let cap = self.settings.max_queues.min(self.load.share());
-        let open = self.claims.values().filter(|c| !c.closing).count();
-        if open > cap {
-            let mut by_age: Vec<(&String, Instant)> = self
-                .claims
-                .iter()
-                .filter(|(_, c)| !c.closing)
-                .map(|(key, c)| (key, c.claimed_at))
-                .collect();
-            by_age.sort_by_key(|(_, at)| *at);
-            let extra: Vec<String> = by_age
-                .into_iter()
-                .take(open - cap)
-                .map(|(key, _)| key.clone())
-                .collect();
-            for key in extra {
+        let mut open: Vec<(Instant, String)> = self
+            .claims
+            .iter()
+            .filter(|(_, c)| !c.closing)
+            .map(|(key, c)| (c.claimed_at, key.clone()))
+            .collect();
+        if open.len() > cap {
+            open.sort();
+            let extra = open.len() - cap;
+            for (_, key) in open.into_iter().take(extra) {
                 if let Some(claim) = self.claims.get_mut(&key) {
                     claim.closing = true;
                 }
@@ -202,162 +218,146 @@ impl QueueSpout {
         }
     }
 
-    /// Claims due queues up to this process's share.
-    async fn claim(&mut self) -> Result<(), SpoutError> {
+    /// The claim to send now, if this process has room for more queues.
+    fn claim_plan(&mut self) -> Option<ClaimPlan> {
         let cap = self.settings.max_queues.min(self.load.share());
         let room = cap
             .saturating_sub(self.claims.len())
             .min(self.settings.max_claims_per_query.max(1));
         if room == 0 {
-            return Ok(());
+            return None;
         }
-        let sent = Instant::now();
-        let claimed_wall = Utc::now();
+        let now = Utc::now();
         let ttl = TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60));
-        let visibility = self.settings.visibility_span();
-        let seen_before = format_date(claimed_wall - visibility);
-        let claims = &self.claims;
-        let holder = self.claim_names.next(&self.settings.owner);
-        let request = ClaimRequest {
-            cooled_before: &seen_before,
-            owner: &holder,
-            lease_until: claimed_wall + ttl,
-            seen_before: &seen_before,
+        Some(ClaimPlan {
+            holder: self.claim_names.next(&self.settings.owner),
+            seen_before: format_date(now - self.settings.visibility_span()),
+            lease_until: now + ttl,
             room,
-        };
-        let claimed = claim_queues(&self.client, &self.settings.queues_index, request, |key| {
-            claims.contains_key(key)
+            sent: Instant::now(),
         })
-        .await?;
-        let count = claimed.len();
-        for queue in claimed {
-            let lease = Lease::until(sent + self.settings.trusted_lease());
-            let tenure = Tenure {
-                lease: lease.clone(),
-                holder: holder.clone(),
+    }
+
+    /// Drops the leases to drop and sends the claim planned, at once.
+    async fn drop_and_claim(&mut self) -> Result<(), SpoutError> {
+        let drops = self.leases_to_drop();
+        let plan = self.claim_plan();
+        let claims = &self.claims;
+        let claiming = async {
+            let Some(plan) = &plan else {
+                return Ok(Vec::new());
             };
-            self.held.insert(queue.key.clone(), tenure);
-            self.claims.insert(
-                queue.key,
-                Claim {
-                    lease,
-                    holder: holder.clone(),
-                    claimed_at: sent,
-                    seen_before: seen_before.clone(),
-                    crawl_delay: queue
-                        .crawl_delay
-                        .and_then(|d| Duration::try_from_secs_f64(d).ok()),
-                    outstanding: Vec::new(),
-                    recently_done: Vec::new(),
-                    closing: false,
-                    cursor: None,
-                    written_lately_until: queue.last_written.map(|at| at + visibility),
-                },
-            );
+            let request = ClaimRequest {
+                cooled_before: &plan.seen_before,
+                owner: &plan.holder,
+                lease_until: plan.lease_until,
+                seen_before: &plan.seen_before,
+                room: plan.room,
+            };
+            claim_queues(&self.client, &self.settings.queues_index, request, |key| {
+                claims.contains_key(key)
+            })
+            .await
+        };
+        let (dropped, claimed) = futures::join!(self.edit_queues(&drops), claiming);
+        let claimed = claimed?;
+        if let Some(plan) = plan {
+            self.add_claims(plan, claimed);
+        }
+        dropped
+    }
+
+    /// Holds the queues just claimed.
+    fn add_claims(&mut self, plan: ClaimPlan, claimed: Vec<Claimed>) {
+        let count = claimed.len();
+        let visibility = self.settings.visibility_span();
+        for queue in claimed {
+            let lease = Lease::until(plan.sent + self.settings.trusted_lease());
+            let tenure = Tenure::new(lease, plan.holder.clone());
+            self.held.map().insert(queue.key.clone(), tenure.clone());
+            let mut claim = Claim::new(tenure, plan.sent, plan.seen_before.clone());
+            claim.crawl_delay = queue
+                .crawl_delay
+                .and_then(|d| std::time::Duration::try_from_secs_f64(d).ok());
+            if let Some(at) = queue.last_written {
+                claim.reread_after(at + visibility);
+            }
+            self.claims.insert(queue.key, claim);
         }
         if count > 0 {
             debug!(claimed = count, held = self.claims.len(), "queues claimed");
             metrics::counter!("squall_queue_claims_total").increment(count as u64);
         }
-        Ok(())
     }
 
-    /// Moves each claim's URLs that left the topology to its recently done list, forgetting those
-    /// done longer ago than the index's visibility delay.
-    fn settle_outstanding(&mut self, busy: &BusyUrls) {
-        let visibility = self.settings.visibility();
-        let seen = Instant::now();
-        for claim in self.claims.values_mut() {
-            let (in_topology, done): (Vec<String>, Vec<String>) = claim
-                .outstanding
-                .drain(..)
-                .partition(|url| busy.in_topology(url));
-            claim.outstanding = in_topology;
-            claim
-                .recently_done
-                .extend(done.into_iter().map(|url| (url, seen)));
-            claim
-                .recently_done
-                .retain(|(_, at)| at.elapsed() < visibility);
-        }
-    }
-
-    /// What to read of each open queue: as many URLs as its share of the fetcher has room for.
-    fn read_requests(&self, busy: &BusyUrls) -> Vec<ReadRequest> {
-        self.claims
+    /// Reads the queues that need it, in one round.
+    async fn read(&mut self, busy: &BusyUrls) -> Result<(), SpoutError> {
+        let now = Utc::now();
+        let (size, low) = (
+            self.settings.urls_per_read,
+            self.settings.max_urls_per_queue,
+        );
+        let requests: Vec<ReadRequest> = self
+            .claims
             .iter()
-            .filter(|(_, claim)| !claim.closing)
-            .filter_map(|(key, claim)| {
-                let size = self
-                    .settings
-                    .max_urls_per_queue
-                    .saturating_sub(busy.waiting_in(key));
-                (size > 0).then(|| ReadRequest {
-                    key: key.clone(),
-                    size,
-                    after: claim.cursor.clone(),
-                })
-            })
-            .collect()
-    }
-
-    /// Hands out a queue's due URLs under its lease.
-    fn hand_out(&mut self, key: &str, read: &QueueRead, busy: &BusyUrls, batch: &mut Vec<DueUrl>) {
-        let Some(claim) = self.claims.get_mut(key) else {
-            return;
-        };
-        let hints = QueueHints {
-            crawl_delay: claim.crawl_delay,
-            lease: Some(claim.lease.clone()),
-        };
-        for read in &read.due {
-            claim.cursor.get_or_insert_with(Cursor::default).take(read);
-            let url = &read.doc.url;
-            // In the topology, or done and waiting for the refresh to show its new date.
-            if busy.contains(url.url.as_str()) {
-                continue;
-            }
-            claim.outstanding.push(url.url.to_string());
-            batch.push(DueUrl {
-                url: url.clone(),
-                key: key.to_string(),
-                hints: hints.clone(),
-            });
-        }
-    }
-
-    /// Gives drained queues back: `nextDue` becomes the earliest date among their URLs not just
-    /// done, or an earlier date written since their claim (see [`RELEASE_QUEUE`](super::edits::RELEASE_QUEUE)).
-    async fn release(&mut self, drained: Vec<String>) -> Result<(), SpoutError> {
-        if drained.is_empty() {
+            .filter_map(|(key, claim)| claim.read_request(key, size, low, now))
+            .collect();
+        if requests.is_empty() {
             return Ok(());
         }
-        let skip: Vec<String> = drained
-            .iter()
-            .filter_map(|key| self.claims.get(key))
-            .flat_map(|claim| claim.recently_done.iter().map(|(url, _)| document_id(url)))
-            .collect();
-        let next = next_dates(
+        metrics::counter!("squall_queue_reads_total").increment(requests.len() as u64);
+        let reads = read_queues(
             &self.client,
             &self.settings.urls_index,
             &self.settings.key_field,
-            &drained,
-            &skip,
+            &requests,
+            now,
         )
         .await?;
-        let now = format_date(Utc::now());
-        let mut updates = Vec::new();
+        for (key, read) in reads {
+            if let Some(claim) = self.claims.get_mut(&key) {
+                claim.take_read(read, busy, now);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands out what each open queue has ready, as much as its share of the fetcher has room for.
+    fn hand_out(&mut self, busy: &BusyUrls) -> Vec<DueUrl> {
+        let visibility = self.settings.visibility_span();
+        let mut batch = Vec::new();
+        for (key, claim) in self.claims.iter_mut().filter(|(_, c)| !c.closing) {
+            claim.take_arrivals(busy, visibility);
+            let room = self
+                .settings
+                .max_urls_per_queue
+                .saturating_sub(busy.waiting_in(key));
+            claim.hand_out(key, room, busy, &mut batch);
+        }
+        batch
+    }
+
+    /// Gives drained queues back: `nextDue` becomes the earliest date they are known to hold, or
+    /// an earlier date another process wrote since their claim (see
+    /// [`RELEASE_QUEUE`](super::edits::RELEASE_QUEUE)).
+    async fn release_drained(&mut self) -> Result<(), SpoutError> {
+        let now = Utc::now();
+        let drained: Vec<String> = self
+            .claims
+            .iter()
+            .filter(|(_, claim)| claim.drained(now))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let now = format_date(now);
+        let mut edits = Vec::new();
         for key in drained {
-            let next = next.get(&key);
-            let Some(claim) = self.claims.remove(&key) else {
+            let Some(claim) = self.take_claim(&key, false) else {
                 continue;
             };
-            self.held.remove(&key);
-            claim.lease.revoke();
-            updates.push(KeyedEdit {
+            edits.push(KeyedEdit {
                 edit: QueueEdit::Release {
-                    owner: claim.holder.clone(),
-                    next: next.cloned(),
+                    owner: claim.tenure.holder.clone(),
+                    next: claim.next_due().map(format_date),
                     seen_before: claim.seen_before.clone(),
                     now: now.clone(),
                 },
@@ -365,39 +365,14 @@ impl QueueSpout {
                 upsert: None,
             });
         }
-        self.edit_queues(&updates).await
-    }
-
-    /// Gives back queues that may still have due URLs, without touching their `nextDue`.
-    async fn drop_leases(&mut self, keys: Vec<String>) -> Result<(), SpoutError> {
-        let now = format_date(Utc::now());
-        let mut updates = Vec::new();
-        for key in keys {
-            let claim = self.claims.remove(&key);
-            let tenure = self.held.remove(&key).map(|(_, tenure)| tenure);
-            let Some(holder) = claim
-                .map(|claim| {
-                    claim.lease.revoke();
-                    claim.holder
-                })
-                .or(tenure.map(|tenure| tenure.holder))
-            else {
-                continue;
-            };
-            updates.push(KeyedEdit {
-                edit: QueueEdit::DropLease {
-                    owner: holder,
-                    now: now.clone(),
-                },
-                key,
-                upsert: None,
-            });
-        }
-        self.edit_queues(&updates).await
+        self.edit_queues(&edits).await
     }
 
     /// Applies edits to the queues this process gives back; the first that failed is the error.
     async fn edit_queues(&self, edits: &[KeyedEdit]) -> Result<(), SpoutError> {
+        if edits.is_empty() {
+            return Ok(());
+        }
         let outcomes = apply_edits(&self.client, &self.settings.queues_index, edits)
             .await
             .map_err(|e| e.for_spout("queue updates failed"))?;
@@ -406,22 +381,13 @@ impl QueueSpout {
             _ => Ok(()),
         }
     }
-
-    /// Closing queues whose URLs are all done: given back now.
-    fn closed(&self) -> Vec<String> {
-        self.claims
-            .iter()
-            .filter(|(_, claim)| claim.closing && claim.outstanding.is_empty())
-            .map(|(key, _)| key.clone())
-            .collect()
-    }
 }
 
 #[async_trait]
 impl Spout for QueueSpout {
     /// A write shows after a refresh (with a margin for replicas); whether another process still
     /// holds work is asked of the queues index ([`frontier_idle`](Spout::frontier_idle)).
-    fn visibility_delay(&self) -> Duration {
+    fn visibility_delay(&self) -> std::time::Duration {
         self.settings.visibility()
     }
 
@@ -431,57 +397,31 @@ impl Spout for QueueSpout {
     }
 
     /// A write shows in the urls index after a refresh.
-    fn write_visibility(&self) -> Duration {
+    fn write_visibility(&self) -> std::time::Duration {
         self.settings.refresh_interval
     }
 
-    /// A URL that failed stays due: the release must see its date in the index.
+    /// A URL that failed stays due: the queue's release must keep it due.
     async fn fail(&mut self, url: &CrawlUrl) {
         let url = url.url.as_str();
         for claim in self.claims.values_mut() {
-            if claim
-                .outstanding
-                .iter()
-                .any(|outstanding| outstanding == url)
-            {
-                claim.cursor = None;
+            if claim.failed(url) {
+                break;
             }
-            claim.outstanding.retain(|outstanding| outstanding != url);
-            claim.recently_done.retain(|(done, _)| done != url);
         }
     }
 
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         self.start_upkeep();
-        self.forget_lost().await?;
-        self.settle_outstanding(busy);
-        self.mark_closing();
-        let closed = self.closed();
-        self.drop_leases(closed).await?;
-        self.claim().await?;
-        let requests = self.read_requests(busy);
-        let reads = read_queues(
-            &self.client,
-            &self.settings.urls_index,
-            &self.settings.key_field,
-            &requests,
-            Utc::now(),
-        )
-        .await?;
-        let mut batch = Vec::new();
-        let mut drained = Vec::new();
-        let queues_waiting = self.load.queues_waiting();
-        for (key, read) in reads {
-            self.hand_out(&key, &read, busy, &mut batch);
-            let idle = self
-                .claims
-                .get(&key)
-                .is_some_and(|claim| claim.may_release(queues_waiting));
-            if read.drained() && idle {
-                drained.push(key);
-            }
+        let visibility = self.settings.visibility();
+        for claim in self.claims.values_mut() {
+            claim.settle(busy, visibility);
         }
-        self.release(drained).await?;
+        self.mark_closing();
+        self.drop_and_claim().await?;
+        self.read(busy).await?;
+        let batch = self.hand_out(busy);
+        self.release_drained().await?;
         metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
         Ok(batch)
     }
@@ -511,8 +451,21 @@ impl Spout for QueueSpout {
 
     /// Gives back every queue held (others take them over at once) and retires the heartbeat.
     async fn close(&mut self) {
-        let keys = self.held_keys();
-        if let Err(error) = self.drop_leases(keys).await {
+        let now = format_date(Utc::now());
+        let mut edits = Vec::new();
+        for key in self.held_keys() {
+            if let Some(claim) = self.take_claim(&key, true) {
+                edits.push(KeyedEdit {
+                    edit: QueueEdit::DropLease {
+                        owner: claim.tenure.holder.clone(),
+                        now: now.clone(),
+                    },
+                    key,
+                    upsert: None,
+                });
+            }
+        }
+        if let Err(error) = self.edit_queues(&edits).await {
             debug!(%error, "could not give the queues back; their leases run out instead");
         }
         self.upkeep = None;

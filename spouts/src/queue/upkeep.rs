@@ -8,33 +8,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::{TimeDelta, Utc};
-use dashmap::DashMap;
 use serde_json::{Value, json};
-use squall::frontier::Lease;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
+use super::held::{Held, Tenure};
 use super::settings::QueueSpoutSettings;
 use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{document_id, format_date};
-
-/// One claim of a queue by this process, as long as it holds it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Tenure {
-    /// The lease, renewed by the upkeep and checked before each fetch.
-    pub lease: Lease,
-    /// What the claim wrote in `leaseOwner`: this process's owner and the claim's own name. Every
-    /// later edit of the lease (renewal, release, drop) names it, so that an edit that reaches the
-    /// queue late (retried by the engine after a failover, or by the client after a timeout) finds
-    /// a later claim of the same process not its own, and changes nothing.
-    pub holder: String,
-}
-
-/// The queues this process holds, with their tenures, shared by the spout and its upkeep.
-pub(crate) type Held = Arc<DashMap<String, Tenure>>;
 
 /// What the upkeep last measured of the frontier.
 #[derive(Debug)]
@@ -137,6 +121,7 @@ impl Worker {
     async fn renew(&self) {
         let leases: Vec<(String, Tenure)> = self
             .held
+            .map()
             .iter()
             .map(|entry| (entry.key().clone(), entry.value().clone()))
             .collect();
@@ -179,7 +164,7 @@ impl Worker {
                 EditOutcome::Unchanged | EditOutcome::Missing => {
                     info!(%key, "lease lost to another process");
                     tenure.lease.revoke();
-                    self.held.remove_if(&key, |_, held| *held == tenure);
+                    self.held.map().remove_if(&key, |_, held| *held == tenure);
                 }
             }
         }

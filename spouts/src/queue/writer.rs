@@ -1,8 +1,18 @@
-//! The writer of the queue frontier: URL documents into the urls index, and, first, one upsert
-//! ([`QueueEdit::Lower`](super::edits::QueueEdit::Lower)) per key per batch into the queues index, so that a queue's `nextDue` is never later than its
-//! earliest due URL and a new host's queue exists as soon as its first URL is written.
+//! The writer of the queue frontier: URL documents into the urls index, and queue edits only where
+//! a write can change something.
+//!
+//! - A write for a queue this process holds (the usual case: a page's own status, and its links to
+//!   its own host) edits no queue: it is noted in the hold's log ([`held`](super::held)), from which
+//!   the spout hands new URLs out at once and dates the queue when it gives it back.
+//! - Any other write lowers its queue first, with one edit
+//!   ([`QueueEdit::Lower`](super::edits::QueueEdit::Lower)) per key per batch, so that a queue's
+//!   `nextDue` is never later than its earliest due URL and a new host's queue exists as soon as
+//!   its first URL is written. A DISCOVERED write of a URL the index already has changes nothing
+//!   and moves no queue.
+//! - Politeness state the fetcher reported (Retry-After holds, robots crawl delays) is written to
+//!   the queue whoever holds it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -12,11 +22,12 @@ use squall::model::Status;
 
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::KeyedEdit;
+use super::held::{Held, Noted, Tenure};
 use super::schema::{QueueChange, queue_update};
 use crate::client::indices::refresh;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{KeyField, document_id};
-use crate::status_index::{EsStatusStore, WriterSettings};
+use crate::status_index::{EsStatusStore, WriterSettings, Written};
 
 /// Writes statuses to the urls index and keeps the queues index's invariant.
 #[derive(Debug, Clone)]
@@ -25,10 +36,14 @@ pub struct QueueStatusStore {
     urls: EsStatusStore,
     urls_index: String,
     queues_index: String,
+    /// The queues this process's spout holds; none for a writer on its own.
+    held: Option<Held>,
 }
 
 impl QueueStatusStore {
-    /// A writer into `urls_index` (no routing; the key in `key_field`) and `queues_index`.
+    /// A writer into `urls_index` (no routing; the key in `key_field`) and `queues_index`, on its
+    /// own: every write edits its queue. A crawler's writer comes from its spout
+    /// ([`QueueSpout::status_store`](super::QueueSpout::status_store)).
     pub fn new(
         client: EsClient,
         urls_index: &str,
@@ -47,53 +62,51 @@ impl QueueStatusStore {
             client,
             urls_index: urls_index.to_string(),
             queues_index: queues_index.to_string(),
+            held: None,
         }
     }
 
-    /// Lowers `nextDue` of every key to the earliest date written for it, and stores the politeness
-    /// state the fetcher reported (Retry-After holds, robots crawl delays); returns the keys whose
-    /// queue could not be updated, with the error.
-    async fn lower_queues(&self, batch: &[StatusWrite]) -> BTreeMap<String, StoreError> {
-        let known = self.known_discoveries(batch).await;
-        let mut earliest: BTreeMap<&str, QueueChange> = BTreeMap::new();
-        for write in batch {
-            // A DISCOVERED write of a URL the index has is a no-op: its queue must not move.
-            if write.status == Status::Discovered && known.contains(write.url.url.as_str()) {
+    /// The same writer, noting writes for the queues in `held` instead of editing them.
+    pub(crate) fn with_held(mut self, held: Held) -> Self {
+        self.held = Some(held);
+        self
+    }
+
+    /// Edits the queues of `writes` as `change_of` says for each key: the keys whose queue could not
+    /// be edited, with the error.
+    async fn edit_queues<'a>(
+        &self,
+        writes: impl Iterator<Item = &'a StatusWrite>,
+        change_of: impl Fn(&StatusWrite) -> QueueChange,
+    ) -> BTreeMap<String, StoreError> {
+        let mut changes: BTreeMap<&str, QueueChange> = BTreeMap::new();
+        for write in writes {
+            let change = change_of(write);
+            if change == QueueChange::default() {
                 continue;
             }
-            let report = write.queue;
-            if write.next_fetch.is_none() && report.is_empty() {
-                continue;
-            }
-            let change = earliest.entry(write.key.as_str()).or_default();
-            if let Some(due) = write.next_fetch {
-                change.due = Some(change.due.map_or(due, |d| d.min(due)));
-            }
-            if let Some(blocked) = report.blocked_until {
-                change.blocked_until =
-                    Some(change.blocked_until.map_or(blocked, |b| b.max(blocked)));
-            }
-            if let Some(delay) = report.crawl_delay {
-                change.crawl_delay = Some(delay.as_secs_f64());
-            }
+            changes
+                .entry(write.key.as_str())
+                .or_default()
+                .merge(&change);
         }
         let mut failed = BTreeMap::new();
-        if earliest.is_empty() {
+        if changes.is_empty() {
             return failed;
         }
         let now = Utc::now();
-        let edits: Vec<KeyedEdit> = earliest
+        let edits: Vec<KeyedEdit> = changes
             .iter()
             .map(|(key, change)| queue_update(key, change, now))
             .collect();
         match apply_edits(&self.client, &self.queues_index, &edits).await {
             Err(error) => {
-                for key in earliest.keys() {
+                for key in changes.keys() {
                     failed.insert(key.to_string(), error.for_store("queue update failed"));
                 }
             }
             Ok(outcomes) => {
-                for (key, outcome) in earliest.keys().zip(outcomes) {
+                for (key, outcome) in changes.keys().zip(outcomes) {
                     if let EditOutcome::Failed { kind, message } = outcome {
                         failed.insert(key.to_string(), StoreError::of_kind(kind, message));
                     }
@@ -102,19 +115,17 @@ impl QueueStatusStore {
         }
         failed
     }
-}
 
-impl QueueStatusStore {
-    /// The URLs of the batch's DISCOVERED writes that the urls index already has (a realtime
+    /// The URLs of `writes`' DISCOVERED writes that the urls index already has (a realtime
     /// multi-get by id, which sees writes not yet refreshed). On error, none: lowering a queue too
     /// early is harmless, too late is not.
-    async fn known_discoveries(&self, batch: &[StatusWrite]) -> std::collections::HashSet<String> {
-        let discovered: Vec<&str> = batch
+    async fn known_discoveries(&self, writes: &[&StatusWrite]) -> HashSet<String> {
+        let discovered: Vec<&str> = writes
             .iter()
             .filter(|w| w.status == Status::Discovered)
             .map(|w| w.url.url.as_str())
             .collect();
-        let mut known = std::collections::HashSet::new();
+        let mut known = HashSet::new();
         if discovered.is_empty() {
             return known;
         }
@@ -139,29 +150,119 @@ impl QueueStatusStore {
         }
         known
     }
+
+    /// The queue edits before the URL writes: for queues not held, what lowers them; for every
+    /// queue, the politeness state reported.
+    async fn edits_before(
+        &self,
+        batch: &[StatusWrite],
+        holds: &HashMap<String, Tenure>,
+    ) -> BTreeMap<String, StoreError> {
+        let unheld: Vec<&StatusWrite> = batch
+            .iter()
+            .filter(|w| !holds.contains_key(&w.key))
+            .collect();
+        let known = self.known_discoveries(&unheld).await;
+        self.edit_queues(batch.iter(), |write| {
+            let mut change = QueueChange::reported(write);
+            let held = holds.contains_key(&write.key);
+            let no_op =
+                write.status == Status::Discovered && known.contains(write.url.url.as_str());
+            if !held && !no_op {
+                change.due = write.next_fetch;
+            }
+            change
+        })
+        .await
+    }
+
+    /// After the URL writes: notes each held queue's successful writes in its log, or, where the
+    /// lease was lost meanwhile, lowers the queue as an unheld write would have. Returns the keys
+    /// whose queue could not be edited.
+    async fn note_held(
+        &self,
+        batch: &[StatusWrite],
+        written: &[Option<Written>],
+        holds: HashMap<String, Tenure>,
+    ) -> BTreeMap<String, StoreError> {
+        let Some(held) = &self.held else {
+            return BTreeMap::new();
+        };
+        let now = Utc::now();
+        let mut noted: HashMap<&str, Vec<Noted>> = HashMap::new();
+        for (write, outcome) in batch.iter().zip(written) {
+            let Some(outcome) = outcome else { continue };
+            if !holds.contains_key(&write.key) || *outcome == Written::Known {
+                continue;
+            }
+            noted.entry(write.key.as_str()).or_default().push(Noted {
+                url: write.url.clone(),
+                due: write.next_fetch,
+                arrived: *outcome == Written::Created && write.next_fetch.is_some_and(|d| d <= now),
+            });
+        }
+        let mut lost: HashSet<String> = HashSet::new();
+        for (key, tenure) in holds {
+            let notes = noted.remove(key.as_str()).unwrap_or_default();
+            if !held.finish_write(&key, &tenure, notes) {
+                lost.insert(key);
+            }
+        }
+        let late = batch
+            .iter()
+            .zip(written)
+            .filter(|(w, outcome)| {
+                lost.contains(&w.key)
+                    && matches!(outcome, Some(Written::Created | Written::Replaced))
+            })
+            .map(|(w, _)| w);
+        self.edit_queues(late, |write| QueueChange {
+            due: write.next_fetch,
+            ..QueueChange::default()
+        })
+        .await
+    }
 }
 
 #[async_trait]
 impl StatusStore for QueueStatusStore {
     async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        // Writes for queues this process holds, begun on their holds (ended in `note_held`).
+        let mut holds: HashMap<String, Tenure> = HashMap::new();
+        if let Some(held) = &self.held {
+            for write in &batch {
+                if !holds.contains_key(&write.key)
+                    && let Some(tenure) = held.begin_write(&write.key)
+                {
+                    holds.insert(write.key.clone(), tenure);
+                }
+            }
+        }
         // Queues first: if the URL writes then fail, a queue is at worst due too early (harmless);
         // the other order could leave URLs that no queue points to.
-        let failed_keys = self.lower_queues(&batch).await;
+        let failed_keys = self.edits_before(&batch, &holds).await;
         let mut outcomes: Vec<Option<Result<(), StoreError>>> = vec![None; batch.len()];
         let mut to_write = Vec::new();
         let mut positions = Vec::new();
-        for (i, write) in batch.into_iter().enumerate() {
+        for (i, write) in batch.iter().enumerate() {
             match failed_keys.get(&write.key) {
                 Some(error) => outcomes[i] = Some(Err(error.clone())),
                 None => {
                     positions.push(i);
-                    to_write.push(write);
+                    to_write.push(write.clone());
                 }
             }
         }
-        let written = self.urls.store(to_write).await;
-        for (i, outcome) in positions.into_iter().zip(written) {
-            outcomes[i] = Some(outcome);
+        let mut written: Vec<Option<Written>> = vec![None; batch.len()];
+        for (&i, outcome) in positions.iter().zip(self.urls.write(&to_write).await) {
+            written[i] = outcome.as_ref().ok().copied();
+            outcomes[i] = Some(outcome.map(|_| ()));
+        }
+        let failed_late = self.note_held(&batch, &written, holds).await;
+        for (i, write) in batch.iter().enumerate() {
+            if let Some(error) = failed_late.get(&write.key) {
+                outcomes[i] = Some(Err(error.clone()));
+            }
         }
         outcomes
             .into_iter()

@@ -89,18 +89,19 @@ impl EsStatusStore {
     }
 
     /// The outcome of one write, from its bulk item.
-    fn outcome(&self, write: &StatusWrite, item: &BulkItem) -> Result<(), StoreError> {
+    fn outcome(&self, write: &StatusWrite, item: &BulkItem) -> Result<Written, StoreError> {
         if item.is_success() {
             if write.status != Status::Discovered {
                 // The document is updated: its record is done with. A failed write keeps it,
                 // for the spout to replace when it returns the URL again.
                 self.routes.remove(write.url.url.as_str());
+                return Ok(Written::Replaced);
             }
-            return Ok(());
+            return Ok(Written::Created);
         }
         if item.is_conflict() && write.status == Status::Discovered {
             // Already known: create-only keeps its status, as intended.
-            return Ok(());
+            return Ok(Written::Known);
         }
         let reason = format!(
             "{} rejected {}: HTTP {} {}: {}",
@@ -115,9 +116,20 @@ impl EsStatusStore {
     }
 }
 
-#[async_trait]
-impl StatusStore for EsStatusStore {
-    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+/// What a successful write did to its document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// A DISCOVERED write created it: the URL is new.
+    Created,
+    /// A DISCOVERED write found it: the URL was known, and stays as it was.
+    Known,
+    /// Any other status replaced it.
+    Replaced,
+}
+
+impl EsStatusStore {
+    /// Writes `batch` in one bulk request: per write, what it did, or why it failed.
+    pub async fn write(&self, batch: &[StatusWrite]) -> Vec<Result<Written, StoreError>> {
         if batch.is_empty() {
             return Vec::new();
         }
@@ -125,7 +137,7 @@ impl StatusStore for EsStatusStore {
             .client
             .bulk(
                 Some(&self.settings.index),
-                &self.bulk_request(&batch),
+                &self.bulk_request(batch),
                 // Only what is read back: each item's status and error, not its index, id, version
                 // and shard counts.
                 Some("errors,items.*.status,items.*.error"),
@@ -139,6 +151,17 @@ impl StatusStore for EsStatusStore {
                 .collect(),
             Err(error) => vec![Err(error.for_store("status bulk failed")); batch.len()],
         }
+    }
+}
+
+#[async_trait]
+impl StatusStore for EsStatusStore {
+    async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        self.write(&batch)
+            .await
+            .into_iter()
+            .map(|outcome| outcome.map(|_| ()))
+            .collect()
     }
 
     async fn flush(&self) -> Result<(), StoreError> {

@@ -1,6 +1,12 @@
 //! The status updater: writes each URL's new status, and its outlinks as DISCOVERED, to a
-//! [`StatusStore`], and acks the URL only when all of those writes are durable.
+//! [`StatusStore`], and acks the URL only when all of those writes are durable. Outlinks already
+//! written by this process lately ([`OutlinkCache`]) or twice in one batch are written once.
 
+mod cache;
+
+pub use cache::OutlinkCache;
+
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +37,9 @@ pub struct StatusUpdaterSettings {
     /// With `partition.url.mode: byIP`, gives new outlinks the address their host resolves to as
     /// their key; `None` (or another mode): the parser's keys are written as they are.
     pub partitioner: Option<Partitioner>,
+    /// URLs written lately, whose DISCOVERED writes are left out (`status.updater.use.cache`);
+    /// `None`: every outlink is written each time it is seen.
+    pub outlink_cache: Option<OutlinkCache>,
 }
 
 /// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
@@ -99,7 +108,9 @@ pub struct StatusUpdater {
 struct Pending {
     update: StatusUpdate,
     final_status: Status,
-    writes: usize,
+    /// The positions in the batch of the writes this URL waits for: its own, and its outlinks'
+    /// (an outlink written for several URLs of the batch is written once, for all of them).
+    writes: Vec<usize>,
 }
 
 impl StatusUpdater {
@@ -154,15 +165,16 @@ impl StatusUpdater {
         self.write(batch).await;
     }
 
-    async fn write(&self, mut updates: Vec<StatusUpdate>) {
-        if updates.is_empty() {
-            return;
-        }
-        if let Some(partitioner) = &self.settings.partitioner {
-            let outlinks = updates.iter_mut().flat_map(|u| u.outlinks.iter_mut());
-            partitioner.rekey_outlinks(outlinks).await;
-        }
-        let now = Utc::now();
+    /// The writes of a batch of updates: each URL's own, then its outlinks as DISCOVERED, leaving out
+    /// outlinks that are URLs of the batch themselves, outlinks already in the batch (written once,
+    /// for every URL that found them) and outlinks in the cache.
+    fn batch_writes(
+        &self,
+        updates: Vec<StatusUpdate>,
+        now: DateTime<Utc>,
+    ) -> (Vec<StatusWrite>, Vec<Pending>) {
+        let own_urls: HashSet<String> = updates.iter().map(|u| u.url.url.to_string()).collect();
+        let mut outlink_writes: HashMap<String, usize> = HashMap::new();
         let mut writes = Vec::new();
         let mut pending = Vec::with_capacity(updates.len());
         for update in updates {
@@ -171,8 +183,27 @@ impl StatusUpdater {
                 ..prepare_write(&update.url, &update.key, update.status, &self.settings, now)
             };
             let final_status = own.status;
+            let mut waits_for = vec![writes.len()];
             writes.push(own);
             for outlink in &update.outlinks {
+                let url = outlink.url.url.as_str();
+                if own_urls.contains(url) {
+                    continue;
+                }
+                if let Some(&at) = outlink_writes.get(url) {
+                    waits_for.push(at);
+                    continue;
+                }
+                if self
+                    .settings
+                    .outlink_cache
+                    .as_ref()
+                    .is_some_and(|c| c.seen(url))
+                {
+                    continue;
+                }
+                outlink_writes.insert(url.to_string(), writes.len());
+                waits_for.push(writes.len());
                 writes.push(StatusWrite {
                     url: outlink.url.clone(),
                     key: outlink.key.clone(),
@@ -186,31 +217,53 @@ impl StatusUpdater {
                 });
             }
             pending.push(Pending {
-                writes: 1 + update.outlinks.len(),
+                writes: waits_for,
                 update,
                 final_status,
             });
         }
+        (writes, pending)
+    }
+
+    async fn write(&self, mut updates: Vec<StatusUpdate>) {
+        if updates.is_empty() {
+            return;
+        }
+        if let Some(partitioner) = &self.settings.partitioner {
+            let outlinks = updates.iter_mut().flat_map(|u| u.outlinks.iter_mut());
+            partitioner.rekey_outlinks(outlinks).await;
+        }
+        let now = Utc::now();
+        let (writes, pending) = self.batch_writes(updates, now);
         let started = Instant::now();
         let count = writes.len();
-        let mut outcomes = self.store.store(writes).await.into_iter();
+        let urls: Vec<String> = writes.iter().map(|w| w.url.url.to_string()).collect();
+        let mut outcomes: Vec<Result<(), String>> = self
+            .store
+            .store(writes)
+            .await
+            .into_iter()
+            .map(|outcome| outcome.map_err(|error| error.message().to_string()))
+            .collect();
+        outcomes.resize(
+            count,
+            Err("the store returned fewer outcomes than writes".into()),
+        );
         metrics::histogram!("squall_status_store_seconds").record(started.elapsed().as_secs_f64());
         metrics::counter!("squall_status_writes_total").increment(count as u64);
         debug!(writes = count, "status batch stored");
-        for item in pending {
-            let mut failure = None;
-            for _ in 0..item.writes {
-                match outcomes.next() {
-                    Some(Ok(())) => {}
-                    Some(Err(error)) => {
-                        failure.get_or_insert(error.message().to_string());
-                    }
-                    None => {
-                        failure
-                            .get_or_insert("the store returned fewer outcomes than writes".into());
-                    }
+        if let Some(cache) = &self.settings.outlink_cache {
+            for (url, outcome) in urls.iter().zip(&outcomes) {
+                if outcome.is_ok() {
+                    cache.insert(url);
                 }
             }
+        }
+        for item in pending {
+            let failure = item
+                .writes
+                .iter()
+                .find_map(|&i| outcomes[i].as_ref().err().cloned());
             let StatusUpdate {
                 url,
                 key,
@@ -255,6 +308,7 @@ mod tests {
             persist_keys: vec!["error.cause".into(), "keep.*".into()],
             scheduler: Arc::new(DefaultScheduler::default()),
             partitioner: None,
+            outlink_cache: None,
         }
     }
 

@@ -1,0 +1,233 @@
+//! One queue this process holds: what it read and has not handed out yet, what is out in the
+//! topology, and what it knows of the queue's next date.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use squall::frontier::{BusyUrls, DueUrl, QueueHints};
+use squall::model::CrawlUrl;
+
+use super::held::Tenure;
+use super::reads::{Cursor, QueueRead, ReadRequest};
+
+/// A queue this process holds.
+#[derive(Debug)]
+pub(crate) struct Claim {
+    /// The lease, its holder name and the writer's log, shared with the upkeep and the writer.
+    pub tenure: Tenure,
+    /// When it was claimed, for the longest hold.
+    pub claimed_at: Instant,
+    /// The claim's wall-clock time less the urls index's visibility: due dates written from then
+    /// on by other processes may be missing from this process's reads, so a release folds them in
+    /// (`heldDue`).
+    pub seen_before: String,
+    /// The queue's crawl delay learned from robots.txt (by any process).
+    pub crawl_delay: Option<Duration>,
+    /// URLs read (or written by this process) and not handed out yet, earliest first.
+    ready: VecDeque<CrawlUrl>,
+    /// The URLs of `ready`, to leave out a URL read twice.
+    queued: HashSet<String>,
+    /// URLs handed out and possibly still in the topology.
+    pub outstanding: Vec<String>,
+    /// URLs that left the topology so recently that the index may still show their old dates.
+    recently_done: Vec<(String, Instant)>,
+    /// Given back once its outstanding URLs are done; not read any more.
+    pub closing: bool,
+    /// Where its next read resumes.
+    cursor: Option<Cursor>,
+    /// When it was last read (wall clock); `None` before its first read.
+    read_at: Option<DateTime<Utc>>,
+    /// The last read was all due URLs: more may be due after them.
+    more: bool,
+    /// The date of the first URL not due at the last read (after the cursor).
+    next: Option<DateTime<Utc>>,
+    /// Due URLs known but not handed out (busy when their turn came): the queue stays due.
+    due_left: Option<DateTime<Utc>>,
+    /// Read again once the index shows writes made until then: writes just before the claim
+    /// (typically a new host, claimed as soon as its queue appeared), or URLs this process wrote
+    /// beyond what the log keeps.
+    reread_at: Option<DateTime<Utc>>,
+}
+
+impl Claim {
+    /// A queue just claimed.
+    pub fn new(tenure: Tenure, claimed_at: Instant, seen_before: String) -> Self {
+        Claim {
+            tenure,
+            claimed_at,
+            seen_before,
+            crawl_delay: None,
+            ready: VecDeque::new(),
+            queued: HashSet::new(),
+            outstanding: Vec::new(),
+            recently_done: Vec::new(),
+            closing: false,
+            cursor: None,
+            read_at: None,
+            more: false,
+            next: None,
+            due_left: None,
+            reread_at: None,
+        }
+    }
+
+    /// Reads again once `at` passed (no earlier read shows what was written before it).
+    pub fn reread_after(&mut self, at: DateTime<Utc>) {
+        self.reread_at = Some(self.reread_at.map_or(at, |t| t.max(at)));
+    }
+
+    /// What to read of this queue now, if anything: on its first turn, when what it read runs low
+    /// and more may be due, or once writes it could not see have shown.
+    pub fn read_request(
+        &self,
+        key: &str,
+        size: usize,
+        low: usize,
+        now: DateTime<Utc>,
+    ) -> Option<ReadRequest> {
+        if self.closing {
+            return None;
+        }
+        let first = self.read_at.is_none();
+        let running_low = self.more && self.ready.len() < low;
+        let reread = self
+            .reread_at
+            .is_some_and(|at| now >= at && self.read_at.is_none_or(|read| read < at));
+        (first || running_low || reread).then(|| ReadRequest {
+            key: key.to_string(),
+            size,
+            after: self.cursor.clone(),
+        })
+    }
+
+    /// Takes a read's answer in: its due URLs join `ready` (unless busy), its next date is kept.
+    pub fn take_read(&mut self, read: QueueRead, busy: &BusyUrls, read_at: DateTime<Utc>) {
+        self.read_at = Some(read_at);
+        self.more = read.more;
+        if !read.more {
+            self.next = read.next;
+        }
+        for url in read.due {
+            self.cursor.get_or_insert_with(Cursor::default).take(&url);
+            let text = url.doc.url.url.as_str();
+            let done_lately = self.recently_done.iter().any(|(done, _)| done == text);
+            if done_lately || self.outstanding.iter().any(|o| o == text) {
+                continue;
+            }
+            if busy.contains(text) {
+                self.note_due_left(DateTime::<Utc>::from_timestamp_millis(url.date));
+                continue;
+            }
+            self.push_ready(url.doc.url);
+        }
+    }
+
+    /// Takes in what this process's writer noted: URLs created due now, ready at once.
+    pub fn take_arrivals(&mut self, busy: &BusyUrls, visibility: chrono::TimeDelta) {
+        let (arrivals, overflowed) = {
+            let mut log = self.tenure.log();
+            (
+                std::mem::take(&mut log.arrivals),
+                std::mem::take(&mut log.overflowed),
+            )
+        };
+        if overflowed {
+            self.more = true;
+            self.reread_after(Utc::now() + visibility);
+        }
+        for url in arrivals {
+            let text = url.url.as_str();
+            if busy.contains(text) || self.outstanding.iter().any(|o| o == text) {
+                continue;
+            }
+            self.push_ready(url);
+        }
+    }
+
+    fn push_ready(&mut self, url: CrawlUrl) {
+        if self.queued.insert(url.url.to_string()) {
+            self.ready.push_back(url);
+        }
+    }
+
+    fn note_due_left(&mut self, date: Option<DateTime<Utc>>) {
+        let date = date.unwrap_or_else(Utc::now);
+        self.due_left = Some(self.due_left.map_or(date, |d| d.min(date)));
+    }
+
+    /// Hands out up to `room` ready URLs under the lease.
+    pub fn hand_out(&mut self, key: &str, room: usize, busy: &BusyUrls, batch: &mut Vec<DueUrl>) {
+        let hints = QueueHints {
+            crawl_delay: self.crawl_delay,
+            lease: Some(self.tenure.lease.clone()),
+        };
+        let mut given = 0;
+        while given < room {
+            let Some(url) = self.ready.pop_front() else {
+                break;
+            };
+            let text = url.url.to_string();
+            self.queued.remove(&text);
+            if busy.contains(&text) {
+                // In the purgatory: still due, and not this lease's to hand out now.
+                self.note_due_left(None);
+                continue;
+            }
+            self.outstanding.push(text);
+            batch.push(DueUrl {
+                url,
+                key: key.to_string(),
+                hints: hints.clone(),
+            });
+            given += 1;
+        }
+    }
+
+    /// Moves URLs that left the topology to the recently done list, forgetting those done longer
+    /// ago than the index's visibility delay.
+    pub fn settle(&mut self, busy: &BusyUrls, visibility: Duration) {
+        let seen = Instant::now();
+        let (in_topology, done): (Vec<String>, Vec<String>) = self
+            .outstanding
+            .drain(..)
+            .partition(|url| busy.in_topology(url));
+        self.outstanding = in_topology;
+        self.recently_done
+            .extend(done.into_iter().map(|url| (url, seen)));
+        self.recently_done
+            .retain(|(_, at)| at.elapsed() < visibility);
+    }
+
+    /// A URL handed out failed: it stays due in the index, so the queue does too.
+    pub fn failed(&mut self, url: &str) -> bool {
+        let had = self.outstanding.iter().any(|o| o == url);
+        self.outstanding.retain(|o| o != url);
+        self.recently_done.retain(|(done, _)| done != url);
+        if had {
+            self.note_due_left(None);
+        }
+        had
+    }
+
+    /// Whether the queue is drained: read through, nothing ready, nothing out, nothing to read again.
+    pub fn drained(&self, now: DateTime<Utc>) -> bool {
+        !self.closing
+            && self.read_at.is_some()
+            && !self.more
+            && self.ready.is_empty()
+            && self.outstanding.is_empty()
+            && self
+                .reread_at
+                .is_none_or(|at| now >= at && self.read_at.is_some_and(|r| r >= at))
+    }
+
+    /// The queue's next date when it is given back: the earliest of the first URL not due at the
+    /// last read, the dates this process wrote during the hold, and due URLs not handed out.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        [self.next, self.tenure.log().earliest(), self.due_left]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}

@@ -1,0 +1,162 @@
+//! What this process holds, shared by the spout (which claims and gives back), its upkeep (which
+//! renews) and its writer (which writes the statuses of the URLs fetched under the leases).
+//!
+//! While a process holds a queue, its own writes for that queue need not touch the queue document:
+//! the queue is due (its `nextDue` is no later than the claim) and every date written during the
+//! hold is later than that, so the invariant holds whatever happens to the process. What the writer
+//! wrote is noted in the queue's [`HoldLog`] instead, for the spout: new URLs due now are handed out
+//! without reading them back from the index (no refresh to wait for), and when the queue is given
+//! back its `nextDue` takes the earliest date written (see `spout`).
+//!
+//! Two rules keep this exact:
+//! - The writer starts a write on the log ([`begin_write`](Held::begin_write)) only while the
+//!   lease is valid, and the spout gives a queue back only when no write is in flight on it: a
+//!   write is noted before the release reads the log, or it was started after the queue left
+//!   [`Held`] and took the ordinary path (a queue edit before the URL write).
+//! - A write that ends after its lease was lost is noted nowhere: the writer then sends the
+//!   queue edit it skipped ([`finish_write`](Held::finish_write) says so).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+use squall::frontier::Lease;
+use squall::model::CrawlUrl;
+
+/// URLs written due now that one hold keeps for hand-out at most; beyond them the spout reads the
+/// queue again once the index shows them.
+pub(crate) const MAX_ARRIVALS: usize = 1_000;
+
+/// One claim of a queue by this process, as long as it holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Tenure {
+    /// The lease, renewed by the upkeep and checked before each fetch.
+    pub lease: Lease,
+    /// What the claim wrote in `leaseOwner`: this process's owner and the claim's own name. Every
+    /// later edit of the lease (renewal, release, drop) names it, so that an edit that reaches the
+    /// queue late (retried by the engine after a failover, or by the client after a timeout) finds
+    /// a later claim of the same process not its own, and changes nothing.
+    pub holder: String,
+    /// What this process's writer wrote for the queue during the claim.
+    pub log: Arc<Mutex<HoldLog>>,
+}
+
+impl Tenure {
+    /// A new claim's tenure, with an empty log.
+    pub fn new(lease: Lease, holder: String) -> Self {
+        Tenure {
+            lease,
+            holder,
+            log: Arc::new(Mutex::new(HoldLog::default())),
+        }
+    }
+
+    /// The log, even if a thread panicked while holding it (its contents stay consistent: each
+    /// change is one field at a time).
+    pub fn log(&self) -> MutexGuard<'_, HoldLog> {
+        self.log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl PartialEq for Tenure {
+    /// The same claim: the same lease and log.
+    fn eq(&self, other: &Self) -> bool {
+        self.lease == other.lease && Arc::ptr_eq(&self.log, &other.log)
+    }
+}
+
+/// What this process's writer wrote for a held queue.
+#[derive(Debug, Default)]
+pub(crate) struct HoldLog {
+    /// Every URL written, with the last due date written for it (`None`: never due again).
+    pub dates: HashMap<String, Option<DateTime<Utc>>>,
+    /// URLs created due now, not yet handed out.
+    pub arrivals: Vec<CrawlUrl>,
+    /// URLs created due now beyond [`MAX_ARRIVALS`]: the queue must be read again.
+    pub overflowed: bool,
+    /// Writes started and not yet noted.
+    pub in_flight: usize,
+}
+
+impl HoldLog {
+    /// The earliest due date among the URLs written.
+    pub fn earliest(&self) -> Option<DateTime<Utc>> {
+        self.dates.values().flatten().min().copied()
+    }
+}
+
+/// One URL written for a held queue, as the writer notes it.
+#[derive(Debug, Clone)]
+pub(crate) struct Noted {
+    /// The URL.
+    pub url: CrawlUrl,
+    /// The due date written.
+    pub due: Option<DateTime<Utc>>,
+    /// A new document due now: to hand out.
+    pub arrived: bool,
+}
+
+/// The queues this process holds, with their tenures.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Held(Arc<DashMap<String, Tenure>>);
+
+impl Held {
+    /// The map itself.
+    pub fn map(&self) -> &DashMap<String, Tenure> {
+        &self.0
+    }
+
+    /// Starts a write for queue `key` if this process holds it with a valid lease: the write's
+    /// tenure, whose queue is not given back before [`finish_write`](Self::finish_write).
+    pub fn begin_write(&self, key: &str) -> Option<Tenure> {
+        let entry = self.0.get(key)?;
+        if !entry.lease.is_valid() {
+            return None;
+        }
+        entry.log().in_flight += 1;
+        Some(entry.value().clone())
+    }
+
+    /// Ends a write begun on `tenure`, noting `written` (the writes that succeeded). Returns false
+    /// when the lease was lost meanwhile: nothing is noted, and the writer must edit the queue.
+    pub fn finish_write(&self, key: &str, tenure: &Tenure, written: Vec<Noted>) -> bool {
+        // Under the map's lock for `key`: the spout cannot take the queue out meanwhile.
+        let still_held = self
+            .0
+            .get(key)
+            .is_some_and(|entry| *entry == *tenure && entry.lease.is_valid());
+        let mut log = tenure.log();
+        log.in_flight = log.in_flight.saturating_sub(1);
+        if !still_held {
+            return false;
+        }
+        for noted in written {
+            if noted.arrived {
+                if log.arrivals.len() < MAX_ARRIVALS {
+                    log.arrivals.push(noted.url.clone());
+                } else {
+                    log.overflowed = true;
+                }
+            }
+            log.dates.insert(noted.url.url.to_string(), noted.due);
+        }
+        true
+    }
+
+    /// Takes `key` out if it is still `tenure` and no write is in flight on it: the tenure, to give
+    /// the queue back with its log; `None` when a write is in flight (try again later) or the
+    /// queue is no longer held under that tenure.
+    pub fn take_idle(&self, key: &str) -> Option<Tenure> {
+        self.0
+            .remove_if(key, |_, held| held.log().in_flight == 0)
+            .map(|(_, tenure)| tenure)
+    }
+
+    /// Takes `key` out whatever is in flight (the lease is lost or the process stops).
+    pub fn take(&self, key: &str) -> Option<Tenure> {
+        self.0.remove(key).map(|(_, tenure)| tenure)
+    }
+}
