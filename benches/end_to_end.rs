@@ -82,8 +82,9 @@ async fn main() {
     let mut fetcher = Vec::new();
     let mut embedded = Vec::new();
     let mut queue = Vec::new();
+    let mut aggregation = Vec::new();
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
-    let only: String = env_or("E2E_ONLY", "fetcher,embedded,queue".to_string());
+    let only: String = env_or("E2E_ONLY", "fetcher,embedded,queue,aggregation".to_string());
     let candidates: Vec<&str> = only.split(',').map(str::trim).collect();
     let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
     let mut order = 0;
@@ -103,6 +104,8 @@ async fn main() {
                 "embedded" => {
                     embedded.push(crawl::run(&site, FrontierChoice::Embedded, &budget, order).await)
                 }
+                "aggregation" => aggregation
+                    .push(crawl::run(&site, FrontierChoice::Aggregation, &budget, order).await),
                 _ => queue.push(crawl::run(&site, FrontierChoice::Queue, &budget, order).await),
             }
         }
@@ -131,8 +134,11 @@ async fn main() {
         "baseline_pages_per_second": limit,
         "embedded": summary(&embedded),
         "queue": summary(&queue),
+        "aggregation": summary(&aggregation),
         "ratio_embedded_to_baseline": rate(&embedded) / limit,
         "ratio_queue_to_baseline": rate(&queue) / limit,
+        "ratio_aggregation_to_baseline": rate(&aggregation) / limit,
+        "ratio_queue_to_aggregation": rate(&queue) / rate(&aggregation),
     });
     println!("{report:#}");
     site.shutdown().await;

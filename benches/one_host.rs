@@ -154,7 +154,7 @@ async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatu
         panic!("queues index: {e}");
     }
     let spout = QueueSpout::new(client.clone(), QueueSpoutSettings::new(&urls, &queues));
-    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let store = spout.status_store();
     (spout, store)
 }
 

@@ -49,7 +49,7 @@ use squall::model::{CrawlUrl, Status};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
 use squall_spouts::client::Method;
 use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_spouts::queue::{QueueSpout, QueueSpoutSettings};
 use squall_spouts::status_index::schema::{KeyField, format_date};
 use squall_spouts::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
@@ -158,7 +158,14 @@ struct Indices {
 }
 
 impl Indices {
-    fn spout(&self, kind: Kind, client: &EsClient, owner: &str) -> Box<dyn Spout> {
+    /// The spout of `kind` and the writer of its process (for the queue spout, the one that notes
+    /// its writes for the queues it holds).
+    fn frontier(
+        &self,
+        kind: Kind,
+        client: &EsClient,
+        owner: &str,
+    ) -> (Box<dyn Spout>, Arc<dyn StatusStore>) {
         let settings = SpoutSettings {
             index: self.status.clone(),
             max_buckets: HOSTS_PER_QUERY,
@@ -167,22 +174,28 @@ impl Indices {
             refresh_interval: REFRESH,
             ..SpoutSettings::default()
         };
-        match kind {
+        let spout: Box<dyn Spout> = match kind {
             Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
             Kind::Collapsing => Box::new(CollapsingSpout::new(client.clone(), settings)),
             Kind::Hybrid => Box::new(HybridSpout::new(client.clone(), settings)),
-            Kind::Queue | Kind::QueueHeld => Box::new(QueueSpout::new(
-                client.clone(),
-                QueueSpoutSettings {
-                    owner: owner.to_string(),
-                    max_queues: kind.queues().unwrap_or(HOSTS_PER_QUERY),
-                    max_claims_per_query: HOSTS_PER_QUERY,
-                    max_urls_per_queue: URLS_PER_HOST,
-                    refresh_interval: REFRESH,
-                    ..QueueSpoutSettings::new(&self.urls, &self.queues)
-                },
-            )),
-        }
+            Kind::Queue | Kind::QueueHeld => {
+                let spout = QueueSpout::new(
+                    client.clone(),
+                    QueueSpoutSettings {
+                        owner: owner.to_string(),
+                        max_queues: kind.queues().unwrap_or(HOSTS_PER_QUERY),
+                        max_claims_per_query: HOSTS_PER_QUERY,
+                        max_urls_per_queue: URLS_PER_HOST,
+                        urls_per_read: URLS_PER_HOST,
+                        refresh_interval: REFRESH,
+                        ..QueueSpoutSettings::new(&self.urls, &self.queues)
+                    },
+                );
+                let store = Arc::new(spout.status_store());
+                return (Box::new(spout), store);
+            }
+        };
+        (spout, self.store(client))
     }
 
     /// The index where queue spouts announce themselves.
@@ -190,23 +203,16 @@ impl Indices {
         QueueSpoutSettings::new(&self.urls, &self.queues).workers_index()
     }
 
-    fn store(&self, kind: Kind, client: &EsClient) -> Arc<dyn StatusStore> {
-        match kind {
-            Kind::Queue | Kind::QueueHeld => Arc::new(QueueStatusStore::new(
-                client.clone(),
-                &self.urls,
-                &self.queues,
-                KeyField::default(),
-            )),
-            _ => Arc::new(EsStatusStore::new(
-                client.clone(),
-                WriterSettings {
-                    index: self.status.clone(),
-                    key_field: KeyField::default(),
-                    routing: true,
-                },
-            )),
-        }
+    /// The writer of the status index.
+    fn store(&self, client: &EsClient) -> Arc<dyn StatusStore> {
+        Arc::new(EsStatusStore::new(
+            client.clone(),
+            WriterSettings {
+                index: self.status.clone(),
+                key_field: KeyField::default(),
+                routing: true,
+            },
+        ))
     }
 }
 
@@ -311,8 +317,9 @@ async fn run_trial(
     until: Until,
 ) -> Trial {
     let latencies = Arc::new(Mutex::new(Vec::new()));
+    let (inner, store) = indices.frontier(kind, client, owner);
     let spout = Timed {
-        inner: indices.spout(kind, client, owner),
+        inner,
         latencies_ms: Arc::clone(&latencies),
     };
     let runner = SpoutRunner::new(
@@ -325,7 +332,6 @@ async fn run_trial(
             idle_after_empty_queries: 2,
         },
     );
-    let store = indices.store(kind, client);
     let (out, mut tuples) = mpsc::channel(256);
     let (ack_sender, acks) = mpsc::unbounded_channel();
     let (state, _state) = watch::channel(RunnerState::default());

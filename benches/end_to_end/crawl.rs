@@ -33,6 +33,8 @@ pub enum FrontierChoice {
     Embedded,
     /// The queue frontier in the engine at `SQUALL_BENCH_ES`.
     Queue,
+    /// StormCrawler's way: a status index in the engine, read by the aggregation spout.
+    Aggregation,
 }
 
 impl FrontierChoice {
@@ -45,6 +47,7 @@ impl FrontierChoice {
         match self {
             FrontierChoice::Embedded => "embedded",
             FrontierChoice::Queue => "queue",
+            FrontierChoice::Aggregation => "aggregation",
         }
     }
 }
@@ -132,6 +135,22 @@ fn arguments(
             (10, 0),
             &format!("e2e-{id}"),
         ),
+        FrontierChoice::Aggregation => [
+            "--frontier",
+            "opensearch",
+            "--es-url",
+            &engine_url(),
+            "--spout",
+            "aggregation",
+            "--es-index",
+            &format!("bench-e2e-status-{id}"),
+            "--es-shards",
+            "10",
+            "--es-replicas",
+            "0",
+        ]
+        .map(str::to_string)
+        .to_vec(),
     };
     let limit = budget.warmup + budget.window + Duration::from_secs(180);
     args.extend(
@@ -365,10 +384,10 @@ async fn stop(child: &mut Child) {
     }
 }
 
-/// Deletes the queue frontier's indices of run `id`.
+/// Deletes the engine's indices of run `id` (the queue frontier's, or the status index).
 async fn delete_indices(id: &str) {
     let client = engine_client();
-    let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*");
+    let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*,bench-e2e-status-{id}");
     let _ = client.request(Method::Delete, &path, &[], None).await;
 }
 

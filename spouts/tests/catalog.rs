@@ -14,7 +14,7 @@ use squall::model::{CrawlUrl, Status};
 use squall_spouts::catalog::EsCatalog;
 use squall_spouts::client::indices::ensure_index;
 use squall_spouts::queue::schema::queues_index_body;
-use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_spouts::queue::{QueueSpout, QueueSpoutSettings};
 use squall_spouts::status_index::schema::{KeyField, document_id};
 use squall_spouts::status_index::spouts::SpoutSettings;
 use squall_spouts::{EsStatusStore, WriterSettings};
@@ -34,10 +34,9 @@ async fn the_queue_frontier_is_a_conformant_catalog() {
         refresh_interval: Duration::from_secs(1),
         ..QueueSpoutSettings::new(&urls, &queues)
     };
-    let pair = FrontierPair::new(
-        QueueSpout::new(client.clone(), settings),
-        QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default()),
-    );
+    let spout = QueueSpout::new(client.clone(), settings);
+    let store = spout.status_store();
+    let pair = FrontierPair::new(spout, store);
     let catalog = EsCatalog::queue_frontier(client.clone(), &urls, &queues, KeyField::default());
     let result = check_catalog(pair, &catalog).await;
     support::delete_index(&client, &urls).await;

@@ -53,6 +53,17 @@ fn discovered(url: &str, key: &str, due_in: TimeDelta) -> StatusWrite {
 
 #[tokio::test]
 async fn the_queue_frontier_is_conformant() {
+    conformant(true).await;
+}
+
+#[tokio::test]
+async fn the_queue_frontier_is_conformant_with_a_writer_of_another_process() {
+    conformant(false).await;
+}
+
+/// The conformance suite over the queue frontier: its spout with the writer of its own process
+/// (`paired`: writes for held queues are noted in the hold), or with a writer of its own.
+async fn conformant(paired: bool) {
     let client = support::client().await;
     let created = std::sync::Mutex::new(Vec::new());
     let result = check_frontier(|| {
@@ -64,10 +75,13 @@ async fn the_queue_frontier_is_conformant() {
                 list.push(urls.clone());
                 list.push(queues.clone());
             }
-            FrontierPair::new(
-                QueueSpout::new(client.clone(), settings(&urls, &queues, "conformance")),
-                QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default()),
-            )
+            let spout = QueueSpout::new(client.clone(), settings(&urls, &queues, "conformance"));
+            let store = if paired {
+                spout.status_store()
+            } else {
+                QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default())
+            };
+            FrontierPair::new(spout, store)
         }
     })
     .await;

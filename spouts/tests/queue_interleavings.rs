@@ -49,6 +49,8 @@ fn env_number(name: &str, default: u64) -> u64 {
 /// One spout instance, as one crawler process would run it.
 struct Instance {
     spout: QueueSpout,
+    /// The process's writer, which notes its writes for the queues the spout holds.
+    store: QueueStatusStore,
     /// URLs handed out and not yet acked or failed.
     outstanding: Vec<DueUrl>,
     /// Paused (no query, no fetch, no renewal) until then.
@@ -75,6 +77,7 @@ struct World {
     client: EsClient,
     urls: String,
     queues: String,
+    /// A writer of no process's: every write it makes edits its queue.
     store: QueueStatusStore,
     instances: Vec<Instance>,
     generation: usize,
@@ -120,8 +123,10 @@ impl World {
             refresh_interval: Duration::from_secs(1),
             ..QueueSpoutSettings::new(&self.urls, &self.queues)
         };
+        let spout = QueueSpout::new(self.client.clone(), settings);
         Instance {
-            spout: QueueSpout::new(self.client.clone(), settings),
+            store: spout.status_store(),
+            spout,
             outstanding: Vec::new(),
             paused_until: None,
         }
@@ -143,8 +148,13 @@ impl World {
         })
     }
 
-    async fn write(&mut self, writes: Vec<StatusWrite>) {
-        let outcomes = self.store.store(writes.clone()).await;
+    /// Writes through instance `by`'s writer, or the writer of no process's.
+    async fn write(&mut self, by: Option<usize>, writes: Vec<StatusWrite>) {
+        let store = match by {
+            Some(i) => &self.instances[i].store,
+            None => &self.store,
+        };
+        let outcomes = store.store(writes.clone()).await;
         for (write, outcome) in writes.into_iter().zip(outcomes) {
             match outcome {
                 Ok(()) => {
@@ -187,7 +197,11 @@ impl World {
         }
         self.model
             .count("urls written as discovered", writes.len() as u64);
-        self.write(writes).await;
+        // Outlinks found by one of the processes (its writer notes those of its own queues), or
+        // URLs written by another program.
+        let by = self.rng.random_range(0..=self.instances.len());
+        let by = (by < self.instances.len()).then_some(by);
+        self.write(by, writes).await;
     }
 
     async fn query(&mut self, i: usize) {
@@ -263,7 +277,7 @@ impl World {
         };
         self.model.count("fetches", 1);
         let write = status_write(due.url.url.as_str(), &due.key, status, next);
-        self.write(vec![write]).await;
+        self.write(Some(i), vec![write]).await;
         self.instances[i].spout.ack(&due.url).await;
     }
 
@@ -332,7 +346,7 @@ impl World {
                     self.model.count("fetches while quiescing", 1);
                     let next = Utc::now() + TimeDelta::days(1);
                     let write = status_write(due.url.url.as_str(), &due.key, Status::Fetched, next);
-                    self.write(vec![write]).await;
+                    self.write(Some(i), vec![write]).await;
                     self.instances[i].spout.ack(&due.url).await;
                 }
             }

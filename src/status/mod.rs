@@ -422,6 +422,104 @@ mod tests {
         ));
     }
 
+    /// Fails the writes of URLs containing "fail"; keeps every batch it is given.
+    #[derive(Default)]
+    struct Picky(std::sync::Mutex<Vec<Vec<String>>>);
+
+    #[async_trait::async_trait]
+    impl StatusStore for Picky {
+        async fn store(
+            &self,
+            batch: Vec<StatusWrite>,
+        ) -> Vec<Result<(), crate::frontier::StoreError>> {
+            let urls: Vec<String> = batch.iter().map(|w| w.url.url.to_string()).collect();
+            let outcomes = urls
+                .iter()
+                .map(|url| match url.contains("fail") {
+                    true => Err(crate::frontier::StoreError::unavailable("refused")),
+                    false => Ok(()),
+                })
+                .collect();
+            self.0.lock().expect("lock").push(urls);
+            outcomes
+        }
+    }
+
+    fn fetched_with_links(
+        path: &str,
+        links: &[&str],
+    ) -> (
+        StatusUpdate,
+        mpsc::UnboundedReceiver<crate::message::AckMessage>,
+    ) {
+        let (acks, acked) = mpsc::unbounded_channel();
+        let url = CrawlUrl::new(Url::parse(&format!("http://a.test/{path}")).expect("url"));
+        let outlinks = links
+            .iter()
+            .map(|link| crate::message::Outlink {
+                url: CrawlUrl::new(Url::parse(&format!("http://a.test/{link}")).expect("url")),
+                key: "a.test".into(),
+            })
+            .collect();
+        let update = StatusUpdate {
+            url: url.clone(),
+            key: "a.test".into(),
+            status: Status::Fetched,
+            outlinks,
+            fetch: None,
+            queue: QueueReport::default(),
+            content: None,
+            ack: crate::message::AckHandle::new(url, acks),
+        };
+        (update, acked)
+    }
+
+    #[tokio::test]
+    async fn outlinks_are_written_once_per_batch_and_not_again_once_cached() {
+        let store = Arc::new(Picky::default());
+        let cache = OutlinkCache::new(&crate::config::CacheSpec::default());
+        let updater = StatusUpdater::new(
+            store.clone(),
+            StatusUpdaterSettings {
+                outlink_cache: Some(cache.clone()),
+                ..settings()
+            },
+            Arc::new(crate::message::NoObserver),
+        );
+        let first = fetched_with_links("1", &["x", "y", "x", "2", "fail"]);
+        let second = fetched_with_links("2", &["x", "z"]);
+        let third = fetched_with_links("3", &["x", "y", "z", "1", "fail"]);
+        updater.write(vec![first.0, second.0]).await;
+        updater.write(vec![third.0]).await;
+        let batches = store.0.lock().expect("lock").clone();
+        let paths = |batch: &Vec<String>| -> Vec<String> {
+            batch
+                .iter()
+                .map(|u| u.trim_start_matches("http://a.test/").to_string())
+                .collect()
+        };
+        assert_eq!(
+            paths(&batches[0]),
+            ["1", "x", "y", "fail", "2", "z"],
+            "x once for both pages, 2 not as an outlink of 1: it is the batch's own"
+        );
+        assert_eq!(
+            paths(&batches[1]),
+            ["3", "fail"],
+            "written URLs are cached (1 as a fetched URL); the failed one is sent again"
+        );
+        assert!(cache.hits() >= 4, "{cache:?}");
+        let outcome = |mut acked: mpsc::UnboundedReceiver<crate::message::AckMessage>| {
+            matches!(acked.try_recv(), Ok(crate::message::AckMessage::Acked(_)))
+        };
+        assert!(
+            !outcome(first.1),
+            "page 1 waits for its failed outlink: failed"
+        );
+        assert!(outcome(second.1), "page 2's writes all succeeded");
+        assert!(!outcome(third.1));
+    }
+
     #[test]
     fn wildcard_patterns() {
         let patterns = vec!["a.*".to_string(), "exact".to_string()];

@@ -38,10 +38,14 @@ pub struct EndToEnd {
     pub embedded: Option<Frontier>,
     /// The queue frontier's crawls.
     pub queue: Option<Frontier>,
+    /// The aggregation spout's crawls, on a status index.
+    pub aggregation: Option<Frontier>,
     /// Embedded median over the baseline.
     pub ratio_embedded_to_baseline: Option<f64>,
     /// Queue median over the baseline.
     pub ratio_queue_to_baseline: Option<f64>,
+    /// Aggregation median over the baseline.
+    pub ratio_aggregation_to_baseline: Option<f64>,
 }
 
 /// One frontier's crawls.
@@ -56,9 +60,46 @@ pub struct Frontier {
     pub cpu_ms_per_page: Option<Spread>,
     /// The crawler's peak resident set, MiB.
     pub peak_rss_mib: Option<Spread>,
+    /// Status documents written per page fetched.
+    pub status_writes_per_page: Option<Spread>,
+    /// The engine's CPU milliseconds per page (frontiers in the engine).
+    pub engine_cpu_ms_per_page: Option<Spread>,
     /// The limiting stage named for each run.
     pub limiting_stages: Vec<String>,
+    /// Each run's details; the report reads the engine's work from them.
+    pub runs: Vec<RunDetails>,
 }
+
+/// What the report reads of one run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RunDetails {
+    /// The engine's work in the window (frontiers in the engine).
+    pub engine: Option<EngineWork>,
+}
+
+/// The engine's work in a run's window, per page crawled, from its node statistics.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct EngineWork {
+    /// The node processes' CPU milliseconds per page.
+    pub cpu_ms_per_page: Option<f64>,
+    /// Per kind of work (search, refresh, indexing, get, merge).
+    pub kinds: std::collections::BTreeMap<String, KindWork>,
+}
+
+/// One kind of the engine's work per page.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct KindWork {
+    /// Shard-level operations per page.
+    pub operations_per_page: f64,
+    /// Milliseconds those took, per page.
+    pub ms_per_page: f64,
+}
+
+/// The kinds of the engine's work, in the order shown.
+const KINDS: [&str; 5] = ["search", "refresh", "indexing", "get", "merge"];
 
 /// "### End to end": each frontier's rate, writes, CPU and memory against the baseline.
 pub fn section(e: Option<&EndToEnd>) -> String {
@@ -76,6 +117,12 @@ pub fn section(e: Option<&EndToEnd>) -> String {
             true,
         ),
         ("queue", e.queue.as_ref(), e.ratio_queue_to_baseline, false),
+        (
+            "aggregation (status index)",
+            e.aggregation.as_ref(),
+            e.ratio_aggregation_to_baseline,
+            false,
+        ),
     ]
     .into_iter()
     .filter_map(|(name, f, r, gated)| f.map(|f| row(name, f, r, gated)))
@@ -86,13 +133,71 @@ pub fn section(e: Option<&EndToEnd>) -> String {
             "pages/s",
             "ratio to baseline",
             "status writes/s",
+            "writes per page",
             "CPU per page",
+            "engine CPU per page",
             "peak RSS",
             "limiting stage",
         ],
         &rows,
     ));
+    out.push_str(&engine_table(e));
     out
+}
+
+/// The engine's work per crawled page by kind, for each frontier in the engine: the median over
+/// the runs of each kind's milliseconds, with its shard operations.
+fn engine_table(e: &EndToEnd) -> String {
+    let frontiers = [
+        ("queue", e.queue.as_ref()),
+        ("aggregation", e.aggregation.as_ref()),
+    ];
+    let rows: Vec<Vec<String>> = frontiers
+        .into_iter()
+        .filter_map(|(name, f)| Some((name, f?)))
+        .filter(|(_, f)| f.runs.iter().any(|r| r.engine.is_some()))
+        .map(|(name, f)| {
+            let works: Vec<&EngineWork> = f.runs.iter().filter_map(|r| r.engine.as_ref()).collect();
+            let mut row = vec![name.to_string()];
+            row.push(format!(
+                "{} ms",
+                num(median(works.iter().filter_map(|w| w.cpu_ms_per_page)))
+            ));
+            for kind in KINDS {
+                let of = |pick: fn(&KindWork) -> f64| {
+                    median(works.iter().filter_map(|w| w.kinds.get(kind)).map(pick))
+                };
+                row.push(format!(
+                    "{} ms ({} ops)",
+                    num(of(|k| k.ms_per_page)),
+                    num(of(|k| k.operations_per_page))
+                ));
+            }
+            row
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut headers = vec!["engine's work per crawled page", "CPU"];
+    headers.extend(KINDS);
+    format!(
+        "\nThe engine's work per crawled page, from its node statistics (`_nodes/stats`) read at \
+         both ends of each window: the node's CPU time, and per kind the time its operations \
+         took with their count (shard-level operations), median over the runs.\n\n{}",
+        table(&headers, &rows)
+    )
+}
+
+/// The median of `values` (0 for none).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
 
 /// The sentence before the table: site, budget, baseline.
@@ -144,8 +249,15 @@ fn row(name: &str, f: &Frontier, r: Option<f64>, gated: bool) -> Vec<String> {
         opt_spread(f.pages_per_second.as_ref()),
         ratio_cell,
         opt_spread(f.status_writes_per_second.as_ref()),
+        f.status_writes_per_page
+            .as_ref()
+            .map_or_else(|| NONE.to_string(), |s| num(s.median)),
         f.cpu_ms_per_page
             .as_ref()
+            .map_or_else(|| NONE.to_string(), |s| format!("{} ms", num(s.median))),
+        f.engine_cpu_ms_per_page
+            .as_ref()
+            .filter(|s| s.median > 0.0)
             .map_or_else(|| NONE.to_string(), |s| format!("{} ms", num(s.median))),
         f.peak_rss_mib
             .as_ref()
@@ -181,7 +293,10 @@ mod tests {
             md.contains("| embedded | 1,800 (1,750–1,850) | 0.90 |"),
             "{md}"
         );
-        assert!(md.contains("| 0.400 ms | 81.0 MiB | politeness |"), "{md}");
+        assert!(
+            md.contains("| 0.400 ms | – | 81.0 MiB | politeness |"),
+            "{md}"
+        );
         assert!(md.contains("| queue |"), "{md}");
         assert!(
             !md.contains("below aim"),

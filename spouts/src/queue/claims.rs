@@ -33,6 +33,8 @@ struct Candidate {
 pub(crate) struct ClaimRequest<'a> {
     /// The process claiming.
     pub owner: &'a str,
+    /// The time the listing compares with: every queue claimed has `nextDue` no later than it.
+    pub now: DateTime<Utc>,
     /// Until when.
     pub lease_until: DateTime<Utc>,
     /// The claim's time less the urls index's visibility delay: a queue last written before it has
@@ -59,7 +61,7 @@ pub(crate) async fn claim_queues(
     if room == 0 {
         return Ok(Vec::new());
     }
-    let now = format_date(Utc::now());
+    let now = format_date(request.now);
     let body = json!({
         "size": room * 2,
         "seq_no_primary_term": true,

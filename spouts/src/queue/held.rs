@@ -2,8 +2,10 @@
 //! renews) and its writer (which writes the statuses of the URLs fetched under the leases).
 //!
 //! While a process holds a queue, its own writes for that queue need not touch the queue document:
-//! the queue is due (its `nextDue` is no later than the claim) and every date written during the
-//! hold is later than that, so the invariant holds whatever happens to the process. What the writer
+//! the queue is due (its `nextDue` is no later than the claim's [`due_floor`](Tenure::due_floor))
+//! and a date written during the hold no earlier than that cannot need to lower it, so the
+//! invariant holds whatever happens to the process. (A date before the floor lowers the queue as
+//! any write does.) What the writer
 //! wrote is noted in the queue's [`HoldLog`] instead, for the spout: new URLs due now are handed out
 //! without reading them back from the index (no refresh to wait for), and when the queue is given
 //! back its `nextDue` takes the earliest date written (see `spout`).
@@ -38,16 +40,20 @@ pub(crate) struct Tenure {
     /// queue late (retried by the engine after a failover, or by the client after a timeout) finds
     /// a later claim of the same process not its own, and changes nothing.
     pub holder: String,
+    /// The queue's `nextDue` is no later than this while the claim lasts (it was listed as due
+    /// then, and only a release raises it): a write dated from then on cannot need to lower it.
+    pub due_floor: DateTime<Utc>,
     /// What this process's writer wrote for the queue during the claim.
     pub log: Arc<Mutex<HoldLog>>,
 }
 
 impl Tenure {
     /// A new claim's tenure, with an empty log.
-    pub fn new(lease: Lease, holder: String) -> Self {
+    pub fn new(lease: Lease, holder: String, due_floor: DateTime<Utc>) -> Self {
         Tenure {
             lease,
             holder,
+            due_floor,
             log: Arc::new(Mutex::new(HoldLog::default())),
         }
     }

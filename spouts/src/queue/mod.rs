@@ -20,29 +20,35 @@
 //!    the URL back unfetched once it lapsed or was revoked (fencing). Another process can claim the
 //!    queue only after the full TTL, by its clock.
 //! 3. **For a queue nobody holds, `nextDue` is no later than its earliest URL's date**, once writes
-//!    are visible. Writers only lower `nextDue` (one upsert per key per batch, before the
-//!    URL documents, so no URL is ever written without its queue). Only a release raises it: to the
-//!    earliest date the owner's read found, or to `heldDue` — the earliest due date written since
-//!    the last release — when the last write came after the claim less the urls index's visibility
-//!    delay ([`QueueSpoutSettings::visibility`]), since such a write may not have shown in the read.
-//!    Writers record every due date they write (not only those that lower `nextDue`), so a URL
-//!    written just before a claim, read and release is never stranded. A DISCOVERED write of a URL
-//!    that already exists changes nothing and touches no queue. A queue given back early (hold
+//!    are visible. A writer of a queue this process does not hold only lowers `nextDue` (one upsert
+//!    per key per batch, before the URL documents, so no URL is ever written without its queue).
+//!    While a process holds a queue, its `nextDue` is no later than the time it was listed as due
+//!    (only a release raises it), so the holder's own writes dated from then on need not edit the
+//!    queue: they are noted in the hold (`held.rs`) instead. Only a release raises `nextDue`: to the
+//!    earliest of the first URL not due at the holder's last read, the dates it wrote during the
+//!    hold and any due URL it did not hand out, or to `heldDue` — the earliest due date another
+//!    writer wrote since the claim — when that write came after the claim less the urls index's
+//!    visibility delay ([`QueueSpoutSettings::visibility`]), since it may not have shown in the
+//!    read. A queue is given back only when no write of the holder is in flight on it, so a write
+//!    is either noted before the release or finds the queue no longer held and edits it. A holder
+//!    that dies leaves `nextDue` as it was, no later than anything it wrote. A DISCOVERED write of a
+//!    URL that already exists changes nothing and touches no queue. A queue given back early (hold
 //!    ended, share exceeded, process stopping, lease lost) keeps its `nextDue` untouched.
 //!    A queue is claimed only once the visibility delay passed since its last lease ended, so its
 //!    new holder's reads show what the last holder wrote (no URL fetched twice for a stale date).
 //! 4. **Every due URL is eventually emitted.** By 3, a queue with a due URL is listed as due once
-//!    unheld; by 5 it is claimed within a bound; its owner reads its earliest URLs, leaving out only
-//!    those in its topology or done within the visibility delay.
+//!    unheld; by 5 it is claimed within a bound; its holder reads its earliest URLs when it claims it
+//!    (and again while the last read was all due URLs, or once writes just before the claim show),
+//!    and hands out what its own writer created for it meanwhile, leaving out only those in its
+//!    topology or done within the visibility delay.
 //! 5. **Fairness.** Listing puts never-held queues first, then those given back longest ago. A
 //!    process holds at most its share (the queues with work divided by the live processes, from a
 //!    heartbeat in the workers index), and gives back a queue held longer than
 //!    [`max_hold`](QueueSpoutSettings::max_hold) while due queues wait. With D due queues and C
 //!    queues held by all processes together, a due queue is claimed within about
 //!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
-//!    A drained queue goes back at once while due queues wait; otherwise its holder keeps it until
-//!    the writes of its URLs just done show (their pages may add links to the same host, which then
-//!    need not wait out the cool-down of a queue given back).
+//!    A drained queue goes back at once: the links its pages found to the same host were noted in
+//!    the hold before those pages were acked, so nothing is left to wait for.
 
 mod batched;
 mod claim;

@@ -28,8 +28,13 @@ pub struct QueueSpoutSettings {
     /// Queues claimed by one query at most: a spout holding many queues fills up over a few
     /// queries, and its first URLs come after a small claim rather than a large one.
     pub max_claims_per_query: usize,
-    /// URLs of a queue handed to the fetcher at once (waiting for it there).
+    /// URLs of a queue handed to the fetcher at once at most (waiting for it there).
     pub max_urls_per_queue: usize,
+    /// URLs of a queue waiting for the fetcher (handed out and not being fetched yet) at once: the
+    /// rest of what was read waits in the spout, so that the topology's pending URLs spread over
+    /// every queue held rather than filling up with the first ones (see
+    /// [`Self::reads_for_delay`]). At most [`max_urls_per_queue`](Self::max_urls_per_queue).
+    pub waiting_per_queue: usize,
     /// Due URLs one read of a queue asks for: enough for a long hold, so that one read serves many
     /// fetches (about the lease over the politeness delay; see [`Self::reads_for_delay`]).
     pub urls_per_read: usize,
@@ -55,16 +60,24 @@ impl QueueSpoutSettings {
             max_claims_per_query: 100,
             max_urls_per_queue: 10,
             urls_per_read: 60,
+            waiting_per_queue: 10,
             max_hold: Duration::from_secs(30),
             refresh_interval: Duration::from_secs(1),
         }
     }
 
-    /// Sets [`urls_per_read`](Self::urls_per_read) for a politeness delay of `delay`: the fetches a
-    /// lease allows at that pace, between [`max_urls_per_queue`](Self::max_urls_per_queue) and 500.
+    /// Sets [`urls_per_read`](Self::urls_per_read) and
+    /// [`waiting_per_queue`](Self::waiting_per_queue) for a politeness delay of `delay`: a read
+    /// holds the fetches a lease allows at that pace (between
+    /// [`max_urls_per_queue`](Self::max_urls_per_queue) and 500), and a queue keeps half a second
+    /// of fetches waiting, and one more (at least 2, at most `max_urls_per_queue`).
     pub fn reads_for_delay(mut self, delay: Duration) -> Self {
-        let fetches = self.lease_ttl.as_secs_f64() / delay.as_secs_f64().max(0.001);
-        self.urls_per_read = (fetches.ceil() as usize).clamp(self.max_urls_per_queue.max(1), 500);
+        let delay = delay.as_secs_f64().max(0.001);
+        let cap = self.max_urls_per_queue.max(1);
+        let fetches = self.lease_ttl.as_secs_f64() / delay;
+        self.urls_per_read = (fetches.ceil() as usize).clamp(cap, 500.max(cap));
+        let waiting = (0.5 / delay).ceil() as usize + 1;
+        self.waiting_per_queue = waiting.clamp(2.min(cap), cap);
         self
     }
 

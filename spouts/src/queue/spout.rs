@@ -67,11 +67,18 @@ pub struct QueueSpout {
     claim_names: ClaimNames,
     load: Arc<FrontierLoad>,
     upkeep: Option<Upkeep>,
+    /// When the last claim found no queue to take: the next waits half a second, unless queues are
+    /// known to wait.
+    claimed_nothing_at: Option<Instant>,
 }
+
+/// How long after a claim that found nothing the next one waits, unless queues are known to wait.
+const CLAIM_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A claim about to be sent: what it writes, and when.
 struct ClaimPlan {
     holder: String,
+    now: chrono::DateTime<Utc>,
     seen_before: String,
     lease_until: chrono::DateTime<Utc>,
     room: usize,
@@ -90,6 +97,7 @@ impl QueueSpout {
             claim_names: ClaimNames::new(),
             load: Arc::new(FrontierLoad::default()),
             upkeep: None,
+            claimed_nothing_at: None,
         }
     }
 
@@ -224,13 +232,17 @@ impl QueueSpout {
         let room = cap
             .saturating_sub(self.claims.len())
             .min(self.settings.max_claims_per_query.max(1));
-        if room == 0 {
+        let paused = self
+            .claimed_nothing_at
+            .is_some_and(|at| at.elapsed() < CLAIM_PAUSE);
+        if room == 0 || (paused && !self.load.queues_waiting()) {
             return None;
         }
         let now = Utc::now();
         let ttl = TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60));
         Some(ClaimPlan {
             holder: self.claim_names.next(&self.settings.owner),
+            now,
             seen_before: format_date(now - self.settings.visibility_span()),
             lease_until: now + ttl,
             room,
@@ -250,6 +262,7 @@ impl QueueSpout {
             let request = ClaimRequest {
                 cooled_before: &plan.seen_before,
                 owner: &plan.holder,
+                now: plan.now,
                 lease_until: plan.lease_until,
                 seen_before: &plan.seen_before,
                 room: plan.room,
@@ -270,10 +283,11 @@ impl QueueSpout {
     /// Holds the queues just claimed.
     fn add_claims(&mut self, plan: ClaimPlan, claimed: Vec<Claimed>) {
         let count = claimed.len();
+        self.claimed_nothing_at = (count == 0).then(Instant::now);
         let visibility = self.settings.visibility_span();
         for queue in claimed {
             let lease = Lease::until(plan.sent + self.settings.trusted_lease());
-            let tenure = Tenure::new(lease, plan.holder.clone());
+            let tenure = Tenure::new(lease, plan.holder.clone(), plan.now);
             self.held.map().insert(queue.key.clone(), tenure.clone());
             let mut claim = Claim::new(tenure, plan.sent, plan.seen_before.clone());
             claim.crawl_delay = queue
@@ -330,7 +344,8 @@ impl QueueSpout {
             claim.take_arrivals(busy, visibility);
             let room = self
                 .settings
-                .max_urls_per_queue
+                .waiting_per_queue
+                .min(self.settings.max_urls_per_queue)
                 .saturating_sub(busy.waiting_in(key));
             claim.hand_out(key, room, busy, &mut batch);
         }

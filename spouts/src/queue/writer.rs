@@ -151,24 +151,27 @@ impl QueueStatusStore {
         known
     }
 
-    /// The queue edits before the URL writes: for queues not held, what lowers them; for every
-    /// queue, the politeness state reported.
+    /// The queue edits before the URL writes: what lowers the queues of writes not covered by a
+    /// hold (the queue not held, or the date earlier than its hold's floor); for every queue, the
+    /// politeness state reported.
     async fn edits_before(
         &self,
         batch: &[StatusWrite],
         holds: &HashMap<String, Tenure>,
     ) -> BTreeMap<String, StoreError> {
-        let unheld: Vec<&StatusWrite> = batch
-            .iter()
-            .filter(|w| !holds.contains_key(&w.key))
-            .collect();
+        // Held, and dated no earlier than what the queue's nextDue can be: no need to lower it.
+        let covered = |write: &StatusWrite| {
+            holds
+                .get(&write.key)
+                .is_some_and(|tenure| write.next_fetch.is_none_or(|due| due >= tenure.due_floor))
+        };
+        let unheld: Vec<&StatusWrite> = batch.iter().filter(|w| !covered(w)).collect();
         let known = self.known_discoveries(&unheld).await;
         self.edit_queues(batch.iter(), |write| {
             let mut change = QueueChange::reported(write);
-            let held = holds.contains_key(&write.key);
             let no_op =
                 write.status == Status::Discovered && known.contains(write.url.url.as_str());
-            if !held && !no_op {
+            if !covered(write) && !no_op {
                 change.due = write.next_fetch;
             }
             change
