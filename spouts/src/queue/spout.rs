@@ -177,25 +177,28 @@ impl QueueSpout {
             .filter(|(_, claim)| claim.closing && claim.outstanding.is_empty())
             .map(|(key, _)| key.clone())
             .collect();
+        let mut edits = self.drops(lost, true);
+        edits.extend(self.drops(closed, false));
+        edits
+    }
+
+    /// Takes the claims of `keys` out ([`take_claim`](Self::take_claim)) and gives the edits that
+    /// drop their leases without touching `nextDue`.
+    fn drops(&mut self, keys: Vec<String>, force: bool) -> Vec<KeyedEdit> {
         let now = format_date(Utc::now());
-        let mut edits = Vec::new();
-        for (key, force) in lost
-            .into_iter()
-            .map(|k| (k, true))
-            .chain(closed.into_iter().map(|k| (k, false)))
-        {
-            if let Some(claim) = self.take_claim(&key, force) {
-                edits.push(KeyedEdit {
+        keys.into_iter()
+            .filter_map(|key| {
+                let claim = self.take_claim(&key, force)?;
+                Some(KeyedEdit {
                     edit: QueueEdit::DropLease {
                         owner: claim.tenure.holder.clone(),
                         now: now.clone(),
                     },
                     key,
                     upsert: None,
-                });
-            }
-        }
-        edits
+                })
+            })
+            .collect()
     }
 
     /// Marks for giving back the queues held past the longest hold while others wait, and the
@@ -466,20 +469,7 @@ impl Spout for QueueSpout {
 
     /// Gives back every queue held (others take them over at once) and retires the heartbeat.
     async fn close(&mut self) {
-        let now = format_date(Utc::now());
-        let mut edits = Vec::new();
-        for key in self.held_keys() {
-            if let Some(claim) = self.take_claim(&key, true) {
-                edits.push(KeyedEdit {
-                    edit: QueueEdit::DropLease {
-                        owner: claim.tenure.holder.clone(),
-                        now: now.clone(),
-                    },
-                    key,
-                    upsert: None,
-                });
-            }
-        }
+        let edits = self.drops(self.held_keys(), true);
         if let Err(error) = self.edit_queues(&edits).await {
             debug!(%error, "could not give the queues back; their leases run out instead");
         }
