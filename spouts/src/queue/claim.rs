@@ -4,7 +4,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use squall::frontier::{BusyUrls, DueUrl, QueueHints};
 use squall::model::CrawlUrl;
 
@@ -48,6 +48,8 @@ pub(crate) struct Claim {
     /// (typically a new host, claimed as soon as its queue appeared), or URLs this process wrote
     /// beyond what the log keeps.
     reread_at: Option<DateTime<Utc>>,
+    /// When it last ran out of work (see [`note_idle`](Self::note_idle)).
+    idle_since: Option<DateTime<Utc>>,
 }
 
 impl Claim {
@@ -69,6 +71,7 @@ impl Claim {
             next: None,
             due_left: None,
             reread_at: None,
+            idle_since: None,
         }
     }
 
@@ -124,7 +127,7 @@ impl Claim {
     }
 
     /// Takes in what this process's writer noted: URLs created due now, ready at once.
-    pub fn take_arrivals(&mut self, busy: &BusyUrls, visibility: chrono::TimeDelta) {
+    pub fn take_arrivals(&mut self, busy: &BusyUrls, visibility: TimeDelta) {
         let (arrivals, overflowed) = {
             let mut log = self.tenure.log();
             (
@@ -208,6 +211,26 @@ impl Claim {
             self.note_due_left(None);
         }
         had
+    }
+
+    /// Notes whether the queue ran out of work (read through, nothing ready, nothing out). When it
+    /// just did and no other queue waits for a process, it is read once more when the index shows
+    /// what was written until now before it may go back: links to it found by other processes
+    /// reach its URLs but not this process's log, and a queue given back would sit out the
+    /// cool-down before anyone could fetch them.
+    pub fn note_idle(&mut self, now: DateTime<Utc>, visibility: TimeDelta, queues_waiting: bool) {
+        let idle = self.read_at.is_some()
+            && !self.more
+            && self.ready.is_empty()
+            && self.outstanding.is_empty();
+        if !idle {
+            self.idle_since = None;
+        } else if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+            if !queues_waiting {
+                self.reread_after(now + visibility);
+            }
+        }
     }
 
     /// Whether the queue is drained: read through, nothing ready, nothing out, nothing to read again.

@@ -47,8 +47,11 @@
 //!    [`max_hold`](QueueSpoutSettings::max_hold) while due queues wait. With D due queues and C
 //!    queues held by all processes together, a due queue is claimed within about
 //!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
-//!    A drained queue goes back at once: the links its pages found to the same host were noted in
-//!    the hold before those pages were acked, so nothing is left to wait for.
+//!    A drained queue goes back at once while due queues wait (the links its own pages found to it
+//!    were noted in the hold before those pages were acked). Otherwise it is read once more when
+//!    the index shows what was written until it ran out (links to it found by other processes,
+//!    which its hold does not see) and goes back only if that read finds nothing: given back, it
+//!    would sit out the cool-down before anyone could fetch them.
 
 mod batched;
 mod claim;

@@ -360,6 +360,10 @@ impl QueueSpout {
     /// [`RELEASE_QUEUE`](super::edits::RELEASE_QUEUE)).
     async fn release_drained(&mut self) -> Result<(), SpoutError> {
         let now = Utc::now();
+        let (visibility, waiting) = (self.settings.visibility_span(), self.load.queues_waiting());
+        for claim in self.claims.values_mut() {
+            claim.note_idle(now, visibility, waiting);
+        }
         let drained: Vec<String> = self
             .claims
             .iter()
