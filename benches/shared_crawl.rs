@@ -25,7 +25,8 @@
 //! crawl`; scripts/bench does, and builds the debug one for `--quick`), or name one with
 //! `SQUALL_BENCH_CRAWL_BIN`. Settings (env, `SQUALL_BENCH_` prefix): `RUNS` (3; quick 1),
 //! `SHARED_PAGES` pages per host (400; quick 30), `SHARED_SECONDS` (240; quick 60), `SHARED_GRACE`
-//! (60; quick 15). Prints JSON.
+//! (60; quick 15); `KEEP_LOGS=1` keeps each run's directory (the processes' output and fetch logs).
+//! Prints JSON.
 
 mod common;
 
@@ -409,7 +410,14 @@ async fn run(
     for index in [&urls_index, &queues_index, &workers_index] {
         delete_index(index).await;
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
+        eprintln!(
+            "  its processes' output and fetch logs are in {}",
+            dir.display()
+        );
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     (report, rate, smallest_share)
 }
 

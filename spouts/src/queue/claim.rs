@@ -11,6 +11,10 @@ use squall::model::CrawlUrl;
 use super::held::Tenure;
 use super::reads::{Cursor, QueueRead, ReadRequest};
 
+/// How many times a queue that ran out of work is read again (one visibility delay apart) while no
+/// other queue waits, before it goes back.
+const IDLE_LOOKS: u32 = 2;
+
 /// A queue this process holds.
 #[derive(Debug)]
 pub(crate) struct Claim {
@@ -48,8 +52,8 @@ pub(crate) struct Claim {
     /// (typically a new host, claimed as soon as its queue appeared), or URLs this process wrote
     /// beyond what the log keeps.
     reread_at: Option<DateTime<Utc>>,
-    /// When it last ran out of work (see [`note_idle`](Self::note_idle)).
-    idle_since: Option<DateTime<Utc>>,
+    /// Reads made since it last ran out of work (see [`note_idle`](Self::note_idle)).
+    idle_looks: u32,
 }
 
 impl Claim {
@@ -71,7 +75,7 @@ impl Claim {
             next: None,
             due_left: None,
             reread_at: None,
-            idle_since: None,
+            idle_looks: 0,
         }
     }
 
@@ -115,7 +119,9 @@ impl Claim {
             self.cursor.get_or_insert_with(Cursor::default).take(&url);
             let text = url.doc.url.url.as_str();
             let done_lately = self.recently_done.iter().any(|(done, _)| done == text);
-            if done_lately || self.outstanding.iter().any(|o| o == text) {
+            // Written during this hold: its date is in the log, whatever the index still shows.
+            let written = self.tenure.log().dates.contains_key(text);
+            if done_lately || written || self.outstanding.iter().any(|o| o == text) {
                 continue;
             }
             if busy.contains(text) {
@@ -128,15 +134,20 @@ impl Claim {
 
     /// Takes in what this process's writer noted: URLs created due now, ready at once.
     pub fn take_arrivals(&mut self, busy: &BusyUrls, visibility: TimeDelta) {
-        let (arrivals, overflowed) = {
+        let (arrivals, overflowed, found_known) = {
             let mut log = self.tenure.log();
             (
                 std::mem::take(&mut log.arrivals),
                 std::mem::take(&mut log.overflowed),
+                std::mem::take(&mut log.found_known),
             )
         };
         if overflowed {
             self.more = true;
+            self.reread_after(Utc::now() + visibility);
+        }
+        if found_known {
+            // Written by someone else, perhaps just now: read once the index shows it.
             self.reread_after(Utc::now() + visibility);
         }
         for url in arrivals {
@@ -213,23 +224,26 @@ impl Claim {
         had
     }
 
-    /// Notes whether the queue ran out of work (read through, nothing ready, nothing out). When it
-    /// just did and no other queue waits for a process, it is read once more when the index shows
-    /// what was written until now before it may go back: links to it found by other processes
-    /// reach its URLs but not this process's log, and a queue given back would sit out the
-    /// cool-down before anyone could fetch them.
+    /// Notes whether the queue ran out of work (read through, nothing ready, nothing out). While it
+    /// is idle and no other queue waits for a process, it is read again each time the index shows
+    /// what was written a visibility delay earlier, up to [`IDLE_LOOKS`] times, before it may go
+    /// back: links to it found by other processes reach its URLs but not this process's log, and a
+    /// queue given back would sit out the cool-down before anyone could fetch them.
     pub fn note_idle(&mut self, now: DateTime<Utc>, visibility: TimeDelta, queues_waiting: bool) {
         let idle = self.read_at.is_some()
             && !self.more
             && self.ready.is_empty()
             && self.outstanding.is_empty();
         if !idle {
-            self.idle_since = None;
-        } else if self.idle_since.is_none() {
-            self.idle_since = Some(now);
-            if !queues_waiting {
-                self.reread_after(now + visibility);
-            }
+            self.idle_looks = 0;
+            return;
+        }
+        let pending = self
+            .reread_at
+            .is_some_and(|at| self.read_at.is_none_or(|read| read < at));
+        if !queues_waiting && !pending && self.idle_looks < IDLE_LOOKS {
+            self.idle_looks += 1;
+            self.reread_after(now + visibility);
         }
     }
 

@@ -83,6 +83,9 @@ pub(crate) struct HoldLog {
     pub arrivals: Vec<CrawlUrl>,
     /// URLs created due now beyond [`MAX_ARRIVALS`]: the queue must be read again.
     pub overflowed: bool,
+    /// A link to the queue found a URL that this hold did not write (another process wrote it,
+    /// or an earlier run): it may be due, and only a read shows it.
+    pub found_known: bool,
     /// Writes started and not yet noted.
     pub in_flight: usize,
 }
@@ -103,6 +106,8 @@ pub(crate) struct Noted {
     pub due: Option<DateTime<Utc>>,
     /// A new document due now: to hand out.
     pub arrived: bool,
+    /// A DISCOVERED write that found the document there already.
+    pub known: bool,
 }
 
 /// The queues this process holds, with their tenures.
@@ -140,6 +145,11 @@ impl Held {
             return false;
         }
         for noted in written {
+            if noted.known {
+                let ours = log.dates.contains_key(noted.url.url.as_str());
+                log.found_known |= !ours;
+                continue;
+            }
             if noted.arrived {
                 if log.arrivals.len() < MAX_ARRIVALS {
                     log.arrivals.push(noted.url.clone());

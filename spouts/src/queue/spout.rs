@@ -418,9 +418,10 @@ impl Spout for QueueSpout {
         true
     }
 
-    /// A write shows in the urls index after a refresh.
+    /// This process's own writes for the queues it holds show in its answers at once: the URLs
+    /// they create are handed out from the hold, not read back from the index.
     fn write_visibility(&self) -> std::time::Duration {
-        self.settings.refresh_interval
+        std::time::Duration::ZERO
     }
 
     /// A URL that failed stays due: the queue's release must keep it due.

@@ -195,13 +195,14 @@ impl QueueStatusStore {
         let mut noted: HashMap<&str, Vec<Noted>> = HashMap::new();
         for (write, outcome) in batch.iter().zip(written) {
             let Some(outcome) = outcome else { continue };
-            if !holds.contains_key(&write.key) || *outcome == Written::Known {
+            if !holds.contains_key(&write.key) {
                 continue;
             }
             noted.entry(write.key.as_str()).or_default().push(Noted {
                 url: write.url.clone(),
                 due: write.next_fetch,
                 arrived: *outcome == Written::Created && write.next_fetch.is_some_and(|d| d <= now),
+                known: *outcome == Written::Known,
             });
         }
         let mut lost: HashSet<String> = HashSet::new();
