@@ -40,7 +40,8 @@
 //!    unheld; by 5 it is claimed within a bound; its holder reads its earliest URLs when it claims it
 //!    (and again while the last read was all due URLs, or once writes just before the claim show),
 //!    and hands out what its own writer created for it meanwhile, leaving out only those in its
-//!    topology or done within the visibility delay.
+//!    topology, done within the visibility delay, or written during the hold (whose dates the
+//!    release takes from the hold).
 //! 5. **Fairness.** Listing puts never-held queues first, then those given back longest ago. A
 //!    process holds at most its share (the queues with work divided by the live processes, from a
 //!    heartbeat in the workers index), and gives back a queue held longer than
@@ -48,10 +49,12 @@
 //!    queues held by all processes together, a due queue is claimed within about
 //!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
 //!    A drained queue goes back at once while due queues wait (the links its own pages found to it
-//!    were noted in the hold before those pages were acked). Otherwise it is read once more when
-//!    the index shows what was written until it ran out (links to it found by other processes,
-//!    which its hold does not see) and goes back only if that read finds nothing: given back, it
-//!    would sit out the cool-down before anyone could fetch them.
+//!    were noted in the hold before those pages were acked). Otherwise it is read again, up to
+//!    twice a visibility delay apart, and goes back only if those reads find nothing: links to it
+//!    found by other processes reach the index but not its hold, and given back it would sit out
+//!    the cool-down before anyone could fetch them. A link of its own pages that finds a URL the
+//!    hold did not write (another process found it first) has it read again once the index shows
+//!    that URL.
 
 mod batched;
 mod claim;
