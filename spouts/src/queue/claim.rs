@@ -115,12 +115,21 @@ impl Claim {
         if !read.more {
             self.next = read.next;
         }
+        // Written during this hold: their dates are in the log, whatever the index still shows.
+        let written: HashSet<String> = {
+            let log = self.tenure.log();
+            read.due
+                .iter()
+                .map(|url| url.doc.url.url.as_str())
+                .filter(|text| log.dates.contains_key(*text))
+                .map(str::to_string)
+                .collect()
+        };
         for url in read.due {
             self.cursor.get_or_insert_with(Cursor::default).take(&url);
             let text = url.doc.url.url.as_str();
             let done_lately = self.recently_done.iter().any(|(done, _)| done == text);
-            // Written during this hold: its date is in the log, whatever the index still shows.
-            let written = self.tenure.log().dates.contains_key(text);
+            let written = written.contains(text);
             if done_lately || written || self.outstanding.iter().any(|o| o == text) {
                 continue;
             }

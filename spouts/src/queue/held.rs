@@ -150,14 +150,14 @@ impl Held {
                 log.found_known |= !ours;
                 continue;
             }
+            log.dates.insert(noted.url.url.to_string(), noted.due);
             if noted.arrived {
                 if log.arrivals.len() < MAX_ARRIVALS {
-                    log.arrivals.push(noted.url.clone());
+                    log.arrivals.push(noted.url);
                 } else {
                     log.overflowed = true;
                 }
             }
-            log.dates.insert(noted.url.url.to_string(), noted.due);
         }
         true
     }
