@@ -28,12 +28,24 @@
 //! reads the node's statistics (`_nodes/stats`) at both ends of the window: its CPU time and the
 //! operations of each kind (search, refresh, indexing, get, merge) per crawled page.
 //!
+//! **Among other hosts' URLs.** Two more candidates, `queue-among` and `aggregation-among`, crawl
+//! the same site on copies (`_clone`: linked segments, instant) of a frontier that already holds
+//! `E2E_BACKGROUND` URLs of 200,000 other hosts (10 M; quick 20,000), none of them due during the
+//! benchmark (a frontier that keeps up: fetched pages waiting for their next visit), so that what
+//! is measured is the cost of the frontier's size, not of a backlog (the spouts benchmark's "all
+//! due" case measures that). That frontier is the one the spouts benchmark leaves behind when run
+//! with `SQUALL_BENCH_KEEP_BACKGROUND=1` (scripts/bench does, spouts running first), or it is
+//! loaded here (about half an hour at 10 M on two cores). Every index a crawl creates has 8
+//! primary shards, as those copies do.
+//!
 //! The queue frontier lives in the engine at `SQUALL_BENCH_ES` (fresh urls and queues indices per
 //! run, deleted after). The crawl binary is not built by `cargo bench`: build it first (`cargo build
 //! --release --example crawl`; scripts/bench does), or name one with `SQUALL_BENCH_CRAWL_BIN`.
 //! Settings (env, `SQUALL_BENCH_` prefix): `RUNS`, `E2E_HOSTS`, `E2E_PAGES`, `E2E_WARMUP`,
-//! `E2E_WINDOW` (quick: 100 hosts, 10 pages, 3 s and 5 s, one run); for development, `E2E_ONLY`
-//! (some of `fetcher,embedded,queue`) and `KEEP_LOGS=1` (keep each crawl's output). Prints JSON.
+//! `E2E_WINDOW` (quick: 100 hosts, 10 pages, 3 s and 5 s, one run), `E2E_BACKGROUND` (0 leaves the
+//! `-among` crawls out); for development, `E2E_ONLY` (some of
+//! `fetcher,embedded,queue,aggregation,queue-among,aggregation-among`) and `KEEP_LOGS=1` (keep each
+//! crawl's output). Prints JSON.
 
 mod common;
 
@@ -46,8 +58,12 @@ mod metrics;
 
 use std::time::Duration;
 
+use chrono::{TimeDelta, Utc};
 use common::fetch_driver::{fetcher_alone, site_urls};
-use common::{Spread, env_or, quick, start_closed_site};
+use common::frontier_data::{
+    Generator, Targets, background, create, delete, doc_count, due_count, finish_load, load, names,
+};
+use common::{Spread, engine_client, env_or, quick, start_closed_site};
 use crawl::{Budget, FrontierChoice, Run};
 use serde_json::{Value, json};
 
@@ -69,6 +85,61 @@ fn summary(runs: &[Run]) -> Value {
     })
 }
 
+/// The frontier of other hosts' URLs (none due during the benchmark) that the `-among` crawls
+/// run in, `E2E_BACKGROUND` URLs: the one the spouts benchmark kept when it is there (scripts/bench
+/// runs it first with `KEEP_BACKGROUND=1`), else loaded here. `None` when `E2E_BACKGROUND` is 0.
+async fn prepare_background() -> Option<(Targets, Value)> {
+    let wanted: u64 = env_or("E2E_BACKGROUND", if quick() { 20_000 } else { 10_000_000 });
+    if wanted == 0 {
+        return None;
+    }
+    let client = engine_client();
+    let targets = background();
+    let names = names(&targets);
+    let mut counts = Vec::new();
+    for name in &names {
+        counts.push(doc_count(&client, name).await);
+    }
+    let kept = counts
+        .iter()
+        .take(2)
+        .all(|c| c.is_some_and(|c| c >= wanted))
+        && counts[2].is_some();
+    let started = std::time::Instant::now();
+    if !kept {
+        eprintln!("end_to_end: loading {wanted} URLs of other hosts, none due (the background)");
+        delete(
+            &client,
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+        .await;
+        create(&client, &targets, crawl::SHARDS).await;
+        // Every date at least a day ahead: the `Generator`'s due URLs span the 30 days before it.
+        let generator = Generator::new((wanted / 50).max(10), Utc::now() + TimeDelta::days(31));
+        load(
+            &client,
+            &generator,
+            &targets,
+            0..wanted,
+            &mut Default::default(),
+        )
+        .await;
+        finish_load(&client, &targets, "1s").await;
+    }
+    let urls = doc_count(&client, &names[1]).await.unwrap_or(0);
+    let due = due_count(&client, &names[1]).await;
+    let queues = doc_count(&client, &names[2]).await.unwrap_or(0);
+    eprintln!("end_to_end: background of {urls} URLs ({due} due) over {queues} queues");
+    let about = json!({
+        "urls": urls,
+        "due_urls": due,
+        "queues": queues,
+        "source": if kept { "kept by the spouts benchmark" } else { "loaded by this benchmark" },
+        "load_seconds": (!kept).then(|| started.elapsed().as_secs_f64()),
+    });
+    Some((targets, about))
+}
+
 #[tokio::main]
 async fn main() {
     let hosts: usize = env_or("E2E_HOSTS", if quick() { 100 } else { 2_000 });
@@ -87,9 +158,18 @@ async fn main() {
     let mut embedded = Vec::new();
     let mut queue = Vec::new();
     let mut aggregation = Vec::new();
+    let mut queue_among = Vec::new();
+    let mut aggregation_among = Vec::new();
+    let background = prepare_background().await;
+    let among = background.as_ref().map(|(targets, _)| targets);
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
-    let only: String = env_or("E2E_ONLY", "fetcher,embedded,queue,aggregation".to_string());
-    let candidates: Vec<&str> = only.split(',').map(str::trim).collect();
+    let all = "fetcher,embedded,queue,aggregation,queue-among,aggregation-among";
+    let only: String = env_or("E2E_ONLY", all.to_string());
+    let candidates: Vec<&str> = only
+        .split(',')
+        .map(str::trim)
+        .filter(|c| among.is_some() || !c.ends_with("-among"))
+        .collect();
     let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
     let mut order = 0;
     // A node just started spends its first minute compiling (the JVM's JIT took a third of the
@@ -111,7 +191,7 @@ async fn main() {
             };
             order += 1;
             eprintln!("  (warming the engine up: an unmeasured {step} crawl)");
-            let _ = crawl::run(&site, choice, &warm, order).await;
+            let _ = crawl::run(&site, choice, &warm, order, None).await;
         }
     }
     for run in 0..runs {
@@ -127,12 +207,19 @@ async fn main() {
                     eprintln!("  fetcher alone: {rate:.0} pages/s");
                     fetcher.push(rate);
                 }
-                "embedded" => {
-                    embedded.push(crawl::run(&site, FrontierChoice::Embedded, &budget, order).await)
+                "embedded" => embedded
+                    .push(crawl::run(&site, FrontierChoice::Embedded, &budget, order, None).await),
+                "aggregation" => aggregation.push(
+                    crawl::run(&site, FrontierChoice::Aggregation, &budget, order, None).await,
+                ),
+                "queue-among" => queue_among
+                    .push(crawl::run(&site, FrontierChoice::Queue, &budget, order, among).await),
+                "aggregation-among" => aggregation_among.push(
+                    crawl::run(&site, FrontierChoice::Aggregation, &budget, order, among).await,
+                ),
+                _ => {
+                    queue.push(crawl::run(&site, FrontierChoice::Queue, &budget, order, None).await)
                 }
-                "aggregation" => aggregation
-                    .push(crawl::run(&site, FrontierChoice::Aggregation, &budget, order).await),
-                _ => queue.push(crawl::run(&site, FrontierChoice::Queue, &budget, order).await),
             }
         }
     }
@@ -165,6 +252,11 @@ async fn main() {
         "ratio_queue_to_baseline": rate(&queue) / limit,
         "ratio_aggregation_to_baseline": rate(&aggregation) / limit,
         "ratio_queue_to_aggregation": rate(&queue) / rate(&aggregation),
+        "background": background.as_ref().map(|(_, about)| about.clone()),
+        "queue_among": summary(&queue_among),
+        "aggregation_among": summary(&aggregation_among),
+        "ratio_queue_among_to_queue": rate(&queue_among) / rate(&queue),
+        "ratio_queue_to_aggregation_among": rate(&queue_among) / rate(&aggregation_among),
     });
     println!("{report:#}");
     site.shutdown().await;

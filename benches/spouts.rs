@@ -27,7 +27,14 @@
 //! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,5000000,10000000`; quick `5000,20000`),
 //! `WINDOW` seconds (20; quick 3), `RUNS` (2, one ABBA pair; quick 1), `SHARDS` (8), `HOSTS`
 //! (largest size / 50: 200,000 at 10 M), `MIN_DELAY_MS` (0), `SPOUTS` (names, default all five:
-//! aggregation, collapsing, hybrid, queue, queue-1000), `QUEUES_HELD` (1000, the extra row).
+//! aggregation, collapsing, hybrid, queue, queue-1000), `QUEUES_HELD` (1000, the extra row),
+//! `ALL_DUE` (the size of the "all due" case, default the largest size; 0 leaves it out),
+//! `KEEP_BACKGROUND` (1: keep the largest frontier, nothing due, for the end-to-end benchmark).
+//!
+//! **All due.** After the sizes, a frontier of `ALL_DUE` URLs over the same hosts with every URL
+//! due (a frontier just seeded or just migrated: StormCrawler's issue 262 is this case for the
+//! aggregation spout) is loaded into indices of its own, and every spout gets the same windows on
+//! it, in the same orders.
 
 mod common;
 
@@ -37,8 +44,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use chrono::{TimeDelta, Utc};
 use common::frontier_data::{
-    EarliestDue, Generator, Targets, call, create, delete, due_count, finish_load, load,
-    shard_docs, skew, update_by_query,
+    EarliestDue, Generator, Targets, background, call, clone_index, create, delete, due_count,
+    finish_load, load, names, shard_docs, skew, update_by_query,
 };
 use common::{Spread, engine_client, env_or, quick};
 use serde_json::{Value, json};
@@ -455,6 +462,67 @@ fn spread_json(values: &[f64]) -> Value {
     }
 }
 
+/// Each spout's figures over its trials: URLs/s, query latency, first URL, host spread, and the
+/// new-host delays (none for a phase without them).
+fn summarize(
+    kinds: &[Kind],
+    trials: &[(Kind, Trial)],
+    new_hosts: &[(Kind, Option<Duration>)],
+    window: Duration,
+) -> Vec<Value> {
+    let mut spouts = Vec::new();
+    for &kind in kinds {
+        let mine: Vec<&Trial> = trials
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, t)| t)
+            .collect();
+        let rates: Vec<f64> = mine
+            .iter()
+            .map(|t| t.keys.len() as f64 / window.as_secs_f64())
+            .collect();
+        let p50: Vec<f64> = mine
+            .iter()
+            .filter_map(|t| percentile(&t.latencies_ms, 0.5))
+            .collect();
+        let p99: Vec<f64> = mine
+            .iter()
+            .filter_map(|t| percentile(&t.latencies_ms, 0.99))
+            .collect();
+        let first: Vec<f64> = mine
+            .iter()
+            .filter_map(|t| t.first_url.map(|d| d.as_secs_f64()))
+            .collect();
+        let spread_hosts: Vec<f64> = mine
+            .iter()
+            .filter_map(|t| hosts_per_thousand(&t.keys))
+            .collect();
+        let queries: usize = mine.iter().map(|t| t.latencies_ms.len()).sum();
+        let delays: Vec<f64> = new_hosts
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .filter_map(|(_, d)| d.map(|d| d.as_secs_f64()))
+            .collect();
+        let trials_new = new_hosts.iter().filter(|(k, _)| *k == kind).count();
+        spouts.push(json!({
+            "spout": kind.name(),
+            "label": kind.label(),
+            "equal_budget": kind.equal_budget(),
+            "queues_held": kind.queues(),
+            "urls_per_second": spread_json(&rates),
+            "query_ms_p50": spread_json(&p50),
+            "query_ms_p99": spread_json(&p99),
+            "first_url_seconds": spread_json(&first),
+            "hosts_per_1000_urls": spread_json(&spread_hosts),
+            "new_host_seconds": spread_json(&delays),
+            "new_host_missed": trials_new - delays.len(),
+            "new_host_trials": trials_new,
+            "queries": queries,
+        }));
+    }
+    spouts
+}
+
 /// Pushes everything due into the future, so that the frontier keeps up (for the new-host delay).
 /// Returns the date it set, now every queue's `nextDue`.
 async fn nothing_due(client: &EsClient, indices: &Indices) -> String {
@@ -500,6 +568,99 @@ async fn release_leases(client: &EsClient, indices: &Indices) {
             Some(RequestBody::Json(json!({ "query": { "match_all": {} } }))),
         )
         .await;
+}
+
+/// The frontier just grown to the largest size, nothing due, kept under [`background`]'s names.
+async fn keep_background(client: &EsClient, targets: &Targets) {
+    let kept = background();
+    let names = names(&kept);
+    delete(
+        client,
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .await;
+    for (from, to) in self::names(targets).iter().zip(&names) {
+        clone_index(client, from, to, false).await;
+    }
+    eprintln!("spouts: kept the frontier as {}", names.join(", "));
+}
+
+/// The "all due" case: a frontier of `size` URLs, every one due (just seeded or just migrated), in
+/// indices of its own; one window of each spout per run, in the same orders.
+async fn all_due_phase(
+    client: &EsClient,
+    size: u64,
+    hosts: u64,
+    shards: u32,
+    orders: &[Vec<Kind>],
+    window: Duration,
+) -> Value {
+    let run = std::process::id();
+    let indices = Indices {
+        status: format!("bench-alldue-status-{run}"),
+        urls: format!("bench-alldue-urls-{run}"),
+        queues: format!("bench-alldue-queues-{run}"),
+    };
+    let targets = Targets {
+        status: Some(indices.status.clone()),
+        queue_frontier: Some((indices.urls.clone(), indices.queues.clone())),
+    };
+    eprintln!("spouts: loading {size} URLs, all due, over {hosts} hosts");
+    let started = Instant::now();
+    create(client, &targets, shards).await;
+    let generator = Generator::all_due(hosts, Utc::now());
+    load(
+        client,
+        &generator,
+        &targets,
+        0..size,
+        &mut EarliestDue::new(),
+    )
+    .await;
+    finish_load(client, &targets, &format!("{}s", REFRESH.as_secs())).await;
+    let load_seconds = started.elapsed().as_secs_f64();
+    let due_urls = due_count(client, &indices.urls).await;
+    let phase = format!("{run}-all-due-{size}");
+    let trials = windows(client, &indices, orders, &phase, window).await;
+    let mut kinds: Vec<Kind> = orders.first().cloned().unwrap_or_default();
+    kinds.sort_by_key(|k| Kind::ALL.iter().position(|a| a == k));
+    let spouts = summarize(&kinds, &trials, &[], window);
+    let mut names = names(&targets);
+    names.push(indices.workers());
+    delete(
+        client,
+        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .await;
+    json!({ "urls": size, "hosts": hosts, "due_urls": due_urls, "load_seconds": load_seconds,
+        "spouts": spouts })
+}
+
+/// One window of every spout in each run's order, leases given back between them.
+async fn windows(
+    client: &EsClient,
+    indices: &Indices,
+    orders: &[Vec<Kind>],
+    phase: &str,
+    window: Duration,
+) -> Vec<(Kind, Trial)> {
+    let mut trials = Vec::new();
+    for (r, kinds) in orders.iter().enumerate() {
+        for &kind in kinds {
+            eprintln!("spouts: {phase}, run {r}, {}", kind.name());
+            let owner = format!("bench-{phase}-{r}-{}", kind.name());
+            let trial = run_trial(kind, client, indices, &owner, Until::Window(window)).await;
+            eprintln!(
+                "  {} URLs in {:?}, {} queries",
+                trial.keys.len(),
+                window,
+                trial.latencies_ms.len()
+            );
+            trials.push((kind, trial));
+            release_leases(client, indices).await;
+        }
+    }
+    trials
 }
 
 #[tokio::main]
@@ -573,22 +734,7 @@ async fn main() {
         let urls_docs = shard_docs(&client, &indices.urls).await;
         let due_urls = due_count(&client, &indices.urls).await;
 
-        let mut trials: Vec<(Kind, Trial)> = Vec::new();
-        for (r, kinds) in orders.iter().enumerate() {
-            for &kind in kinds {
-                eprintln!("spouts: {size} URLs, run {r}, {}", kind.name());
-                let owner = format!("bench-{run}-{size}-{r}-{}", kind.name());
-                let trial = run_trial(kind, &client, &indices, &owner, Until::Window(window)).await;
-                eprintln!(
-                    "  {} URLs in {:?}, {} queries",
-                    trial.keys.len(),
-                    window,
-                    trial.latencies_ms.len()
-                );
-                trials.push((kind, trial));
-                release_leases(&client, &indices).await;
-            }
-        }
+        let trials = windows(&client, &indices, &orders, &format!("{run}-{size}"), window).await;
         eprintln!("spouts: {size} URLs, new hosts in a frontier that keeps up");
         let later = nothing_due(&client, &indices).await;
         // The queue documents now say `later`; the next size's load lowers them where it adds due URLs.
@@ -611,56 +757,7 @@ async fn main() {
             }
         }
 
-        let mut spouts = Vec::new();
-        for &kind in &kinds {
-            let mine: Vec<&Trial> = trials
-                .iter()
-                .filter(|(k, _)| *k == kind)
-                .map(|(_, t)| t)
-                .collect();
-            let rates: Vec<f64> = mine
-                .iter()
-                .map(|t| t.keys.len() as f64 / window.as_secs_f64())
-                .collect();
-            let p50: Vec<f64> = mine
-                .iter()
-                .filter_map(|t| percentile(&t.latencies_ms, 0.5))
-                .collect();
-            let p99: Vec<f64> = mine
-                .iter()
-                .filter_map(|t| percentile(&t.latencies_ms, 0.99))
-                .collect();
-            let first: Vec<f64> = mine
-                .iter()
-                .filter_map(|t| t.first_url.map(|d| d.as_secs_f64()))
-                .collect();
-            let spread_hosts: Vec<f64> = mine
-                .iter()
-                .filter_map(|t| hosts_per_thousand(&t.keys))
-                .collect();
-            let queries: usize = mine.iter().map(|t| t.latencies_ms.len()).sum();
-            let delays: Vec<f64> = new_hosts
-                .iter()
-                .filter(|(k, _)| *k == kind)
-                .filter_map(|(_, d)| d.map(|d| d.as_secs_f64()))
-                .collect();
-            let trials_new = new_hosts.iter().filter(|(k, _)| *k == kind).count();
-            spouts.push(json!({
-                "spout": kind.name(),
-                "label": kind.label(),
-                "equal_budget": kind.equal_budget(),
-                "queues_held": kind.queues(),
-                "urls_per_second": spread_json(&rates),
-                "query_ms_p50": spread_json(&p50),
-                "query_ms_p99": spread_json(&p99),
-                "first_url_seconds": spread_json(&first),
-                "hosts_per_1000_urls": spread_json(&spread_hosts),
-                "new_host_seconds": spread_json(&delays),
-                "new_host_missed": trials_new - delays.len(),
-                "new_host_trials": trials_new,
-                "queries": queries,
-            }));
-        }
+        let spouts = summarize(&kinds, &trials, &new_hosts, window);
         results.push(json!({
             "urls": size,
             "hosts": hosts,
@@ -675,6 +772,9 @@ async fn main() {
         }));
         // The next size grows this frontier; what is due again comes from the newly loaded URLs.
     }
+    if env_or("KEEP_BACKGROUND", 0) == 1 {
+        keep_background(&client, &targets).await;
+    }
     delete(
         &client,
         &[
@@ -685,6 +785,12 @@ async fn main() {
         ],
     )
     .await;
+    let all_due_size: u64 = env_or("ALL_DUE", largest);
+    let all_due = if all_due_size > 0 {
+        all_due_phase(&client, all_due_size, hosts, shards, &orders, window).await
+    } else {
+        Value::Null
+    };
     println!(
         "{:#}",
         json!({
@@ -702,6 +808,7 @@ async fn main() {
                 "queues_held": HOSTS_PER_QUERY, "claims_per_query": HOSTS_PER_QUERY,
                 "extra_queues_held": queues_held() },
             "sizes": results,
+            "all_due": all_due,
         })
     );
 }

@@ -74,6 +74,7 @@ pub async fn bulk(client: &EsClient, index: &str, lines: Vec<Value>) {
 pub struct Generator {
     hosts: u64,
     epoch: DateTime<Utc>,
+    all_due: bool,
 }
 
 /// A well-mixed 64-bit hash of `n` (SplitMix64's finalizer).
@@ -90,6 +91,16 @@ impl Generator {
         Generator {
             hosts: hosts.max(2),
             epoch,
+            all_due: false,
+        }
+    }
+
+    /// The same URLs, every one of them due at `epoch` (over the 30 days before it): a frontier
+    /// just seeded or just migrated.
+    pub fn all_due(hosts: u64, epoch: DateTime<Utc>) -> Self {
+        Generator {
+            all_due: true,
+            ..Generator::new(hosts, epoch)
         }
     }
 
@@ -123,7 +134,7 @@ impl Generator {
             format!("https://{host}/section-{}/", (r >> 16) % 37),
         );
         let minutes = ((r >> 24) % (30 * 24 * 60)) as i64;
-        let (status, next_fetch) = if Self::is_due(n) {
+        let (status, next_fetch) = if self.all_due || Self::is_due(n) {
             let status = match (r >> 40) % 10 {
                 0..=5 => Status::Discovered,
                 6..=8 => Status::Fetched,
@@ -404,4 +415,71 @@ pub async fn delete(client: &EsClient, indices: &[&str]) {
             .request(Method::Delete, &format!("/{index}"), &[], None)
             .await;
     }
+}
+
+/// Where the spouts benchmark leaves its largest frontier, nothing due, for the end-to-end
+/// benchmark's crawls among other hosts' URLs (`SQUALL_BENCH_KEEP_BACKGROUND=1`).
+pub fn background() -> Targets {
+    Targets {
+        status: Some("bench-background-status".to_string()),
+        queue_frontier: Some((
+            "bench-background-urls".to_string(),
+            "bench-background-queues".to_string(),
+        )),
+    }
+}
+
+/// The index names of `targets`, status index first.
+pub fn names(targets: &Targets) -> Vec<String> {
+    let mut names: Vec<String> = targets.status.iter().cloned().collect();
+    if let Some((urls, queues)) = &targets.queue_frontier {
+        names.push(urls.clone());
+        names.push(queues.clone());
+    }
+    names
+}
+
+/// Copies index `from` to `to` with the engine's `_clone` (its segments are linked, not
+/// rewritten: instant at any size): `from` is made read-only first; `to` is writable when
+/// `writable`.
+pub async fn clone_index(client: &EsClient, from: &str, to: &str, writable: bool) {
+    let block = json!({ "index": { "blocks": { "write": true } } });
+    call(
+        client,
+        Method::Put,
+        &format!("/{from}/_settings"),
+        &[],
+        Some(RequestBody::Json(block)),
+    )
+    .await;
+    let body = json!({ "settings": { "index": { "blocks": { "write": !writable } } } });
+    call(
+        client,
+        Method::Post,
+        &format!("/{from}/_clone/{to}"),
+        &[("wait_for_active_shards", "1")],
+        Some(RequestBody::Json(body)),
+    )
+    .await;
+    call(
+        client,
+        Method::Get,
+        "/_cluster/health",
+        &[
+            ("index", to),
+            ("wait_for_status", "yellow"),
+            ("timeout", "60s"),
+        ],
+        None,
+    )
+    .await;
+}
+
+/// Documents in `index`, or `None` when it does not exist.
+pub async fn doc_count(client: &EsClient, index: &str) -> Option<u64> {
+    let answer = client
+        .request(Method::Get, &format!("/{index}/_count"), &[], None)
+        .await
+        .ok()?;
+    answer["count"].as_u64()
 }

@@ -9,10 +9,15 @@ use squall_spouts::client::Method;
 use squall_testsite::{Site, SiteSpec};
 
 use crate::common::binary::{queue_frontier_args, set_args, site_args};
+use crate::common::frontier_data::{Targets, clone_index};
 use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
 use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_crawler};
 use crate::engine_stats::EngineStats;
 use crate::metrics::{Metrics, scrape};
+
+/// Primary shards of the indices a crawl creates: those of the background frontier (the spouts
+/// benchmark's), so that a crawl among other hosts' URLs differs from one without in that only.
+pub const SHARDS: u32 = 8;
 
 /// What every crawl gets alike.
 pub struct Budget {
@@ -132,7 +137,7 @@ fn arguments(
             &engine_url(),
             &format!("bench-e2e-urls-{id}"),
             &format!("bench-e2e-queues-{id}"),
-            (10, 0),
+            (SHARDS, 0),
             &format!("e2e-{id}"),
         ),
         FrontierChoice::Aggregation => [
@@ -145,7 +150,7 @@ fn arguments(
             "--es-index",
             &format!("bench-e2e-status-{id}"),
             "--es-shards",
-            "10",
+            &SHARDS.to_string(),
             "--es-replicas",
             "0",
         ]
@@ -170,9 +175,19 @@ fn arguments(
     args
 }
 
-/// Crawls `site` on `frontier` for the budget and reads what it did in the window.
-pub async fn run(site: &Site, frontier: FrontierChoice, budget: &Budget, order: usize) -> Run {
+/// Crawls `site` on `frontier` for the budget and reads what it did in the window; with
+/// `background`, in copies of those indices (other hosts' URLs, none due) rather than empty ones.
+pub async fn run(
+    site: &Site,
+    frontier: FrontierChoice,
+    budget: &Budget,
+    order: usize,
+    background: Option<&Targets>,
+) -> Run {
     let id = format!("{}-{order}", std::process::id());
+    if let Some(background) = background {
+        copy_background(frontier, background, &id).await;
+    }
     let dir = fresh_temp_dir(&format!("squall-e2e-{id}"));
     let metrics_addr = format!("127.0.0.1:{}", free_port());
     let args = arguments(site, frontier, &dir, &id, &metrics_addr, budget);
@@ -381,6 +396,36 @@ async fn stop(child: &mut Child) {
             let _ = child.kill();
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Copies the background frontier into the indices run `id` crawls on (see [`clone_index`]).
+async fn copy_background(frontier: FrontierChoice, background: &Targets, id: &str) {
+    let client = engine_client();
+    let copies = match (frontier, background) {
+        (
+            FrontierChoice::Queue,
+            Targets {
+                queue_frontier: Some((urls, queues)),
+                ..
+            },
+        ) => vec![
+            (urls.clone(), format!("bench-e2e-urls-{id}")),
+            (queues.clone(), format!("bench-e2e-queues-{id}")),
+        ],
+        (
+            FrontierChoice::Aggregation,
+            Targets {
+                status: Some(status),
+                ..
+            },
+        ) => {
+            vec![(status.clone(), format!("bench-e2e-status-{id}"))]
+        }
+        _ => Vec::new(),
+    };
+    for (from, to) in copies {
+        clone_index(&client, &from, &to, true).await;
     }
 }
 

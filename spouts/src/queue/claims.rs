@@ -42,6 +42,10 @@ pub(crate) struct ClaimRequest<'a> {
     pub seen_before: &'a str,
     /// Queues to claim at most.
     pub room: usize,
+    /// Queues the listing may show out of date: those this process claimed or gave back within the
+    /// visibility delay (a search shows the queues index as of its last refresh). They are listed
+    /// past and skipped, so that a fast-turning process still finds `room` queues it can take.
+    pub stale: usize,
     /// A queue given back (or whose lease ran out) after this is not claimed yet: the urls index
     /// may not show the last holder's writes, and a read would hand out URLs already done.
     pub cooled_before: &'a str,
@@ -50,12 +54,12 @@ pub(crate) struct ClaimRequest<'a> {
 /// Lists due queues that nobody holds (nor held within the visibility delay) and that are not
 /// blocked — queues never held first, then
 /// those given back longest ago (`leaseUntil`), then by `nextDue` — and claims up to `room` of them,
-/// skipping those for which `held` is true.
+/// skipping those for which `skip` is true (held, or given back within the visibility delay).
 pub(crate) async fn claim_queues(
     client: &EsClient,
     queues_index: &str,
     request: ClaimRequest<'_>,
-    held: impl Fn(&str) -> bool,
+    skip: impl Fn(&str) -> bool,
 ) -> Result<Vec<Claimed>, SpoutError> {
     let room = request.room;
     if room == 0 {
@@ -63,7 +67,7 @@ pub(crate) async fn claim_queues(
     }
     let now = format_date(request.now);
     let body = json!({
-        "size": room * 2,
+        "size": room * 2 + request.stale,
         "seq_no_primary_term": true,
         "track_total_hits": false,
         "query": { "bool": {
@@ -93,7 +97,7 @@ pub(crate) async fn claim_queues(
         let Some(key) = hit.field("key").as_str().map(str::to_string) else {
             continue;
         };
-        if held(&key) || candidates.iter().any(|c| c.key == key) {
+        if skip(&key) || candidates.iter().any(|c| c.key == key) {
             continue;
         }
         let (Some(seq_no), Some(primary_term)) = (hit.seq_no, hit.primary_term) else {
@@ -139,4 +143,49 @@ pub(crate) async fn claim_queues(
             key: candidate.key,
         })
         .collect())
+}
+
+/// The queues this process claimed or gave back lately, kept for the visibility delay: a listing
+/// may show them as they were before (see [`ClaimRequest::stale`]).
+#[derive(Debug, Default)]
+pub(crate) struct RecentQueues {
+    order: std::collections::VecDeque<(std::time::Instant, String)>,
+    keys: std::collections::HashMap<String, usize>,
+}
+
+impl RecentQueues {
+    /// Notes that `key` was claimed or given back now.
+    pub fn touch(&mut self, key: &str) {
+        self.order
+            .push_back((std::time::Instant::now(), key.to_string()));
+        *self.keys.entry(key.to_string()).or_default() += 1;
+    }
+
+    /// Forgets what was touched longer ago than `span`.
+    pub fn forget_older_than(&mut self, span: std::time::Duration) {
+        while let Some((at, _)) = self.order.front() {
+            if at.elapsed() < span {
+                break;
+            }
+            let Some((_, key)) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(count) = self.keys.get_mut(&key) {
+                *count -= 1;
+                if *count == 0 {
+                    self.keys.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Whether `key` was touched within the span.
+    pub fn contains(&self, key: &str) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    /// How many queues were touched within the span.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
 }

@@ -19,7 +19,7 @@ use squall::model::CrawlUrl;
 use tracing::debug;
 
 use super::claim::Claim;
-use super::claims::{ClaimRequest, Claimed, claim_queues};
+use super::claims::{ClaimRequest, Claimed, RecentQueues, claim_queues};
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
 use super::held::{Held, Tenure};
@@ -70,6 +70,9 @@ pub struct QueueSpout {
     /// When the last claim found no queue to take: the next waits half a second, unless queues are
     /// known to wait.
     claimed_nothing_at: Option<Instant>,
+    /// The queues claimed or given back within the visibility delay, which a listing may show as
+    /// they were before.
+    recent: RecentQueues,
 }
 
 /// How long after a claim that found nothing the next one waits, unless queues are known to wait.
@@ -98,6 +101,7 @@ impl QueueSpout {
             load: Arc::new(FrontierLoad::default()),
             upkeep: None,
             claimed_nothing_at: None,
+            recent: RecentQueues::default(),
         }
     }
 
@@ -154,6 +158,7 @@ impl QueueSpout {
         }
         let claim = self.claims.remove(key)?;
         claim.tenure.lease.revoke();
+        self.recent.touch(key);
         Some(claim)
     }
 
@@ -256,8 +261,9 @@ impl QueueSpout {
     /// Drops the leases to drop and sends the claim planned, at once.
     async fn drop_and_claim(&mut self) -> Result<(), SpoutError> {
         let drops = self.leases_to_drop();
+        self.recent.forget_older_than(self.settings.visibility());
         let plan = self.claim_plan();
-        let claims = &self.claims;
+        let (claims, recent) = (&self.claims, &self.recent);
         let claiming = async {
             let Some(plan) = &plan else {
                 return Ok(Vec::new());
@@ -269,9 +275,10 @@ impl QueueSpout {
                 lease_until: plan.lease_until,
                 seen_before: &plan.seen_before,
                 room: plan.room,
+                stale: recent.len(),
             };
             claim_queues(&self.client, &self.settings.queues_index, request, |key| {
-                claims.contains_key(key)
+                claims.contains_key(key) || recent.contains(key)
             })
             .await
         };
@@ -292,6 +299,7 @@ impl QueueSpout {
             let lease = Lease::until(plan.sent + self.settings.trusted_lease());
             let tenure = Tenure::new(lease, plan.holder.clone(), plan.now);
             self.held.map().insert(queue.key.clone(), tenure.clone());
+            self.recent.touch(&queue.key);
             let mut claim = Claim::new(tenure, plan.sent, plan.seen_before.clone());
             claim.crawl_delay = queue
                 .crawl_delay
