@@ -409,11 +409,19 @@ async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
     );
     let busy = BusyUrls::none();
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..3 {
+    for round in 0..3 {
         let batch = spout.next_batch(&busy).await.expect("a read of 700 queues");
         seen.extend(batch.into_iter().map(|due| due.url.url.to_string()));
+        if round == 0 {
+            // Later rounds may give drained queues back (when the upkeep's count of waiting
+            // queues predates the claims), so the claims are counted after the first.
+            assert_eq!(
+                spout.held_keys().len(),
+                hosts,
+                "every queue claimed at once"
+            );
+        }
     }
-    assert_eq!(spout.held_keys().len(), hosts);
     assert_eq!(seen.len(), hosts * per_host, "every URL of every queue");
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::format::{NONE, num, opt_spread, ratio, setting};
+use crate::format::{NONE, num, opt_spread, ratio, setting, thousands};
 use crate::results::Spread;
 use crate::tables::table;
 
@@ -46,6 +46,30 @@ pub struct EndToEnd {
     pub ratio_queue_to_baseline: Option<f64>,
     /// Aggregation median over the baseline.
     pub ratio_aggregation_to_baseline: Option<f64>,
+    /// The frontier of other hosts' URLs that the `-among` crawls ran in.
+    pub background: Option<Background>,
+    /// The queue frontier's crawls among the background's URLs.
+    pub queue_among: Option<Frontier>,
+    /// The aggregation spout's crawls among the background's URLs.
+    pub aggregation_among: Option<Frontier>,
+    /// Queue among the background over queue alone (medians).
+    pub ratio_queue_among_to_queue: Option<f64>,
+    /// Queue over aggregation, both among the background (medians).
+    pub ratio_queue_to_aggregation_among: Option<f64>,
+}
+
+/// The frontier of other hosts' URLs, none due, that the `-among` crawls ran in.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Background {
+    /// URLs in it.
+    pub urls: Option<u64>,
+    /// Of those, due when the crawls began.
+    pub due_urls: Option<u64>,
+    /// Its queues.
+    pub queues: Option<u64>,
+    /// Kept by the spouts benchmark, or loaded by this one.
+    pub source: Option<String>,
 }
 
 /// One frontier's crawls.
@@ -111,21 +135,27 @@ pub fn section(e: Option<&EndToEnd>) -> String {
     out.push_str(&about(e));
     let rows = [
         (
-            "embedded",
+            "embedded".to_string(),
             e.embedded.as_ref(),
             e.ratio_embedded_to_baseline,
             true,
         ),
-        ("queue", e.queue.as_ref(), e.ratio_queue_to_baseline, false),
         (
-            "aggregation (status index)",
+            "queue".to_string(),
+            e.queue.as_ref(),
+            e.ratio_queue_to_baseline,
+            false,
+        ),
+        (
+            "aggregation (status index)".to_string(),
             e.aggregation.as_ref(),
             e.ratio_aggregation_to_baseline,
             false,
         ),
     ]
     .into_iter()
-    .filter_map(|(name, f, r, gated)| f.map(|f| row(name, f, r, gated)))
+    .chain(among_rows(e))
+    .filter_map(|(name, f, r, gated)| f.map(|f| row(&name, f, r, gated)))
     .collect::<Vec<_>>();
     out.push_str(&table(
         &[
@@ -141,16 +171,71 @@ pub fn section(e: Option<&EndToEnd>) -> String {
         ],
         &rows,
     ));
+    out.push_str(&among_sentence(e));
     out.push_str(&engine_table(e));
     out
+}
+
+/// The name of an `-among` row: "queue, among 10,000,000 other URLs".
+fn among_name(frontier: &str, e: &EndToEnd) -> String {
+    let urls = e.background.as_ref().and_then(|b| b.urls).unwrap_or(0);
+    format!("{frontier}, among {} other URLs", thousands(urls))
+}
+
+/// The rows of the crawls among other hosts' URLs, their ratio to the baseline from the medians.
+fn among_rows(e: &EndToEnd) -> Vec<(String, Option<&Frontier>, Option<f64>, bool)> {
+    let to_baseline = |f: Option<&Frontier>| {
+        let rate = f?.pages_per_second.as_ref()?.median;
+        e.baseline_pages_per_second
+            .filter(|b| *b > 0.0)
+            .map(|b| rate / b)
+    };
+    // A benchmark run without the background writes these frontiers with no runs.
+    fn ran(f: &Option<Frontier>) -> Option<&Frontier> {
+        f.as_ref().filter(|f| !f.runs.is_empty())
+    }
+    let (queue, aggregation) = (ran(&e.queue_among), ran(&e.aggregation_among));
+    vec![
+        (among_name("queue", e), queue, to_baseline(queue), false),
+        (
+            among_name("aggregation", e),
+            aggregation,
+            to_baseline(aggregation),
+            false,
+        ),
+    ]
+}
+
+/// What the crawls among other hosts' URLs show: the frontier they ran in and the two ratios.
+fn among_sentence(e: &EndToEnd) -> String {
+    let Some(b) = &e.background else {
+        return String::new();
+    };
+    if e.queue_among.as_ref().is_none_or(|f| f.runs.is_empty()) {
+        return String::new();
+    }
+    format!(
+        "\nThe `among` rows crawl the same site on copies of a frontier that already holds {} \
+         URLs of {} other hosts ({} due: a frontier that keeps up; {}). Queue among them over \
+         queue alone: {}; queue over aggregation, both among them: {}.\n",
+        thousands(b.urls.unwrap_or(0)),
+        thousands(b.queues.unwrap_or(0)),
+        thousands(b.due_urls.unwrap_or(0)),
+        b.source.as_deref().unwrap_or("source not recorded"),
+        ratio(e.ratio_queue_among_to_queue),
+        ratio(e.ratio_queue_to_aggregation_among),
+    )
 }
 
 /// The engine's work per crawled page by kind, for each frontier in the engine: the median over
 /// the runs of each kind's milliseconds, with its shard operations.
 fn engine_table(e: &EndToEnd) -> String {
+    let (queue_among, aggregation_among) = (among_name("queue", e), among_name("aggregation", e));
     let frontiers = [
         ("queue", e.queue.as_ref()),
         ("aggregation", e.aggregation.as_ref()),
+        (queue_among.as_str(), e.queue_among.as_ref()),
+        (aggregation_among.as_str(), e.aggregation_among.as_ref()),
     ];
     let rows: Vec<Vec<String>> = frontiers
         .into_iter()
@@ -303,5 +388,35 @@ mod tests {
             "only the embedded frontier has an aim: {md}"
         );
         assert!(section(None).contains("no `end_to_end.json`"));
+    }
+
+    #[test]
+    fn crawls_among_other_urls_get_rows_and_their_ratios_only_when_they_ran() {
+        let json = |among_runs: &str| {
+            format!(
+                r#"{{"baseline_pages_per_second":2000,
+                "queue":{{"pages_per_second":{{"median":1600,"min":1500,"max":1700}},"runs":[{{}}]}},
+                "background":{{"urls":10000000,"due_urls":0,"queues":200000,
+                  "source":"kept by the spouts benchmark"}},
+                "queue_among":{{"pages_per_second":{{"median":1520,"min":1500,"max":1540}},
+                  "runs":{among_runs}}},
+                "ratio_queue_among_to_queue":0.95,"ratio_queue_to_aggregation_among":3.2}}"#
+            )
+        };
+        let e: EndToEnd = serde_json::from_str(&json("[{}]")).expect("JSON");
+        let md = section(Some(&e));
+        assert!(
+            md.contains("| queue, among 10,000,000 other URLs | 1,520 (1,500–1,540) | 0.76 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("10,000,000 URLs of 200,000 other hosts (0 due"),
+            "{md}"
+        );
+        assert!(md.contains("over queue alone: 0.95"), "{md}");
+        assert!(md.contains("both among them: 3.20"), "{md}");
+        let e: EndToEnd = serde_json::from_str(&json("[]")).expect("JSON");
+        let md = section(Some(&e));
+        assert!(!md.contains("among"), "{md}");
     }
 }

@@ -64,6 +64,8 @@ pub struct Spouts {
     pub query_budget: Option<QueryBudget>,
     /// One entry per index size.
     pub sizes: Vec<SpoutSize>,
+    /// The "all due" case: a frontier of its own, every URL due.
+    pub all_due: Option<SpoutSize>,
 }
 
 /// The order in which the spouts took turns.

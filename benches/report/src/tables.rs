@@ -94,6 +94,9 @@ pub fn spouts_section(spouts: Option<&Spouts>) -> String {
         }
         out.push_str(&size_table(sz, &names));
     }
+    if let Some(all) = &s.all_due {
+        out.push_str(&all_due(all, &names));
+    }
     let headlines = headlines(&sizes);
     if !headlines.is_empty() {
         out.push_str("\nHeadlines:\n\n");
@@ -122,6 +125,32 @@ pub fn spouts_section(spouts: Option<&Spouts>) -> String {
             ],
             &skew_rows,
         ));
+    }
+    out
+}
+
+/// The "all due" case: its table, and the queue spout's URLs/s over the aggregation spout's.
+fn all_due(all: &SpoutSize, names: &[String]) -> String {
+    let mut out = format!(
+        "\n#### All due: {} URLs, every one due\n\nA frontier just seeded or just migrated, in \
+         indices of its own ({} due).\n\n",
+        size(all.urls),
+        all.due_urls.map_or_else(|| "?".to_string(), thousands)
+    );
+    out.push_str(&size_table(all, names));
+    let rate = |name: &str| {
+        find(all, name)
+            .and_then(|sp| sp.urls_per_second.as_ref())
+            .map(|s| s.median)
+    };
+    if let (Some(queue), Some(aggregation)) = (rate("queue"), rate("aggregation"))
+        && aggregation > 0.0
+    {
+        let _ = writeln!(
+            out,
+            "\nQueue over aggregation, all due: {:.2}.",
+            queue / aggregation
+        );
     }
     out
 }
