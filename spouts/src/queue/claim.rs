@@ -52,6 +52,9 @@ pub(crate) struct Claim {
     /// (typically a new host, claimed as soon as its queue appeared), or URLs this process wrote
     /// beyond what the log keeps.
     reread_at: Option<DateTime<Utc>>,
+    /// An earlier read of writes made just before the claim, once one refresh has passed since
+    /// them: the index usually shows them by then, and `reread_at` stays as the sure look.
+    early_look: Option<DateTime<Utc>>,
     /// Reads made since it last ran out of work (see [`note_idle`](Self::note_idle)).
     idle_looks: u32,
 }
@@ -75,6 +78,7 @@ impl Claim {
             next: None,
             due_left: None,
             reread_at: None,
+            early_look: None,
             idle_looks: 0,
         }
     }
@@ -82,6 +86,12 @@ impl Claim {
     /// Reads again once `at` passed (no earlier read shows what was written before it).
     pub fn reread_after(&mut self, at: DateTime<Utc>) {
         self.reread_at = Some(self.reread_at.map_or(at, |t| t.max(at)));
+    }
+
+    /// Also reads at `at`, before the sure look of [`reread_after`](Self::reread_after): for writes
+    /// the index most likely shows by then.
+    pub fn look_early(&mut self, at: DateTime<Utc>) {
+        self.early_look = Some(self.early_look.map_or(at, |t| t.min(at)));
     }
 
     /// What to read of this queue now, if anything: on its first turn, when what it read runs low
@@ -98,9 +108,9 @@ impl Claim {
         }
         let first = self.read_at.is_none();
         let running_low = self.more && self.ready.len() < low;
-        let reread = self
-            .reread_at
-            .is_some_and(|at| now >= at && self.read_at.is_none_or(|read| read < at));
+        let unread_since = |at: &DateTime<Utc>| now >= *at && self.read_at.is_none_or(|r| r < *at);
+        let reread = self.reread_at.as_ref().is_some_and(unread_since)
+            || self.early_look.as_ref().is_some_and(unread_since);
         (first || running_low || reread).then(|| ReadRequest {
             key: key.to_string(),
             size,
@@ -275,5 +285,53 @@ impl Claim {
             .into_iter()
             .flatten()
             .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squall::frontier::Lease;
+
+    fn claim() -> Claim {
+        let lease = Lease::until(Instant::now() + Duration::from_secs(60));
+        let tenure = Tenure::new(lease, "owner#1.1".into(), Utc::now());
+        Claim::new(tenure, Instant::now(), String::new())
+    }
+
+    fn empty_read(claim: &mut Claim, at: DateTime<Utc>) {
+        let read = QueueRead {
+            due: Vec::new(),
+            next: None,
+            more: false,
+        };
+        claim.take_read(read, &BusyUrls::none(), at);
+    }
+
+    #[test]
+    fn a_queue_written_just_before_its_claim_is_read_at_once_then_early_then_surely() {
+        let written = Utc::now();
+        let (early, sure) = (
+            written + TimeDelta::milliseconds(1250),
+            written + TimeDelta::seconds(3),
+        );
+        let mut claim = claim();
+        claim.reread_after(sure);
+        claim.look_early(early);
+        let wants = |claim: &Claim, at| claim.read_request("q", 10, 5, at).is_some();
+        assert!(wants(&claim, written), "the first read is at once");
+        empty_read(&mut claim, written);
+        assert!(!wants(&claim, early - TimeDelta::milliseconds(1)));
+        assert!(
+            wants(&claim, early),
+            "read again one refresh after the write"
+        );
+        empty_read(&mut claim, early);
+        assert!(!claim.drained(early), "not drained before the sure look");
+        assert!(!wants(&claim, sure - TimeDelta::milliseconds(1)));
+        assert!(wants(&claim, sure), "and once the visibility delay passed");
+        empty_read(&mut claim, sure);
+        assert!(!wants(&claim, sure + TimeDelta::seconds(10)));
+        assert!(claim.drained(sure));
     }
 }

@@ -76,7 +76,9 @@
 //!   are noted in the hold, not read back.
 //! - A URL written for a queue nobody holds (a new host, or another process's link) is handed out
 //!   once the urls index shows it: a queue whose last write is less than the visibility delay
-//!   older than its claim is read again once that delay has passed.
+//!   older than its claim is read at once, again one refresh (and a quarter of a second) after
+//!   that write, when the index most likely shows it, and a last time once the visibility delay
+//!   has passed.
 //! - A queue given back is not claimed again (by anyone) within the visibility delay, so that the
 //!   next holder's reads show what the last one wrote: no URL is handed out with a date already
 //!   replaced.

@@ -99,6 +99,13 @@ impl QueueSpoutSettings {
         TimeDelta::from_std(self.visibility()).unwrap_or(TimeDelta::seconds(3))
     }
 
+    /// How long after a write its first look is: one refresh and a quarter of a second, by when
+    /// the index most likely shows it (the sure look waits the whole visibility delay).
+    pub(crate) fn early_look_span(&self) -> TimeDelta {
+        TimeDelta::from_std(self.refresh_interval + Duration::from_millis(250))
+            .unwrap_or(TimeDelta::milliseconds(1250))
+    }
+
     /// How long this process trusts a lease after the request that set it was sent: four fifths of
     /// the TTL, so that it stops fetching before any other process may claim the queue.
     pub fn trusted_lease(&self) -> Duration {

@@ -295,6 +295,7 @@ impl QueueSpout {
         let count = claimed.len();
         self.claimed_nothing_at = (count == 0).then(Instant::now);
         let visibility = self.settings.visibility_span();
+        let early = self.settings.early_look_span();
         for queue in claimed {
             let lease = Lease::until(plan.sent + self.settings.trusted_lease());
             let tenure = Tenure::new(lease, plan.holder.clone(), plan.now);
@@ -306,6 +307,7 @@ impl QueueSpout {
                 .and_then(|d| std::time::Duration::try_from_secs_f64(d).ok());
             if let Some(at) = queue.last_written {
                 claim.reread_after(at + visibility);
+                claim.look_early(at + early);
             }
             self.claims.insert(queue.key, claim);
         }
