@@ -10,5 +10,9 @@ fn main() -> std::io::Result<()> {
     let bytes = std::fs::read(path)?;
     let descriptors = prost_types::FileDescriptorSet::decode(bytes.as_slice())
         .map_err(|error| std::io::Error::other(format!("{path}: {error}")))?;
-    tonic_prost_build::configure().compile_fds(descriptors)
+    // Stats.counts in key order: the reference service's two counts (`active_queues`, `completed`)
+    // then squall's (`squall.*`), the same on every call.
+    tonic_prost_build::configure()
+        .btree_map("Stats.counts")
+        .compile_fds(descriptors)
 }

@@ -30,11 +30,20 @@ pub struct UrlQuery {
     pub contains: Option<String>,
     /// Whether `contains` ignores case.
     pub ignore_case: bool,
+    /// Only the URLs with a next fetch (`Some(true)`: due now or later), or only those never due
+    /// again (`Some(false)`: done for good); `None` for both.
+    pub scheduled: Option<bool>,
 }
 
 impl UrlQuery {
-    /// Whether `url` of queue `key` is covered (the reference for implementations that filter in
-    /// memory).
+    /// Whether `url` of queue `key`, due again (`scheduled`) or not, is covered (the reference for
+    /// implementations that filter in memory).
+    pub fn covers(&self, url: &str, key: &str, scheduled: bool) -> bool {
+        self.scheduled.is_none_or(|wanted| wanted == scheduled) && self.matches(url, key)
+    }
+
+    /// Whether `url` of queue `key` is covered by the key and text filters (the schedule filter
+    /// left aside: see [`covers`](Self::covers)).
     pub fn matches(&self, url: &str, key: &str) -> bool {
         if self.key.as_deref().is_some_and(|wanted| wanted != key) {
             return false;
@@ -76,6 +85,9 @@ pub trait Catalog: Send + Sync {
         start: u64,
         size: u64,
     ) -> Result<Vec<StoredUrl>, StoreError>;
+
+    /// How many queues hold URLs that `query` covers.
+    async fn count_queues(&self, query: &UrlQuery) -> Result<u64, StoreError>;
 
     /// How many URLs there are of each status (statuses with none left out).
     async fn count_by_status(&self) -> Result<Vec<(Status, u64)>, StoreError>;

@@ -131,6 +131,27 @@ impl Catalog for EsCatalog {
             .collect())
     }
 
+    /// A cardinality aggregation on the key: exact up to its precision threshold (40,000 queues),
+    /// within a few percent beyond.
+    async fn count_queues(&self, query: &UrlQuery) -> Result<u64, StoreError> {
+        let body = json!({
+            "size": 0,
+            "track_total_hits": false,
+            "query": url_query(query, &self.key_field),
+            "aggs": { "queues": { "cardinality": {
+                "field": self.key_field.query_field(),
+                "precision_threshold": 40000
+            } } }
+        });
+        let path = format!("/{}/_search", self.index);
+        let answer = self
+            .client
+            .search(&path, &[], body)
+            .await
+            .map_err(reading(&self.index))?;
+        Ok(answer.aggregations["queues"]["value"].as_u64().unwrap_or(0))
+    }
+
     async fn count_by_status(&self) -> Result<Vec<(Status, u64)>, StoreError> {
         let body = json!({
             "size": 0,

@@ -38,6 +38,12 @@ pub(super) fn url_query(query: &UrlQuery, key_field: &KeyField) -> Value {
         }
         filters.push(json!({ "wildcard": { "url": wildcard } }));
     }
+    let dated = json!({ "exists": { "field": "nextFetchDate" } });
+    match query.scheduled {
+        Some(true) => filters.push(dated),
+        Some(false) => filters.push(json!({ "bool": { "must_not": [dated] } })),
+        None => {}
+    }
     if filters.is_empty() {
         json!({ "match_all": {} })
     } else {

@@ -143,6 +143,7 @@ fn query(key: Option<&str>, contains: Option<&str>, ignore_case: bool) -> UrlQue
         key: key.map(str::to_string),
         contains: contains.map(str::to_string),
         ignore_case,
+        scheduled: None,
     }
 }
 

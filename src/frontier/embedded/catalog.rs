@@ -34,6 +34,11 @@ fn decode(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice(bytes).ok()
 }
 
+/// Whether `query` covers `url` and its record.
+fn covers(query: &UrlQuery, url: &str, record: &Record) -> bool {
+    query.covers(url, &record.key, record.next_fetch.is_some())
+}
+
 /// The [`StoredUrl`] of `url`'s record.
 fn stored_url(url: &str, record: Record) -> Result<StoredUrl, StoreError> {
     let parsed = Url::parse(url)
@@ -87,13 +92,13 @@ impl EmbeddedFrontier {
     fn count_blocking(&self, query: &UrlQuery) -> Result<u64, StoreError> {
         let txn = self.db.begin_read().map_err(storage)?;
         let urls = txn.open_table(URLS).map_err(storage)?;
-        if query.key.is_none() && query.contains.is_none() {
+        if query.key.is_none() && query.contains.is_none() && query.scheduled.is_none() {
             return urls.len().map_err(storage);
         }
         let mut count = 0;
         for entry in urls.iter().map_err(storage)? {
             let (url, value) = entry.map_err(storage)?;
-            if decode(value.value()).is_some_and(|r| query.matches(url.value(), &r.key)) {
+            if decode(value.value()).is_some_and(|r| covers(query, url.value(), &r)) {
                 count += 1;
             }
         }
@@ -123,7 +128,7 @@ impl EmbeddedFrontier {
             let Some(record) = decode(value.value()) else {
                 continue;
             };
-            if !query.matches(url, &record.key) {
+            if !covers(query, url, &record) {
                 continue;
             }
             if first.len() >= keep {
@@ -148,6 +153,20 @@ impl EmbeddedFrontier {
             }
         }
         Ok(page)
+    }
+
+    /// One pass over the records, collecting the keys of those `query` covers.
+    fn count_queues_blocking(&self, query: &UrlQuery) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read().map_err(storage)?;
+        let urls = txn.open_table(URLS).map_err(storage)?;
+        let mut keys = std::collections::HashSet::new();
+        for entry in urls.iter().map_err(storage)? {
+            let (url, value) = entry.map_err(storage)?;
+            if let Some(record) = decode(value.value()).filter(|r| covers(query, url.value(), r)) {
+                keys.insert(record.key);
+            }
+        }
+        Ok(keys.len() as u64)
     }
 
     fn queues_blocking(&self, start: u64, size: u64) -> Result<QueuePage, StoreError> {
@@ -242,6 +261,12 @@ impl Catalog for EmbeddedFrontier {
     ) -> Result<Vec<StoredUrl>, StoreError> {
         let query = query.clone();
         self.catalog_work("listing", move |f| f.list_blocking(&query, start, size))
+            .await
+    }
+
+    async fn count_queues(&self, query: &UrlQuery) -> Result<u64, StoreError> {
+        let query = query.clone();
+        self.catalog_work("queue count", move |f| f.count_queues_blocking(&query))
             .await
     }
 

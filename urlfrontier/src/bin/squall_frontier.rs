@@ -13,11 +13,15 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
 use squall::config::ConfigBuilder;
+use squall_urlfrontier::server::LogLevels;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Serve a squall frontier over the URLFrontier API.
 #[derive(Debug, Parser)]
@@ -79,18 +83,47 @@ async fn main() {
     } else {
         "info"
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let directives = std::env::var("RUST_LOG").unwrap_or_else(|_| default.to_string());
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new(default));
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .init();
-    if let Err(error) = serve(args).await {
+    if let Err(error) = serve(args, log_levels(directives, handle)).await {
         eprintln!("error: {error:#}");
         std::process::exit(2);
     }
 }
 
-async fn serve(args: Args) -> anyhow::Result<()> {
+/// `SetLogLevel`: adds `target=level` to the filter's directives (a later directive for the same
+/// target wins) and reloads it.
+fn log_levels<S: 'static>(
+    directives: String,
+    handle: tracing_subscriber::reload::Handle<EnvFilter, S>,
+) -> LogLevels {
+    let directives = std::sync::Mutex::new(directives);
+    Arc::new(move |target: &str, level: tracing::Level| {
+        let mut current = directives
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let level = level.as_str().to_lowercase();
+        let wanted = if target.trim().is_empty() {
+            format!("{current},{level}")
+        } else {
+            format!("{current},{target}={level}")
+        };
+        let filter = EnvFilter::try_new(&wanted)
+            .map_err(|error| format!("{target:?} is not a log target: {error}"))?;
+        handle
+            .reload(filter)
+            .map_err(|error| format!("the log filter could not be changed: {error}"))?;
+        *current = wanted;
+        Ok(())
+    })
+}
+
+async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     // The server fetches nothing; a name is only needed to pass the configuration's checks, and
     // a file or --set may still give one.
     let mut builder = ConfigBuilder::new().set("http.agent.name=squall-frontier")?;
@@ -113,7 +146,9 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let server = squall_urlfrontier::server::start(config, listener).await?;
+    let server =
+        squall_urlfrontier::server::start_with_log_levels(config, listener, Some(log_levels))
+            .await?;
     // One line on stdout that scripts and tests wait for.
     println!("listening on {}", server.addr());
     shutdown_signal().await;

@@ -26,7 +26,8 @@
 //!   never, when it has none) carrying its status under
 //!   [`STATUS_KEY`](crate::convert::STATUS_KEY);
 //! - the crawl is idle when a squall server's [`IDLE_COUNT`](crate::server::IDLE_COUNT) says so,
-//!   or, for other servers, when GetStats counts no URL queued or in process;
+//!   or, for other servers, when GetURLs came back empty for [`IDLE_SETTLE`]
+//!   and GetStats counts no URL in process;
 //! - a call that got no answer, or an UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED one,
 //!   fails as [`ErrorKind::Unavailable`](squall::frontier::ErrorKind::Unavailable) (retried);
 //!   any other refusal as `Rejected`.
@@ -46,7 +47,7 @@ use tonic::transport::{Channel, Endpoint};
 
 pub use errors::ClientError;
 pub use settings::{ClientSettings, DEFAULT_PORT, PREFIX};
-pub use spout::UrlFrontierSpout;
+pub use spout::{IDLE_SETTLE, UrlFrontierSpout};
 pub use store::UrlFrontierStore;
 
 /// The two sides of a URLFrontier frontier and one line for people, as [`open`] gives them.

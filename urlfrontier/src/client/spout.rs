@@ -13,6 +13,11 @@ use crate::proto::url_frontier_client::UrlFrontierClient;
 use crate::proto::{GetParams, QueueWithinCrawlParams, UrlInfo, get_params};
 use crate::server::IDLE_COUNT;
 
+/// How long GetURLs must come back empty, with nothing in process, before a crawl on a server
+/// other than squall's is called idle: the reference service's politeness gate (2 s at its default
+/// delay) and a second more.
+pub const IDLE_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Reads due URLs from a URLFrontier server: each batch is one GetURLs call for the crawl, at most
 /// `max_queues` queues and `max_urls_per_queue` URLs per queue.
 ///
@@ -111,9 +116,24 @@ impl Spout for UrlFrontierSpout {
         Ok(batch)
     }
 
-    /// Asks the server for the crawl's stats: a squall server's [`IDLE_COUNT`] count when present,
-    /// otherwise idle when no URL is queued or in process. (A server that counts URLs scheduled for
-    /// a later re-fetch in `size` stays busy until they are fetched.)
+    /// Any server's GetURLs may come back empty while URLs are due: the reference service hands
+    /// out nothing of a queue within its politeness gate (a queue that handed out URLs in second T
+    /// serves again from T + 2 at its default 1 s delay). So the crawl is called idle only after
+    /// empty answers that lasted [`IDLE_SETTLE`].
+    fn visibility_delay(&self) -> std::time::Duration {
+        IDLE_SETTLE
+    }
+
+    /// A URL put is handed out at once by the servers this spout knows (squall's buffers it within
+    /// its reader's next query): no wait after an ack before asking again.
+    fn write_visibility(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
+    /// Asks the server for the crawl's stats: a squall server's [`IDLE_COUNT`] count when present;
+    /// otherwise idle when no URL is in process, by any worker (`inProcess`: handed out and
+    /// neither put back nor lapsed). `size` is not read: the reference service counts in it the
+    /// URLs scheduled for a later re-fetch, which a crawl run until idle does not wait for.
     async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {
         let request = QueueWithinCrawlParams {
             key: String::new(),
@@ -128,7 +148,7 @@ impl Spout for UrlFrontierSpout {
         };
         Ok(match stats.counts.get(IDLE_COUNT) {
             Some(idle) => *idle != 0,
-            None => stats.size == 0 && stats.in_process == 0,
+            None => stats.in_process == 0,
         })
     }
 }

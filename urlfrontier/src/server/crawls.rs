@@ -124,6 +124,26 @@ impl Crawls {
         ids
     }
 
+    /// The crawls that hold URLs, as ListCrawls shows them (the reference service lists the crawls
+    /// that have queues): an open crawl whose frontier is empty (such as `DEFAULT` before any
+    /// put) is left out; one on disk or in the engine and not open is listed unread.
+    pub async fn holding_urls(&self) -> Result<Vec<String>, squall::frontier::StoreError> {
+        let open = self.all().await;
+        let mut ids = Vec::new();
+        for id in self.known().await {
+            match open.iter().find(|(open_id, _)| *open_id == id) {
+                Some((_, crawl)) => {
+                    let everything = squall::frontier::UrlQuery::default();
+                    if crawl.catalog().count(&everything).await? > 0 {
+                        ids.push(id);
+                    }
+                }
+                None => ids.push(id),
+            }
+        }
+        Ok(ids)
+    }
+
     /// Stops crawl `crawl` and forgets it, returning it if it was open.
     pub async fn close(&self, crawl: &str) -> Option<Arc<Crawl>> {
         let closed = self.open.write().await.remove(crawl);

@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use super::crawl::{Backend, CrawlSettings};
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
-use super::service::FrontierService;
+use super::service::{FrontierService, LogLevels};
 use crate::proto::url_frontier_server::UrlFrontierServer;
 
 /// How long a shutdown waits for calls in progress (a client's open PutURLs stream) before it
@@ -135,17 +135,28 @@ pub struct RunningServer {
 }
 
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
-/// crawl is opened now, so that a frontier out of reach fails here, by name).
+/// crawl is opened now, so that a frontier out of reach fails here, by name). `SetLogLevel` is
+/// refused: see [`start_with_log_levels`].
 pub async fn start(
     config: CrawlConfig,
     listener: TcpListener,
+) -> Result<RunningServer, StartError> {
+    start_with_log_levels(config, listener, None).await
+}
+
+/// [`start`], with `SetLogLevel` calls changing the process's log filter through `log_levels`.
+pub async fn start_with_log_levels(
+    config: CrawlConfig,
+    listener: TcpListener,
+    log_levels: Option<LogLevels>,
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
     let settings = CrawlSettings::from_config(&config);
     let partition = config.partition;
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
     crawls.get_or_open(DEFAULT_CRAWL).await?;
-    let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string());
+    let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string())
+        .with_log_levels(log_levels);
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     // Answers go out at once: with Nagle's algorithm on, a small frame waits for the client's

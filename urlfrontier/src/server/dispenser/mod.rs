@@ -11,7 +11,9 @@
 //! 3. **Politeness between holders.** Once the last URL of a queue comes back, the queue hands out
 //!    nothing for its delay (`SetDelay`, else the server's default, or the frontier's shared crawl
 //!    delay when longer): the next holder's first fetch follows the last holder's last one by at
-//!    least that much.
+//!    least that much. A lapse starts no such gap: the hold was the holder's time to fetch, and a
+//!    URL whose `delay_requestable` passed is handed out again at once, as the reference service
+//!    does (a client that fetches after its hold ended breaks the API's contract).
 //! 4. **Nothing is lost.** Every URL the dispenser takes carries its ack handle until it is put
 //!    back (acked once its write is durable) or the dispenser lets it go (dropped: the URL stays due
 //!    in the frontier and is read again).
@@ -208,8 +210,8 @@ impl Dispenser {
                 continue;
             };
             let key = held.tuple.key.clone();
-            self.release(&key, now);
             let queue = self.queue(&key);
+            queue.in_process = queue.in_process.saturating_sub(1);
             queue.buffered.push_front(held.tuple);
             if queue.buffered.len() == 1 {
                 self.turn.push_back(key);

@@ -165,17 +165,6 @@ fn run(seed: u64) {
             }
             _ => world.now += Duration::from_millis(rng.below(800)),
         }
-        // A lapse releases the queue too: the model sees it when the hold ends.
-        for holdings in &world.clients {
-            for (key, until) in holdings.values() {
-                if *until <= world.now {
-                    let entry = world.released.entry(key.clone()).or_insert(*until);
-                    if *entry < *until {
-                        *entry = *until;
-                    }
-                }
-            }
-        }
     }
     // Drain: every URL is eventually put back, one client at a time.
     for _ in 0..10_000 {
@@ -226,4 +215,25 @@ fn random_interleavings_keep_the_invariants() {
     for seed in base..base + 200 {
         run(seed);
     }
+}
+
+#[test]
+fn a_lapsed_url_is_handed_out_again_as_soon_as_its_hold_ends() {
+    let (acks, _heard) = mpsc::unbounded_channel();
+    let mut dispenser = Dispenser::new(Duration::from_secs(1));
+    dispenser.add(tuple("http://a.test/1", "a.test", &acks));
+    let ask = Ask {
+        max_queues: 0,
+        max_urls_per_queue: 1,
+        key: None,
+        hold: Duration::from_secs(4),
+    };
+    let (start, wall) = (Instant::now(), SystemTime::now());
+    assert_eq!(dispenser.hand_out(&ask, start, wall).len(), 1);
+    let before = start + Duration::from_millis(3999);
+    assert!(dispenser.hand_out(&ask, before, wall).is_empty(), "held");
+    let lapsed = start + Duration::from_secs(4);
+    let again = dispenser.hand_out(&ask, lapsed, wall);
+    assert_eq!(again.len(), 1, "handed out again at the lapse, no gap");
+    assert_eq!(again[0].url.url.as_str(), "http://a.test/1");
 }

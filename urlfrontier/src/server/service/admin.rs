@@ -1,5 +1,6 @@
 //! Queues, crawls, stats and the rules clients set on queues.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use squall::frontier::UrlQuery;
@@ -66,36 +67,39 @@ impl FrontierService {
         }))
     }
 
+    /// As the reference service counts: `size` the URLs due now or later (in process too),
+    /// `numberOfQueues` the queues holding any URL, `active_queues` those holding URLs due now or
+    /// later, `completed` the URLs never due again; then squall's own counts (`squall.*`: URLs by
+    /// status, buffered, and whether the crawl is idle).
     pub(super) async fn get_stats_now(
         &self,
         request: QueueWithinCrawlParams,
     ) -> Result<Response<Stats>, Status> {
         let (id, crawl) = self.crawl(&request.crawl_id).await?;
         let key = Some(request.key).filter(|k| !k.is_empty());
-        let query = UrlQuery {
+        let of = |scheduled: Option<bool>| UrlQuery {
             key: key.clone(),
+            scheduled,
             ..UrlQuery::default()
         };
         let catalog = crawl.catalog();
-        let size = catalog.count(&query).await.map_err(|e| store_status(&e))?;
-        let mut counts = std::collections::HashMap::new();
-        let number_of_queues = match &key {
-            Some(_) => 1,
-            None => {
-                for (status, count) in catalog
-                    .count_by_status()
-                    .await
-                    .map_err(|e| store_status(&e))?
-                {
-                    counts.insert(status.as_str().to_string(), count);
-                }
-                catalog
-                    .queues(0, 0)
-                    .await
-                    .map_err(|e| store_status(&e))?
-                    .total
+        let failed = |e: squall::frontier::StoreError| store_status(&e);
+        let size = catalog.count(&of(Some(true))).await.map_err(failed)?;
+        let completed = catalog.count(&of(Some(false))).await.map_err(failed)?;
+        let active_queues = catalog
+            .count_queues(&of(Some(true)))
+            .await
+            .map_err(failed)?;
+        let number_of_queues = catalog.count_queues(&of(None)).await.map_err(failed)?;
+        let mut counts = BTreeMap::from([
+            ("active_queues".to_string(), active_queues),
+            ("completed".to_string(), completed),
+        ]);
+        if key.is_none() {
+            for (status, count) in catalog.count_by_status().await.map_err(failed)? {
+                counts.insert(format!("squall.status.{}", status.as_str()), count);
             }
-        };
+        }
         let (in_process, buffered) = {
             let dispenser = crawl.dispenser();
             (dispenser.in_process(key.as_deref()), dispenser.buffered())

@@ -1,6 +1,7 @@
 //! The URLFrontier gRPC service: each method maps onto a crawl's dispenser, status store or
-//! catalog. `SetLogLevel` answers UNIMPLEMENTED (squall's log filter is set at start, with
-//! `RUST_LOG`).
+//! catalog. `SetLogLevel` changes the process's log filter through the [`LogLevels`] hook the
+//! program gave (the `squall-frontier` binary gives one); without one it answers
+//! FAILED_PRECONDITION.
 
 mod admin;
 pub use admin::IDLE_COUNT;
@@ -21,13 +22,18 @@ use crate::proto::{
     Active, BlockQueueParams, Boolean, CountUrlParams, CrawlLimitParams, DeleteCrawlMessage, Empty,
     GetParams, ListUrlParams, Local, LogLevelParams, Long, Pagination, QueueDelayParams, QueueList,
     QueueWithinCrawlParams, Stats, StringList, UrlInfo, UrlItem, UrlStatusRequest,
+    log_level_params,
 };
+
+/// Sets the log level of one target (a module path such as `squall_urlfrontier`, the `package` of
+/// a `SetLogLevel` call) in the process's log filter; an error names why it could not.
+pub type LogLevels = Arc<dyn Fn(&str, tracing::Level) -> Result<(), String> + Send + Sync>;
 
 /// A stream of answers.
 pub type Answers<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// The service over squall's crawls.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FrontierService {
     crawls: Arc<Crawls>,
     partition: PartitionMode,
@@ -35,6 +41,17 @@ pub struct FrontierService {
     default_hold: std::time::Duration,
     /// This server's address, for `ListNodes`.
     node: String,
+    /// How `SetLogLevel` changes the log filter, if the program allows it.
+    log_levels: Option<LogLevels>,
+}
+
+impl std::fmt::Debug for FrontierService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrontierService")
+            .field("node", &self.node)
+            .field("log_levels", &self.log_levels.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl FrontierService {
@@ -46,7 +63,14 @@ impl FrontierService {
             partition,
             default_hold: std::time::Duration::from_secs(30),
             node,
+            log_levels: None,
         }
+    }
+
+    /// The same service, with `SetLogLevel` changing the log filter through `log_levels`.
+    pub fn with_log_levels(mut self, log_levels: Option<LogLevels>) -> Self {
+        self.log_levels = log_levels;
+        self
     }
 
     /// The crawls served.
@@ -60,6 +84,18 @@ impl FrontierService {
         let crawl = self.crawls.get_or_open(&id).await.map_err(crawl_status)?;
         Ok((id, crawl))
     }
+}
+
+/// The tracing level of a `SetLogLevel` call.
+fn log_level(level: log_level_params::Level) -> Result<tracing::Level, Status> {
+    use log_level_params::Level;
+    Ok(match level {
+        Level::Trace => tracing::Level::TRACE,
+        Level::Debug => tracing::Level::DEBUG,
+        Level::Info => tracing::Level::INFO,
+        Level::Warn => tracing::Level::WARN,
+        Level::Error => tracing::Level::ERROR,
+    })
 }
 
 /// The crawl a request names: empty means `DEFAULT`.
@@ -91,8 +127,9 @@ impl UrlFrontier for FrontierService {
     }
 
     async fn list_crawls(&self, _: Request<Local>) -> Result<Response<StringList>, Status> {
+        let values = self.crawls.holding_urls().await;
         Ok(Response::new(StringList {
-            values: self.crawls.known().await,
+            values: values.map_err(|e| store_status(&e))?,
         }))
     }
 
@@ -174,10 +211,20 @@ impl UrlFrontier for FrontierService {
         self.set_delay_now(request.into_inner()).await
     }
 
-    async fn set_log_level(&self, _: Request<LogLevelParams>) -> Result<Response<Empty>, Status> {
-        Err(Status::unimplemented(
-            "SetLogLevel: squall's log filter is set when the server starts (RUST_LOG)",
-        ))
+    async fn set_log_level(
+        &self,
+        request: Request<LogLevelParams>,
+    ) -> Result<Response<Empty>, Status> {
+        let params = request.into_inner();
+        let Some(set) = &self.log_levels else {
+            return Err(Status::failed_precondition(
+                "SetLogLevel: this program serves the API without a log filter to change",
+            ));
+        };
+        let level = log_level(params.level())?;
+        set(&params.package, level).map_err(Status::invalid_argument)?;
+        tracing::info!(package = %params.package, %level, "log level set by SetLogLevel");
+        Ok(Response::new(Empty {}))
     }
 
     async fn set_crawl_limit(

@@ -10,8 +10,8 @@ use super::{Answers, FrontierService, store_status};
 use crate::convert::{secs_from_date, url_info};
 use crate::proto::url_item::Item;
 use crate::proto::{
-    CountUrlParams, DiscoveredUrlItem, GetParams, KnownUrlItem, ListUrlParams, Long, UrlInfo,
-    UrlItem, UrlStatusRequest, get_params,
+    CountUrlParams, GetParams, KnownUrlItem, ListUrlParams, Long, UrlInfo, UrlItem,
+    UrlStatusRequest, get_params,
 };
 use crate::server::dispenser::Ask;
 
@@ -108,31 +108,33 @@ impl FrontierService {
 fn url_query(key: String, filter: Option<String>, ignore_case: Option<bool>) -> UrlQuery {
     UrlQuery {
         key: Some(key).filter(|k| !k.is_empty()),
-        contains: filter.filter(|f| !f.is_empty()),
+        contains: filter.filter(|f| !f.trim().is_empty()),
         ignore_case: ignore_case.unwrap_or(false),
+        scheduled: None,
     }
 }
 
-/// A stored URL as URLFrontier shows it: a URL never fetched is `discovered`; any other is `known`,
-/// with its next fetch date and its status in `squall.status`.
+/// A stored URL as URLFrontier shows it, always as a `known` item (as the reference service
+/// answers, and as its client reads): a URL due again carries its metadata and its next fetch date
+/// (a URL never fetched: the date it was found, due since), with its status in `squall.status`
+/// unless it is DISCOVERED; a URL never due again is `refetchable_from_date` 0, without metadata.
 fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
     let mut info = url_info(&stored.url, &stored.key, crawl);
-    let item = if stored.status == UrlStatus::Discovered {
-        Item::Discovered(DiscoveredUrlItem { info: Some(info) })
-    } else {
+    if stored.next_fetch.is_none() {
+        info.metadata.clear();
+    } else if stored.status != UrlStatus::Discovered {
         info.metadata.insert(
             crate::convert::STATUS_KEY.to_string(),
             crate::proto::StringList {
                 values: vec![stored.status.as_str().to_string()],
             },
         );
-        Item::Known(KnownUrlItem {
+    }
+    UrlItem {
+        id: String::new(),
+        item: Some(Item::Known(KnownUrlItem {
             info: Some(info),
             refetchable_from_date: secs_from_date(stored.next_fetch),
-        })
-    };
-    UrlItem {
-        id: stored.url.url.to_string(),
-        item: Some(item),
+        })),
     }
 }

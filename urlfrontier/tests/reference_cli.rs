@@ -1,0 +1,422 @@
+//! Every command of crawler-commons' reference URLFrontier client CLI, run against squall's
+//! `squall-frontier` (embedded frontier) and against the reference service (RocksDB) with the same
+//! data, step by step, their outputs compared. Both are built and run as processes on loopback
+//! (`support/reference.rs`); the reference is built from its source tarball by
+//! `scripts/urlfrontier-reference`, and the test is skipped, saying why, where that cannot be done.
+//!
+//! What is compared is each command's standard output, with what no two runs share taken out: the
+//! timings PutURLs and GetURLs print, the port in ListNodes, and dates within five minutes of now
+//! (a URL put is due from the second it was put: both servers print that second, which may differ
+//! by one). Where the API leaves the order of a listing open (queues, URLs, crawls, URLs handed
+//! out) the lines are compared as sets: the reference lists in the order of its hash tables, which
+//! no other implementation could or should reproduce.
+//!
+//! The steps where squall still answers otherwise are listed in [`KNOWN_DIFFERENCES`] with the
+//! reason; the test fails on any other difference, and on a listed one that went away.
+
+#[path = "support/reference.rs"]
+mod reference;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Steps whose outputs differ today, and why.
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "DumpURLs",
+        "URLItem.creation_date is in the reference's API 2.6 development line, not in the released \
+         2.5 API squall serves: squall's lines have no creationDate",
+    ),
+    (
+        "PurgeURLs",
+        "PurgeURLs is in the 2.6 development line only: squall answers UNIMPLEMENTED",
+    ),
+    (
+        "PutURLs (again: known URLs)",
+        "the API has a discovered URL created if it does not exist yet; squall's stores make that \
+         write create-only without reading first and answer OK, the reference answers SKIPPED; \
+         neither changes the URL (telling them apart would cost a read per URL on the engine)",
+    ),
+];
+
+/// How a step's output is compared.
+#[derive(Clone, Copy, PartialEq)]
+enum Order {
+    /// Line by line, as printed.
+    Exact,
+    /// As a set of lines (a listing in an order the API leaves open).
+    Lines,
+    /// As a set of blocks separated by empty lines (GetURLs' items).
+    Blocks,
+}
+
+struct Step {
+    name: &'static str,
+    args: Vec<String>,
+    order: Order,
+}
+
+fn step(name: &'static str, args: &[&str], order: Order) -> Step {
+    Step {
+        name,
+        args: args.iter().map(|a| a.to_string()).collect(),
+        order,
+    }
+}
+
+const CRAWL: &str = "cli";
+
+fn seeds_file(dir: &std::path::Path) -> String {
+    let urls = [
+        "https://host1.example/page1",
+        "https://host1.example/page2",
+        "https://host1.example/page3",
+        "https://host2.example/a",
+        "https://host2.example/b",
+        "https://host3.example/x?y=1",
+    ];
+    let path = dir.join("seeds.txt");
+    std::fs::write(&path, urls.join("\n") + "\n").expect("write the seeds");
+    path.display().to_string()
+}
+
+/// URLs put back as known: page1 done for good, `a` to be fetched again at a fixed date.
+fn known_file(dir: &std::path::Path) -> String {
+    let item = |url: &str, key: &str, date: &str| {
+        format!(
+            r#"{{"known":{{"info":{{"url":"{url}","key":"{key}","crawlID":"{CRAWL}"}},"refetchableFromDate":"{date}"}}}}"#
+        )
+    };
+    let lines = [
+        item("https://host1.example/page1", "host1.example", "0"),
+        item("https://host2.example/a", "host2.example", "1900000000"),
+    ];
+    let path = dir.join("known.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write the known items");
+    path.display().to_string()
+}
+
+fn steps(seeds: &str, known: &str) -> Vec<Step> {
+    use Order::*;
+    let c = ["-c", CRAWL];
+    let with =
+        |more: &[&str]| -> Vec<String> { c.iter().chain(more).map(|s| s.to_string()).collect() };
+    let s = |name, args: Vec<String>, order| Step { name, args, order };
+    vec![
+        step("ListNodes", &["ListNodes"], Exact),
+        step("GetActive", &["GetActive"], Exact),
+        s(
+            "PutURLs",
+            [vec!["PutURLs".into(), "-f".into(), seeds.into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "PutURLs (again: known URLs)",
+            [vec!["PutURLs".into(), "-f".into(), seeds.into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "GetStats",
+            [vec!["GetStats".into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "GetStats (one queue)",
+            [vec!["GetStats".into()], with(&["-k", "host1.example"])].concat(),
+            Exact,
+        ),
+        s(
+            "ListQueues",
+            [vec!["ListQueues".into()], with(&[])].concat(),
+            Lines,
+        ),
+        s("ListCrawls", vec!["ListCrawls".into()], Lines),
+        s(
+            "CountURLs",
+            [vec!["CountURLs".into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "CountURLs (one queue)",
+            [vec!["CountURLs".into()], with(&["-k", "host2.example"])].concat(),
+            Exact,
+        ),
+        s(
+            "CountURLs (filter, ignoring case)",
+            [vec!["CountURLs".into()], with(&["-f", "PAGE", "-i"])].concat(),
+            Exact,
+        ),
+        s(
+            "ListURLs",
+            [vec!["ListURLs".into()], with(&[])].concat(),
+            Lines,
+        ),
+        s(
+            "ListURLs (one queue)",
+            [vec!["ListURLs".into()], with(&["-k", "host1.example"])].concat(),
+            Lines,
+        ),
+        s(
+            "GetURLStatus",
+            [
+                vec!["GetURLStatus".into()],
+                with(&["-u", "https://host1.example/page2"]),
+            ]
+            .concat(),
+            Exact,
+        ),
+        s(
+            "GetURLStatus (unknown URL)",
+            [
+                vec!["GetURLStatus".into()],
+                with(&["-u", "https://host9.example/"]),
+            ]
+            .concat(),
+            Exact,
+        ),
+        s(
+            "GetURLs (all due, held 60 s)",
+            [
+                vec!["GetURLs".into()],
+                with(&["-q", "0", "-m", "0", "-d", "60"]),
+            ]
+            .concat(),
+            Blocks,
+        ),
+        s(
+            "GetURLs (again: all held)",
+            [vec!["GetURLs".into()], with(&["-q", "0", "-m", "0"])].concat(),
+            Blocks,
+        ),
+        s(
+            "GetStats (in process)",
+            [vec!["GetStats".into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "PutURLs (known: done, rescheduled)",
+            [vec!["PutURLs".into(), "-f".into(), known.into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "GetStats (after known)",
+            [vec!["GetStats".into()], with(&[])].concat(),
+            Exact,
+        ),
+        s(
+            "GetURLStatus (done)",
+            [
+                vec!["GetURLStatus".into()],
+                with(&["-u", "https://host1.example/page1"]),
+            ]
+            .concat(),
+            Exact,
+        ),
+        s(
+            "GetURLStatus (rescheduled)",
+            [
+                vec!["GetURLStatus".into()],
+                with(&["-u", "https://host2.example/a"]),
+            ]
+            .concat(),
+            Exact,
+        ),
+        s(
+            "ListURLs (after known)",
+            [vec!["ListURLs".into()], with(&[])].concat(),
+            Lines,
+        ),
+        s(
+            "DumpURLs",
+            [vec!["DumpURLs".into()], with(&[])].concat(),
+            Lines,
+        ),
+        s(
+            "SetCrawlLimit",
+            [
+                vec!["SetCrawlLimit".into()],
+                with(&["-k", "host3.example", "-l", "5"]),
+            ]
+            .concat(),
+            Exact,
+        ),
+        step(
+            "SetLogLevel",
+            &["SetLogLevel", "-p", "squall_urlfrontier", "-l", "INFO"],
+            Exact,
+        ),
+        step("SetActive false", &["SetActive", "false"], Exact),
+        step("GetActive (paused)", &["GetActive"], Exact),
+        step("SetActive true", &["SetActive", "true"], Exact),
+        s(
+            "DeleteQueue",
+            [vec!["DeleteQueue".into()], with(&["-k", "host3.example"])].concat(),
+            Exact,
+        ),
+        s(
+            "ListQueues (after delete)",
+            [vec!["ListQueues".into()], with(&["-i"])].concat(),
+            Lines,
+        ),
+        s(
+            "PurgeURLs",
+            [vec!["PurgeURLs".into()], with(&["-d", "1"])].concat(),
+            Exact,
+        ),
+        s(
+            "DeleteCrawl",
+            vec!["DeleteCrawl".into(), "-c".into(), CRAWL.into()],
+            Exact,
+        ),
+        s(
+            "ListCrawls (after delete)",
+            vec!["ListCrawls".into()],
+            Lines,
+        ),
+    ]
+}
+
+/// A step's standard output with what differs between any two runs taken out (see the module
+/// doc), in the step's order.
+fn normalize(text: &str, port: u16, order: Order) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with("Total time: ") && !l.starts_with("Average OPS: "))
+        .filter(|l| !l.starts_with("squall."))
+        .map(|l| l.replace(&format!(":{port}"), ":<port>"))
+        .map(|l| recent_dates(&l, now))
+        .collect();
+    match order {
+        Order::Exact => lines.join("\n"),
+        Order::Lines => {
+            let mut lines = lines;
+            lines.sort();
+            lines.join("\n")
+        }
+        Order::Blocks => {
+            let joined = lines.join("\n");
+            let mut blocks: Vec<&str> = joined.split("\n\n").map(str::trim).collect();
+            blocks.retain(|b| !b.is_empty());
+            blocks.sort();
+            blocks.join("\n\n")
+        }
+    }
+}
+
+/// Replaces every run of 10 digits within 300 s of `now` by `<now>`.
+fn recent_dates(line: &str, now: u64) -> String {
+    let mut out = String::new();
+    let mut digits = String::new();
+    let flush = |digits: &mut String, out: &mut String| {
+        let recent =
+            digits.len() == 10 && digits.parse::<u64>().is_ok_and(|d| d.abs_diff(now) <= 300);
+        out.push_str(if recent { "<now>" } else { digits });
+        digits.clear();
+    };
+    for ch in line.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            flush(&mut digits, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut digits, &mut out);
+    out
+}
+
+/// `squall-frontier` on an embedded frontier in `dir`, with `settings` (`key=value`), once it
+/// printed its address.
+fn start_squall(dir: &Path, settings: &[&str]) -> reference::ServerProcess {
+    let port = reference::free_port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_squall-frontier"));
+    command
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--frontier-path"])
+        .arg(dir);
+    for setting in settings {
+        command.args(["--set", setting]);
+    }
+    let mut child = command
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start squall-frontier");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("its first line");
+    assert!(
+        line.starts_with("listening on "),
+        "squall-frontier said {line:?}"
+    );
+    reference::ServerProcess { child, port }
+}
+
+#[test]
+fn every_reference_cli_command_reads_the_same_from_squall_as_from_the_reference() {
+    if let Err(why) = reference::build() {
+        eprintln!("SKIPPED: the reference URLFrontier cannot be built here: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ours = start_squall(
+        &dir.path().join("squall"),
+        &["fetcher.server.delay=1", "spout.min.delay.queries=50"],
+    );
+    let theirs = reference::start_reference(&dir.path().join("rocksdb"));
+    let (seeds, known) = (seeds_file(dir.path()), known_file(dir.path()));
+    let mut unexpected = Vec::new();
+    let mut gone = Vec::new();
+    for step in steps(&seeds, &known) {
+        let args: Vec<&str> = step.args.iter().map(String::as_str).collect();
+        let reference_out = reference::cli(theirs.port, &args);
+        let squall_out = reference::cli(ours.port, &args);
+        let expected = normalize(
+            &String::from_utf8_lossy(&reference_out.stdout),
+            theirs.port,
+            step.order,
+        );
+        let got = normalize(
+            &String::from_utf8_lossy(&squall_out.stdout),
+            ours.port,
+            step.order,
+        );
+        let known = KNOWN_DIFFERENCES
+            .iter()
+            .find(|(name, _)| *name == step.name);
+        match (expected == got, known) {
+            (true, None) => eprintln!("same      {}: {}", step.name, args.join(" ")),
+            (true, Some(_)) => {
+                eprintln!("same      {} (listed as a known difference)", step.name);
+                gone.push(step.name);
+            }
+            (false, Some((_, why))) => eprintln!("differs   {} (known: {why})", step.name),
+            (false, None) => {
+                eprintln!(
+                    "DIFFERS   {}: {}\n--- reference ---\n{expected}\n--- squall ---\n{got}\n\
+                     --- squall's stderr ---\n{}",
+                    step.name,
+                    args.join(" "),
+                    String::from_utf8_lossy(&squall_out.stderr)
+                );
+                unexpected.push(step.name);
+            }
+        }
+    }
+    assert!(
+        unexpected.is_empty(),
+        "squall answers otherwise in: {unexpected:?}"
+    );
+    assert!(
+        gone.is_empty(),
+        "no longer different, take them out of KNOWN_DIFFERENCES: {gone:?}"
+    );
+}
