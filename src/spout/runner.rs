@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashSet;
 
 use moka::sync::Cache;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
@@ -111,11 +111,29 @@ pub struct SpoutRunner {
     demand_since_empty_answer: bool,
     /// How long the last query took.
     last_query_took: Duration,
+    /// Told when something else wrote to the frontier (see [`with_writes_signal`]).
+    ///
+    /// [`with_writes_signal`]: SpoutRunner::with_writes_signal
+    writes: Option<Arc<Notify>>,
+    /// When `writes` last told of a write.
+    written_at: Option<Instant>,
 }
 
 /// The shortest pause after a query that returned nothing, whatever the minimum delay: a spout that
 /// answers "nothing" without asking its frontier (all its queues busy) must not be asked in a loop.
 const EMPTY_ANSWER_PAUSE: Duration = Duration::from_millis(50);
+
+/// Resolves when `writes` is notified; never without one.
+async fn written(writes: Option<&Notify>) {
+    match writes {
+        Some(writes) => writes.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// After another writer's write (see [`SpoutRunner::with_writes_signal`]), how often an empty
+/// answer is asked again while the write may still be on its way into the frontier's answers.
+const WRITE_WATCH: Duration = Duration::from_millis(200);
 
 impl SpoutRunner {
     /// A runner around `spout`.
@@ -145,6 +163,25 @@ impl SpoutRunner {
             acked_since_empty_answer: None,
             demand_since_empty_answer: false,
             last_query_took: Duration::ZERO,
+            writes: None,
+            written_at: None,
+        }
+    }
+
+    /// The same runner, told through `writes` when a writer other than its own topology's acks
+    /// (a URLFrontier server's PutURLs) wrote to the frontier: after an empty answer it asks again
+    /// once such a write can show, as after an ack, instead of after the minimum delay; and while
+    /// the write may still be on its way into the answers (the spout's visibility delay: a queue
+    /// nobody holds shows an index refresh later), again every 200 ms.
+    pub fn with_writes_signal(mut self, writes: Arc<Notify>) -> Self {
+        self.writes = Some(writes);
+        self
+    }
+
+    /// A write was made: after an empty answer, URLs may be due from the time it shows.
+    fn note_write(&mut self) {
+        if self.last_answer_empty && self.acked_since_empty_answer.is_none() {
+            self.acked_since_empty_answer = Some(Instant::now());
         }
     }
 
@@ -174,10 +211,15 @@ impl SpoutRunner {
             let can_emit =
                 !self.buffer.is_empty() && self.in_flight.len() < self.settings.max_pending;
             let wait = self.time_to_next_query();
+            let writes = self.writes.clone();
             tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
                 Some(message) = acks.recv() => self.on_ack(message).await,
+                () = written(writes.as_deref()) => {
+                    self.written_at = Some(Instant::now());
+                    self.note_write();
+                }
                 permit = out.reserve(), if can_emit => {
                     let Ok(permit) = permit else {
                         warn!("the fetcher is gone; the spout stops");
@@ -249,6 +291,14 @@ impl SpoutRunner {
         let mut at = after_write.map_or(after_min_delay, |w| w.min(after_min_delay));
         if self.demand_since_empty_answer {
             at = at.min(sent + self.last_query_took * 2);
+        }
+        // Another writer's write may reach the answers only once the frontier shows it (a queue
+        // nobody holds, an index refresh away): asked again every WRITE_WATCH until it may.
+        let watching = self.written_at.is_some_and(|written| {
+            sent.saturating_duration_since(written) < self.spout.visibility_delay()
+        });
+        if watching {
+            at = at.min(sent + WRITE_WATCH);
         }
         Some(at.max(sent + EMPTY_ANSWER_PAUSE))
     }
@@ -358,9 +408,8 @@ impl SpoutRunner {
     }
 
     async fn on_ack(&mut self, message: AckMessage) {
-        let wrote = matches!(message, AckMessage::Acked(_));
-        if wrote && self.last_answer_empty && self.acked_since_empty_answer.is_none() {
-            self.acked_since_empty_answer = Some(Instant::now());
+        if matches!(message, AckMessage::Acked(_)) {
+            self.note_write();
         }
         let url = match &message {
             AckMessage::Started(url) => url.as_str(),

@@ -43,7 +43,8 @@ struct Args {
     /// Seconds the links handed out stay this worker's before they go to another.
     #[arg(long, default_value_t = 120)]
     delay_requestable: u32,
-    /// Exit once the server says the crawl is idle and nothing came (or nothing came for 60 s).
+    /// Exit once nothing came and the crawl is idle: as a squall server says, or for any other
+    /// server, nothing came for 3 s and no link is in process.
     #[arg(long)]
     until_idle: bool,
     /// Append one JSON line per checked link to this file.
@@ -76,9 +77,16 @@ async fn main() -> anyhow::Result<()> {
         let got = frontier.get_ur_ls(ask.clone()).await?.into_inner();
         let links: Vec<UrlInfo> = got.try_collect().await?;
         if links.is_empty() {
+            // Idle: a squall server says so; any other once its answers stayed empty for the
+            // reference service's politeness gate and nobody holds a link (`inProcess`).
             if args.until_idle {
-                let counts = frontier.get_stats(stats.clone()).await?.into_inner().counts;
-                if counts.get("squall.idle") == Some(&1) || last_work.elapsed().as_secs() > 60 {
+                let stats = frontier.get_stats(stats.clone()).await?.into_inner();
+                let settled = last_work.elapsed() >= squall_urlfrontier::client::IDLE_SETTLE;
+                let idle = match stats.counts.get("squall.idle") {
+                    Some(idle) => *idle == 1,
+                    None => settled && stats.in_process == 0,
+                };
+                if idle {
                     return Ok(());
                 }
             }

@@ -16,6 +16,7 @@ mod splice;
 mod stages;
 mod tables;
 mod urlfrontier;
+mod urlfrontier_servers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -327,6 +327,8 @@ pub struct Results {
     pub browser: Option<crate::browser::Browser>,
     /// `urlfrontier.json`.
     pub urlfrontier: Option<crate::urlfrontier::UrlFrontier>,
+    /// `urlfrontier_servers.json`.
+    pub urlfrontier_servers: Option<crate::urlfrontier_servers::UrlFrontierServers>,
 }
 
 impl Results {
@@ -346,6 +348,7 @@ impl Results {
             end_to_end: read_optional(dir, "end_to_end.json")?,
             browser: read_optional(dir, "browser.json")?,
             urlfrontier: read_optional(dir, "urlfrontier.json")?,
+            urlfrontier_servers: read_optional(dir, "urlfrontier_servers.json")?,
         })
     }
 }

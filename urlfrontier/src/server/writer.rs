@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use squall::frontier::{StatusStore, StatusWrite, StoreError};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::dispenser::Dispenser;
 
@@ -32,12 +32,13 @@ pub struct WriteJob {
 
 /// Runs the writer until every sender is gone. Jobs waiting are merged while the batch stays
 /// within `batch` writes (`status.updater.batch.size`); a larger job is written in batches of that
-/// size.
+/// size. `written` is told after each batch, so that the frontier's reader reads what it brought.
 pub async fn write_loop(
     store: Arc<dyn StatusStore>,
     dispenser: Arc<Mutex<Dispenser>>,
     mut jobs: mpsc::Receiver<WriteJob>,
     batch: usize,
+    written: Arc<Notify>,
 ) {
     let batch = batch.max(1);
     let mut held_over: Option<WriteJob> = None;
@@ -61,6 +62,7 @@ pub async fn write_loop(
             merged.push(job);
         }
         write_merged(store.as_ref(), &dispenser, merged, batch).await;
+        written.notify_one();
     }
 }
 

@@ -115,14 +115,13 @@ fn url_query(key: String, filter: Option<String>, ignore_case: Option<bool>) -> 
 }
 
 /// A stored URL as URLFrontier shows it, always as a `known` item (as the reference service
-/// answers, and as its client reads): a URL due again carries its metadata and its next fetch date
-/// (a URL never fetched: the date it was found, due since), with its status in `squall.status`
-/// unless it is DISCOVERED; a URL never due again is `refetchable_from_date` 0, without metadata.
+/// answers, and as its client reads) with its metadata and its next fetch date: a URL never
+/// fetched is dated when it was found (due since), one never due again 0. Its status is in
+/// `squall.status` unless it is DISCOVERED. (The reference keeps no metadata for a URL never due
+/// again; squall keeps it, with the status that says why it is done.)
 fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
     let mut info = url_info(&stored.url, &stored.key, crawl);
-    if stored.next_fetch.is_none() {
-        info.metadata.clear();
-    } else if stored.status != UrlStatus::Discovered {
+    if stored.status != UrlStatus::Discovered {
         info.metadata.insert(
             crate::convert::STATUS_KEY.to_string(),
             crate::proto::StringList {

@@ -1,0 +1,264 @@
+//! `urlfrontier_servers.json`: squall's URLFrontier server (embedded and queue frontier) against
+//! crawler-commons' reference service (RocksDB) under the same client load, and issue 31's aim.
+
+use serde::Deserialize;
+
+use crate::format::{NONE, count, num, opt_spread, ratio, thousands};
+use crate::results::Spread;
+use crate::tables::table;
+
+/// Issue 31: the embedded squall-frontier at least this many times the reference's URLs/s.
+pub const AIM: f64 = 2.0;
+
+/// `urlfrontier_servers.json`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct UrlFrontierServers {
+    /// URLs of the measured crawl.
+    pub urls: Option<u64>,
+    /// Hosts they are spread over.
+    pub hosts: Option<u64>,
+    /// Clients on loopback gRPC.
+    pub clients: Option<u64>,
+    /// Runs of each server.
+    pub runs: Option<u64>,
+    /// The commit measured.
+    pub commit: Option<String>,
+    /// When it was measured.
+    pub date: Option<String>,
+    /// Why the reference service was left out, when it was.
+    pub reference_left_out: Option<String>,
+    /// One entry per server.
+    pub servers: Vec<ServerRuns>,
+}
+
+/// A call kind's latency percentiles.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct Latency {
+    /// Median, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+}
+
+/// One server's runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ServerRuns {
+    /// `squall-embedded`, `squall-queue` or `reference-rocksdb`.
+    pub server: String,
+    /// URLs per second putting new URLs.
+    pub put_urls_per_s: Option<Spread>,
+    /// URLs per second taking every URL out and putting it back.
+    pub cycle_urls_per_s: Option<Spread>,
+    /// PutURLs of new URLs, per call.
+    pub put_new_call: Option<Latency>,
+    /// GetURLs in the cycle, per call.
+    pub cycle_get_call: Option<Latency>,
+    /// PutURLs in the cycle, per call.
+    pub cycle_put_call: Option<Latency>,
+}
+
+const REFERENCE: &str = "reference-rocksdb";
+
+fn latency(l: Option<&Latency>) -> String {
+    l.map_or_else(
+        || NONE.to_string(),
+        |l| format!("{} / {}", num(l.p50_ms), num(l.p99_ms)),
+    )
+}
+
+fn median(s: Option<&Spread>) -> Option<f64> {
+    s.map(|s| s.median)
+}
+
+/// "### URLFrontier servers": one row per server and phase, then the verdict.
+pub fn section(u: Option<&UrlFrontierServers>) -> String {
+    let mut out = String::from("### URLFrontier servers\n\n");
+    let Some(u) = u else {
+        out.push_str("_Not run in this run_ (no `urlfrontier_servers.json`).\n");
+        return out;
+    };
+    out.push_str(&about(u));
+    let reference = u.servers.iter().find(|s| s.server == REFERENCE);
+    let versus = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
+        (Some(a), Some(b)) if b > 0.0 => ratio(Some(a / b)),
+        _ => NONE.to_string(),
+    };
+    let mut rows = Vec::new();
+    for s in &u.servers {
+        rows.push(vec![
+            s.server.clone(),
+            "put new".into(),
+            opt_spread(s.put_urls_per_s.as_ref()),
+            versus(
+                median(s.put_urls_per_s.as_ref()),
+                reference.and_then(|r| median(r.put_urls_per_s.as_ref())),
+            ),
+            latency(s.put_new_call.as_ref()),
+            NONE.into(),
+        ]);
+        rows.push(vec![
+            s.server.clone(),
+            "get, put back".into(),
+            opt_spread(s.cycle_urls_per_s.as_ref()),
+            versus(
+                median(s.cycle_urls_per_s.as_ref()),
+                reference.and_then(|r| median(r.cycle_urls_per_s.as_ref())),
+            ),
+            latency(s.cycle_put_call.as_ref()),
+            latency(s.cycle_get_call.as_ref()),
+        ]);
+    }
+    out.push_str(&table(
+        &[
+            "server",
+            "load",
+            "URLs/s",
+            "× reference",
+            "PutURLs p50 / p99 ms",
+            "GetURLs p50 / p99 ms",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!("\n{}\n", verdict(u)));
+    out
+}
+
+fn about(u: &UrlFrontierServers) -> String {
+    let mut about = Vec::new();
+    if let (Some(urls), Some(hosts)) = (u.urls, u.hosts) {
+        about.push(format!(
+            "{} URLs over {}, a fresh server per run after a warm-up of 1,000",
+            thousands(urls),
+            count(hosts, "host")
+        ));
+    }
+    let clients = u
+        .clients
+        .map_or_else(|| "clients".to_string(), |c| count(c, "client"));
+    about.push(format!(
+        "{clients} on loopback gRPC put the new URLs (500 a call), then loop GetURLs (50 queues of \
+         up to 50) and PutURLs of each URL as known; no politeness delay at any server (SetDelay 0)"
+    ));
+    if let Some(runs) = u.runs {
+        about.push(format!(
+            "{} of each server in mirrored order, median (min–max); latencies over every call",
+            count(runs, "run")
+        ));
+    }
+    if let Some(why) = &u.reference_left_out {
+        about.push(format!("the reference service was left out: {why}"));
+    }
+    if let Some(commit) = &u.commit {
+        about.push(format!(
+            "commit {commit}{}",
+            u.date
+                .as_deref()
+                .map_or_else(String::new, |d| format!(", {d}"))
+        ));
+    }
+    format!(
+        "{}. Command: `cargo bench --bench urlfrontier_servers` (or `scripts/bench --only urlfrontier_servers`).\n\n",
+        about.join("; ")
+    )
+}
+
+/// Issue 31's aim on the cycle load: embedded ≥ 2 × the reference's URLs/s, p99 no worse.
+fn verdict(u: &UrlFrontierServers) -> String {
+    let find = |name: &str| u.servers.iter().find(|s| s.server == name);
+    let (Some(ours), Some(theirs)) = (find("squall-embedded"), find(REFERENCE)) else {
+        return "Issue 31 (embedded ≥ 2 × the reference's URLs/s, p99 no worse): not measured."
+            .into();
+    };
+    let mut parts = Vec::new();
+    for (load, mine, other) in [
+        (
+            "put new",
+            ours.put_urls_per_s.as_ref(),
+            theirs.put_urls_per_s.as_ref(),
+        ),
+        (
+            "get, put back",
+            ours.cycle_urls_per_s.as_ref(),
+            theirs.cycle_urls_per_s.as_ref(),
+        ),
+    ] {
+        if let (Some(a), Some(b)) = (median(mine), median(other)) {
+            let met = if a / b >= AIM { "met" } else { "missed" };
+            parts.push(format!("{load} {} ({met})", ratio(Some(a / b))));
+        }
+    }
+    let p99 = |l: Option<&Latency>| l.map(|l| l.p99_ms);
+    for (call, mine, other) in [
+        (
+            "PutURLs of new URLs",
+            p99(ours.put_new_call.as_ref()),
+            p99(theirs.put_new_call.as_ref()),
+        ),
+        (
+            "PutURLs in the cycle",
+            p99(ours.cycle_put_call.as_ref()),
+            p99(theirs.cycle_put_call.as_ref()),
+        ),
+        (
+            "GetURLs",
+            p99(ours.cycle_get_call.as_ref()),
+            p99(theirs.cycle_get_call.as_ref()),
+        ),
+    ] {
+        if let (Some(a), Some(b)) = (mine, other) {
+            let met = if a <= b { "no worse" } else { "worse" };
+            parts.push(format!(
+                "{call} p99 {} ms against {} ms ({met})",
+                num(a),
+                num(b)
+            ));
+        }
+    }
+    format!(
+        "Issue 31, embedded squall-frontier against the reference (aim ≥ 2 ×, p99 no worse): {}.",
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> UrlFrontierServers {
+        crate::results::parse(
+            r#"{"benchmark":"urlfrontier_servers","urls":20000,"hosts":200,"clients":4,"runs":3,
+            "servers":[
+              {"server":"squall-embedded","put_urls_per_s":{"median":30000,"min":29000,"max":31000},
+               "cycle_urls_per_s":{"median":20000,"min":19000,"max":21000},
+               "put_new_call":{"p50_ms":10,"p99_ms":20},"cycle_get_call":{"p50_ms":5,"p99_ms":9},
+               "cycle_put_call":{"p50_ms":8,"p99_ms":15}},
+              {"server":"reference-rocksdb","put_urls_per_s":{"median":10000,"min":9000,"max":11000},
+               "cycle_urls_per_s":{"median":12000,"min":11000,"max":13000},
+               "put_new_call":{"p50_ms":30,"p99_ms":60},"cycle_get_call":{"p50_ms":4,"p99_ms":8},
+               "cycle_put_call":{"p50_ms":20,"p99_ms":40}}]}"#,
+        )
+        .expect("sample")
+    }
+
+    #[test]
+    fn the_section_shows_each_server_and_the_verdict() {
+        let md = section(Some(&sample()));
+        assert!(md.contains("| squall-embedded | put new | 30,000"), "{md}");
+        assert!(md.contains("3.00"), "{md}");
+        assert!(md.contains("put new 3.00 (met)"), "{md}");
+        assert!(md.contains("get, put back 1.67 (missed)"), "{md}");
+        assert!(md.contains("GetURLs p99 9 ms against 8 ms (worse)"), "{md}");
+        assert!(
+            md.contains("`cargo bench --bench urlfrontier_servers`"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_says_so() {
+        assert!(section(None).contains("no `urlfrontier_servers.json`"));
+    }
+}

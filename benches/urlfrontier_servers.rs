@@ -1,0 +1,241 @@
+//! URLFrontier servers side by side under the same client load: squall's server (`squall-frontier`,
+//! in this process) on the embedded frontier and on the queue frontier, and crawler-commons'
+//! reference service (RocksDB backend, its own JVM process, built by `scripts/urlfrontier-reference`;
+//! left out, saying why, where it cannot be built).
+//!
+//! Each run starts each server fresh and, after a warm-up crawl of 1,000 URLs through both phases,
+//! measures on a crawl of `SQUALL_BENCH_UFS_URLS` URLs (20,000; quick 2,000) over
+//! `SQUALL_BENCH_UFS_HOSTS` hosts (200; quick 20), with `SQUALL_BENCH_UFS_CLIENTS` clients (4) on
+//! loopback gRPC:
+//!
+//! - **put**: PutURLs of the new URLs, 500 a call, each call until its acks came;
+//! - **cycle**: GetURLs (50 queues of up to 50 URLs, held 600 s) then PutURLs of each URL as known,
+//!   never due again, until every URL is back.
+//!
+//! Equal budgets: the same URLs, clients and calls; no politeness delay at either server (SetDelay
+//! 0 on both; the reference still hands a queue out at most once in a clock second, its design).
+//! The figures are URLs per second (first call to last answer) and each kind of call's p50 and p99,
+//! over `SQUALL_BENCH_RUNS` runs (3) with the servers in mirrored order (A B C, C B A, ...); the
+//! JSON gives each candidate's median, min and max and the ratios to the reference.
+
+mod common;
+
+#[path = "urlfrontier_servers/load.rs"]
+mod load;
+#[path = "../urlfrontier/tests/support/reference.rs"]
+mod reference;
+
+use common::{Spread, engine_url, env_or, quick};
+use serde_json::json;
+use squall::config::ConfigBuilder;
+use squall_urlfrontier::proto::QueueDelayParams;
+use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    Embedded,
+    Queue,
+    Reference,
+}
+
+impl Server {
+    fn name(self) -> &'static str {
+        match self {
+            Server::Embedded => "squall-embedded",
+            Server::Queue => "squall-queue",
+            Server::Reference => "reference-rocksdb",
+        }
+    }
+}
+
+struct Plan {
+    urls: usize,
+    hosts: usize,
+    clients: usize,
+    runs: usize,
+}
+
+/// A server running for one run, and what to stop or delete afterwards.
+enum Running {
+    Squall(
+        squall_urlfrontier::server::RunningServer,
+        Option<tempfile::TempDir>,
+        Vec<String>,
+    ),
+    Reference(reference::ServerProcess, tempfile::TempDir),
+}
+
+async fn start(server: Server, run: usize) -> anyhow::Result<(Running, String)> {
+    let base = ConfigBuilder::new()
+        .set("http.agent.name=squall-bench")?
+        .set("fetcher.server.delay=0")?
+        .set("spout.min.delay.queries=50")?;
+    let listen = || tokio::net::TcpListener::bind("127.0.0.1:0");
+    match server {
+        Server::Embedded => {
+            let dir = tempfile::tempdir()?;
+            let config = base
+                .set_text("frontier.path", &dir.path().display().to_string())?
+                .build()?;
+            let running = squall_urlfrontier::server::start(config, listen().await?).await?;
+            let address = format!("http://{}", running.addr());
+            Ok((Running::Squall(running, Some(dir), Vec::new()), address))
+        }
+        Server::Queue => {
+            let stamp = format!(
+                "{}-{run}-{}",
+                std::process::id(),
+                chrono::Utc::now().timestamp_millis()
+            );
+            let prefix = format!("bench-ufs-{stamp}");
+            let config = base
+                .set_text("frontier.kind", "opensearch")?
+                .set_text("es.status.addresses", &engine_url())?
+                .set_text("es.status.spout", "queue")?
+                .set_text("es.status.index.name", &format!("{prefix}-urls"))?
+                .set_text("es.queues.index.name", &format!("{prefix}-queues"))?
+                .build()?;
+            let running = squall_urlfrontier::server::start(config, listen().await?).await?;
+            let address = format!("http://{}", running.addr());
+            Ok((
+                Running::Squall(running, None, vec![format!("{prefix}-*")]),
+                address,
+            ))
+        }
+        Server::Reference => {
+            let dir = tempfile::tempdir()?;
+            let process = reference::start_reference(&dir.path().join("rocksdb"));
+            let address = format!("http://127.0.0.1:{}", process.port);
+            Ok((Running::Reference(process, dir), address))
+        }
+    }
+}
+
+async fn stop(running: Running) {
+    match running {
+        Running::Squall(server, _dir, indices) => {
+            server.shutdown().await;
+            let client = reqwest::Client::new();
+            for pattern in indices {
+                let _ = client
+                    .delete(format!("{}/{pattern}", engine_url()))
+                    .send()
+                    .await;
+            }
+        }
+        Running::Reference(process, _dir) => drop(process),
+    }
+}
+
+/// One run of one server: its put and cycle phases on a fresh crawl, after a warm-up.
+async fn measure(
+    server: Server,
+    run: usize,
+    plan: &Plan,
+) -> anyhow::Result<(load::Phase, load::Phase)> {
+    let (running, address) = start(server, run).await?;
+    let mut client = UrlFrontierClient::connect(address.clone()).await?;
+    client
+        .set_delay(QueueDelayParams {
+            key: String::new(),
+            delay_requestable: 0,
+            crawl_id: String::new(),
+            local: false,
+        })
+        .await?;
+    load::put_new(&address, "warm", (1_000, 10, plan.clients)).await?;
+    load::cycle(&address, "warm", 1_000, plan.clients).await?;
+    let put = load::put_new(&address, "bench", (plan.urls, plan.hosts, plan.clients)).await?;
+    let cycle = load::cycle(&address, "bench", plan.urls, plan.clients).await?;
+    stop(running).await;
+    Ok((put, cycle))
+}
+
+#[derive(Default)]
+struct Figures {
+    put: Vec<f64>,
+    cycle: Vec<f64>,
+    calls: load::Calls,
+    put_calls: Vec<f64>,
+}
+
+fn summary(server: Server, figures: &Figures) -> serde_json::Value {
+    let q = |values: &[f64]| json!({ "p50_ms": load::quantile(values, 0.5), "p99_ms": load::quantile(values, 0.99) });
+    json!({
+        "server": server.name(),
+        "put_urls_per_s": Spread::of(&figures.put).json(),
+        "cycle_urls_per_s": Spread::of(&figures.cycle).json(),
+        "put_new_call": q(&figures.put_calls),
+        "cycle_get_call": q(&figures.calls.get),
+        "cycle_put_call": q(&figures.calls.put),
+    })
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let quick = quick();
+    let plan = Plan {
+        urls: env_or("UFS_URLS", if quick { 2_000 } else { 20_000 }),
+        hosts: env_or("UFS_HOSTS", if quick { 20 } else { 200 }),
+        clients: env_or("UFS_CLIENTS", 4),
+        runs: if quick { 1 } else { env_or("RUNS", 3) },
+    };
+    let mut servers = vec![Server::Embedded, Server::Queue];
+    let skipped = reference::build().err();
+    match &skipped {
+        None => servers.push(Server::Reference),
+        Some(why) => eprintln!("urlfrontier_servers: the reference service is left out: {why}"),
+    }
+    let mut figures: Vec<Figures> = servers.iter().map(|_| Figures::default()).collect();
+    for run in 0..plan.runs {
+        let mut order: Vec<usize> = (0..servers.len()).collect();
+        if run % 2 == 1 {
+            order.reverse();
+        }
+        for index in order {
+            let (put, cycle) = measure(servers[index], run, &plan).await?;
+            eprintln!(
+                "{} run {run}: put {:.0} URLs/s, cycle {:.0} URLs/s",
+                servers[index].name(),
+                put.urls_per_s,
+                cycle.urls_per_s
+            );
+            let f = &mut figures[index];
+            f.put.push(put.urls_per_s);
+            f.cycle.push(cycle.urls_per_s);
+            f.put_calls.extend(put.calls.put);
+            f.calls.get.extend(cycle.calls.get);
+            f.calls.put.extend(cycle.calls.put);
+        }
+    }
+    let candidates: Vec<serde_json::Value> = servers
+        .iter()
+        .zip(&figures)
+        .map(|(s, f)| summary(*s, f))
+        .collect();
+    let reference = servers.iter().position(|s| *s == Server::Reference);
+    let ratios = reference.map(|r| {
+        let median = |values: &[f64]| Spread::of(values).median;
+        let (put, cycle) = (median(&figures[r].put), median(&figures[r].cycle));
+        json!({
+            "embedded_put_to_reference": median(&figures[0].put) / put,
+            "embedded_cycle_to_reference": median(&figures[0].cycle) / cycle,
+            "queue_put_to_reference": median(&figures[1].put) / put,
+            "queue_cycle_to_reference": median(&figures[1].cycle) / cycle,
+        })
+    });
+    let out = json!({
+        "benchmark": "urlfrontier_servers",
+        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
+        "date": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "urls": plan.urls,
+        "hosts": plan.hosts,
+        "clients": plan.clients,
+        "runs": plan.runs,
+        "reference_left_out": skipped,
+        "servers": candidates,
+        "ratios": ratios,
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
