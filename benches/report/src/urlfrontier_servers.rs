@@ -250,7 +250,10 @@ mod tests {
         assert!(md.contains("3.00"), "{md}");
         assert!(md.contains("put new 3.00 (met)"), "{md}");
         assert!(md.contains("get, put back 1.67 (missed)"), "{md}");
-        assert!(md.contains("GetURLs p99 9 ms against 8 ms (worse)"), "{md}");
+        assert!(
+            md.contains("GetURLs p99 9.00 ms against 8.00 ms (worse)"),
+            "{md}"
+        );
         assert!(
             md.contains("`cargo bench --bench urlfrontier_servers`"),
             "{md}"

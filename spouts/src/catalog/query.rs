@@ -184,6 +184,7 @@ mod tests {
             key: Some("a.test".into()),
             contains: Some("?x".into()),
             ignore_case: true,
+            scheduled: None,
         };
         assert_eq!(
             url_query(&query, &key_field),
@@ -201,6 +202,16 @@ mod tests {
         assert_eq!(
             filter[1],
             json!({ "wildcard": { "url": { "value": "*\\?x*" } } })
+        );
+        let done = UrlQuery {
+            scheduled: Some(false),
+            ..UrlQuery::default()
+        };
+        assert_eq!(
+            url_query(&done, &KeyField::default()),
+            json!({ "bool": { "filter": [
+                { "bool": { "must_not": [{ "exists": { "field": "nextFetchDate" } }] } }
+            ] } })
         );
     }
 }

@@ -15,7 +15,8 @@ type Expected = BTreeMap<String, StatusWrite>;
 
 /// Runs the catalog checks on one empty frontier (`pair`) and its catalog: it writes URLs of three
 /// queues with every status, then checks [`Catalog::lookup`] (metadata included), counts and
-/// listings by queue and by text (with and without case, `*` and `?` taken literally), paging in
+/// listings by queue, by text (with and without case, `*` and `?` taken literally) and by schedule
+/// (due again or not), [`Catalog::count_queues`] for each of those queries, paging in
 /// (queue, URL) order without repeats, [`Catalog::count_by_status`], [`Catalog::queues`] (a queue
 /// none of whose URLs is due still counts), [`Catalog::delete_queue`] (the spout no longer returns
 /// its URLs) and [`Catalog::delete_all`] (the frontier is empty and takes the same URLs again).
@@ -147,11 +148,43 @@ fn query(key: Option<&str>, contains: Option<&str>, ignore_case: bool) -> UrlQue
     }
 }
 
+/// `query` of queue `key` (or all) limited to the URLs due again, or to those never due again.
+fn scheduled(key: Option<&str>, scheduled: Option<bool>) -> UrlQuery {
+    UrlQuery {
+        scheduled,
+        ..query(key, None, false)
+    }
+}
+
+/// [`Catalog::count_queues`] counts the queues of the URLs `query` covers.
+async fn queues_follow_the_query(
+    check: &'static str,
+    catalog: &dyn Catalog,
+    expected: &Expected,
+    query: &UrlQuery,
+) -> Check {
+    let keys: std::collections::BTreeSet<&str> = covered(expected, query)
+        .iter()
+        .map(|w| w.key.as_str())
+        .collect();
+    let counted = catalog
+        .count_queues(query)
+        .await
+        .map_err(|e| failed(check, "a count of queues", e))?;
+    if counted != keys.len() as u64 {
+        return fail(
+            check,
+            format!("{query:?} counted {counted} queues, expected {keys:?}"),
+        );
+    }
+    Ok(())
+}
+
 /// The URLs `query` covers, in listing order (queue, then URL).
 fn covered<'a>(expected: &'a Expected, query: &UrlQuery) -> Vec<&'a StatusWrite> {
     let mut writes: Vec<&StatusWrite> = expected
         .iter()
-        .filter(|(u, w)| query.matches(u, &w.key))
+        .filter(|(u, w)| query.covers(u, &w.key, w.next_fetch.is_some()))
         .map(|(_, w)| w)
         .collect();
     writes.sort_by(|x, y| (&x.key, x.url.url.as_str()).cmp(&(&y.key, y.url.url.as_str())));
@@ -192,8 +225,13 @@ async fn counts_and_listings_follow_the_query(
         query(None, Some("?"), false),
         query(None, Some("*"), false),
         query(None, Some("\\"), false),
+        scheduled(None, Some(true)),
+        scheduled(None, Some(false)),
+        scheduled(Some("c.test"), Some(true)),
+        scheduled(Some("a.test"), Some(false)),
     ];
     for query in &queries {
+        queues_follow_the_query(check, catalog, expected, query).await?;
         let wanted = covered(expected, query);
         let count = catalog
             .count(query)
