@@ -146,7 +146,7 @@ async fn measure(kind: Kind, api: bool, run: usize, plan: &Plan) -> anyhow::Resu
     let fresh = fresh(kind, run)?;
     load(&fresh.config, plan.urls, plan.hosts).await?;
     let took = if api {
-        paths::through_api(fresh.config.clone(), plan.urls, plan.clients, (50, 50)).await
+        paths::through_api(fresh.config.clone(), plan.urls, plan.clients).await
     } else {
         paths::in_process(&fresh.config, plan.urls).await
     };

@@ -20,11 +20,10 @@
 
 mod common;
 
-#[path = "urlfrontier_servers/load.rs"]
-mod load;
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
 
+use common::urlfrontier_load as load;
 use common::{Spread, engine_url, env_or, quick};
 use serde_json::json;
 use squall::config::ConfigBuilder;
@@ -197,12 +196,12 @@ async fn main() -> anyhow::Result<()> {
             eprintln!(
                 "{} run {run}: put {:.0} URLs/s, cycle {:.0} URLs/s",
                 servers[index].name(),
-                put.urls_per_s,
-                cycle.urls_per_s
+                put.urls_per_s(),
+                cycle.urls_per_s()
             );
             let f = &mut figures[index];
-            f.put.push(put.urls_per_s);
-            f.cycle.push(cycle.urls_per_s);
+            f.put.push(put.urls_per_s());
+            f.cycle.push(cycle.urls_per_s());
             f.put_calls.extend(put.calls.put);
             f.calls.get.extend(cycle.calls.get);
             f.calls.put.extend(cycle.calls.put);

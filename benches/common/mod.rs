@@ -66,6 +66,7 @@ pub fn quick() -> bool {
 pub mod fetch_driver;
 pub mod frontier_data;
 pub mod process;
+pub mod urlfrontier_load;
 
 /// Arguments of the crawl binary: shared with the integration tests.
 #[path = "../../tests/support/binary.rs"]

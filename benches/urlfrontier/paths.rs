@@ -2,8 +2,6 @@
 //! URLs written back by the same process) and through the URLFrontier API (squall's server, clients
 //! on loopback gRPC).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -12,11 +10,10 @@ use squall::frontier::{QueueReport, StatusWrite};
 use squall::message::{AckMessage, Tuple};
 use squall::model::Status;
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
-use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
-use squall_urlfrontier::proto::url_item::Item;
-use squall_urlfrontier::proto::{GetParams, KnownUrlItem, UrlItem, get_params};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
+
+use crate::common::urlfrontier_load::cycle;
 
 /// Writes back per batch, in both paths.
 pub const BATCH: usize = 500;
@@ -75,85 +72,17 @@ pub async fn in_process(config: &CrawlConfig, total: usize) -> anyhow::Result<Du
 }
 
 /// Through the API: squall's server over the frontier, `clients` clients each asking GetURLs
-/// (`max_queues` queues of up to `per_queue` URLs) and putting every URL back as known (never
-/// again) on a PutURLs stream, until `total` URLs are back. Returns how long that took.
+/// (50 queues of up to 50 URLs) and putting every URL back as known (never again) on a PutURLs
+/// stream, until `total` URLs are back ([`cycle`]). Returns how long that took.
 pub async fn through_api(
     config: CrawlConfig,
     total: usize,
     clients: usize,
-    (max_queues, per_queue): (u32, u32),
 ) -> anyhow::Result<Duration> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let server = squall_urlfrontier::server::start(config, listener).await?;
     let address = format!("http://{}", server.addr());
-    let back = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..clients {
-        let client = UrlFrontierClient::connect(address.clone()).await?;
-        let back = Arc::clone(&back);
-        workers.push(tokio::spawn(client_loop(
-            client,
-            back,
-            total,
-            (max_queues, per_queue),
-        )));
-    }
-    for worker in workers {
-        worker.await??;
-    }
-    let took = started.elapsed();
+    let phase = cycle(&address, "DEFAULT", total, clients).await;
     server.shutdown().await;
-    let count = back.load(Ordering::Relaxed);
-    anyhow::ensure!(
-        count == total,
-        "through the API: {count} of {total} URLs put back"
-    );
-    Ok(took)
-}
-
-async fn client_loop(
-    mut client: UrlFrontierClient<tonic::transport::Channel>,
-    back: Arc<AtomicUsize>,
-    total: usize,
-    (max_queues, per_queue): (u32, u32),
-) -> anyhow::Result<()> {
-    while back.load(Ordering::Relaxed) < total {
-        let params = GetParams {
-            max_urls_per_queue: per_queue,
-            max_queues,
-            key: String::new(),
-            delay_requestable: 600,
-            item: Some(get_params::Item::CrawlId("DEFAULT".into())),
-        };
-        let mut answer = client.get_ur_ls(params).await?.into_inner();
-        let mut items = Vec::new();
-        while let Some(info) = answer.message().await? {
-            items.push(UrlItem {
-                id: info.url.clone(),
-                item: Some(Item::Known(KnownUrlItem {
-                    info: Some(info),
-                    refetchable_from_date: 0,
-                })),
-            });
-        }
-        if items.is_empty() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            continue;
-        }
-        let sent = items.len();
-        let mut acks = client
-            .put_ur_ls(futures::stream::iter(items))
-            .await?
-            .into_inner();
-        let mut ok = 0;
-        while let Some(ack) = acks.message().await? {
-            if ack.status == 0 {
-                ok += 1;
-            }
-        }
-        anyhow::ensure!(ok == sent, "{ok} of {sent} puts acked OK");
-        back.fetch_add(ok, Ordering::Relaxed);
-    }
-    Ok(())
+    Ok(phase?.took)
 }

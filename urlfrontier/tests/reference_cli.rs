@@ -98,148 +98,102 @@ fn known_file(dir: &std::path::Path) -> String {
     path.display().to_string()
 }
 
+/// A step of `command` in the test's crawl (`-c cli`), with `extra` arguments.
+fn in_crawl(name: &'static str, command: &str, extra: &[&str], order: Order) -> Step {
+    let args: Vec<&str> = [command, "-c", CRAWL]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    step(name, &args, order)
+}
+
 fn steps(seeds: &str, known: &str) -> Vec<Step> {
     use Order::*;
-    let c = ["-c", CRAWL];
-    let with =
-        |more: &[&str]| -> Vec<String> { c.iter().chain(more).map(|s| s.to_string()).collect() };
-    let s = |name, args: Vec<String>, order| Step { name, args, order };
+    let all = ["-q", "0", "-m", "0"];
     vec![
         step("ListNodes", &["ListNodes"], Exact),
         step("GetActive", &["GetActive"], Exact),
-        s(
-            "PutURLs",
-            [vec!["PutURLs".into(), "-f".into(), seeds.into()], with(&[])].concat(),
-            Exact,
-        ),
-        s(
+        in_crawl("PutURLs", "PutURLs", &["-f", seeds], Exact),
+        in_crawl(
             "PutURLs (again: known URLs)",
-            [vec!["PutURLs".into(), "-f".into(), seeds.into()], with(&[])].concat(),
+            "PutURLs",
+            &["-f", seeds],
             Exact,
         ),
-        s(
-            "GetStats",
-            [vec!["GetStats".into()], with(&[])].concat(),
-            Exact,
-        ),
-        s(
+        in_crawl("GetStats", "GetStats", &[], Exact),
+        in_crawl(
             "GetStats (one queue)",
-            [vec!["GetStats".into()], with(&["-k", "host1.example"])].concat(),
+            "GetStats",
+            &["-k", "host1.example"],
             Exact,
         ),
-        s(
-            "ListQueues",
-            [vec!["ListQueues".into()], with(&[])].concat(),
-            Lines,
-        ),
-        s("ListCrawls", vec!["ListCrawls".into()], Lines),
-        s(
-            "CountURLs",
-            [vec!["CountURLs".into()], with(&[])].concat(),
-            Exact,
-        ),
-        s(
+        in_crawl("ListQueues", "ListQueues", &[], Lines),
+        step("ListCrawls", &["ListCrawls"], Lines),
+        in_crawl("CountURLs", "CountURLs", &[], Exact),
+        in_crawl(
             "CountURLs (one queue)",
-            [vec!["CountURLs".into()], with(&["-k", "host2.example"])].concat(),
+            "CountURLs",
+            &["-k", "host2.example"],
             Exact,
         ),
-        s(
+        in_crawl(
             "CountURLs (filter, ignoring case)",
-            [vec!["CountURLs".into()], with(&["-f", "PAGE", "-i"])].concat(),
+            "CountURLs",
+            &["-f", "PAGE", "-i"],
             Exact,
         ),
-        s(
-            "ListURLs",
-            [vec!["ListURLs".into()], with(&[])].concat(),
-            Lines,
-        ),
-        s(
+        in_crawl("ListURLs", "ListURLs", &[], Lines),
+        in_crawl(
             "ListURLs (one queue)",
-            [vec!["ListURLs".into()], with(&["-k", "host1.example"])].concat(),
+            "ListURLs",
+            &["-k", "host1.example"],
             Lines,
         ),
-        s(
+        in_crawl(
             "GetURLStatus",
-            [
-                vec!["GetURLStatus".into()],
-                with(&["-u", "https://host1.example/page2"]),
-            ]
-            .concat(),
+            "GetURLStatus",
+            &["-u", "https://host1.example/page2"],
             Exact,
         ),
-        s(
+        in_crawl(
             "GetURLStatus (unknown URL)",
-            [
-                vec!["GetURLStatus".into()],
-                with(&["-u", "https://host9.example/"]),
-            ]
-            .concat(),
+            "GetURLStatus",
+            &["-u", "https://host9.example/"],
             Exact,
         ),
-        s(
+        in_crawl(
             "GetURLs (all due, held 60 s)",
-            [
-                vec!["GetURLs".into()],
-                with(&["-q", "0", "-m", "0", "-d", "60"]),
-            ]
-            .concat(),
+            "GetURLs",
+            &[&all[..], &["-d", "60"]].concat(),
             Blocks,
         ),
-        s(
-            "GetURLs (again: all held)",
-            [vec!["GetURLs".into()], with(&["-q", "0", "-m", "0"])].concat(),
-            Blocks,
-        ),
-        s(
-            "GetStats (in process)",
-            [vec!["GetStats".into()], with(&[])].concat(),
-            Exact,
-        ),
-        s(
+        in_crawl("GetURLs (again: all held)", "GetURLs", &all, Blocks),
+        in_crawl("GetStats (in process)", "GetStats", &[], Exact),
+        in_crawl(
             "PutURLs (known: done, rescheduled)",
-            [vec!["PutURLs".into(), "-f".into(), known.into()], with(&[])].concat(),
+            "PutURLs",
+            &["-f", known],
             Exact,
         ),
-        s(
-            "GetStats (after known)",
-            [vec!["GetStats".into()], with(&[])].concat(),
-            Exact,
-        ),
-        s(
+        in_crawl("GetStats (after known)", "GetStats", &[], Exact),
+        in_crawl(
             "GetURLStatus (done)",
-            [
-                vec!["GetURLStatus".into()],
-                with(&["-u", "https://host1.example/page1"]),
-            ]
-            .concat(),
+            "GetURLStatus",
+            &["-u", "https://host1.example/page1"],
             Exact,
         ),
-        s(
+        in_crawl(
             "GetURLStatus (rescheduled)",
-            [
-                vec!["GetURLStatus".into()],
-                with(&["-u", "https://host2.example/a"]),
-            ]
-            .concat(),
+            "GetURLStatus",
+            &["-u", "https://host2.example/a"],
             Exact,
         ),
-        s(
-            "ListURLs (after known)",
-            [vec!["ListURLs".into()], with(&[])].concat(),
-            Lines,
-        ),
-        s(
-            "DumpURLs",
-            [vec!["DumpURLs".into()], with(&[])].concat(),
-            Lines,
-        ),
-        s(
+        in_crawl("ListURLs (after known)", "ListURLs", &[], Lines),
+        in_crawl("DumpURLs", "DumpURLs", &[], Lines),
+        in_crawl(
             "SetCrawlLimit",
-            [
-                vec!["SetCrawlLimit".into()],
-                with(&["-k", "host3.example", "-l", "5"]),
-            ]
-            .concat(),
+            "SetCrawlLimit",
+            &["-k", "host3.example", "-l", "5"],
             Exact,
         ),
         step(
@@ -250,31 +204,16 @@ fn steps(seeds: &str, known: &str) -> Vec<Step> {
         step("SetActive false", &["SetActive", "false"], Exact),
         step("GetActive (paused)", &["GetActive"], Exact),
         step("SetActive true", &["SetActive", "true"], Exact),
-        s(
+        in_crawl(
             "DeleteQueue",
-            [vec!["DeleteQueue".into()], with(&["-k", "host3.example"])].concat(),
+            "DeleteQueue",
+            &["-k", "host3.example"],
             Exact,
         ),
-        s(
-            "ListQueues (after delete)",
-            [vec!["ListQueues".into()], with(&["-i"])].concat(),
-            Lines,
-        ),
-        s(
-            "PurgeURLs",
-            [vec!["PurgeURLs".into()], with(&["-d", "1"])].concat(),
-            Exact,
-        ),
-        s(
-            "DeleteCrawl",
-            vec!["DeleteCrawl".into(), "-c".into(), CRAWL.into()],
-            Exact,
-        ),
-        s(
-            "ListCrawls (after delete)",
-            vec!["ListCrawls".into()],
-            Lines,
-        ),
+        in_crawl("ListQueues (after delete)", "ListQueues", &["-i"], Lines),
+        in_crawl("PurgeURLs", "PurgeURLs", &["-d", "1"], Exact),
+        in_crawl("DeleteCrawl", "DeleteCrawl", &[], Exact),
+        step("ListCrawls (after delete)", &["ListCrawls"], Lines),
     ]
 }
 

@@ -26,7 +26,7 @@ use serde_json::json;
 use squall::frontier::{Catalog, QueuePage, StoreError, StoredUrl, UrlQuery};
 use squall::model::Status;
 
-use crate::client::{EsClient, EsError, Method};
+use crate::client::{EsClient, EsError, Method, SearchResponse};
 use crate::queue::schema::queue_id;
 use crate::status_index::schema::KeyField;
 use query::{sorted_hits, stored_url, url_query, url_sort};
@@ -41,6 +41,13 @@ pub struct EsCatalog {
 }
 
 impl EsCatalog {
+    /// A search of the index with `body`.
+    async fn search(&self, body: serde_json::Value) -> Result<SearchResponse, StoreError> {
+        let path = format!("/{}/_search", self.index);
+        let answer = self.client.search(&path, &[], body).await;
+        answer.map_err(reading(&self.index))
+    }
+
     /// The catalog of a StormCrawler status index, the key in `key_field`.
     pub fn status_index(client: EsClient, index: &str, key_field: KeyField) -> Self {
         EsCatalog {
@@ -92,12 +99,7 @@ impl Catalog for EsCatalog {
     async fn lookup(&self, url: &str) -> Result<Option<StoredUrl>, StoreError> {
         // A search on `url` rather than a get by id: documents may be routed by a key not known here.
         let body = json!({ "query": { "term": { "url": url } }, "size": 1 });
-        let path = format!("/{}/_search", self.index);
-        let answer = self
-            .client
-            .search(&path, &[], body)
-            .await
-            .map_err(reading(&self.index))?;
+        let answer = self.search(body).await?;
         Ok(answer
             .hits
             .hits
@@ -143,12 +145,7 @@ impl Catalog for EsCatalog {
                 "precision_threshold": 40000
             } } }
         });
-        let path = format!("/{}/_search", self.index);
-        let answer = self
-            .client
-            .search(&path, &[], body)
-            .await
-            .map_err(reading(&self.index))?;
+        let answer = self.search(body).await?;
         Ok(answer.aggregations["queues"]["value"].as_u64().unwrap_or(0))
     }
 
@@ -158,12 +155,7 @@ impl Catalog for EsCatalog {
             "track_total_hits": false,
             "aggs": { "statuses": { "terms": { "field": "status", "size": 20 } } }
         });
-        let path = format!("/{}/_search", self.index);
-        let answer = self
-            .client
-            .search(&path, &[], body)
-            .await
-            .map_err(reading(&self.index))?;
+        let answer = self.search(body).await?;
         let buckets = answer.aggregations["statuses"]["buckets"]
             .as_array()
             .cloned()

@@ -1,4 +1,4 @@
-//! The client load of the servers benchmark: clients on loopback gRPC putting new URLs, then
+//! URLFrontier client load for the benchmarks: clients on loopback gRPC putting new URLs, then
 //! taking every URL out (GetURLs) and putting it back as known (PutURLs), each call timed.
 
 use std::sync::Arc;
@@ -33,10 +33,19 @@ impl Calls {
     }
 }
 
-/// What one phase measured: URLs per second from its first call to its last answer, and its calls.
+/// What one phase measured: how long its `urls` took from its first call to its last answer, and
+/// its calls.
 pub struct Phase {
-    pub urls_per_s: f64,
+    pub urls: usize,
+    pub took: Duration,
     pub calls: Calls,
+}
+
+impl Phase {
+    /// URLs per second.
+    pub fn urls_per_s(&self) -> f64 {
+        self.urls as f64 / self.took.as_secs_f64()
+    }
 }
 
 fn discovered(url: String, crawl: &str) -> UrlItem {
@@ -172,9 +181,9 @@ async fn finish(
     for worker in workers {
         calls.merge(worker.await??);
     }
-    let took = started.elapsed();
     Ok(Phase {
-        urls_per_s: urls as f64 / took.as_secs_f64(),
+        urls,
+        took: started.elapsed(),
         calls,
     })
 }
