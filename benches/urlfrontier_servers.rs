@@ -1,7 +1,8 @@
 //! URLFrontier servers side by side under the same client load: squall's server (`squall-frontier`,
 //! in this process) on the embedded frontier and on the queue frontier, and crawler-commons'
-//! reference service (RocksDB backend, its own JVM process, built by `scripts/urlfrontier-reference`;
-//! left out, saying why, where it cannot be built).
+//! reference service (RocksDB backend, its own JVM process, from the jars that
+//! `URLFRONTIER_REFERENCE_SERVICE_JAR` and `URLFRONTIER_REFERENCE_CLIENT_JAR` name, built by hand: squall
+//! holds no recipe for it; left out, saying why, when they are not set).
 //!
 //! Each run starts each server fresh and, after a warm-up crawl of 1,000 URLs through both phases,
 //! measures on a crawl of `SQUALL_BENCH_UFS_URLS` URLs (20,000; quick 2,000) over
@@ -16,7 +17,9 @@
 //! 0 on both; the reference still hands a queue out at most once in a clock second, its design).
 //! The figures are URLs per second (first call to last answer) and each kind of call's p50 and p99,
 //! over `SQUALL_BENCH_RUNS` runs (3) with the servers in mirrored order (A B C, C B A, ...); the
-//! JSON gives each candidate's median, min and max and the ratios to the reference.
+//! JSON gives each candidate's median, min and max and the ratios to the reference, and what the
+//! reference's jars were built from (`URLFRONTIER_REFERENCE_SOURCE`, e.g.
+//! `crawler-commons/url-frontier 69399d2`).
 
 mod common;
 
@@ -170,6 +173,15 @@ fn summary(server: Server, figures: &Figures) -> serde_json::Value {
     })
 }
 
+/// What the reference's jars were built from, as `URLFRONTIER_REFERENCE_SOURCE` says (for the
+/// report); `None` when the reference was left out.
+fn reference_source(skipped: &Option<String>) -> Option<String> {
+    if skipped.is_some() {
+        return None;
+    }
+    Some(std::env::var("URLFRONTIER_REFERENCE_SOURCE").unwrap_or_else(|_| "unnamed jars".into()))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let quick = quick();
@@ -180,7 +192,7 @@ async fn main() -> anyhow::Result<()> {
         runs: if quick { 1 } else { env_or("RUNS", 3) },
     };
     let mut servers = vec![Server::Embedded, Server::Queue];
-    let skipped = reference::build().err();
+    let skipped = reference::locate().err();
     match &skipped {
         None => servers.push(Server::Reference),
         Some(why) => eprintln!("urlfrontier_servers: the reference service is left out: {why}"),
@@ -232,6 +244,7 @@ async fn main() -> anyhow::Result<()> {
         "clients": plan.clients,
         "runs": plan.runs,
         "reference_left_out": skipped,
+        "reference_source": reference_source(&skipped),
         "servers": candidates,
         "ratios": ratios,
     });

@@ -1,15 +1,21 @@
-//! squall's crawl binary as a worker of crawler-commons' reference URLFrontier service (RocksDB),
-//! built from its source by `scripts/urlfrontier-reference` (skipped, saying why, where it cannot
-//! be built): the generated multi-host site crawled to the end with `--until-idle`, every
-//! reachable URL fetched exactly once, and the worker ending by itself, from what the API says
-//! (the reference has none of squall's own counts). The test prints how long after the last fetch
-//! the worker ended; no timed assertion: the deadline only keeps a broken crawl from hanging.
+//! squall's crawl binary as a worker of a URLFrontier server that is not squall's, to the end: the
+//! generated multi-host site crawled with `--until-idle`, every reachable URL fetched exactly once,
+//! and the worker ending by itself from what the API says, with none of squall's own counts.
+//!
+//! Two such servers: crawler-commons' reference service (RocksDB), run from the jar
+//! `URLFRONTIER_REFERENCE_SERVICE_JAR` names (built by hand; skipped, saying why, when it is not
+//! set), and squall's own server with its counts left out of GetStats
+//! (`ServerOptions::reference_stats`), which CI always runs. The test prints how long after the
+//! last fetch the worker ended; no timed assertion: the deadline only keeps a broken crawl from
+//! hanging.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use squall::config::ConfigBuilder;
 use squall_testsite::{Site, SiteSpec};
+use squall_urlfrontier::server::ServerOptions;
 
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
@@ -23,10 +29,49 @@ const DEADLINE: Duration = Duration::from_secs(240);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crawl_binary_crawls_the_site_to_the_end_from_the_reference_service() {
-    if let Err(why) = reference::build() {
-        eprintln!("SKIPPED: the reference URLFrontier cannot be built here: {why}");
+    if let Err(why) = reference::locate() {
+        eprintln!("SKIPPED: the reference URLFrontier is not at hand: {why}");
         return;
     }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let service = reference::start_reference(&dir.path().join("rocksdb"));
+    crawl_to_the_end(&format!("127.0.0.1:{}", service.port), dir.path()).await;
+    drop(service);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_binary_crawls_to_the_end_from_a_server_without_squall_counts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| {
+            b.set_text(
+                "frontier.path",
+                &dir.path().join("frontier").display().to_string(),
+            )
+        })
+        .and_then(|b| b.set("fetcher.server.delay=0.2"))
+        .and_then(|b| b.set("spout.min.delay.queries=200"))
+        .and_then(ConfigBuilder::build)
+        .expect("server config");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listen");
+    let options = ServerOptions {
+        reference_stats: true,
+        ..ServerOptions::default()
+    };
+    let server = squall_urlfrontier::server::start_with(config, listener, options)
+        .await
+        .expect("the server starts");
+    let address = server.addr().to_string();
+    crawl_to_the_end(&address, dir.path()).await;
+    server.shutdown().await;
+}
+
+/// Crawls the generated site to the end with the crawl binary as a worker of the URLFrontier
+/// server at `address`, and checks that every reachable URL was fetched once and the worker ended.
+async fn crawl_to_the_end(address: &str, dir: &std::path::Path) {
     let site = Site::start(SiteSpec {
         hosts: 4,
         pages_per_host: 40,
@@ -34,14 +79,11 @@ async fn the_crawl_binary_crawls_the_site_to_the_end_from_the_reference_service(
     })
     .await
     .expect("site");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let service = reference::start_reference(&dir.path().join("rocksdb"));
-    let address = format!("127.0.0.1:{}", service.port);
     let mut args: Vec<String> = [
         "--frontier",
         "urlfrontier",
         "--frontier-url",
-        &address,
+        address,
         "--until-idle",
         "--max-duration",
         &DEADLINE.as_secs().to_string(),
@@ -56,7 +98,7 @@ async fn the_crawl_binary_crawls_the_site_to_the_end_from_the_reference_service(
         &SiteSpec::exclude_outside_hosts(),
     ]));
     args.extend(site_args(&site));
-    let mut worker = CrawlProcess::start(0, dir.path(), &args, &[]);
+    let mut worker = CrawlProcess::start(0, dir, &args, &[]);
     let started = Instant::now();
     while worker.running() && started.elapsed() < DEADLINE + Duration::from_secs(30) {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -91,6 +133,5 @@ async fn the_crawl_binary_crawls_the_site_to_the_end_from_the_reference_service(
     );
     assert!(never.is_empty(), "never fetched: {never:?}");
     assert!(twice.is_empty(), "fetched more than once: {twice:?}");
-    drop(service);
     site.shutdown().await;
 }

@@ -1,8 +1,9 @@
 //! Every command of crawler-commons' reference URLFrontier client CLI, run against squall's
 //! `squall-frontier` (embedded frontier) and against the reference service (RocksDB) with the same
 //! data, step by step, their outputs compared. Both are built and run as processes on loopback
-//! (`support/reference.rs`); the reference is built from its source tarball by
-//! `scripts/urlfrontier-reference`, and the test is skipped, saying why, where that cannot be done.
+//! (`support/reference.rs`); the reference runs from the jars `URLFRONTIER_REFERENCE_SERVICE_JAR`
+//! and `URLFRONTIER_REFERENCE_CLIENT_JAR` name (built by hand, never by squall), and the test is
+//! skipped, saying why, when they are not set.
 //!
 //! What is compared is each command's standard output, with what no two runs share taken out: the
 //! timings PutURLs and GetURLs print, the port in ListNodes, and dates within five minutes of now
@@ -301,8 +302,8 @@ fn start_squall(dir: &Path, settings: &[&str]) -> reference::ServerProcess {
 
 #[test]
 fn every_reference_cli_command_reads_the_same_from_squall_as_from_the_reference() {
-    if let Err(why) = reference::build() {
-        eprintln!("SKIPPED: the reference URLFrontier cannot be built here: {why}");
+    if let Err(why) = reference::locate() {
+        eprintln!("SKIPPED: the reference URLFrontier is not at hand: {why}");
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");

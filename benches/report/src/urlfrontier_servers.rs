@@ -28,6 +28,9 @@ pub struct UrlFrontierServers {
     pub date: Option<String>,
     /// Why the reference service was left out, when it was.
     pub reference_left_out: Option<String>,
+    /// What the reference's jars were built from, by hand (e.g. `crawler-commons/url-frontier
+    /// 69399d2`), as `URLFRONTIER_REFERENCE_SOURCE` said.
+    pub reference_source: Option<String>,
     /// One entry per server.
     pub servers: Vec<ServerRuns>,
 }
@@ -151,6 +154,11 @@ fn about(u: &UrlFrontierServers) -> String {
     if let Some(why) = &u.reference_left_out {
         about.push(format!("the reference service was left out: {why}"));
     }
+    if let Some(source) = &u.reference_source {
+        about.push(format!(
+            "the reference ran from jars built by hand from {source}"
+        ));
+    }
     if let Some(commit) = &u.commit {
         about.push(format!(
             "commit {commit}{}",
@@ -160,10 +168,18 @@ fn about(u: &UrlFrontierServers) -> String {
         ));
     }
     format!(
-        "{}. Command: `cargo bench --bench urlfrontier_servers` (or `scripts/bench --only urlfrontier_servers`).\n\n",
+        "{}. Command: `cargo bench --bench urlfrontier_servers` (or `scripts/bench --only urlfrontier_servers`).\n\n{HOW_TO_ADD_THE_REFERENCE}\n\n",
         about.join("; ")
     )
 }
+
+/// squall holds no recipe that builds the reference: a run compares with it only when given jars.
+const HOW_TO_ADD_THE_REFERENCE: &str = "squall neither holds nor builds the reference service: \
+     the benchmark runs it from jars built by hand, named by `URLFRONTIER_REFERENCE_SERVICE_JAR` \
+     (its shaded `urlfrontier-service-*.jar`) and `URLFRONTIER_REFERENCE_CLIENT_JAR` (its shaded \
+     `urlfrontier-client-*.jar`), with `URLFRONTIER_REFERENCE_SOURCE` saying what they were built \
+     from (repository and commit) for this report; without them it measures squall's two servers \
+     alone and says why.";
 
 /// Issue 31's aim on the cycle load: embedded ≥ 2 × the reference's URLs/s, p99 no worse.
 fn verdict(u: &UrlFrontierServers) -> String {
@@ -230,6 +246,7 @@ mod tests {
     fn sample() -> UrlFrontierServers {
         crate::results::parse(
             r#"{"benchmark":"urlfrontier_servers","urls":20000,"hosts":200,"clients":4,"runs":3,
+            "reference_source":"crawler-commons/url-frontier 69399d2",
             "servers":[
               {"server":"squall-embedded","put_urls_per_s":{"median":30000,"min":29000,"max":31000},
                "cycle_urls_per_s":{"median":20000,"min":19000,"max":21000},
@@ -258,6 +275,11 @@ mod tests {
             md.contains("`cargo bench --bench urlfrontier_servers`"),
             "{md}"
         );
+        assert!(
+            md.contains("jars built by hand from crawler-commons/url-frontier 69399d2"),
+            "{md}"
+        );
+        assert!(md.contains("`URLFRONTIER_REFERENCE_SERVICE_JAR`"), "{md}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use squall::config::ConfigBuilder;
-use squall_urlfrontier::server::LogLevels;
+use squall_urlfrontier::server::{LogLevels, ServerOptions};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -57,6 +57,10 @@ struct Args {
     /// Serve Prometheus metrics on ADDR.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Answer GetStats with the reference service's counts only, leaving squall's own
+    /// (`squall.*`) out: a server such as workers of other URLFrontier servers meet.
+    #[arg(long)]
+    reference_stats: bool,
 }
 
 impl Args {
@@ -146,9 +150,11 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let server =
-        squall_urlfrontier::server::start_with_log_levels(config, listener, Some(log_levels))
-            .await?;
+    let options = ServerOptions {
+        log_levels: Some(log_levels),
+        reference_stats: args.reference_stats,
+    };
+    let server = squall_urlfrontier::server::start_with(config, listener, options).await?;
     // One line on stdout that scripts and tests wait for.
     println!("listening on {}", server.addr());
     shutdown_signal().await;

@@ -11,4 +11,4 @@ pub use dispenser::{Ask, Dispenser, HandedOut};
 pub use service::{FrontierService, IDLE_COUNT, LogLevels};
 pub use writer::PutOutcome;
 mod start;
-pub use start::{ConfigOpener, RunningServer, StartError, start, start_with_log_levels};
+pub use start::{ConfigOpener, RunningServer, ServerOptions, StartError, start, start_with};

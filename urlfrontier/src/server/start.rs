@@ -134,21 +134,41 @@ pub struct RunningServer {
     task: JoinHandle<Result<(), tonic::transport::Error>>,
 }
 
+/// What a server offers beyond its configuration's frontier.
+#[derive(Clone, Default)]
+pub struct ServerOptions {
+    /// How `SetLogLevel` changes the process's log filter; `None` refuses the call.
+    pub log_levels: Option<LogLevels>,
+    /// Leave squall's own counts (`squall.*`, [`IDLE_COUNT`](super::IDLE_COUNT) among them) out of
+    /// `GetStats`, answering with the reference service's counts only: a server such as the
+    /// workers of other URLFrontier servers meet, for testing them.
+    pub reference_stats: bool,
+}
+
+impl std::fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("log_levels", &self.log_levels.is_some())
+            .field("reference_stats", &self.reference_stats)
+            .finish()
+    }
+}
+
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
 /// crawl is opened now, so that a frontier out of reach fails here, by name). `SetLogLevel` is
-/// refused: see [`start_with_log_levels`].
+/// refused: see [`start_with`].
 pub async fn start(
     config: CrawlConfig,
     listener: TcpListener,
 ) -> Result<RunningServer, StartError> {
-    start_with_log_levels(config, listener, None).await
+    start_with(config, listener, ServerOptions::default()).await
 }
 
-/// [`start`], with `SetLogLevel` calls changing the process's log filter through `log_levels`.
-pub async fn start_with_log_levels(
+/// [`start`], with the [`ServerOptions`] `options`.
+pub async fn start_with(
     config: CrawlConfig,
     listener: TcpListener,
-    log_levels: Option<LogLevels>,
+    options: ServerOptions,
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
     let settings = CrawlSettings::from_config(&config);
@@ -156,7 +176,8 @@ pub async fn start_with_log_levels(
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
     crawls.get_or_open(DEFAULT_CRAWL).await?;
     let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string())
-        .with_log_levels(log_levels);
+        .with_log_levels(options.log_levels)
+        .with_squall_counts(!options.reference_stats);
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     // Answers go out at once: with Nagle's algorithm on, a small frame waits for the client's

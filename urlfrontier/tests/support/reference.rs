@@ -1,6 +1,10 @@
-//! crawler-commons' reference URLFrontier service and client CLI, built from their source by
-//! `scripts/urlfrontier-reference`, run as processes on loopback for the interop tests (of this
-//! crate, and of the main crate's crawl binary).
+//! crawler-commons' reference URLFrontier service and client CLI, run as processes on loopback for
+//! the interop tests (of this crate, and of the main crate's crawl binary) and the
+//! `urlfrontier_servers` benchmark.
+//!
+//! squall neither holds nor builds the reference: its jars, built by hand from crawler-commons'
+//! url-frontier repository, are named by two environment variables ([`SERVICE_JAR`] and
+//! [`CLIENT_JAR`]). Where they are not set, [`locate`] says so and the caller skips, saying why.
 #![allow(dead_code)]
 
 use std::net::TcpStream;
@@ -8,37 +12,56 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The workspace root: the nearest directory above this crate's that holds the script (the
-/// module is shared by the tests of two crates).
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("scripts/urlfrontier-reference").is_file())
-        .expect("scripts/urlfrontier-reference above the crate")
-        .to_path_buf()
-}
+/// The environment variable naming the reference service's jar (its shaded
+/// `urlfrontier-service-*.jar`).
+pub const SERVICE_JAR: &str = "URLFRONTIER_REFERENCE_SERVICE_JAR";
 
-fn script() -> Command {
-    let mut command = Command::new(workspace_root().join("scripts/urlfrontier-reference"));
-    command.current_dir(workspace_root());
-    command
-}
+/// The environment variable naming the reference client CLI's jar (its shaded
+/// `urlfrontier-client-*.jar`).
+pub const CLIENT_JAR: &str = "URLFRONTIER_REFERENCE_CLIENT_JAR";
 
-/// Builds the reference once (it is cached); `Err` with the script's reason when it cannot be
-/// built here (no source tarball, no Java 17 or no Maven): the caller skips, saying so.
-pub fn build() -> Result<(), String> {
-    let check = script().arg("check").output().map_err(|e| e.to_string())?;
-    if !check.status.success() {
-        return Err(String::from_utf8_lossy(&check.stderr).trim().to_string());
+/// The class the service jar runs.
+const SERVICE_MAIN: &str = "crawlercommons.urlfrontier.service.URLFrontierServer";
+
+/// The jar the variable `name` names: `Err` saying why when it is unset or not a file.
+fn jar(name: &str) -> Result<PathBuf, String> {
+    let value = std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "{name} is not set (set {SERVICE_JAR} and {CLIENT_JAR} to the reference's jars, \
+             built by hand from crawler-commons/url-frontier)"
+            )
+        })?;
+    let path = PathBuf::from(value);
+    if !path.is_file() {
+        return Err(format!(
+            "{name} names {}, which is not a file",
+            path.display()
+        ));
     }
-    let built = script()
-        .arg("build")
+    Ok(path)
+}
+
+/// Checks that both jars are named and that `java` runs; `Err` with the reason otherwise (the
+/// caller skips, saying so).
+pub fn locate() -> Result<(), String> {
+    jar(SERVICE_JAR)?;
+    jar(CLIENT_JAR)?;
+    let java = Command::new("java")
+        .arg("-version")
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .status()
-        .map_err(|e| e.to_string())?;
-    assert!(built.success(), "the reference URLFrontier did not build");
-    Ok(())
+        .stderr(Stdio::null())
+        .status();
+    match java {
+        Ok(status) if status.success() => Ok(()),
+        _ => Err("java (Java 17 or newer) does not run here".to_string()),
+    }
+}
+
+/// The path `name` names; only called once [`locate`] has said both are there.
+fn located(name: &str) -> PathBuf {
+    jar(name).unwrap_or_else(|why| panic!("{why}: call reference::locate() first"))
 }
 
 /// A port nobody listens on now.
@@ -67,10 +90,13 @@ impl Drop for ServerProcess {
 /// The reference service (RocksDB backend, store in `dir`), once it accepts connections.
 pub fn start_reference(dir: &Path) -> ServerProcess {
     let port = free_port();
-    let child = script()
-        .arg("service")
-        .arg(port.to_string())
-        .arg(dir)
+    let child = Command::new("java")
+        .arg("-Xmx1G")
+        .arg("-cp")
+        .arg(located(SERVICE_JAR))
+        .arg(SERVICE_MAIN)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .arg(format!("rocksdb.path={}", dir.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -89,9 +115,10 @@ pub fn start_reference(dir: &Path) -> ServerProcess {
 
 /// Runs the reference client CLI against 127.0.0.1:`port` with `args`.
 pub fn cli(port: u16, args: &[&str]) -> Output {
-    script()
-        .arg("client")
-        .arg(port.to_string())
+    Command::new("java")
+        .arg("-jar")
+        .arg(located(CLIENT_JAR))
+        .args(["-t", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
         .output()
         .expect("run the reference client")

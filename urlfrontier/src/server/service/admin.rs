@@ -69,8 +69,9 @@ impl FrontierService {
 
     /// As the reference service counts: `size` the URLs due now or later (in process too),
     /// `numberOfQueues` the queues holding any URL, `active_queues` those holding URLs due now or
-    /// later, `completed` the URLs never due again; then squall's own counts (`squall.*`: URLs by
-    /// status, buffered, and whether the crawl is idle).
+    /// later, `completed` the URLs never due again; then, unless the service answers as the
+    /// reference alone, squall's own counts (`squall.*`: URLs by status, buffered, and whether the
+    /// crawl is idle).
     pub(super) async fn get_stats_now(
         &self,
         request: QueueWithinCrawlParams,
@@ -95,7 +96,7 @@ impl FrontierService {
             ("active_queues".to_string(), active_queues),
             ("completed".to_string(), completed),
         ]);
-        if key.is_none() {
+        if self.squall_counts && key.is_none() {
             for (status, count) in catalog.count_by_status().await.map_err(failed)? {
                 counts.insert(format!("squall.status.{}", status.as_str()), count);
             }
@@ -104,8 +105,10 @@ impl FrontierService {
             let dispenser = crawl.dispenser();
             (dispenser.in_process(key.as_deref()), dispenser.buffered())
         };
-        counts.insert("squall.buffered".to_string(), buffered as u64);
-        counts.insert(IDLE_COUNT.to_string(), u64::from(crawl.idle()));
+        if self.squall_counts {
+            counts.insert("squall.buffered".to_string(), buffered as u64);
+            counts.insert(IDLE_COUNT.to_string(), u64::from(crawl.idle()));
+        }
         Ok(Response::new(Stats {
             size,
             in_process: u32::try_from(in_process).unwrap_or(u32::MAX),

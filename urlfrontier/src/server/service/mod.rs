@@ -43,6 +43,8 @@ pub struct FrontierService {
     node: String,
     /// How `SetLogLevel` changes the log filter, if the program allows it.
     log_levels: Option<LogLevels>,
+    /// Whether `GetStats` adds squall's own counts (`squall.*`) to the reference's.
+    squall_counts: bool,
 }
 
 impl std::fmt::Debug for FrontierService {
@@ -50,6 +52,7 @@ impl std::fmt::Debug for FrontierService {
         f.debug_struct("FrontierService")
             .field("node", &self.node)
             .field("log_levels", &self.log_levels.is_some())
+            .field("squall_counts", &self.squall_counts)
             .finish_non_exhaustive()
     }
 }
@@ -64,7 +67,15 @@ impl FrontierService {
             default_hold: std::time::Duration::from_secs(30),
             node,
             log_levels: None,
+            squall_counts: true,
         }
+    }
+
+    /// The same service, with `GetStats` adding squall's own counts (`squall.*`, the default) or
+    /// answering with the reference service's counts alone (`false`).
+    pub fn with_squall_counts(mut self, squall_counts: bool) -> Self {
+        self.squall_counts = squall_counts;
+        self
     }
 
     /// The same service, with `SetLogLevel` changing the log filter through `log_levels`.
