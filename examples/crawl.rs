@@ -20,6 +20,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use serde_json::json;
+use squall::config::flux::{FluxTopology, Substitutions};
 use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
 use squall::frontier::{Spout, StatusStore};
 use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
@@ -47,6 +48,15 @@ struct Args {
     /// Overrides one configuration key; repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// A StormCrawler Flux topology (crawler.flux, injection.flux) read as it is: its included
+    /// conf files, its spout's class and parallelism, its bolts' classes, its FileSpout's seeds.
+    /// A flux without a frontier spout (injection.flux) injects its seeds and ends. --config
+    /// files, the shorthand flags and --set apply after it.
+    #[arg(long, value_name = "FILE")]
+    flux: Option<PathBuf>,
+    /// A properties file filling the flux's `${name}` placeholders (Flux's --filter).
+    #[arg(long, value_name = "FILE", requires = "flux")]
+    flux_filter: Option<PathBuf>,
     /// Where the frontier lives (shorthand for `--set frontier.kind=...`).
     #[arg(long, value_name = "embedded|opensearch|urlfrontier")]
     frontier: Option<String>,
@@ -208,6 +218,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .set("http.agent.name=squall-demo")?
             .set(&SiteSpec::exclude_outside_hosts())?;
     }
+    let flux = load_flux(&args)?;
+    if let Some(flux) = &flux {
+        builder = flux.apply(builder)?;
+    }
     for path in &args.config {
         builder = builder.yaml_file(path)?;
     }
@@ -227,7 +241,11 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     let config = builder.build()?;
 
     let mut seeds: Vec<String> = args.seed_urls.clone();
-    if let Some(path) = &args.seeds_file {
+    let flux_seeds = match &flux {
+        Some(flux) => flux.seed_files()?,
+        None => Vec::new(),
+    };
+    for path in args.seeds_file.iter().chain(&flux_seeds) {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seeds file {}", path.display()))?;
         seeds.extend(text.lines().map(str::to_string));
@@ -296,6 +314,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     if report.accepted > 0 {
         eprintln!("{} seeds injected", report.accepted);
     }
+    if flux.as_ref().is_some_and(|flux| !flux.crawls) {
+        eprintln!("the flux has no spout over a frontier: seeds injected, nothing to crawl");
+        return Ok(());
+    }
 
     let stop = crawler.stop_token();
     tokio::spawn(async move {
@@ -336,6 +358,24 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         site.shutdown().await;
     }
     Ok(())
+}
+
+/// The flux of `--flux`, read with `--flux-filter`'s properties; what squall does differently
+/// from its classes is printed, a line each.
+fn load_flux(args: &Args) -> anyhow::Result<Option<FluxTopology>> {
+    let Some(path) = &args.flux else {
+        return Ok(None);
+    };
+    let substitutions = match &args.flux_filter {
+        Some(file) => Substitutions::from_properties_file(file)?,
+        None => Substitutions::default(),
+    };
+    let flux = FluxTopology::load(path, &substitutions)?;
+    eprintln!("flux: topology {:?} from {}", flux.name, path.display());
+    for note in &flux.notes {
+        eprintln!("flux: {note}");
+    }
+    Ok(Some(flux))
 }
 
 /// `HOST:IP` or `HOST:PORT:IP` (IPv6 addresses may be bracketed).

@@ -24,7 +24,7 @@ impl ConfigBuilder {
     }
 
     /// Adds the keys of a YAML document; later sources override earlier ones.
-    pub fn yaml_str(mut self, text: &str) -> Result<Self, ConfigError> {
+    pub fn yaml_str(self, text: &str) -> Result<Self, ConfigError> {
         let document: Value =
             serde_norway::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
         let mapping = match document {
@@ -47,6 +47,17 @@ impl ConfigBuilder {
                 ));
             }
         };
+        self.insert_mapping(mapping)
+    }
+
+    /// Adds the keys of `mapping`, read from the file at `path` (whose directory is recorded in
+    /// [`CrawlConfig::config_dirs`], as [`yaml_file`](Self::yaml_file) does): a Flux include.
+    pub fn yaml_mapping(mut self, path: &Path, mapping: Mapping) -> Result<Self, ConfigError> {
+        self.record_dir(path);
+        self.insert_mapping(mapping)
+    }
+
+    fn insert_mapping(mut self, mapping: Mapping) -> Result<Self, ConfigError> {
         for (key, value) in mapping {
             let Value::String(key) = key else {
                 return Err(ConfigError::Syntax(format!("key {key:?} is not a string")));
@@ -56,13 +67,8 @@ impl ConfigBuilder {
         Ok(self)
     }
 
-    /// Adds the keys of a YAML file, and records its directory in
-    /// [`CrawlConfig::config_dirs`].
-    pub fn yaml_file(mut self, path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+    /// Records the directory of `path` among the configuration's directories.
+    fn record_dir(&mut self, path: &Path) {
         let dir = path.parent().unwrap_or(Path::new(""));
         let dir = if dir.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -72,6 +78,16 @@ impl ConfigBuilder {
         if !self.dirs.contains(&dir) {
             self.dirs.push(dir);
         }
+    }
+
+    /// Adds the keys of a YAML file, and records its directory in
+    /// [`CrawlConfig::config_dirs`].
+    pub fn yaml_file(mut self, path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.record_dir(path);
         self.yaml_str(&text)
     }
 

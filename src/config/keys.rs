@@ -227,8 +227,11 @@ config_keys! {
     /// `spout.reset.fetchdate.after`: seconds after which the status-index spouts' query date goes
     /// back to now (StormCrawler's AggregationSpout and CollapsingSpout); -1: never.
     "spout.reset.fetchdate.after" => spout_reset_fetchdate_after: i64 = 120;
-    /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
+    /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed, per spout instance.
     "topology.max.spout.pending" => topology_max_spout_pending: usize = 1000;
+    /// `spout.parallelism`: spout instances, each with the budget of the keys above and of the
+    /// frontier's (buckets, URLs per bucket): a StormCrawler flux's spout `parallelism`.
+    "spout.parallelism" => spout_parallelism: usize = 1;
     /// `topology.shutdown.timeout`: seconds a graceful stop may take before it is cut short.
     "topology.shutdown.timeout" => topology_shutdown_timeout: f64 = 30.0;
     /// `status.updater.batch.size`: status writes sent to the store together.
@@ -478,6 +481,7 @@ impl ConfigKeys {
             min_delay_queries: Duration::from_millis(self.spout_min_delay_queries),
             max_delay_queries: Duration::from_millis(self.spout_max_delay_queries),
             max_pending: self.topology_max_spout_pending,
+            parallelism: self.spout_parallelism,
             reset_fetch_date_after: u64::try_from(self.spout_reset_fetchdate_after)
                 .ok()
                 .map(Duration::from_secs),

@@ -27,6 +27,7 @@
 mod builder;
 mod cache_spec;
 mod error;
+pub mod flux;
 mod http_access;
 mod keys;
 mod sections;
@@ -154,6 +155,7 @@ impl CrawlConfig {
                 self.fetcher.max_urls_in_queues,
             ),
             ("topology.max.spout.pending", self.spout.max_pending),
+            ("spout.parallelism", self.spout.parallelism),
             ("status.updater.batch.size", self.status.batch_size),
             ("frontier.max.buckets", self.frontier.max_buckets),
             (

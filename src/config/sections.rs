@@ -256,8 +256,14 @@ pub struct SpoutConfig {
     pub min_delay_queries: Duration,
     /// `spout.max.delay.queries`: a query runs after this long even if URLs are buffered.
     pub max_delay_queries: Duration,
-    /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed.
+    /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed, per spout
+    /// instance.
     pub max_pending: usize,
+    /// `spout.parallelism`: spout instances (a StormCrawler flux's spout `parallelism`). Each has
+    /// the per-instance budget: `max_pending` and the frontier's buckets and URLs per bucket. A
+    /// status index is read by that many spouts, each over its share of the shards; the other
+    /// frontiers read the whole budget at once.
+    pub parallelism: usize,
     /// `spout.reset.fetchdate.after`: how often the status-index spouts' query date goes back to
     /// now; `None`: never.
     pub reset_fetch_date_after: Option<Duration>,

@@ -15,8 +15,10 @@
 //! fetcher has started.
 
 mod buffer;
+mod instances;
 mod runner;
 mod waiting;
 
 pub use buffer::UrlBuffer;
+pub use instances::SpoutInstances;
 pub use runner::{RunnerSettings, RunnerState, SpoutRunner};

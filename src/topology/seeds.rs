@@ -43,7 +43,14 @@ impl SeedFilters {
             if raw.is_empty() || raw.starts_with('#') {
                 continue;
             }
-            let parsed = match Url::parse(raw) {
+            let (address, metadata) = match seed_line(raw) {
+                Ok(parts) => parts,
+                Err(reason) => {
+                    report.rejected.push((raw.to_string(), reason));
+                    continue;
+                }
+            };
+            let parsed = match Url::parse(address) {
                 Ok(url) => url,
                 Err(error) => {
                     report
@@ -59,7 +66,10 @@ impl SeedFilters {
                 continue;
             }
             let url = self.normalizer.normalize(parsed);
-            let seed = CrawlUrl::seed(url);
+            let mut seed = CrawlUrl::seed(url);
+            for (key, value) in metadata {
+                seed.metadata.add(key, value);
+            }
             let Some(url) = self.filters.filter(None, seed.url.clone(), &seed.metadata) else {
                 report
                     .rejected
@@ -89,5 +99,47 @@ impl SeedFilters {
             }
         }
         report
+    }
+}
+
+/// A seed line's metadata, `key=value` fields in order.
+type SeedMetadata<'a> = Vec<(&'a str, &'a str)>;
+
+/// A seed line as StormCrawler writes it: the URL, then metadata as tab-separated `key=value`
+/// fields (a key given twice has two values). `Err` names a field that is not `key=value`.
+fn seed_line(line: &str) -> Result<(&str, SeedMetadata<'_>), String> {
+    let mut fields = line.split('\t');
+    let url = fields.next().unwrap_or_default().trim();
+    let mut metadata = Vec::new();
+    for field in fields.map(str::trim).filter(|f| !f.is_empty()) {
+        match field.split_once('=') {
+            Some((key, value)) if !key.trim().is_empty() => {
+                metadata.push((key.trim(), value.trim()));
+            }
+            _ => return Err(format!("metadata field {field:?} is not key=value")),
+        }
+    }
+    Ok((url, metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seed_line;
+
+    #[test]
+    fn a_seed_line_carries_tab_separated_metadata() {
+        assert_eq!(
+            seed_line("https://a.test/\tisSitemap=true\tgroup=x\tgroup=y"),
+            Ok((
+                "https://a.test/",
+                vec![("isSitemap", "true"), ("group", "x"), ("group", "y")]
+            ))
+        );
+        assert_eq!(
+            seed_line("https://a.test/"),
+            Ok(("https://a.test/", vec![]))
+        );
+        let error = seed_line("https://a.test/\tnot-a-pair").expect_err("bad field");
+        assert!(error.contains("not-a-pair"), "{error}");
     }
 }

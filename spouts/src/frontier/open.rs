@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use squall::config::{ConfigError, CrawlConfig, FrontierKind};
 use squall::frontier::{Catalog, EmbeddedFrontier, FrontierError, QueryLimits, Spout, StatusStore};
+use squall::spout::SpoutInstances;
 use tracing::{info, warn};
 
 use super::keys::{IndexFrontierConfig, SpoutKind};
@@ -13,6 +14,7 @@ use crate::client::indices::{ensure_index, refresh_interval};
 use crate::client::{ConnectionSettings, EsClient, EsError};
 use crate::queue::schema::queues_index_body;
 use crate::queue::{QueueSpout, QueueSpoutSettings};
+use crate::status_index::DocumentRoutes;
 use crate::status_index::index::{
     IndexSettings, RoutingMismatch, ensure_status_index, ensure_urls_index, routing_for,
     sample_routing,
@@ -69,7 +71,8 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
         FrontierKind::Embedded => {
             let path = &config.frontier.path;
             let frontier = EmbeddedFrontier::open(path)?;
-            let spout = frontier.spout(QueryLimits::from_config(&config.frontier));
+            let limits = QueryLimits::from_config(&config.frontier);
+            let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
             Ok(Frontier {
                 spout: Box::new(spout),
                 store: Arc::new(frontier.clone()),
@@ -146,10 +149,12 @@ async fn queue_frontier(
     settings.key_field = key_field.clone();
     settings.lease_ttl = index.lease_ttl;
     settings.max_hold = index.max_hold;
+    // The instances of a flux's spout `parallelism` claim together: their budgets add up.
     settings.max_queues = index
         .query
         .max_buckets
-        .unwrap_or(config.frontier.max_buckets);
+        .unwrap_or(config.frontier.max_buckets)
+        .saturating_mul(config.spout.parallelism.max(1));
     settings.max_urls_per_queue = index
         .query
         .max_urls_per_bucket
@@ -222,7 +227,50 @@ async fn status_index_frontier(
     };
     index.query.apply(&mut settings);
     // (The queue spout has its own indices: open_index_frontier never sends it here.)
-    let spout: Box<dyn Spout> = match index.spout {
+    let instances = config.spout.parallelism.max(1);
+    let spouts: Vec<Box<dyn Spout>> = (0..instances)
+        .map(|k| {
+            let mut settings = settings.clone();
+            settings.shard_split = instance_share(index.instance, k, instances);
+            status_index_spout(index.spout, client.clone(), settings, routes.clone())
+        })
+        .collect();
+    let spout: Box<dyn Spout> = match SpoutInstances::new(spouts) {
+        Some(group) if group.len() > 1 => Box::new(group),
+        Some(_) | None => status_index_spout(index.spout, client, settings, routes),
+    };
+    Ok(Frontier {
+        spout,
+        store: Arc::new(store),
+        catalog: Arc::new(catalog),
+        description: format!(
+            "es.status.routing {routing}, {:?} spout × {instances}",
+            index.spout
+        ),
+    })
+}
+
+/// The share of the status index that spout instance `k` of this process's `instances` reads,
+/// when the process reads share `process` (`I/N`, `es.status.instance`): instance `I × instances
+/// + k` of `N × instances`.
+fn instance_share(process: (u32, u32), k: usize, instances: usize) -> (u32, u32) {
+    let (i, n) = process;
+    let instances = u32::try_from(instances).unwrap_or(u32::MAX);
+    let k = u32::try_from(k).unwrap_or(0);
+    (
+        i.saturating_mul(instances).saturating_add(k),
+        n.saturating_mul(instances),
+    )
+}
+
+/// One aggregation, collapsing or hybrid spout over `settings`' share of the status index.
+fn status_index_spout(
+    kind: SpoutKind,
+    client: EsClient,
+    settings: SpoutSettings,
+    routes: DocumentRoutes,
+) -> Box<dyn Spout> {
+    match kind {
         SpoutKind::Collapsing => {
             Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
         }
@@ -230,11 +278,5 @@ async fn status_index_frontier(
         SpoutKind::Aggregation | SpoutKind::Queue => {
             Box::new(AggregationSpout::new(client, settings).with_routes(routes))
         }
-    };
-    Ok(Frontier {
-        spout,
-        store: Arc::new(store),
-        catalog: Arc::new(catalog),
-        description: format!("es.status.routing {routing}, {:?} spout", index.spout),
-    })
+    }
 }

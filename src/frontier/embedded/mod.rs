@@ -113,6 +113,17 @@ impl QueryLimits {
     }
 }
 
+impl QueryLimits {
+    /// The limits of `instances` spout instances read as one (`spout.parallelism`): each has
+    /// `self`'s buckets, so one query reads that many times as many queues.
+    pub fn for_instances(self, instances: usize) -> Self {
+        QueryLimits {
+            max_buckets: self.max_buckets.saturating_mul(instances.max(1)),
+            ..self
+        }
+    }
+}
+
 impl Default for QueryLimits {
     fn default() -> Self {
         QueryLimits {

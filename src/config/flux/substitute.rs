@@ -1,0 +1,106 @@
+//! Flux's variable substitution, done on a file's text before it is read as YAML: `${name}` from a
+//! properties file (Storm's `--filter`), `${ENV-NAME}` from the environment.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::FluxError;
+
+/// The values `${...}` placeholders take.
+#[derive(Debug, Clone, Default)]
+pub struct Substitutions {
+    /// `${name}` → value, from a properties file; a name not listed is left as written.
+    properties: BTreeMap<String, String>,
+}
+
+impl Substitutions {
+    /// Reads a Java properties file (`name=value` or `name: value` lines; `#` and `!` start
+    /// comments).
+    pub fn from_properties_file(path: &Path) -> Result<Self, FluxError> {
+        let text = std::fs::read_to_string(path).map_err(|source| FluxError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let mut properties = BTreeMap::new();
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                continue;
+            }
+            let split = line.find(['=', ':']).map(|at| line.split_at(at));
+            let (name, value) = match split {
+                Some((name, rest)) => (name.trim(), rest[1..].trim()),
+                None => (line, ""),
+            };
+            properties.insert(name.to_string(), value.to_string());
+        }
+        Ok(Substitutions { properties })
+    }
+
+    /// `text` with its placeholders replaced: properties first, then `${ENV-NAME}`. An
+    /// environment variable that is not set is an error naming it and its line in `path`.
+    pub fn apply(&self, path: &Path, text: &str) -> Result<String, FluxError> {
+        let mut out = text.to_string();
+        for (name, value) in &self.properties {
+            out = out.replace(&format!("${{{name}}}"), value);
+        }
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(start) = rest.find("${ENV-") {
+            let Some(end) = rest[start..].find('}') else {
+                break;
+            };
+            let name = &rest[start + 6..start + end];
+            let value = std::env::var(name).map_err(|_| FluxError::Substitution {
+                path: path.display().to_string(),
+                line: line_of(text, &format!("${{ENV-{name}}}")),
+                message: format!("environment variable {name} is not set"),
+            })?;
+            result.push_str(&rest[..start]);
+            result.push_str(&value);
+            rest = &rest[start + end + 1..];
+        }
+        result.push_str(rest);
+        Ok(result)
+    }
+}
+
+/// The 1-based line of `text` where `needle` first appears (0 when it does not).
+pub fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|line| line.contains(needle))
+        .map_or(0, |at| at + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_then_environment_fill_the_placeholders() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("dev.properties");
+        std::fs::write(&file, "# comment\nagent.name = squall-test\nother: 2\n").expect("write");
+        let substitutions = Substitutions::from_properties_file(&file).expect("read");
+        let text = "a: ${agent.name}\nb: ${other}\nc: ${ENV-HOME}\nd: ${unknown}\n";
+        let home = std::env::var("HOME").unwrap_or_default();
+        let out = substitutions
+            .apply(Path::new("x.flux"), text)
+            .expect("apply");
+        assert_eq!(
+            out,
+            format!("a: squall-test\nb: 2\nc: {home}\nd: ${{unknown}}\n")
+        );
+    }
+
+    #[test]
+    fn an_unset_environment_variable_is_named_with_its_line() {
+        let text = "a: 1\nb: ${ENV-SQUALL_SURELY_NOT_SET_42}\n";
+        let error = Substitutions::default()
+            .apply(Path::new("x.flux"), text)
+            .expect_err("unset");
+        assert_eq!(
+            error.to_string(),
+            "x.flux, line 2: environment variable SQUALL_SURELY_NOT_SET_42 is not set"
+        );
+    }
+}
