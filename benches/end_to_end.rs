@@ -49,6 +49,8 @@
 
 mod common;
 
+#[path = "end_to_end/as_given.rs"]
+mod as_given;
 #[path = "end_to_end/crawl.rs"]
 mod crawl;
 #[path = "end_to_end/engine_stats.rs"]
@@ -140,6 +142,82 @@ async fn prepare_background() -> Option<(Targets, Value)> {
     Some((targets, about))
 }
 
+/// The crawls as a user starts them (`as_given`): each setup at each delay, run to the end of a
+/// site of `E2E_ASGIVEN_HOSTS` hosts (1,000; quick 50) × `E2E_ASGIVEN_PAGES` pages (50; quick 10),
+/// `runs` times in mirrored order; `E2E_ASGIVEN` chooses the setups (all five), `E2E_ASGIVEN_DELAYS`
+/// the delays (`1,0.1`), `E2E_ASGIVEN_LIMIT` the seconds a crawl may take (900; quick 120).
+async fn as_given_runs(runs: usize, order: &mut usize) -> Value {
+    let hosts: usize = env_or("E2E_ASGIVEN_HOSTS", if quick() { 50 } else { 1_000 });
+    let pages: usize = env_or("E2E_ASGIVEN_PAGES", if quick() { 10 } else { 50 });
+    let limit = Duration::from_secs_f64(env_or(
+        "E2E_ASGIVEN_LIMIT",
+        if quick() { 120.0 } else { 900.0 },
+    ));
+    let all = "files-aggregation,files-queue,default-embedded,default-queue,default-aggregation";
+    let setups: Vec<as_given::Setup> = env_or("E2E_ASGIVEN", all.to_string())
+        .split(',')
+        .filter_map(|name| as_given::Setup::named(name.trim()))
+        .collect();
+    let delays: Vec<f64> = env_or("E2E_ASGIVEN_DELAYS", "1,0.1".to_string())
+        .split(',')
+        .filter_map(|d| d.trim().parse().ok())
+        .collect();
+    let site = start_closed_site(hosts, pages).await;
+    let site_urls = site_urls(&site).len();
+    eprintln!("as given: {hosts} hosts × {pages} pages, {site_urls} reachable URLs");
+    let mut results: Vec<as_given::WholeRun> = Vec::new();
+    for run in 0..runs {
+        let mut steps: Vec<(as_given::Setup, f64)> = delays
+            .iter()
+            .flat_map(|d| setups.iter().map(move |s| (*s, *d)))
+            .collect();
+        if run % 2 == 1 {
+            steps.reverse();
+        }
+        for (setup, delay) in steps {
+            *order += 1;
+            results.push(as_given::run(&site, setup, delay, limit, *order).await);
+        }
+    }
+    site.shutdown().await;
+    let mut rows = Vec::new();
+    for delay in &delays {
+        for setup in &setups {
+            let mine: Vec<&as_given::WholeRun> = results
+                .iter()
+                .filter(|r| r.setup == setup.name() && r.delay == *delay)
+                .collect();
+            let spread = |f: &dyn Fn(&as_given::WholeRun) -> Option<f64>| {
+                let values: Vec<f64> = mine.iter().filter_map(|r| f(r)).collect();
+                (!values.is_empty()).then(|| Spread::of(&values).json())
+            };
+            let detail =
+                |name: &'static str| move |r: &as_given::WholeRun| r.details[name].as_f64();
+            rows.push(json!({
+                "setup": setup.name(),
+                "delay_seconds": delay,
+                "politeness_pages_per_second": hosts as f64 / delay,
+                "steady_pages_per_second": spread(&|r| Some(r.steady_pages_per_second)),
+                "whole_site_seconds": spread(&|r| r.whole_site_seconds),
+                "whole_site_done": mine.iter().filter(|r| r.whole_site_seconds.is_some()).count(),
+                "crawler_cpu_ms_per_page": spread(&detail("crawler_cpu_ms_per_page")),
+                "engine_cpu_ms_per_page": spread(&detail("engine_cpu_ms_per_page")),
+                "peak_rss_mib": spread(&detail("peak_rss_mib")),
+                "smallest_gap_seconds": mine.iter().filter_map(|r| r.details["requests"]["smallest_gap_seconds"].as_f64()).fold(None, |m: Option<f64>, g| Some(m.map_or(g, |m| m.min(g)))),
+                "fetched_twice": mine.iter().map(|r| r.details["requests"]["fetched_twice"].as_u64().unwrap_or(0)).sum::<u64>(),
+                "runs": mine.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
+            }));
+        }
+    }
+    json!({
+        "hosts": hosts,
+        "pages_per_host": pages,
+        "site_urls": site_urls,
+        "runs": runs,
+        "rows": rows,
+    })
+}
+
 #[tokio::main]
 async fn main() {
     let hosts: usize = env_or("E2E_HOSTS", if quick() { 100 } else { 2_000 });
@@ -163,13 +241,15 @@ async fn main() {
     let background = prepare_background().await;
     let among = background.as_ref().map(|(targets, _)| targets);
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
-    let all = "fetcher,embedded,queue,aggregation,queue-among,aggregation-among";
+    let all = "fetcher,embedded,queue,aggregation,queue-among,aggregation-among,as-given";
     let only: String = env_or("E2E_ONLY", all.to_string());
     let candidates: Vec<&str> = only
         .split(',')
         .map(str::trim)
         .filter(|c| among.is_some() || !c.ends_with("-among"))
+        .filter(|c| *c != "as-given")
         .collect();
+    let as_given_wanted = only.split(',').any(|c| c.trim() == "as-given");
     let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
     let mut order = 0;
     // A node just started spends its first minute compiling (the JVM's JIT took a third of the
@@ -224,6 +304,12 @@ async fn main() {
         }
     }
 
+    let as_given = if as_given_wanted {
+        Some(as_given_runs(runs, &mut order).await)
+    } else {
+        None
+    };
+
     let politeness = hosts as f64 / DELAY;
     let fetcher_rate = Spread::of(&fetcher).median;
     let limit = politeness.min(fetcher_rate);
@@ -257,6 +343,7 @@ async fn main() {
         "aggregation_among": summary(&aggregation_among),
         "ratio_queue_among_to_queue": rate(&queue_among) / rate(&queue),
         "ratio_queue_to_aggregation_among": rate(&queue_among) / rate(&aggregation_among),
+        "as_given": as_given,
     });
     println!("{report:#}");
     site.shutdown().await;

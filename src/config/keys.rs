@@ -228,7 +228,7 @@ config_keys! {
     /// back to now (StormCrawler's AggregationSpout and CollapsingSpout); -1: never.
     "spout.reset.fetchdate.after" => spout_reset_fetchdate_after: i64 = 120;
     /// `topology.max.spout.pending`: URLs emitted and not yet acked or failed, per spout instance.
-    "topology.max.spout.pending" => topology_max_spout_pending: usize = 1000;
+    "topology.max.spout.pending" => topology_max_spout_pending: usize = 2000;
     /// `spout.parallelism`: spout instances, each with the budget of the keys above and of the
     /// frontier's (buckets, URLs per bucket): a StormCrawler flux's spout `parallelism`.
     "spout.parallelism" => spout_parallelism: usize = 1;
@@ -249,9 +249,9 @@ config_keys! {
     /// `frontier.path`: the embedded frontier's directory.
     "frontier.path" => frontier_path: PathBuf = PathBuf::from("squall-frontier");
     /// `frontier.max.buckets`: queues (hosts) read per frontier query.
-    "frontier.max.buckets" => frontier_max_buckets: usize = 100;
+    "frontier.max.buckets" => frontier_max_buckets: usize = 1000;
     /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
-    "frontier.max.urls.per.bucket" => frontier_max_urls_per_bucket: usize = 10;
+    "frontier.max.urls.per.bucket" => frontier_max_urls_per_bucket: usize = 2;
     /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records.
     "warc.enabled" => warc_enabled: bool = false;
     /// `warc.dir`: the directory WARC files are written to (created if missing).
