@@ -343,9 +343,10 @@ fn judge(site: &Site) -> Value {
     })
 }
 
-/// Deletes the indices of run `id`, and the archetype's.
+/// Deletes the indices of run `id` (its queues index's helper included), and the archetype's.
 async fn delete_indices(id: &str) {
     let client = engine_client();
-    let path = format!("/bench-asgiven-*-{id},status,content");
-    let _ = client.request(Method::Delete, &path, &[], None).await;
+    let path = format!("/bench-asgiven-*-{id},bench-asgiven-*-{id}-*,status,content");
+    let query = [("ignore_unavailable", "true")];
+    let _ = client.request(Method::Delete, &path, &query, None).await;
 }

@@ -56,6 +56,22 @@ impl BusyUrls {
         }
     }
 
+    /// The URLs in the topology, as a set (for [`share`](Self::share)).
+    pub(crate) fn tracked_set(&self) -> &DashSet<String> {
+        &self.tracked
+    }
+
+    /// The same view with only `tracked` in the topology and `recently_done` done lately, the
+    /// waiting counts and the purgatory shared: one spout instance's share
+    /// ([`SpoutInstances`](crate::spout::SpoutInstances)).
+    pub(crate) fn share(&self, tracked: DashSet<String>, recently_done: Vec<String>) -> BusyUrls {
+        BusyUrls {
+            tracked: Arc::new(tracked),
+            recently_done: Arc::from(recently_done),
+            ..self.clone()
+        }
+    }
+
     /// Whether `url` is busy.
     pub fn contains(&self, url: &str) -> bool {
         self.tracked.contains(url) || self.purgatory.contains_key(url)

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use dashmap::DashSet;
 use futures::future::join_all;
 use tracing::warn;
 
@@ -24,6 +25,9 @@ pub struct SpoutInstances {
     instances: Vec<Box<dyn Spout>>,
     /// The instance each URL out in the topology came from.
     owners: HashMap<String, usize>,
+    /// The instance each URL acked or failed lately came from, while the runner still counts it
+    /// among the recently done.
+    finished: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for SpoutInstances {
@@ -44,6 +48,7 @@ impl SpoutInstances {
         Some(SpoutInstances {
             instances,
             owners: HashMap::new(),
+            finished: HashMap::new(),
         })
     }
 
@@ -57,9 +62,39 @@ impl SpoutInstances {
         self.instances.is_empty()
     }
 
-    /// The instance that returned `url`, forgotten as it is asked.
+    /// The instance that returned `url`, moved to the recently finished as it is asked.
     fn owner_of(&mut self, url: &CrawlUrl) -> Option<usize> {
-        self.owners.remove(url.url.as_str())
+        let owner = self.owners.remove(url.url.as_str())?;
+        self.finished.insert(url.url.to_string(), owner);
+        Some(owner)
+    }
+
+    /// Each instance's view of `busy`: the URLs in the topology and recently done that it
+    /// returned (the others are no business of its queries: a status index's instances read
+    /// disjoint shards), the waiting counts and the purgatory shared. Instance `i` of N would
+    /// otherwise leave all N instances' URLs out of every query it sends.
+    fn shares(&mut self, busy: &BusyUrls) -> Vec<BusyUrls> {
+        let n = self.instances.len();
+        let tracked: Vec<DashSet<String>> = (0..n).map(|_| DashSet::new()).collect();
+        for url in busy.tracked_set().iter() {
+            if let Some(&owner) = self.owners.get(url.key().as_str()) {
+                tracked[owner].insert(url.key().clone());
+            }
+        }
+        let mut recent: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut finished = HashMap::with_capacity(busy.recently_done().len());
+        for url in busy.recently_done() {
+            if let Some((url, owner)) = self.finished.remove_entry(url.as_str()) {
+                recent[owner].push(url.clone());
+                finished.insert(url, owner);
+            }
+        }
+        self.finished = finished;
+        tracked
+            .into_iter()
+            .zip(recent)
+            .map(|(tracked, recent)| busy.share(tracked, recent))
+            .collect()
     }
 }
 
@@ -69,7 +104,9 @@ impl Spout for SpoutInstances {
     /// instance is logged and left out of this round, unless every instance failed: then the
     /// first error is returned.
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
-        let answers = join_all(self.instances.iter_mut().map(|s| s.next_batch(busy))).await;
+        let shares = self.shares(busy);
+        let asks = self.instances.iter_mut().zip(&shares);
+        let answers = join_all(asks.map(|(s, share)| s.next_batch(share))).await;
         let mut batch = Vec::new();
         let mut first_error = None;
         let mut answered = false;
@@ -190,6 +227,21 @@ mod tests {
             ["http://a.test/1", "http://a.test/2", "http://b.test/1"]
         );
         assert_eq!(instances.owners.get("http://b.test/1"), Some(&1));
+        // Each instance's queries leave out only the URLs it returned.
+        let busy = BusyUrls::in_topology_of(urls.iter().cloned());
+        let shares = instances.shares(&busy);
+        let mut own: Vec<Vec<String>> = shares
+            .iter()
+            .map(|share| share.in_topology_urls())
+            .collect();
+        own.iter_mut().for_each(|urls| urls.sort());
+        assert_eq!(
+            own,
+            [
+                vec!["http://a.test/1", "http://a.test/2"],
+                vec!["http://b.test/1"]
+            ]
+        );
         for due in &batch {
             instances.ack(&due.url).await;
         }

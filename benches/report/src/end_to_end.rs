@@ -56,6 +56,8 @@ pub struct EndToEnd {
     pub ratio_queue_among_to_queue: Option<f64>,
     /// Queue over aggregation, both among the background (medians).
     pub ratio_queue_to_aggregation_among: Option<f64>,
+    /// The crawls as a user starts them, run to the end of their site.
+    pub as_given: Option<crate::as_given::AsGiven>,
 }
 
 /// The frontier of other hosts' URLs, none due, that the `-among` crawls ran in.
@@ -173,6 +175,8 @@ pub fn section(e: Option<&EndToEnd>) -> String {
     ));
     out.push_str(&among_sentence(e));
     out.push_str(&engine_table(e));
+    out.push('\n');
+    out.push_str(&crate::as_given::section(e.as_given.as_ref()));
     out
 }
 

@@ -2,6 +2,7 @@
 //! and Markdown tables, and optionally splices the Markdown into a document.
 
 mod acceptance;
+mod as_given;
 mod browser;
 mod browser_notes;
 mod end_to_end;

@@ -7,6 +7,9 @@ use scraper::{ElementRef, Html, Selector};
 pub(super) struct CssRule {
     selector: Selector,
     attribute: Option<String>,
+    /// Whether the attribute is read by its local name whatever its namespace (`href` reads
+    /// `xlink:href`), as XPath on squall's DOM reads it: for rules translated from XPath.
+    local_names: bool,
 }
 
 impl CssRule {
@@ -24,7 +27,15 @@ impl CssRule {
             selector,
             // HTML attribute names are lowercase in the parsed document.
             attribute: attribute.map(str::to_ascii_lowercase),
+            local_names: false,
         })
+    }
+
+    /// [`new`](Self::new), the attribute read by its local name in any namespace.
+    pub(super) fn by_local_names(expression: &str) -> Result<Self, String> {
+        let mut rule = CssRule::new(expression)?;
+        rule.local_names = true;
+        Ok(rule)
     }
 
     /// Each match's value, in document order: its attribute when the rule names one (matches
@@ -40,6 +51,12 @@ impl CssRule {
             .into_iter()
             .chain(root.select(&self.selector))
             .filter_map(|element| match &self.attribute {
+                Some(name) if self.local_names => element
+                    .value()
+                    .attrs
+                    .iter()
+                    .find(|(qualified, _)| &*qualified.local == name.as_str())
+                    .map(|(_, value)| value.to_string()),
                 Some(name) => element.value().attr(name).map(str::to_string),
                 None => Some(text_content(element)),
             })

@@ -3,6 +3,7 @@
 
 mod css;
 mod dom;
+mod simple_xpath;
 mod xpath;
 
 use std::fmt;
@@ -142,7 +143,7 @@ impl ExtractFilter {
                 let key = key.into();
                 let compiled = match &expression {
                     Expression::Css(text) => CssRule::new(text).map(Selects::Css),
-                    Expression::XPath(text) => XPathRule::new(text).map(Selects::XPath),
+                    Expression::XPath(text) => xpath_rule(text),
                 };
                 match compiled {
                     Ok(selects) => Ok(Rule { key, selects }),
@@ -227,6 +228,16 @@ impl ExtractFilter {
 impl ParseFilter for ExtractFilter {
     fn filter(&self, _url: &Url, body: &[u8], parse: &mut ParseResult) {
         self.extract(body, &mut parse.metadata);
+    }
+}
+
+/// An XPath rule: as CSS when it has the simple shape that says the same
+/// ([`simple_xpath`]), sparing the page's copy for XPath; else XPath.
+fn xpath_rule(text: &str) -> Result<Selects, String> {
+    let checked = XPathRule::new(text)?;
+    match simple_xpath::css_equivalent(text).map(|css| CssRule::by_local_names(&css)) {
+        Some(Ok(css)) => Ok(Selects::Css(css)),
+        _ => Ok(Selects::XPath(checked)),
     }
 }
 
