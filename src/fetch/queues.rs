@@ -10,9 +10,13 @@
 //!   queue's delay ([`FetcherSettings::queue_delay`], from robots.txt's Crawl-delay and the
 //!   frontier's hint) after its end, or than the server's Retry-After hold when that is longer;
 //! - the URLs queued over all keys never exceed `max_queued`;
-//! - a key is in the round-robin ring exactly when its queue holds URLs.
+//! - a key whose queue holds URLs is in exactly one place: the round-robin ring (it may fetch
+//!   now), the sleepers (it waits for its delay, until the time it is filed under) or nowhere
+//!   while its threads are all busy (a completion puts it back). A pass over the ring therefore
+//!   costs the queues that may fetch, not every queue that holds URLs.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -24,12 +28,26 @@ use crate::message::Tuple;
 /// How often idle queues are forgotten.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
+/// Where a queue that holds URLs waits for its turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Holds no URL.
+    Nowhere,
+    /// In the round-robin ring.
+    Ring,
+    /// Among the sleepers, filed under this time.
+    Sleeping(Instant),
+    /// Every thread of the queue is fetching.
+    Busy,
+}
+
 /// One key's queue.
 struct HostQueue {
     items: VecDeque<Tuple>,
     in_flight: usize,
     next_allowed: Instant,
     crawl_delay: Option<Duration>,
+    place: Place,
 }
 
 impl HostQueue {
@@ -39,6 +57,7 @@ impl HostQueue {
             in_flight: 0,
             next_allowed: Instant::now(),
             crawl_delay: None,
+            place: Place::Nowhere,
         }
     }
 
@@ -71,8 +90,11 @@ pub(super) struct Ready {
 /// The per-key queues of the fetcher; see the module docs for their invariants.
 pub(super) struct HostQueues {
     queues: HashMap<String, HostQueue>,
-    /// Keys whose queue holds URLs, in turn order.
+    /// Keys whose queue holds URLs and may fetch, in turn order.
     ring: VecDeque<String>,
+    /// Keys whose queue holds URLs and waits for its delay, earliest first (an entry whose queue
+    /// was filed again under another time is stale, and skipped).
+    sleeping: BinaryHeap<Reverse<(Instant, String)>>,
     queued: usize,
     settings: FetcherSettings,
     last_sweep: Instant,
@@ -84,6 +106,7 @@ impl HostQueues {
         HostQueues {
             queues: HashMap::new(),
             ring: VecDeque::new(),
+            sleeping: BinaryHeap::new(),
             queued: 0,
             settings,
             last_sweep: Instant::now(),
@@ -128,17 +151,19 @@ impl HostQueues {
         if let Some(delay) = tuple.hints.crawl_delay {
             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
         }
-        if queue.items.is_empty() {
-            self.ring.push_back(key);
-        }
         queue.items.push_back(tuple);
         self.queued += 1;
+        if queue.place == Place::Nowhere {
+            queue.place = Place::Ring;
+            self.ring.push_back(key);
+        }
     }
 
     /// One round-robin pass: hands out up to `slots` URLs, at most one per queue, from the queues
     /// whose threads and delay allow a fetch at `now`. A URL whose lease was lost is failed back to
     /// the spout instead (fencing: its queue's new owner fetches it).
     pub fn take_ready(&mut self, now: Instant, slots: usize) -> Ready {
+        self.wake_sleepers(now);
         let threads = self.settings.threads_per_queue;
         let mut ready = Ready::default();
         for _ in 0..self.ring.len() {
@@ -151,33 +176,62 @@ impl HostQueues {
             let Some(queue) = self.queues.get_mut(&key) else {
                 continue;
             };
-            if queue.in_flight < threads && queue.next_allowed <= now {
-                if let Some(tuple) = queue.items.pop_front() {
-                    self.queued -= 1;
-                    if !tuple.hints.may_fetch() {
-                        fail_fenced(&key, tuple, "fetch");
-                        if !queue.items.is_empty() {
-                            self.ring.push_back(key);
-                            ready.wake = Some(now);
-                        }
-                        continue;
-                    }
-                    queue.in_flight += 1;
-                    // A queue allowing several fetches at once may hand out another right away.
-                    if queue.in_flight < threads && !queue.items.is_empty() {
-                        ready.wake = Some(now);
-                    }
-                    ready.fetches.push((key.clone(), tuple));
-                }
-            } else if queue.in_flight < threads {
-                let next = queue.next_allowed;
-                ready.wake = Some(ready.wake.map_or(next, |wake| wake.min(next)));
+            if queue.items.is_empty() {
+                queue.place = Place::Nowhere;
+                continue;
             }
-            if !queue.items.is_empty() {
+            if queue.in_flight >= threads {
+                queue.place = Place::Busy;
+                continue;
+            }
+            if queue.next_allowed > now {
+                queue.place = Place::Sleeping(queue.next_allowed);
+                self.sleeping.push(Reverse((queue.next_allowed, key)));
+                continue;
+            }
+            let Some(tuple) = queue.items.pop_front() else {
+                continue;
+            };
+            self.queued -= 1;
+            if tuple.hints.may_fetch() {
+                queue.in_flight += 1;
+                ready.fetches.push((key.clone(), tuple));
+            } else {
+                fail_fenced(&key, tuple, "fetch");
+            }
+            if queue.items.is_empty() {
+                queue.place = Place::Nowhere;
+            } else if queue.in_flight < threads {
+                // It may hand out another right away (several threads, or a URL fenced).
+                ready.wake = Some(now);
+                self.ring.push_back(key);
+            } else {
+                queue.place = Place::Busy;
+            }
+        }
+        if let Some(Reverse((at, _))) = self.sleeping.peek() {
+            ready.wake = Some(ready.wake.map_or(*at, |wake| wake.min(*at)));
+        }
+        ready
+    }
+
+    /// Moves the sleepers whose time came to the ring.
+    fn wake_sleepers(&mut self, now: Instant) {
+        while let Some(Reverse((at, _))) = self.sleeping.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((at, key))) = self.sleeping.pop() else {
+                break;
+            };
+            let Some(queue) = self.queues.get_mut(&key) else {
+                continue;
+            };
+            if queue.place == Place::Sleeping(at) {
+                queue.place = Place::Ring;
                 self.ring.push_back(key);
             }
         }
-        ready
     }
 
     /// Ends a fetch handed out on `key` at `finished`: frees its thread and, when it reached the
@@ -198,6 +252,12 @@ impl HostQueues {
                 .unwrap_or(finished + self.settings.max_retry_after);
             queue.next_allowed = queue.next_allowed.max(until);
         }
+        // A queue that waited for a thread takes its turn again (the ring files it under its
+        // delay when that still runs).
+        if queue.place == Place::Busy {
+            queue.place = Place::Ring;
+            self.ring.push_back(key.to_string());
+        }
     }
 
     /// At most once a second, forgets idle queues whose delay has passed: memory stays bounded by
@@ -213,6 +273,7 @@ impl HostQueues {
     /// Empties every queue, returning the URLs that waited.
     pub fn drain(&mut self) -> Vec<Tuple> {
         self.ring.clear();
+        self.sleeping.clear();
         self.queued = 0;
         self.queues
             .drain()
