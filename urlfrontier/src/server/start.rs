@@ -22,6 +22,12 @@ use crate::proto::url_frontier_server::UrlFrontierServer;
 /// stops the crawls anyway; writes acked until then are durable, the rest were never acked.
 const DRAIN: Duration = Duration::from_secs(10);
 
+/// The fewest URLs a queue's buffer holds in the server: a client holds a queue from its GetURLs
+/// until it puts its URLs back, so one call hands out what the buffer held, and clients ask for
+/// 10 a queue by default (the reference's CLI, squall's `urlfrontier.max.urls.per.bucket`). The
+/// crawler's own default (2 a queue) would give them 2.
+pub const MIN_URLS_PER_QUEUE: usize = 10;
+
 /// Opens each crawl's frontier from one configuration: `DEFAULT` is the frontier it names; crawl
 /// `ID` is the embedded frontier in `<frontier.path>/crawls/ID`, or, on Elasticsearch/OpenSearch,
 /// the indices named `<es.status.index.name>-ID` and `<es.queues.index.name>-ID`.
@@ -36,10 +42,13 @@ impl ConfigOpener {
         ConfigOpener { config }
     }
 
-    /// The configuration of crawl `crawl`'s frontier.
+    /// The configuration of crawl `crawl`'s frontier. Its reader buffers at least
+    /// [`MIN_URLS_PER_QUEUE`] URLs a queue, whatever `frontier.max.urls.per.bucket` says.
     pub fn config_for(&self, crawl: &str) -> Result<CrawlConfig, CrawlError> {
         check_id(crawl)?;
         let mut config = self.config.clone();
+        let per_queue = &mut config.frontier.max_urls_per_bucket;
+        *per_queue = (*per_queue).max(MIN_URLS_PER_QUEUE);
         if crawl == DEFAULT_CRAWL {
             return Ok(config);
         }
