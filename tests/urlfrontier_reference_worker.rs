@@ -13,9 +13,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use squall::config::ConfigBuilder;
 use squall_testsite::{Site, SiteSpec};
-use squall_urlfrontier::server::ServerOptions;
 
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
@@ -42,28 +40,8 @@ async fn the_crawl_binary_crawls_the_site_to_the_end_from_the_reference_service(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_crawl_binary_crawls_to_the_end_from_a_server_without_squall_counts() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| {
-            b.set_text(
-                "frontier.path",
-                &dir.path().join("frontier").display().to_string(),
-            )
-        })
-        .and_then(|b| b.set("fetcher.server.delay=0.2"))
-        .and_then(|b| b.set("spout.min.delay.queries=200"))
-        .and_then(ConfigBuilder::build)
-        .expect("server config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let options = ServerOptions {
-        reference_stats: true,
-        ..ServerOptions::default()
-    };
-    let server = squall_urlfrontier::server::start_with(config, listener, options)
-        .await
-        .expect("the server starts");
+    let settings = ["fetcher.server.delay=0.2", "spout.min.delay.queries=200"];
+    let server = reference::start_without_squall_counts(dir.path(), &settings).await;
     let address = server.addr().to_string();
     crawl_to_the_end(&address, dir.path()).await;
     server.shutdown().await;

@@ -17,11 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use squall::config::ConfigBuilder;
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{DiscoveredUrlItem, ListUrlParams, UrlInfo, UrlItem};
-use squall_urlfrontier::server::ServerOptions;
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -93,26 +91,7 @@ async fn the_link_checker_checks_every_link_of_the_reference_service_once_and_en
 async fn the_link_checker_checks_every_link_once_and_ends_on_a_server_without_squall_counts() {
     let links = links(&site().await);
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| {
-            b.set_text(
-                "frontier.path",
-                &dir.path().join("frontier").display().to_string(),
-            )
-        })
-        .and_then(ConfigBuilder::build)
-        .expect("server config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let options = ServerOptions {
-        reference_stats: true,
-        ..ServerOptions::default()
-    };
-    let server = squall_urlfrontier::server::start_with(config, listener, options)
-        .await
-        .expect("the server starts");
+    let server = reference::start_without_squall_counts(dir.path(), &[]).await;
     let address = server.addr().to_string();
     let mut client = UrlFrontierClient::connect(format!("http://{address}"))
         .await

@@ -123,3 +123,31 @@ pub fn cli(port: u16, args: &[&str]) -> Output {
         .output()
         .expect("run the reference client")
 }
+
+/// squall's server on an embedded frontier in `dir`, answering GetStats with the reference's
+/// counts only (`ServerOptions::reference_stats`), with `settings` (`key=value`) set: a server
+/// such as workers of other URLFrontier servers meet, always at hand.
+pub async fn start_without_squall_counts(
+    dir: &Path,
+    settings: &[&str],
+) -> squall_urlfrontier::server::RunningServer {
+    let frontier = dir.join("frontier").display().to_string();
+    let mut builder = squall::config::ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.path", &frontier))
+        .expect("server config");
+    for setting in settings {
+        builder = builder.set(setting).expect("a server setting");
+    }
+    let config = builder.build().expect("server config");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listen");
+    let options = squall_urlfrontier::server::ServerOptions {
+        reference_stats: true,
+        ..Default::default()
+    };
+    squall_urlfrontier::server::start_with(config, listener, options)
+        .await
+        .expect("the server starts")
+}
