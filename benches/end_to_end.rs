@@ -34,8 +34,8 @@
 //! benchmark (a frontier that keeps up: fetched pages waiting for their next visit), so that what
 //! is measured is the cost of the frontier's size, not of a backlog (the spouts benchmark's "all
 //! due" case measures that). That frontier is the one the spouts benchmark leaves behind when run
-//! with `SQUALL_BENCH_KEEP_BACKGROUND=1` (scripts/bench does, spouts running first), or it is
-//! loaded here (about half an hour at 10 M on two cores). Every index a crawl creates has 8
+//! with `SQUALL_BENCH_KEEP_BACKGROUND=1` (scripts/bench does, spouts running first), or one an
+//! earlier run left in the engine, or it is loaded here (about half an hour at 10 M on two cores). Every index a crawl creates has 8
 //! primary shards, as those copies do.
 //!
 //! **As a user starts them** (`as-given`, issue 43). Crawls run to the end of a site of 1,000
@@ -145,7 +145,7 @@ async fn prepare_background() -> Option<(Targets, Value)> {
         "urls": urls,
         "due_urls": due,
         "queues": queues,
-        "source": if kept { "kept by the spouts benchmark" } else { "loaded by this benchmark" },
+        "source": if kept { "found in the engine, kept by an earlier run" } else { "loaded by this benchmark" },
         "load_seconds": (!kept).then(|| started.elapsed().as_secs_f64()),
     });
     Some((targets, about))
