@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, num, opt_spread, setting, thousands};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// StormCrawler 3.4.0 on the archetype's files, same site, 1 s delay (issue 43's table, run by
 /// hand): pages/s while steady.

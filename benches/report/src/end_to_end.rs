@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, num, opt_spread, ratio, setting, thousands};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// The ratio to the baseline the embedded frontier's crawl must reach.
 pub const AIM: f64 = 0.5;

@@ -1,6 +1,6 @@
 //! Number formatting shared by the tables and the plots.
 
-use crate::results::Spread;
+use crate::input::Spread;
 
 /// Shown where there is no measurement.
 pub const NONE: &str = "–";

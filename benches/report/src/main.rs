@@ -1,12 +1,12 @@
 //! `bench-report`: turns squall's benchmark result JSON files into SVG plots
 //! and Markdown tables, and optionally splices the Markdown into a document.
 
-mod acceptance;
 mod as_given;
 mod browser;
-mod browser_notes;
 mod end_to_end;
 mod format;
+mod input;
+mod machine;
 mod markdown;
 mod one_host;
 mod plots;
@@ -14,8 +14,9 @@ mod results;
 mod scale_out;
 mod shared_crawl;
 mod splice;
+mod spouts;
 mod stages;
-mod tables;
+mod table;
 mod urlfrontier;
 mod urlfrontier_servers;
 
@@ -76,7 +77,7 @@ fn run(cli: &Cli) -> Result<()> {
         None => None,
     };
 
-    let stages = stages::stages(&results);
+    let stages = stages::stages(&results.stages);
     let drawn = plots::draw_all(&results, &stages, dir)?;
 
     let summary_md = markdown::report(&results, &stages, &drawn, "");

@@ -1,9 +1,11 @@
 //! The whole generated Markdown: the sections in order and the plot links.
 
+use crate::machine::machine_section;
 use crate::plots::Plot;
 use crate::results::Results;
+use crate::spouts::spouts_section;
 use crate::stages::Stage;
-use crate::tables::{machine_section, spouts_section, stages_section};
+use crate::stages::stages_section;
 
 /// The Markdown report; image links are `link_prefix` followed by the file name.
 pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: &str) -> String {
@@ -12,7 +14,7 @@ pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: 
         spouts_section(results.spouts.as_ref()),
         crate::shared_crawl::section(results.shared_crawl.as_ref()),
         crate::scale_out::section(results.scale_out.as_ref()),
-        crate::acceptance::section(results.spouts.as_ref(), results.shared_crawl.as_ref()),
+        crate::spouts::acceptance::section(results.spouts.as_ref(), results.shared_crawl.as_ref()),
         stages_section(stages),
         crate::one_host::section(results.one_host.as_ref()),
         crate::end_to_end::section(results.end_to_end.as_ref()),

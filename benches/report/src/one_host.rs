@@ -3,8 +3,8 @@
 use serde::Deserialize;
 
 use crate::format::{num, opt_spread, ratio, setting};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// The ratio to 1 / delay a one-host crawl must reach.
 pub const AIM: f64 = 0.9;

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, num, opt_spread, ratio, setting};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// The ratio to linear two processes must reach.
 pub const AIM_TWO: f64 = 0.9;

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, count, num, opt_spread, ratio, setting, thousands};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// The share of the politeness limit the processes must reach together.
 pub const AIM_RATE: f64 = 0.8;

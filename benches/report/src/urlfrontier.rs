@@ -5,8 +5,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, count, divide, opt_spread, ratio, setting, thousands};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// Issue 17: through the API at least this many times the in-process rate, on every frontier.
 pub const AIM: f64 = 0.7;
@@ -203,7 +203,7 @@ mod tests {
             40000.0 * embedded,
             40000.0 * embedded + 1.0,
         );
-        crate::results::parse(&json).expect("JSON")
+        crate::input::parse(&json).expect("JSON")
     }
 
     #[test]
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn missing_figures_are_named() {
-        let u: UrlFrontier = crate::results::parse(
+        let u: UrlFrontier = crate::input::parse(
             r#"{"frontiers":[{"frontier":"embedded","in_process":{"median":100,"min":90,"max":110},
                 "api":{"median":80,"min":70,"max":90}},{"frontier":"queue"}]}"#,
         )

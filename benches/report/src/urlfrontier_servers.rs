@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::format::{NONE, count, num, opt_spread, ratio, thousands};
-use crate::results::Spread;
-use crate::tables::table;
+use crate::input::Spread;
+use crate::table::table;
 
 /// Issue 31: the embedded squall-frontier at least this many times the reference's URLs/s.
 pub const AIM: f64 = 2.0;
@@ -244,7 +244,7 @@ mod tests {
     use super::*;
 
     fn sample() -> UrlFrontierServers {
-        crate::results::parse(
+        crate::input::parse(
             r#"{"benchmark":"urlfrontier_servers","urls":20000,"hosts":200,"clients":4,"runs":3,
             "reference_source":"crawler-commons/url-frontier 69399d2",
             "servers":[

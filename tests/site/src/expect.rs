@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::RequestRecord;
 use crate::model::{Doc, Loc, Model, robots_denied};
+use crate::request::RequestRecord;
+use crate::spec::SiteSpec;
 
 /// The expected crawl status of a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -255,5 +256,13 @@ impl Crawl<'_> {
         } else if self.seen.insert(loc.clone()) {
             self.queue.push_back(loc.clone());
         }
+    }
+}
+
+impl SiteSpec {
+    /// What a correct crawler started from [`SiteSpec::seeds`] must do, for a
+    /// site served on `port`.
+    pub fn expectation(&self, port: u16) -> Expectation {
+        Expectation::compute(&Model::generate(self), port, Scope::SiteHosts)
     }
 }

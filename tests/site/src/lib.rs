@@ -54,6 +54,8 @@ pub mod app;
 mod expect;
 pub mod hostile;
 mod model;
+mod render;
+mod request;
 mod server;
 mod spec;
 #[cfg(test)]
@@ -64,7 +66,8 @@ mod tests;
 pub use app::{AppExpectation, AppSite, AppSpec};
 pub use expect::{Expectation, ExpectedStatus, Scope};
 pub use hostile::{HostileExpectation, HostileOutcome, HostileSite};
-pub use server::{RequestRecord, Site};
+pub use request::RequestRecord;
+pub use server::Site;
 pub use spec::SiteSpec;
 
 /// `http://{host}:{port}{path}`: the URL form used throughout the site.

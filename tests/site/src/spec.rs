@@ -158,14 +158,4 @@ impl SiteSpec {
             .map(|h| crate::url_for(h, port, "/"))
             .collect()
     }
-
-    /// What a correct crawler started from [`SiteSpec::seeds`] must do, for a
-    /// site served on `port`.
-    pub fn expectation(&self, port: u16) -> crate::Expectation {
-        crate::Expectation::compute(
-            &crate::model::Model::generate(self),
-            port,
-            crate::Scope::SiteHosts,
-        )
-    }
 }

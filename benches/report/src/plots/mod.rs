@@ -130,7 +130,7 @@ fn log_tick(y: &f64) -> String {
 /// `c`, with a black min–max whisker.
 fn bars_with_whiskers<X, Y>(
     chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
-    bars: &[(f64, crate::results::Spread)],
+    bars: &[(f64, crate::input::Spread)],
     width: f64,
     lo: f64,
     c: RGBColor,

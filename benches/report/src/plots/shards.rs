@@ -5,8 +5,8 @@ use plotters::prelude::*;
 
 use super::{Area, Categories, DESC_SIZE, FONT, LABEL_SIZE, Mark, colour, layout, plot_error};
 use crate::format::{ratio, size, thousands};
-use crate::results::{ShardSkew, Spouts};
-use crate::tables::sorted_sizes;
+use crate::spouts::sorted_sizes;
+use crate::spouts::{ShardSkew, Spouts};
 
 /// Bars of documents per shard for the status index (routed by host) and the
 /// urls index side by side, with a dashed line at each mean. `None` if no size

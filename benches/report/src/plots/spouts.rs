@@ -8,8 +8,9 @@ use super::{
     log_axis, log_tick, plot_error,
 };
 use crate::format::size;
-use crate::results::{Spouts, Spread};
-use crate::tables::{find, label_of, sorted_sizes, spout_names};
+use crate::input::Spread;
+use crate::spouts::Spouts;
+use crate::spouts::{find, label_of, sorted_sizes, spout_names};
 
 /// Grouped bars: one group per spout, one bar per index size, log y axis,
 /// with a min–max whisker on each bar. `None` if there is no positive value.
@@ -83,7 +84,7 @@ pub fn query_latency(area: &Area<'_>, s: &Spouts) -> Result<Option<String>> {
     let series: Vec<(String, Points, Points)> = names
         .iter()
         .map(|name| {
-            let points = |pick: fn(&crate::results::SpoutResult) -> Option<Spread>| -> Points {
+            let points = |pick: fn(&crate::spouts::SpoutResult) -> Option<Spread>| -> Points {
                 sizes
                     .iter()
                     .filter(|sz| sz.urls > 0)

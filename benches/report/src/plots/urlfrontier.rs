@@ -7,7 +7,7 @@ use super::{
     Area, Categories, DESC_SIZE, FONT, LABEL_SIZE, Mark, bars_with_whiskers, colour, layout,
     log_axis, log_tick, plot_error,
 };
-use crate::results::Spread;
+use crate::input::Spread;
 use crate::urlfrontier::{UrlFrontier, ratio_label};
 
 /// The two paths, in bar order: the figure of each, and its legend text.

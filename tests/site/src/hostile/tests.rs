@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::redirect::Policy;
 
+use super::content::{Content, gzip_bomb};
 use super::*;
 use crate::test_links::links;
 

@@ -1,77 +1,11 @@
-//! Markdown sections: machine, spouts and other stages.
+//! "### Spouts": each spout's rate and query latency at each frontier size, against the reference.
 
 use std::fmt::Write as _;
 
+use super::input::{HEADLINE_SPOUT, REFERENCE_SPOUT, ShardSkew, SpoutResult, SpoutSize, Spouts};
+use super::input::{equal_budget, find, sorted_sizes, spout_names};
 use crate::format::{NONE, divide, num, opt_spread, ratio, setting, size, spread, thousands};
-use crate::results::{Machine, ShardSkew, SpoutResult, SpoutSize, Spouts};
-use crate::stages::{NOT_RUN, Stage};
-
-/// The spout every other spout is compared with.
-pub const REFERENCE_SPOUT: &str = "aggregation";
-/// The spout the headlines are about.
-pub const HEADLINE_SPOUT: &str = "queue";
-
-/// Renders a Markdown table; `|` inside cells is escaped.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let line = |cells: &mut dyn Iterator<Item = String>| {
-        let cells: Vec<String> = cells.map(|c| c.replace('|', "\\|")).collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    let mut out = line(&mut header.iter().map(|h| h.to_string()));
-    out.push_str(&line(&mut header.iter().map(|_| "---".to_string())));
-    for row in rows {
-        out.push_str(&line(&mut row.iter().cloned()));
-    }
-    out
-}
-
-/// A paragraph saying the file behind a section was not there.
-fn not_run(file: &str) -> String {
-    format!("_{}_ (no `{file}`).\n", capitalised(NOT_RUN))
-}
-
-/// The text with its first letter in upper case.
-fn capitalised(s: &str) -> String {
-    let mut chars = s.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
-}
-
-/// "### Machine": what the benchmarks ran on.
-pub fn machine_section(machine: Option<&Machine>) -> String {
-    let mut out = String::from("### Machine\n\n");
-    let Some(m) = machine else {
-        out.push_str(&not_run("machine.json"));
-        return out;
-    };
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut add = |key: &str, value: Option<String>| {
-        if let Some(v) = value {
-            rows.push(vec![key.to_string(), v]);
-        }
-    };
-    add("CPU", m.cpu.clone());
-    add("cores", m.cores.map(|c| c.to_string()));
-    add("memory", m.memory_gib.map(|g| format!("{} GiB", num(g))));
-    add("OS", m.os.clone());
-    add("Rust", m.rustc.clone());
-    add("OpenSearch", m.opensearch.clone());
-    add("OpenSearch heap", m.heap.clone());
-    add("date", m.date.clone());
-    add("command", m.command.as_ref().map(|c| format!("`{c}`")));
-    add(
-        "mode",
-        m.quick
-            .map(|q| if q { "quick (small sizes)" } else { "full" }.to_string()),
-    );
-    if rows.is_empty() {
-        out.push_str("`machine.json` records nothing.\n");
-    } else {
-        out.push_str(&table(&["", ""], &rows));
-    }
-    out
-}
+use crate::table::{not_run, table};
 
 /// "### Spouts": method, one table per size, headlines and shard skew.
 pub fn spouts_section(spouts: Option<&Spouts>) -> String {
@@ -153,44 +87,6 @@ fn all_due(all: &SpoutSize, names: &[String]) -> String {
         );
     }
     out
-}
-
-/// The sizes in ascending order of URLs.
-pub fn sorted_sizes(s: &Spouts) -> Vec<&SpoutSize> {
-    let mut sizes: Vec<&SpoutSize> = s.sizes.iter().collect();
-    sizes.sort_by_key(|sz| sz.urls);
-    sizes
-}
-
-/// Spout names in order of first appearance over all sizes.
-pub fn spout_names(sizes: &[&SpoutSize]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for sz in sizes {
-        for sp in &sz.spouts {
-            if !names.contains(&sp.spout) {
-                names.push(sp.spout.clone());
-            }
-        }
-    }
-    names
-}
-
-/// The label of the spout named `name`: its row label where a size gives one, else the name.
-pub fn label_of(sizes: &[&SpoutSize], name: &str) -> String {
-    sizes
-        .iter()
-        .find_map(|sz| find(sz, name).and_then(|sp| sp.label.clone()))
-        .unwrap_or_else(|| name.to_string())
-}
-
-/// Whether the spout ran at the equal budget of the headline (absent: yes).
-pub fn equal_budget(sp: &SpoutResult) -> bool {
-    sp.equal_budget != Some(false)
-}
-
-/// The spout named `name` at one size.
-pub fn find<'a>(sz: &'a SpoutSize, name: &str) -> Option<&'a SpoutResult> {
-    sz.spouts.iter().find(|sp| sp.spout == name)
 }
 
 /// One sentence on how the spouts were measured.
@@ -412,33 +308,10 @@ fn skew_cell(s: Option<&ShardSkew>) -> String {
     cell
 }
 
-/// "### Other stages": each stage against its baseline.
-pub fn stages_section(stages: &[Stage]) -> String {
-    let mut out = String::from("### Other stages\n\n");
-    let rows: Vec<Vec<String>> = stages
-        .iter()
-        .map(|s| {
-            vec![
-                s.label.clone(),
-                s.squall.clone(),
-                s.baseline.clone(),
-                s.ratio_cell(),
-                s.aim_text.clone(),
-            ]
-        })
-        .collect();
-    out.push_str(&table(
-        &["stage", "squall", "baseline", "ratio", "aim"],
-        &rows,
-    ));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Results, parse};
-    use crate::stages::stages;
+    use crate::input::parse;
 
     const SPOUTS: &str = r#"{"benchmark":"spouts","window_seconds":20.0,"runs":3,"shards":8,
       "runner":{"min_delay_ms":0,"max_pending":2000,"purgatory_seconds":30},
@@ -466,12 +339,6 @@ mod tests {
             Err(e) => panic!("sample spouts.json: {e:#}"),
         };
         spouts_section(Some(&s))
-    }
-
-    #[test]
-    fn table_escapes_pipes() {
-        let t = table(&["a", "b"], &[vec!["x|y".into(), "z".into()]]);
-        assert_eq!(t, "| a | b |\n| --- | --- |\n| x\\|y | z |\n");
     }
 
     #[test]
@@ -552,71 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_sections_say_not_run() {
+    fn missing_spouts_say_not_run() {
         assert!(spouts_section(None).contains("Not run in this run"));
-        assert!(machine_section(None).contains("Not run in this run"));
-        let md = stages_section(&stages(&Results::default()));
-        assert!(
-            md.contains("| status writer | not run in this run | – | – | ≥ 0.9 |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| migration | not run in this run | – | – | – |"),
-            "{md}"
-        );
-    }
-
-    #[test]
-    fn machine_table() -> anyhow::Result<()> {
-        let m: Machine = parse(r#"{"cpu":"AMD EPYC","cores":2,"memory_gib":23.4,"quick":false}"#)?;
-        let md = machine_section(Some(&m));
-        assert!(md.contains("| CPU | AMD EPYC |"), "{md}");
-        assert!(md.contains("| memory | 23.4 GiB |"), "{md}");
-        assert!(md.contains("| mode | full |"), "{md}");
-        assert!(!md.contains("OpenSearch"), "{md}");
-        Ok(())
-    }
-
-    #[test]
-    fn stage_rows_mark_missed_aims() -> anyhow::Result<()> {
-        let results = Results {
-            writer: Some(parse(
-                r#"{"writer_docs_per_second":{"median":95000,"min":94000,"max":96000},
-                    "bulk_docs_per_second":{"median":100000,"min":99000,"max":101000},
-                    "ratio_writer_to_bulk":0.95}"#,
-            )?),
-            fetcher: Some(parse(
-                r#"{"fetcher_pages_per_second":{"median":700,"min":690,"max":710},
-                    "load_generator_pages_per_second":{"median":1000,"min":990,"max":1010}}"#,
-            )?),
-            politeness: Some(parse(
-                r#"{"delay_seconds":0.5,"hosts":50,"ideal_pages_per_second":100.0,
-                    "smallest_gap_seconds":0.500012,"steady_pages_per_second":99.46,
-                    "steady_ratio_to_ideal":0.9946}"#,
-            )?),
-            migration: Some(parse(
-                r#"{"migration_docs_per_second":9324.9,"reindex_docs_per_second":21245.8,
-                    "ratio_migration_to_reindex":0.4389,"full_run_verified":true}"#,
-            )?),
-            ..Results::default()
-        };
-        let md = stages_section(&stages(&results));
-        assert!(
-            md.contains("| status writer | 95,000 (94,000–96,000) docs/s | raw `_bulk`: 100,000 (99,000–101,000) docs/s | 0.95 | ≥ 0.9 |"),
-            "{md}"
-        );
-        assert!(md.contains("| 0.70 (below aim) | ≥ 0.8 |"), "{md}");
-        assert!(
-            md.contains("| politeness (50 hosts) | 99.5 pages/s; smallest gap 0.500012 s (delay 0.5 s) | ideal: 100 pages/s (50 hosts / 0.5 s) | 0.99 | ≈ 1.0, gap ≥ delay |"),
-            "{md}"
-        );
-        assert!(
-            md.contains(
-                "| migration | 9,325 docs/s; verified | `_reindex`: 21,246 docs/s | 0.44 | – |"
-            ),
-            "{md}"
-        );
-        assert!(md.contains("| parser | not run in this run |"), "{md}");
-        Ok(())
     }
 }

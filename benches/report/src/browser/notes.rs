@@ -1,7 +1,7 @@
 //! The sentences under the browser table: peak memory against the limit, the scaling from one
 //! tab to [`AIM_TABS`] and to the most tabs, where the CPU went, and any page that missed its text.
 
-use crate::browser::{AIM, AIM_TABS, Browser, Candidate};
+use super::input::{AIM, AIM_TABS, Browser, Candidate};
 use crate::format::{num, ratio, setting};
 
 /// The machine's busy share from which the CPU is named as the limit.
@@ -114,7 +114,7 @@ fn limit(busy: Option<f64>) -> &'static str {
 
 /// Where the CPU went with these tabs.
 fn cpu(c: &Candidate, busy: f64, cores: Option<u64>) -> String {
-    let median = |s: Option<crate::results::Spread>| s.map_or(0.0, |s| s.median);
+    let median = |s: Option<crate::input::Spread>| s.map_or(0.0, |s| s.median);
     let of = cores.map_or_else(String::new, |n| format!(" of {n} cores"));
     format!(
         "With {} tabs the machine was {:.0}% busy (browser {:.2} cores, crawler {:.2}, site {:.2}, \

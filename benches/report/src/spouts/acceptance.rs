@@ -2,9 +2,10 @@
 //! aim and whether it was met.
 
 use crate::format::{count, divide, num, ratio, setting, size};
-use crate::results::{SpoutResult, SpoutSize, Spouts};
 use crate::shared_crawl::{AIM_RATE, AIM_SHARE, SharedCrawl, shares_text};
-use crate::tables::{HEADLINE_SPOUT, REFERENCE_SPOUT, find, sorted_sizes, table};
+use crate::table::table;
+
+use super::{HEADLINE_SPOUT, REFERENCE_SPOUT, SpoutResult, SpoutSize, Spouts, find, sorted_sizes};
 
 /// The sizes the issue's aims are stated at.
 const ONE_M: u64 = 1_000_000;
@@ -288,7 +289,7 @@ fn shared_rows(shared: Option<&SharedCrawl>) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::parse;
+    use crate::input::parse;
 
     const SPOUTS: &str = r#"{"sizes":[
       {"urls":1000000,"spouts":[

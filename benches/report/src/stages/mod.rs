@@ -1,11 +1,46 @@
 //! The "other stages": each squall stage against its baseline, shared by the
 //! table and the ratio plot so both show the same figures.
 
-use crate::format::{NONE, divide, num, opt_spread, ratio, setting};
-use crate::results::{Fetcher, Migration, Parser, Politeness, Results, Spread, Writer};
+mod input;
 
-/// Said of a stage whose result file does not exist.
-pub const NOT_RUN: &str = "not run in this run";
+use std::path::Path;
+
+use anyhow::Result;
+
+pub use input::{Fetcher, Migration, Parser, Politeness, Writer};
+
+use crate::format::{NONE, divide, num, opt_spread, ratio, setting};
+use crate::input::{Spread, read_optional};
+pub use crate::table::NOT_RUN;
+use crate::table::table;
+
+/// The stage benchmarks' files found in a results directory; `None` where one does not exist.
+#[derive(Debug, Clone, Default)]
+pub struct StageFiles {
+    /// `writer.json`.
+    pub writer: Option<Writer>,
+    /// `fetcher.json`.
+    pub fetcher: Option<Fetcher>,
+    /// `parser.json`.
+    pub parser: Option<Parser>,
+    /// `politeness.json`.
+    pub politeness: Option<Politeness>,
+    /// `migration.json`.
+    pub migration: Option<Migration>,
+}
+
+impl StageFiles {
+    /// Reads each stage's file that exists in `dir`.
+    pub fn read_dir(dir: &Path) -> Result<Self> {
+        Ok(Self {
+            writer: read_optional(dir, "writer.json")?,
+            fetcher: read_optional(dir, "fetcher.json")?,
+            parser: read_optional(dir, "parser.json")?,
+            politeness: read_optional(dir, "politeness.json")?,
+            migration: read_optional(dir, "migration.json")?,
+        })
+    }
+}
 
 /// One stage compared with its baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,13 +77,13 @@ impl Stage {
 }
 
 /// All five stages, in table order; stages that did not run say so.
-pub fn stages(results: &Results) -> Vec<Stage> {
+pub fn stages(files: &StageFiles) -> Vec<Stage> {
     vec![
-        writer(results.writer.as_ref()),
-        fetcher(results.fetcher.as_ref()),
-        parser(results.parser.as_ref()),
-        migration(results.migration.as_ref()),
-        politeness(results.politeness.as_ref()),
+        writer(files.writer.as_ref()),
+        fetcher(files.fetcher.as_ref()),
+        parser(files.parser.as_ref()),
+        migration(files.migration.as_ref()),
+        politeness(files.politeness.as_ref()),
     ]
 }
 
@@ -326,5 +361,89 @@ fn politeness(p: Option<&Politeness>) -> Stage {
         aim: Some(AIM),
         aim_text,
         miss: (!notes.is_empty()).then(|| format!(" ({})", notes.join(", "))),
+    }
+}
+
+/// "### Other stages": each stage against its baseline.
+pub fn stages_section(stages: &[Stage]) -> String {
+    let mut out = String::from("### Other stages\n\n");
+    let rows: Vec<Vec<String>> = stages
+        .iter()
+        .map(|s| {
+            vec![
+                s.label.clone(),
+                s.squall.clone(),
+                s.baseline.clone(),
+                s.ratio_cell(),
+                s.aim_text.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["stage", "squall", "baseline", "ratio", "aim"],
+        &rows,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::parse;
+
+    #[test]
+    fn missing_sections_say_not_run() {
+        let md = stages_section(&stages(&StageFiles::default()));
+        assert!(
+            md.contains("| status writer | not run in this run | – | – | ≥ 0.9 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| migration | not run in this run | – | – | – |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn stage_rows_mark_missed_aims() -> anyhow::Result<()> {
+        let files = StageFiles {
+            writer: Some(parse(
+                r#"{"writer_docs_per_second":{"median":95000,"min":94000,"max":96000},
+                    "bulk_docs_per_second":{"median":100000,"min":99000,"max":101000},
+                    "ratio_writer_to_bulk":0.95}"#,
+            )?),
+            fetcher: Some(parse(
+                r#"{"fetcher_pages_per_second":{"median":700,"min":690,"max":710},
+                    "load_generator_pages_per_second":{"median":1000,"min":990,"max":1010}}"#,
+            )?),
+            politeness: Some(parse(
+                r#"{"delay_seconds":0.5,"hosts":50,"ideal_pages_per_second":100.0,
+                    "smallest_gap_seconds":0.500012,"steady_pages_per_second":99.46,
+                    "steady_ratio_to_ideal":0.9946}"#,
+            )?),
+            migration: Some(parse(
+                r#"{"migration_docs_per_second":9324.9,"reindex_docs_per_second":21245.8,
+                    "ratio_migration_to_reindex":0.4389,"full_run_verified":true}"#,
+            )?),
+            ..StageFiles::default()
+        };
+        let md = stages_section(&stages(&files));
+        assert!(
+            md.contains("| status writer | 95,000 (94,000–96,000) docs/s | raw `_bulk`: 100,000 (99,000–101,000) docs/s | 0.95 | ≥ 0.9 |"),
+            "{md}"
+        );
+        assert!(md.contains("| 0.70 (below aim) | ≥ 0.8 |"), "{md}");
+        assert!(
+            md.contains("| politeness (50 hosts) | 99.5 pages/s; smallest gap 0.500012 s (delay 0.5 s) | ideal: 100 pages/s (50 hosts / 0.5 s) | 0.99 | ≈ 1.0, gap ≥ delay |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| migration | 9,325 docs/s; verified | `_reindex`: 21,246 docs/s | 0.44 | – |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| parser | not run in this run |"), "{md}");
+        Ok(())
     }
 }
