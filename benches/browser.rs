@@ -19,7 +19,7 @@
 //!   page counts when its rendered HTML holds its post's text; a 200 without it is a miss
 //!   (reported). Memory: the PSS of the browser's process tree, sampled every 200 ms from its start
 //!   to the window's end (`benches/browser/memory.rs`); restarts are counted from its process ids.
-//! - **HTTP** (`squall::fetch::HttpClient`): `BROWSER_HTTP_CONCURRENCY` fetches in flight (8),
+//! - **HTTP** (`squall::protocol::HttpClient`): `BROWSER_HTTP_CONCURRENCY` fetches in flight (8),
 //!   the same pages; a 200 counts (its body is the shell, without the post's text: the point of the
 //!   comparison).
 //!

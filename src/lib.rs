@@ -8,7 +8,7 @@
 //!    frontier and emits them round-robin over hosts;
 //! 2. the **fetcher** ([`fetch::FetcherBolt`]) downloads them, politely: one queue per host (or
 //!    domain, or IP), a delay between fetches, robots.txt; each URL through the
-//!    [`fetch::Protocol`] of its scheme (HTTP by default);
+//!    [`protocol::Protocol`] of its scheme (HTTP by default);
 //! 3. the **parser** ([`parse::ParserBolt`]) extracts links, which pass through the URL filters
 //!    ([`filter`]);
 //! 4. the **status updater** ([`status::StatusUpdater`]) writes each URL's status and its outlinks
@@ -89,6 +89,7 @@ pub mod index;
 pub mod message;
 pub mod model;
 pub mod parse;
+pub mod protocol;
 pub mod schedule;
 pub mod spout;
 pub mod status;

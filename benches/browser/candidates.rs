@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use squall::fetch::{HttpClient, HttpSettings, Protocol};
+use squall::protocol::{HttpClient, HttpSettings, Protocol};
 use squall_browser::{BrowserProtocol, BrowserSettings};
 
 use crate::common::crawler::config;

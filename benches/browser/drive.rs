@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use squall::fetch::Protocol;
 use squall::message::FetchOutcome;
 use squall::model::Metadata;
+use squall::protocol::Protocol;
 
 use crate::cpu::{CpuReading, CpuUse};
 use crate::site::Post;

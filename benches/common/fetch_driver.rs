@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use squall::fetch::{FetcherBolt, FetcherSettings, HttpClient, HttpSettings};
+use squall::fetch::{FetcherBolt, FetcherSettings};
 use squall::message::{AckHandle, Tuple};
 use squall::model::{CrawlUrl, PartitionMode, partition_key};
+use squall::protocol::{HttpClient, HttpSettings};
 use squall_testsite::Site;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

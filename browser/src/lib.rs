@@ -1,7 +1,7 @@
 //! A headless-browser protocol for squall: JavaScript applications rendered in real Chromium,
 //! driven over the DevTools protocol, within bounded memory.
 //!
-//! [`BrowserProtocol`] implements squall's [`Protocol`](squall::fetch::Protocol). Register it
+//! [`BrowserProtocol`] implements squall's [`Protocol`](squall::protocol::Protocol). Register it
 //! under a name and give it the schemes it serves; it renders the URLs its [`RenderRules`] select
 //! (`browser.render.hosts`, `browser.render.patterns`, `browser.render.metadata`; every URL when
 //! none is set) and leaves the others to plain HTTP. The fetcher treats a rendered page like any

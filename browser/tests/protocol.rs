@@ -7,9 +7,9 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use squall::fetch::Protocol;
 use squall::message::{FetchOutcome, FetchedResponse};
 use squall::model::Metadata;
+use squall::protocol::Protocol;
 use squall_browser::{BrowserProtocol, BrowserSettings};
 use squall_testsite::app::{AppSite, AppSpec};
 use support::{config, require_chromium};

@@ -17,13 +17,12 @@ use tracing::{debug, info};
 
 use super::inflight::{InFlight, Joined};
 use super::partition::Partitioner;
-use super::protocol::Protocols;
 use super::queue_keys::{QueueKeys, unresolved};
 use super::queues::{HostQueues, Learned};
-use super::robots::RobotsCache;
 use super::settings::FetcherSettings;
 use super::task::{FetchContext, fetch_one};
 use crate::message::{CrawlObserver, FetchedPage, NoObserver, Tuple};
+use crate::protocol::{Protocols, RobotsCache};
 
 /// How long the loop sleeps when nothing but new URLs or a completion can wake it.
 const IDLE_WAKE: Duration = Duration::from_secs(3600);
@@ -219,11 +218,11 @@ async fn stop_fetching(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::{HttpClient, HttpSettings};
     use crate::frontier::{QueueHints, QueueReport};
     use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
     use crate::model::Status;
+    use crate::protocol::{HttpClient, HttpSettings};
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
     use std::collections::HashMap;

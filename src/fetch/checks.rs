@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::protocol::{Protocol, Protocols};
-use super::robots::{RobotsCache, RobotsRules};
 use super::settings::FetcherSettings;
 use crate::message::FetchFailure;
 use crate::model::{Metadata, Status};
+use crate::protocol::{Protocol, Protocols, RobotsCache, RobotsRules};
 
 /// Why a URL is not fetched: the status it gets and its cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +116,7 @@ fn crawl_delay_denial(settings: &FetcherSettings, crawl_delay: Option<Duration>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::{HttpClient, HttpSettings};
+    use crate::protocol::{HttpClient, HttpSettings};
 
     fn url(s: &str) -> Url {
         Url::parse(s).expect("url")

@@ -8,9 +8,9 @@ use std::net::IpAddr;
 
 use url::Url;
 
-use super::dns::{HostResolver, ResolveError};
 use crate::message::Outlink;
 use crate::model::{Metadata, PartitionMode, host_address, keys, partition_key};
+use crate::protocol::{HostResolver, ResolveError};
 
 /// Computes partition keys, resolving host names for byIP.
 #[derive(Debug, Clone)]

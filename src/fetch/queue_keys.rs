@@ -7,11 +7,11 @@
 
 use tokio::task::JoinSet;
 
-use super::dns::ResolveError;
 use super::partition::Partitioner;
 use crate::frontier::QueueReport;
 use crate::message::{FetchFailure, FetchOutcome, FetchedPage, Tuple};
 use crate::model::{PartitionMode, Status, keys};
+use crate::protocol::ResolveError;
 
 /// A URL whose host was looked up, with its queue or why it has none.
 pub(super) type Looked = (Result<String, ResolveError>, Tuple);

@@ -7,13 +7,12 @@ use std::time::Duration;
 use tracing::debug;
 
 use super::checks::{self, Denied, SiteNotes};
-use super::protocol::{Protocol, Protocols};
 use super::queues::{Learned, fail_fenced};
-use super::robots::RobotsCache;
 use super::settings::FetcherSettings;
 use crate::frontier::QueueReport;
 use crate::message::{CrawlEvent, CrawlObserver, FetchOutcome, FetchedPage, Tuple};
 use crate::model::keys;
+use crate::protocol::{Protocol, Protocols, RobotsCache};
 
 /// The global cap on fetches per second.
 pub(super) type GlobalLimiter = governor::DefaultDirectRateLimiter;

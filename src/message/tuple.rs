@@ -33,7 +33,7 @@ pub struct FetchRecord {
     pub error: Option<String>,
     /// Bytes of body received (after decompression).
     pub bytes: u64,
-    /// What fetched it: `http`, `browser`, or the name a [`Protocol`](crate::fetch::Protocol) of
+    /// What fetched it: `http`, `browser`, or the name a [`Protocol`](crate::protocol::Protocol) of
     /// your own gives.
     pub protocol: &'static str,
 }

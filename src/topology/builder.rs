@@ -8,13 +8,14 @@ use super::run::Crawler;
 use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::CrawlConfig;
-use crate::fetch::{FetcherBolt, Partitioner, Protocol};
+use crate::fetch::{FetcherBolt, Partitioner};
 use crate::filter::UrlFilter;
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
 use crate::index::ContentStore;
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
+use crate::protocol::Protocol;
 use crate::schedule::Scheduler;
 
 /// Builds a [`Crawler`]: the configuration, a frontier, and any filters and hooks of your own.

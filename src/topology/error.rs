@@ -1,9 +1,9 @@
 //! Why a crawler could not be built.
 
 use crate::config::ConfigError;
-use crate::fetch::HttpClientError;
 use crate::filter::FilterError;
 use crate::filter_files::FilterFileError;
+use crate::protocol::HttpClientError;
 
 /// Why a crawler could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -8,10 +8,7 @@ use super::error::BuildError;
 use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
 };
-use crate::fetch::{
-    CookieJar, FetcherSettings, HttpClient, HttpClientError, HttpSettings, Partitioner, Protocol,
-    Protocols, RobotsCache,
-};
+use crate::fetch::{FetcherSettings, Partitioner};
 use crate::filter::{
     BasicNormalizer, DepthFilter, FilterChain, RegexFilter, SchemeFilter, ScopeFilter, UrlFilter,
 };
@@ -22,6 +19,9 @@ use crate::index::{
 };
 use crate::message::CrawlObserver;
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
+use crate::protocol::{
+    CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerSettings;
 use crate::status::{OutlinkCache, StatusUpdaterSettings};

@@ -12,12 +12,12 @@ use reqwest::header::{
 };
 use url::Url;
 
-use super::dns::{HostResolver, is_private_address};
-use super::http_options::{self, CookieJar};
-use super::wire::{Archived, Received, WireError};
+use super::archive::{Archived, Received, WireError};
+use super::options::{self, CookieJar};
 use crate::config::{ProxySettings, SiteCredentials};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
+use crate::protocol::dns::{HostResolver, is_private_address};
 use crate::warc::WarcSink;
 
 /// Settings of the HTTP client.
@@ -194,8 +194,7 @@ impl HttpClient {
         url: &Url,
         metadata: &Metadata,
     ) -> Result<FetchedResponse, (FetchFailure, String)> {
-        let mut request =
-            http_options::authorize(&self.credentials, self.client.get(url.as_str()), url);
+        let mut request = options::authorize(&self.credentials, self.client.get(url.as_str()), url);
         if let Some(etag) = metadata.first(keys::ETAG) {
             request = request.header(IF_NONE_MATCH, etag);
         }
@@ -338,7 +337,7 @@ pub(crate) fn base_builder(
         .pool_max_idle_per_host(settings.max_idle_per_host)
         .dns_resolver(resolver.cache());
     let builder = resolver.pin_all(builder);
-    let builder = http_options::apply(
+    let builder = options::apply(
         builder,
         settings.proxy.as_ref(),
         &settings.custom_headers,

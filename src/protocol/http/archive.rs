@@ -221,9 +221,9 @@ mod tests {
 
     use axum::response::IntoResponse;
 
-    use crate::fetch::{HttpClient, HttpSettings};
     use crate::message::{FetchFailure, FetchOutcome};
     use crate::model::Metadata;
+    use crate::protocol::{HttpClient, HttpSettings};
     use crate::warc::WarcSettings;
 
     const PAGE: &[u8] = b"<html><body>a page sent gzip-coded</body></html>";

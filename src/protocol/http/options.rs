@@ -57,7 +57,7 @@ pub(super) fn apply(
 
 /// `request` with the `Authorization` header for `url`'s host, when `credentials` has one for it.
 /// (reqwest drops the header when a redirect it follows leaves the host.)
-pub(super) fn authorize(
+pub(crate) fn authorize(
     credentials: &SiteCredentials,
     request: reqwest::RequestBuilder,
     url: &Url,

@@ -13,8 +13,7 @@ use moka::future::Cache;
 use texting_robots::Robot;
 use url::Url;
 
-use super::http::{HttpClientError, HttpSettings, base_builder, redirect_policy};
-use super::http_options::authorize;
+use super::http::{HttpClientError, HttpSettings, authorize, base_builder, redirect_policy};
 use crate::config::SiteCredentials;
 
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).

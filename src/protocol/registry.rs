@@ -29,7 +29,7 @@ use crate::model::Metadata;
 /// use std::sync::Arc;
 /// use async_trait::async_trait;
 /// use squall::config::ConfigBuilder;
-/// use squall::fetch::Protocol;
+/// use squall::protocol::Protocol;
 /// use squall::frontier::{EmbeddedFrontier, QueryLimits};
 /// use squall::message::{FetchOutcome, FetchRecord, FetchedResponse};
 /// use squall::model::{Metadata, Status};
@@ -239,7 +239,7 @@ impl std::fmt::Debug for Protocols {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::HttpSettings;
+    use crate::protocol::HttpSettings;
 
     struct Nothing;
 
