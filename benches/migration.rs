@@ -16,10 +16,10 @@ use common::frontier_data::{
 };
 use common::{engine_client, quick};
 use serde_json::json;
-use squall_spouts::client::Method;
-use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::migrate::{MigrationOptions, migrate};
-use squall_spouts::status_index::schema::status_index_body;
+use squall_engine::client::Method;
+use squall_engine::client::{EsClient, RequestBody};
+use squall_engine::migrate::{MigrationOptions, migrate};
+use squall_engine::status_index::schema::status_index_body;
 
 async fn load_source(client: &EsClient, index: &str, docs: u64) {
     let targets = Targets {

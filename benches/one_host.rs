@@ -23,14 +23,14 @@ use common::{Spread, engine_client, env_or, quick, start_closed_site};
 use squall::config::CrawlConfig;
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::topology::CrawlerBuilder;
-use squall_spouts::client::EsClient;
-use squall_spouts::client::indices::ensure_index;
-use squall_spouts::queue::schema::queues_index_body;
-use squall_spouts::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
-use squall_spouts::status_index::schema::KeyField;
-use squall_spouts::status_index::spouts::{AggregationSpout, SpoutSettings};
-use squall_spouts::{EsStatusStore, WriterSettings};
+use squall_engine::client::EsClient;
+use squall_engine::client::indices::ensure_index;
+use squall_engine::queue::schema::queues_index_body;
+use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+use squall_engine::status_index::schema::KeyField;
+use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
+use squall_engine::{EsStatusStore, WriterSettings};
 use squall_testsite::Site;
 
 const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
@@ -121,7 +121,7 @@ fn config(delay: f64) -> CrawlConfig {
 async fn delete_index(client: &EsClient, index: &str) {
     let _ = client
         .request(
-            squall_spouts::client::Method::Delete,
+            squall_engine::client::Method::Delete,
             &format!("/{index}"),
             &[],
             None,

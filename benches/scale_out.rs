@@ -40,8 +40,8 @@ use common::{
     Spread, crawl_binary, env_or, fresh_temp_dir, quick, spawn_crawler, start_closed_site,
 };
 use serde_json::{Value, json};
-use squall_spouts::client::Method;
-use squall_spouts::client::{ConnectionSettings, EsClient};
+use squall_engine::client::Method;
+use squall_engine::client::{ConnectionSettings, EsClient};
 use squall_testsite::{Site, SiteSpec};
 
 /// Process counts measured.

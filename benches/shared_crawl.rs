@@ -42,8 +42,8 @@ use common::{
     start_closed_site,
 };
 use serde_json::{Value, json};
-use squall_spouts::client::Method;
-use squall_spouts::queue::QueueSpoutSettings;
+use squall_engine::client::Method;
+use squall_engine::queue::QueueSpoutSettings;
 use squall_testsite::{Site, SiteSpec};
 
 /// Crawler processes sharing the frontier.

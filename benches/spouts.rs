@@ -54,14 +54,14 @@ use squall::frontier::{StatusStore, StatusWrite};
 use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
-use squall_spouts::client::Method;
-use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::queue::{QueueSpout, QueueSpoutSettings};
-use squall_spouts::status_index::schema::{KeyField, format_date};
-use squall_spouts::status_index::spouts::{
+use squall_engine::client::Method;
+use squall_engine::client::{EsClient, RequestBody};
+use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
+use squall_engine::status_index::schema::{KeyField, format_date};
+use squall_engine::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
 };
-use squall_spouts::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterSettings};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 

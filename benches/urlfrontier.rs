@@ -103,7 +103,7 @@ fn fresh(kind: Kind, run: usize) -> anyhow::Result<Fresh> {
 
 /// Loads `urls` due URLs over `hosts` hosts into the frontier.
 async fn load(config: &CrawlConfig, urls: usize, hosts: usize) -> anyhow::Result<()> {
-    let frontier = squall_spouts::frontier::open(config).await?;
+    let frontier = squall_engine::setup::open(config).await?;
     let writes: Vec<StatusWrite> = (0..urls)
         .map(|i| {
             let host = format!("h{}.test", i % hosts);

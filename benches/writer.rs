@@ -18,12 +18,12 @@ use common::frontier_data::{Generator, call, delete};
 use common::{Spread, engine_client, engine_url, env_or, quick, runs};
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite};
-use squall_spouts::client::Method;
-use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::status_index::schema::{
+use squall_engine::client::Method;
+use squall_engine::client::{EsClient, RequestBody};
+use squall_engine::status_index::schema::{
     KeyField, document_id, status_document, status_index_body,
 };
-use squall_spouts::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterSettings};
 
 async fn fresh_index(client: &EsClient, index: &str) {
     delete(client, &[index]).await;

@@ -454,30 +454,30 @@ async fn show_progress(
 }
 
 /// The frontier `frontier.kind` names: a URLFrontier server (`urlfrontier.*` keys,
-/// examples/urlfrontier-conf.yaml) through squall-urlfrontier, any other through squall-spouts.
+/// examples/urlfrontier-conf.yaml) through squall-urlfrontier, any other through squall-engine.
 async fn open_frontier(
     config: &CrawlConfig,
 ) -> anyhow::Result<(Box<dyn Spout>, Arc<dyn StatusStore>)> {
     let (spout, store, description) = if config.frontier.kind == FrontierKind::Urlfrontier {
         squall_urlfrontier::client::open(config).await?
     } else {
-        let frontier = squall_spouts::frontier::open(config).await?;
+        let frontier = squall_engine::setup::open(config).await?;
         (frontier.spout, frontier.store, frontier.description)
     };
     eprintln!("frontier: {description}");
     Ok((spout, store))
 }
 
-/// The content index of `indexer.kind: opensearch` (`es.indexer.*` keys), through squall-spouts;
+/// The content index of `indexer.kind: opensearch` (`es.indexer.*` keys), through squall-engine;
 /// the core opens the file of `indexer.kind: file` itself.
 async fn open_content_index(
     config: &CrawlConfig,
 ) -> anyhow::Result<Option<Arc<dyn squall::index::ContentStore>>> {
     // The es.indexer.* keys are checked whichever indexer is chosen, so that a typo never passes.
-    let keys = squall_spouts::indexer::ContentIndexConfig::from_config(config)?;
+    let keys = squall_engine::indexer::ContentIndexConfig::from_config(config)?;
     match config.indexer.kind {
         IndexerKind::Opensearch => {
-            let store = squall_spouts::indexer::open(config).await?;
+            let store = squall_engine::indexer::open(config).await?;
             eprintln!("content index: {}", keys.index);
             Ok(Some(Arc::new(store)))
         }

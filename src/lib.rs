@@ -19,7 +19,7 @@
 //! ARCHITECTURE.md in the repository draws the picture and says where a new capability goes.
 //!
 //! The frontier is pluggable. [`frontier::EmbeddedFrontier`], the default, keeps it in one local
-//! file; the `squall-spouts` crate keeps it in Elasticsearch or OpenSearch, shared by any number of
+//! file; the `squall-engine` crate keeps it in Elasticsearch or OpenSearch, shared by any number of
 //! crawler processes, and opens either one from the same configuration keys.
 //!
 //! ## A complete crawler

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
-use squall_spouts::client::{ConnectionSettings, EsClient, RequestBody};
+use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 mod support;
@@ -323,7 +323,7 @@ async fn crawl(cluster: &Cluster, client: &EsClient, fault: Fault) -> Outcome {
     for index in [&indices.urls, &indices.queues] {
         let _ = client
             .request(
-                squall_spouts::client::Method::Delete,
+                squall_engine::client::Method::Delete,
                 &format!("/{index},{index}-workers"),
                 &[("ignore_unavailable", "true")],
                 None,
@@ -407,11 +407,11 @@ async fn stored_statuses(
     for chunk in urls.chunks(500) {
         let ids: Vec<String> = chunk
             .iter()
-            .map(|u| squall_spouts::status_index::schema::document_id(u))
+            .map(|u| squall_engine::status_index::schema::document_id(u))
             .collect();
         let answer = client
             .request(
-                squall_spouts::client::Method::Post,
+                squall_engine::client::Method::Post,
                 &format!("/{index}/_mget"),
                 &[("_source_includes", "status")],
                 Some(RequestBody::Json(json!({ "ids": ids }))),

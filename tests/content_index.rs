@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use squall::index::document_id;
 use squall::topology::StopReason;
-use squall_spouts::client::{ConnectionSettings, EsClient, Method, RequestBody};
+use squall_engine::client::{ConnectionSettings, EsClient, Method, RequestBody};
 use support::binary::{crawl_binary, set_args};
 use support::content_site::ContentSite;
 use support::crawler;
@@ -62,7 +62,7 @@ async fn crawl_into(
     index: &str,
 ) -> (squall::frontier::EmbeddedFrontier, tempfile::TempDir) {
     let config = config(index);
-    let store = squall_spouts::indexer::open(&config)
+    let store = squall_engine::indexer::open(&config)
         .await
         .expect("content index");
     let (builder, frontier, dir) = crawler::embedded(config);
@@ -108,7 +108,7 @@ async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_c
         )
         .await
         .expect("StormCrawler's content index");
-    squall_spouts::indexer::open(&config(&ours))
+    squall_engine::indexer::open(&config(&ours))
         .await
         .expect("squall creates its content index");
     assert_eq!(shape(&client, &theirs).await, shape(&client, &ours).await);

@@ -338,7 +338,7 @@ async fn url_documents(
     }
     let ids: Vec<String> = urls
         .iter()
-        .map(|u| squall_spouts::status_index::schema::document_id(u))
+        .map(|u| squall_engine::status_index::schema::document_id(u))
         .collect();
     let answer = engine
         .mget(MgetParts::Index(index))

@@ -8,13 +8,13 @@ use std::process::{Command, Output};
 
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
-use squall_spouts::client::indices::ensure_index;
-use squall_spouts::client::{ConnectionSettings, EsClient};
-use squall_spouts::queue::QueueStatusStore;
-use squall_spouts::queue::schema::queues_index_body;
-use squall_spouts::status_index::index::{IndexSettings, ensure_status_index};
-use squall_spouts::status_index::schema::KeyField;
-use squall_spouts::{EsStatusStore, WriterSettings};
+use squall_engine::client::indices::ensure_index;
+use squall_engine::client::{ConnectionSettings, EsClient};
+use squall_engine::queue::QueueStatusStore;
+use squall_engine::queue::schema::queues_index_body;
+use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+use squall_engine::status_index::schema::KeyField;
+use squall_engine::{EsStatusStore, WriterSettings};
 use squall_testsite::{Scope, Site, SiteSpec};
 use url::Url;
 

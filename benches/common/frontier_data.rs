@@ -20,10 +20,10 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use squall::frontier::StatusWrite;
 use squall::model::{CrawlUrl, Status, keys};
-use squall_spouts::client::Method;
-use squall_spouts::client::{EsClient, RequestBody};
-use squall_spouts::queue::schema::{queue_id, queues_index_body};
-use squall_spouts::status_index::schema::{
+use squall_engine::client::Method;
+use squall_engine::client::{EsClient, RequestBody};
+use squall_engine::queue::schema::{queue_id, queues_index_body};
+use squall_engine::status_index::schema::{
     KeyField, document_id, format_date, status_document, status_index_body, urls_index_body,
 };
 

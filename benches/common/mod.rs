@@ -82,14 +82,14 @@ pub fn engine_url() -> String {
 }
 
 /// A client with a long timeout (loading and `_update_by_query` of millions of documents).
-pub fn engine_client() -> squall_spouts::client::EsClient {
+pub fn engine_client() -> squall_engine::client::EsClient {
     let url = engine_url();
-    let mut settings = match squall_spouts::client::ConnectionSettings::new(&url) {
+    let mut settings = match squall_engine::client::ConnectionSettings::new(&url) {
         Ok(settings) => settings,
         Err(e) => panic!("{e}"),
     };
     settings.timeout = std::time::Duration::from_secs(300);
-    match squall_spouts::client::EsClient::new(settings) {
+    match squall_engine::client::EsClient::new(settings) {
         Ok(client) => client,
         Err(e) => panic!("{e}"),
     }

@@ -9,7 +9,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use squall_spouts::client::Method;
+use squall_engine::client::Method;
 use squall_testsite::Site;
 
 use crate::common::binary::{queue_frontier_args, resolve_args, set_args, site_args};

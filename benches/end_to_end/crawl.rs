@@ -5,7 +5,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use squall_spouts::client::Method;
+use squall_engine::client::Method;
 use squall_testsite::{Site, SiteSpec};
 
 use crate::common::binary::{queue_frontier_args, set_args, site_args};

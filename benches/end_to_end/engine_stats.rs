@@ -3,7 +3,7 @@
 //! the time they took, read before and after the window and shown per crawled page.
 
 use serde_json::{Value, json};
-use squall_spouts::client::Method;
+use squall_engine::client::Method;
 
 use crate::common::engine_client;
 

@@ -32,7 +32,7 @@ fn done(tuple: &Tuple) -> StatusWrite {
 /// In process: the frontier's spout under the spout runner, every URL it emits written back as
 /// FETCHED in batches of up to [`BATCH`] and acked once written. Returns how long `total` URLs took.
 pub async fn in_process(config: &CrawlConfig, total: usize) -> anyhow::Result<Duration> {
-    let frontier = squall_spouts::frontier::open(config).await?;
+    let frontier = squall_engine::setup::open(config).await?;
     let store = frontier.store;
     let (tuples, incoming) = mpsc::channel::<Tuple>(BATCH);
     let (ack_sender, acks) = mpsc::unbounded_channel::<AckMessage>();

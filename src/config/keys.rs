@@ -173,7 +173,7 @@ config_keys! {
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     "redirections.allowed" => redirections_allowed: bool = true;
     /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at `indexer.file`)
-    /// or `opensearch` (the content index of the `es.indexer.*` keys, through `squall-spouts`).
+    /// or `opensearch` (the content index of the `es.indexer.*` keys, through `squall-engine`).
     "indexer.kind" => indexer_kind: IndexerKind = IndexerKind::None;
     /// `indexer.file`: the JSON-lines file of `indexer.kind: file` (appended to).
     "indexer.file" => indexer_file: PathBuf = PathBuf::from("squall-content.jsonl");

@@ -21,7 +21,7 @@
 //! in one warning ([`CrawlConfig::ignored_keys`]). Keys under `es.` and `opensearch.` belong to the
 //! Elasticsearch/OpenSearch frontier, keys under `browser.` to the headless-browser protocol, and
 //! keys under `urlfrontier.` to the URLFrontier client: they are kept as written
-//! ([`CrawlConfig::extension`]) and checked by the crate that reads them, `squall-spouts`,
+//! ([`CrawlConfig::extension`]) and checked by the crate that reads them, `squall-engine`,
 //! `squall-browser` and `squall-urlfrontier`.
 
 mod builder;

@@ -200,7 +200,7 @@ pub enum IndexerKind {
     None,
     /// One JSON line per page in a local file ([`JsonLinesStore`](crate::index::JsonLinesStore)).
     File,
-    /// An Elasticsearch or OpenSearch content index (the `squall-spouts` crate), given to the
+    /// An Elasticsearch or OpenSearch content index (the `squall-engine` crate), given to the
     /// crawler with [`CrawlerBuilder::content_store`](crate::topology::CrawlerBuilder::content_store).
     Opensearch,
 }
@@ -280,7 +280,7 @@ pub struct TopologyConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrontierConfig {
     /// `frontier.kind`: `embedded` (a directory on local disk, the default), `opensearch` (an
-    /// Elasticsearch or OpenSearch cluster, configured by the `es.*` keys that `squall-spouts`
+    /// Elasticsearch or OpenSearch cluster, configured by the `es.*` keys that `squall-engine`
     /// reads) or `urlfrontier` (a URLFrontier server, configured by the `urlfrontier.*` keys that
     /// `squall-urlfrontier` reads).
     pub kind: FrontierKind,
@@ -299,7 +299,7 @@ pub enum FrontierKind {
     /// A directory on local disk: [`EmbeddedFrontier`](crate::frontier::EmbeddedFrontier).
     #[default]
     Embedded,
-    /// An Elasticsearch or OpenSearch cluster (the `squall-spouts` crate).
+    /// An Elasticsearch or OpenSearch cluster (the `squall-engine` crate).
     Opensearch,
     /// A URLFrontier server, over gRPC (the `squall-urlfrontier` crate's client).
     Urlfrontier,

@@ -8,7 +8,7 @@
 //! whether trying again may help).
 //!
 //! [`EmbeddedFrontier`] is the default implementation: one file on local disk, nothing to install.
-//! The Elasticsearch and OpenSearch frontiers live in the `squall-spouts` crate. Every frontier must
+//! The Elasticsearch and OpenSearch frontiers live in the `squall-engine` crate. Every frontier must
 //! pass the [`conformance`] suite. A frontier that can also be listed, counted and pruned (for the
 //! URLFrontier server) implements [`Catalog`].
 
@@ -18,6 +18,7 @@ pub mod conformance;
 mod embedded;
 mod error;
 mod hints;
+mod sides;
 mod spout;
 mod store;
 
@@ -26,5 +27,6 @@ pub use catalog::{Catalog, QueuePage, StoredUrl, UrlQuery};
 pub use embedded::{EmbeddedFrontier, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus};
 pub use error::{ErrorKind, SpoutError, StoreError};
 pub use hints::{Lease, QueueHints, QueueReport};
+pub use sides::Frontier;
 pub use spout::{DueUrl, Spout};
 pub use store::{StatusStore, StatusWrite};

@@ -18,7 +18,7 @@
 //! which stays due in the frontier; a document the store refuses for good gives the URL the status
 //! ERROR (`error.cause: indexing`), as StormCrawler does for a 400.
 //!
-//! [`JsonLinesStore`] is the store of `indexer.kind: file`; `squall-spouts` has the Elasticsearch /
+//! [`JsonLinesStore`] is the store of `indexer.kind: file`; `squall-engine` has the Elasticsearch /
 //! OpenSearch one.
 
 mod document;

@@ -138,7 +138,7 @@ impl CrawlerBuilder {
     }
 
     /// Indexes every parsed page in `store` (whatever `indexer.kind` says): the store of
-    /// `indexer.kind: opensearch` comes from `squall_spouts::indexer::open`.
+    /// `indexer.kind: opensearch` comes from `squall_engine::indexer::open`.
     pub fn content_store(mut self, store: Arc<dyn ContentStore>) -> Self {
         self.content_store = Some(store);
         self

@@ -30,7 +30,7 @@ pub enum BuildError {
     /// `indexer.kind: opensearch` without a content store.
     #[error(
         "indexer.kind is opensearch but no content store was given: open one with \
-         squall_spouts::indexer::open and pass it to CrawlerBuilder::content_store"
+         squall_engine::indexer::open and pass it to CrawlerBuilder::content_store"
     )]
     NoContentStore,
     /// No frontier was given.

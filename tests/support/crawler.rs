@@ -2,7 +2,7 @@
 //! crawler resolving the site's host names, a run until idle, an observer recording every fetch
 //! attempt, and the status squall stores for what the site expects. Shared by the root tests, the
 //! benchmarks (`benches/common`, through `#[path]`), and the spouts and browser crates' tests
-//! (`spouts/tests/support`, `browser/tests/support`, through `#[path]`).
+//! (`engine/tests/support`, `browser/tests/support`, through `#[path]`).
 #![allow(dead_code)]
 
 use std::net::SocketAddr;

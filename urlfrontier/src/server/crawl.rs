@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use squall::frontier::{Catalog, Spout, StatusStore, StatusWrite};
+use squall::frontier::{Catalog, Frontier, StatusStore, StatusWrite};
 use squall::message::{AckMessage, Tuple};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -14,26 +14,6 @@ use tracing::{info, warn};
 
 use super::dispenser::{Ask, Dispenser, HandedOut};
 use super::writer::{PutOutcome, WriteJob, write_loop};
-
-/// A frontier's three sides, as the server uses them.
-pub struct Backend {
-    /// Reads due URLs.
-    pub spout: Box<dyn Spout>,
-    /// Takes status writes.
-    pub store: Arc<dyn StatusStore>,
-    /// Lists, counts and deletes.
-    pub catalog: Arc<dyn Catalog>,
-    /// One line for people: where the frontier is.
-    pub description: String,
-}
-
-impl std::fmt::Debug for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Backend")
-            .field("description", &self.description)
-            .finish_non_exhaustive()
-    }
-}
 
 /// How every crawl of a server runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,8 +64,8 @@ impl std::fmt::Debug for Crawl {
 }
 
 impl Crawl {
-    /// Starts reading `backend`'s due URLs.
-    pub fn start(backend: Backend, settings: &CrawlSettings) -> Arc<Crawl> {
+    /// Starts reading `frontier`'s due URLs.
+    pub fn start(frontier: Frontier, settings: &CrawlSettings) -> Arc<Crawl> {
         let gap = settings.gap;
         let (tuples, mut incoming) = mpsc::channel::<Tuple>(64);
         let (ack_sender, acks) = mpsc::unbounded_channel::<AckMessage>();
@@ -95,7 +75,7 @@ impl Crawl {
         // PutURLs' writes wake the reader, so that a URL put is handed out without waiting for
         // the reader's next scheduled query.
         let written = Arc::new(tokio::sync::Notify::new());
-        let runner = SpoutRunner::new(backend.spout, settings.runner.clone())
+        let runner = SpoutRunner::new(frontier.spout, settings.runner.clone())
             .with_writes_signal(Arc::clone(&written));
         let runner_task =
             tokio::spawn(runner.run(tuples, ack_sender, acks, state_sender, stop.clone()));
@@ -106,7 +86,7 @@ impl Crawl {
             }
         });
         let (writer, jobs) = mpsc::channel(64);
-        let store = Arc::clone(&backend.store);
+        let store = Arc::clone(&frontier.store);
         tokio::spawn(write_loop(
             store,
             Arc::clone(&dispenser),
@@ -117,8 +97,8 @@ impl Crawl {
         Arc::new(Crawl {
             dispenser,
             writer,
-            store: backend.store,
-            catalog: backend.catalog,
+            store: frontier.store,
+            catalog: frontier.catalog,
             state,
             stop,
             tasks: tokio::sync::Mutex::new(Some((runner_task, feeder_task))),

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::RwLock;
 
-use super::crawl::{Backend, Crawl, CrawlSettings};
+use super::crawl::{Crawl, CrawlSettings};
+use squall::frontier::Frontier;
 
 /// The crawl ID URLFrontier clients use when they name none.
 pub const DEFAULT_CRAWL: &str = "DEFAULT";
@@ -35,7 +36,7 @@ pub enum CrawlError {
 #[async_trait]
 pub trait FrontierOpener: Send + Sync {
     /// The frontier of crawl `crawl` (a valid ID), created when missing.
-    async fn open(&self, crawl: &str) -> Result<Backend, CrawlError>;
+    async fn open(&self, crawl: &str) -> Result<Frontier, CrawlError>;
 
     /// The crawls that have a frontier already (for `ListCrawls`), besides those open.
     async fn existing(&self) -> Vec<String>;
@@ -100,9 +101,9 @@ impl Crawls {
         if let Some(found) = open.get(crawl) {
             return Ok(Arc::clone(found));
         }
-        let backend = self.opener.open(crawl).await?;
-        tracing::info!(crawl, frontier = %backend.description, "crawl opened");
-        let started = Crawl::start(backend, &self.settings);
+        let frontier = self.opener.open(crawl).await?;
+        tracing::info!(crawl, frontier = %frontier.description, "crawl opened");
+        let started = Crawl::start(frontier, &self.settings);
         open.insert(crawl.to_string(), Arc::clone(&started));
         Ok(started)
     }

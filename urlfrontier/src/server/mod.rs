@@ -5,7 +5,7 @@ mod dispenser;
 mod service;
 mod writer;
 
-pub use crawl::{Backend, Crawl, CrawlSettings};
+pub use crawl::{Crawl, CrawlSettings};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};
 pub use service::{FrontierService, IDLE_COUNT, LogLevels};

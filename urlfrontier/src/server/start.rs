@@ -13,10 +13,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use super::crawl::{Backend, CrawlSettings};
+use super::crawl::CrawlSettings;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::service::{FrontierService, LogLevels};
 use crate::proto::url_frontier_server::UrlFrontierServer;
+use squall::frontier::Frontier;
 
 /// How long a shutdown waits for calls in progress (a client's open PutURLs stream) before it
 /// stops the crawls anyway; writes acked until then are durable, the rest were never acked.
@@ -53,11 +54,12 @@ impl ConfigOpener {
             return Ok(config);
         }
         config.frontier.path = self.crawls_dir().join(crawl);
-        let index = squall_spouts::frontier::IndexFrontierConfig::from_config(&self.config)
-            .map_err(|error| CrawlError::Open {
+        let index = squall_engine::setup::IndexFrontierConfig::from_config(&self.config).map_err(
+            |error| CrawlError::Open {
                 crawl: crawl.to_string(),
                 message: error.to_string(),
-            })?;
+            },
+        )?;
         let extensions = &mut config.extensions;
         extensions.set("es.status.index.name", &format!("{}-{crawl}", index.index));
         extensions.set(
@@ -74,21 +76,15 @@ impl ConfigOpener {
 
 #[async_trait]
 impl FrontierOpener for ConfigOpener {
-    async fn open(&self, crawl: &str) -> Result<Backend, CrawlError> {
+    async fn open(&self, crawl: &str) -> Result<Frontier, CrawlError> {
         let config = self.config_for(crawl)?;
         let failed = |message: String| CrawlError::Open {
             crawl: crawl.to_string(),
             message,
         };
-        let frontier = squall_spouts::frontier::open(&config)
+        squall_engine::setup::open(&config)
             .await
-            .map_err(|error| failed(error.to_string()))?;
-        Ok(Backend {
-            spout: frontier.spout,
-            store: frontier.store,
-            catalog: frontier.catalog,
-            description: frontier.description,
-        })
+            .map_err(|error| failed(error.to_string()))
     }
 
     async fn existing(&self) -> Vec<String> {

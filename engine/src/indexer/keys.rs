@@ -1,0 +1,189 @@
+//! The content indexer's keys, `es.indexer.*` (also read under `opensearch.indexer.*`), as
+//! StormCrawler's Elasticsearch and OpenSearch `IndexerBolt` names them.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use squall::config::{ConfigError, CrawlConfig};
+
+use crate::client::indices::parse_time_value;
+use crate::key_values::{OneOrMany, checked_addresses};
+
+/// The prefixes the keys are read under.
+pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
+
+/// The keys as written (prefix left out of the serde names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Keys {
+    addresses: OneOrMany,
+    #[serde(rename = "index.name")]
+    index: String,
+    create: bool,
+    #[serde(rename = "bulkActions")]
+    bulk_actions: usize,
+    #[serde(rename = "flushInterval")]
+    flush_interval: TimeValue,
+    #[serde(rename = "concurrentRequests")]
+    concurrent_requests: u32,
+    sniff: bool,
+    pipeline: String,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys {
+            addresses: OneOrMany::One("http://127.0.0.1:9200".to_string()),
+            index: "content".to_string(),
+            create: false,
+            bulk_actions: 50,
+            flush_interval: TimeValue::Text("5s".to_string()),
+            concurrent_requests: 1,
+            sniff: true,
+            pipeline: String::new(),
+        }
+    }
+}
+
+/// A duration as StormCrawler writes it (`"2s"`, `"500ms"`), or a number of seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum TimeValue {
+    Seconds(f64),
+    Text(String),
+}
+
+/// The content indexer's settings, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentIndexConfig {
+    /// `es.indexer.addresses`: the cluster's nodes (`localhost` means `http://localhost:9200`).
+    pub addresses: Vec<String>,
+    /// `es.indexer.index.name`: the content index, created with StormCrawler's `indexer.mapping`
+    /// when missing.
+    pub index: String,
+    /// `es.indexer.create`: write documents create-only (a page already indexed is kept as it is)
+    /// instead of overwriting them.
+    pub create: bool,
+    /// `es.indexer.bulkActions`: documents sent in one bulk request.
+    pub bulk_actions: usize,
+    /// `es.indexer.flushInterval`: a partial bulk is sent after this long.
+    pub flush_interval: Duration,
+    /// `es.indexer.pipeline`: the ingest pipeline documents go through (`None`: none).
+    pub pipeline: Option<String>,
+}
+
+impl ContentIndexConfig {
+    /// Reads and checks the `es.indexer.*` (or `opensearch.indexer.*`) keys; absent keys take
+    /// their defaults, unknown ones are an error with a did-you-mean. `concurrentRequests` and
+    /// `sniff` are accepted as StormCrawler files set them: squall sends one bulk at a time per
+    /// crawler and uses the nodes listed.
+    pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
+        let keys: Keys = config.extension(PREFIXES)?;
+        let invalid = |key: &str, message: &str| ConfigError::InvalidValue {
+            key: key.to_string(),
+            message: message.to_string(),
+        };
+        let addresses = checked_addresses("es.indexer.addresses", keys.addresses.addresses())?;
+        if keys.bulk_actions == 0 {
+            return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
+        }
+        let flush_interval = match &keys.flush_interval {
+            TimeValue::Seconds(seconds) => Duration::try_from_secs_f64(*seconds).ok(),
+            TimeValue::Text(text) => parse_time_value(text),
+        }
+        .filter(|d| *d <= Duration::from_secs(3600))
+        .ok_or_else(|| {
+            invalid(
+                "es.indexer.flushInterval",
+                "must be a time such as 2s or 500ms, at most one hour",
+            )
+        })?;
+        Ok(ContentIndexConfig {
+            addresses,
+            index: keys.index,
+            create: keys.create,
+            bulk_actions: keys.bulk_actions,
+            flush_interval,
+            pipeline: Some(keys.pipeline).filter(|p| !p.trim().is_empty()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squall::config::ConfigBuilder;
+
+    fn read(settings: &[&str]) -> Result<ContentIndexConfig, ConfigError> {
+        let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
+        for setting in settings {
+            builder = builder.set(setting)?;
+        }
+        ContentIndexConfig::from_config(&builder.build()?)
+    }
+
+    #[test]
+    fn stormcrawlers_archetype_values_are_read() {
+        let config = read(&[
+            "opensearch.indexer.addresses=localhost",
+            "opensearch.indexer.index.name=content",
+            "opensearch.indexer.create=false",
+            "opensearch.indexer.bulkActions=100",
+            "opensearch.indexer.flushInterval=2s",
+            "opensearch.indexer.concurrentRequests=1",
+            "opensearch.indexer.sniff=true",
+        ])
+        .expect("valid");
+        assert_eq!(config.addresses, ["localhost"]);
+        assert_eq!(config.bulk_actions, 100);
+        assert_eq!(config.flush_interval, Duration::from_secs(2));
+        assert_eq!(config.pipeline, None);
+        let numbers = read(&["es.indexer.flushInterval=0.5", "es.indexer.pipeline=p"])
+            .expect("seconds as a number");
+        assert_eq!(numbers.flush_interval, Duration::from_millis(500));
+        assert_eq!(numbers.pipeline.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn bad_values_and_typos_name_the_key() {
+        let err = read(&["es.indexer.flushInterval=soon"]).expect_err("time");
+        assert!(
+            err.to_string().contains("es.indexer.flushInterval"),
+            "{err}"
+        );
+        let err = read(&["es.indexer.bulkActions=0"]).expect_err("zero");
+        assert!(err.to_string().contains("es.indexer.bulkActions"), "{err}");
+        let err = read(&["es.indexer.index.nme=x"]).expect_err("typo");
+        assert!(err.to_string().contains("es.indexer.index.name"), "{err}");
+        let err = read(&["es.indexer.addresses=http://[::1"]).expect_err("address");
+        assert!(err.to_string().contains("es.indexer.addresses"), "{err}");
+    }
+
+    #[test]
+    fn the_frontier_leaves_the_indexer_keys_alone() {
+        let config = ConfigBuilder::new()
+            .set("http.agent.name=test")
+            .and_then(|b| b.set("es.indexer.index.name=pages"))
+            .and_then(ConfigBuilder::build)
+            .expect("config");
+        crate::setup::IndexFrontierConfig::from_config(&config).expect("frontier keys valid");
+    }
+
+    #[test]
+    fn the_shipped_example_lists_every_key_with_its_default() {
+        let text = include_str!("../../../examples/opensearch-conf.yaml");
+        let config = ConfigBuilder::new()
+            .yaml_str(text)
+            .and_then(|b| b.set("http.agent.name=test"))
+            .and_then(ConfigBuilder::build)
+            .expect("the example parses");
+        assert_eq!(
+            ContentIndexConfig::from_config(&config).expect("its keys are valid"),
+            read(&[]).expect("defaults"),
+            "a value of examples/opensearch-conf.yaml is not the default"
+        );
+        let listed = squall::config::listed_keys(text, "es.indexer.");
+        let known = squall::config::field_names::<Keys>();
+        assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+    }
+}

@@ -1,0 +1,55 @@
+//! # squall-engine
+//!
+//! squall's Elasticsearch/OpenSearch backend (the engine): everything [`squall`] keeps in an
+//! engine, over one [`client`]:
+//!
+//! - [`status_index`]: a StormCrawler-compatible status index ([`status_index::schema`],
+//!   [`status_index::index`]), the writer that keeps it ([`EsStatusStore`], a
+//!   [`squall::frontier::StatusStore`]), and the spouts that read due URLs from it
+//!   ([`status_index::spouts`]): aggregation, collapsing and hybrid, each a
+//!   [`squall::frontier::Spout`];
+//! - [`queue`]: the queue frontier, a urls index and a queues index with leases, for many crawler
+//!   processes;
+//! - [`migrate`]: turning a status index into the queue frontier's two indices;
+//! - [`catalog`]: either frontier's URLs and queues listed, counted and deleted
+//!   ([`catalog::EsCatalog`], a [`squall::frontier::Catalog`]);
+//! - [`indexer`]: StormCrawler's content index, written by squall's content indexer
+//!   ([`indexer::EsContentStore`], a [`squall::index::ContentStore`]);
+//! - [`setup`]: either frontier opened from configuration ([`setup::open`]: `frontier.kind` and
+//!   the `es.*` keys), so that a program gets from the same keys the same crawler as the crawl
+//!   binary.
+//!
+//! The client speaks to the engine with typed requests and answers (bulk, search) and retries.
+//!
+//! Indices written by StormCrawler work as they are: same mapping, same document ids (hex SHA-256 of
+//! the URL), metadata as arrays with `.` escaped as `%2E`, the key in `key` or in a metadata field.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use squall_engine::client::{ConnectionSettings, EsClient};
+//! use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+//! use squall_engine::status_index::schema::KeyField;
+//! use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
+//! use squall_engine::{EsStatusStore, WriterSettings};
+//!
+//! let client = EsClient::new(ConnectionSettings::new("http://127.0.0.1:9200")?)?;
+//! ensure_status_index(&client, &IndexSettings::default()).await?;
+//! let store = EsStatusStore::new(client.clone(), WriterSettings {
+//!     index: "status".into(), key_field: KeyField::default(), routing: true,
+//! });
+//! // Updates of the URLs the spout reads go where their documents live, whatever their routing.
+//! let spout = AggregationSpout::new(client, SpoutSettings::default()).with_routes(store.routes());
+//! // CrawlerBuilder::new(config).frontier(spout, store).build()?
+//! # let _ = (store, spout); Ok(()) }
+//! ```
+
+pub mod catalog;
+pub mod client;
+pub mod indexer;
+mod key_values;
+pub mod migrate;
+pub mod queue;
+pub mod setup;
+pub mod status_index;
+
+pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterSettings};

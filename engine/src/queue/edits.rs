@@ -1,0 +1,334 @@
+//! The changes squall makes to a queue document that depend on what the document holds: each one
+//! written twice, as the Painless script the engine runs, and as the same rule in Rust for engines
+//! that run no scripts (then written back with a conditional write, see [`edit_writes`](super::edit_writes)).
+//!
+//! The two forms must agree on every document: `engine/tests/queue_updates.rs` runs both on random
+//! documents against a real engine and compares the results.
+//!
+//! Dates are compared as strings: every writer uses
+//! [`format_date`](crate::status_index::schema::format_date)'s fixed-width UTC form.
+
+use serde_json::{Map, Value, json};
+
+/// The Painless source of [`QueueEdit::Lower`]: lowers `nextDue` to `params.due` (never raising it),
+/// pushes `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay;
+/// each parameter may be null.
+///
+/// Every due date written is also recorded, whether or not it lowers `nextDue`: `heldDue` keeps the
+/// earliest one since the queue was last given back, and `lastUpdated` when the last one was
+/// written. A release folds `heldDue` into `nextDue` when that write may not have been visible to
+/// the owner's read of the urls index (see [`RELEASE_QUEUE`]), so no URL written moments before a
+/// release is stranded.
+pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
+    if (params.due != null) { \
+      if (ctx._source.heldDue == null || ctx._source.heldDue.compareTo(params.due) > 0) { ctx._source.heldDue = params.due } \
+      if (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0) { ctx._source.nextDue = params.due } \
+      changed = true } \
+    if (params.blocked != null && (ctx._source.blockedUntil == null || ctx._source.blockedUntil.compareTo(params.blocked) < 0)) \
+    { ctx._source.blockedUntil = params.blocked; changed = true } \
+    if (params.delay != null && ctx._source.crawlDelaySeconds != params.delay) \
+    { ctx._source.crawlDelaySeconds = params.delay; changed = true } \
+    if (changed) { ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
+
+/// The Painless source of [`QueueEdit::Renew`]: extends a lease to `params.until`, only for its
+/// owner `params.owner` (a no-op otherwise: the lease was lost). It never shortens the lease: a
+/// renewal that arrives late, after a later one, leaves the later end (and still counts as done).
+pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) { \
+    if (ctx._source.leaseUntil == null || ctx._source.leaseUntil.compareTo(params.until) < 0) \
+    { ctx._source.leaseUntil = params.until } } else { ctx.op = 'noop' }";
+
+/// The Painless source of [`QueueEdit::Release`]: gives a queue back, only for its lease owner
+/// `params.owner`.
+///
+/// `nextDue` becomes `params.next`, the earliest date the owner's read found among the queue's URLs
+/// (null for none) — or `heldDue` if earlier, when the last due date was written at or after
+/// `params.seenBefore`: such a write may not have shown in that read (the owner passes the time of
+/// its claim less the urls index's visibility delay). `nextDue` is never raised otherwise, so it
+/// stays no later than the earliest URL. The lease is cleared and `leaseUntil` set to `params.now`,
+/// which puts the queue behind the due queues that waited longer.
+pub const RELEASE_QUEUE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
+    def next = params.next; def held = ctx._source.heldDue; def written = ctx._source.lastUpdated; \
+    if (held != null && written != null && written.compareTo(params.seenBefore) >= 0 && (next == null || next.compareTo(held) > 0)) { next = held } \
+    ctx._source.nextDue = next; ctx._source.remove('heldDue'); ctx._source.leaseOwner = null; \
+    ctx._source.leaseUntil = params.now }";
+
+/// The Painless source of [`QueueEdit::DropLease`]: drops a lease without touching `nextDue`, only
+/// for its owner `params.owner`.
+pub const DROP_LEASE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
+    ctx._source.leaseOwner = null; ctx._source.leaseUntil = params.now }";
+
+/// The Painless source of [`QueueEdit::Keep`]: changes nothing.
+pub const KEEP: &str = "ctx.op = 'noop'";
+
+/// One edit of the queue `key`, creating the queue as `upsert` when it is missing.
+#[derive(Debug, Clone)]
+pub struct KeyedEdit {
+    /// The queue's key.
+    pub key: String,
+    /// The change.
+    pub edit: QueueEdit,
+    /// The document to create when the queue does not exist (none: leave it missing).
+    pub upsert: Option<Value>,
+}
+
+/// A change to one queue document that depends on what it holds. Dates are in
+/// [`format_date`](crate::status_index::schema::format_date)'s form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueueEdit {
+    /// A writer's report for the queue: the earliest due date written, the latest Retry-After hold,
+    /// the crawl delay from robots.txt ([`LOWER_NEXT_DUE`]).
+    Lower {
+        /// The earliest due date written.
+        due: Option<String>,
+        /// Fetching is held until then.
+        blocked: Option<String>,
+        /// The crawl delay, in seconds.
+        delay: Option<f64>,
+        /// When the report is written.
+        now: String,
+    },
+    /// Extends `owner`'s lease to `until` ([`RENEW_LEASE`]).
+    Renew {
+        /// The lease holder.
+        owner: String,
+        /// The new end of the lease.
+        until: String,
+    },
+    /// `owner` gives the queue back, due at `next` ([`RELEASE_QUEUE`]).
+    Release {
+        /// The lease holder.
+        owner: String,
+        /// The earliest date the owner's read found (none: no URL is due).
+        next: Option<String>,
+        /// The owner's claim, less the urls index's visibility delay.
+        seen_before: String,
+        /// When the queue is given back.
+        now: String,
+    },
+    /// `owner` gives the queue back without touching `nextDue` ([`DROP_LEASE`]).
+    DropLease {
+        /// The lease holder.
+        owner: String,
+        /// When the queue is given back.
+        now: String,
+    },
+    /// Nothing: with an upsert, creates the queue if it is missing ([`KEEP`]).
+    Keep,
+}
+
+impl QueueEdit {
+    /// The edit as an update's `script`: its Painless source and parameters.
+    pub fn painless(&self) -> Value {
+        let (source, params) = match self {
+            QueueEdit::Lower {
+                due,
+                blocked,
+                delay,
+                now,
+            } => (
+                LOWER_NEXT_DUE,
+                json!({ "due": due, "blocked": blocked, "delay": delay, "now": now }),
+            ),
+            QueueEdit::Renew { owner, until } => {
+                (RENEW_LEASE, json!({ "owner": owner, "until": until }))
+            }
+            QueueEdit::Release {
+                owner,
+                next,
+                seen_before,
+                now,
+            } => (
+                RELEASE_QUEUE,
+                json!({ "owner": owner, "next": next, "seenBefore": seen_before, "now": now }),
+            ),
+            QueueEdit::DropLease { owner, now } => {
+                (DROP_LEASE, json!({ "owner": owner, "now": now }))
+            }
+            QueueEdit::Keep => (KEEP, json!({})),
+        };
+        json!({ "source": source, "lang": "painless", "params": params })
+    }
+
+    /// Applies the edit to a document's source, as its script would; `false` when the script
+    /// would choose `noop` (then the source is left as it was).
+    pub fn apply(&self, source: &mut Map<String, Value>) -> bool {
+        match self {
+            QueueEdit::Lower {
+                due,
+                blocked,
+                delay,
+                now,
+            } => lower(source, due.as_deref(), blocked.as_deref(), *delay, now),
+            QueueEdit::Renew { owner, until } => {
+                if !owned_by(source, owner) {
+                    return false;
+                }
+                if date(source, "leaseUntil").is_none_or(|end| end < until.as_str()) {
+                    source.insert("leaseUntil".into(), json!(until));
+                }
+                true
+            }
+            QueueEdit::Release {
+                owner,
+                next,
+                seen_before,
+                now,
+            } => release(source, owner, next.as_deref(), seen_before, now),
+            QueueEdit::DropLease { owner, now } => {
+                if !owned_by(source, owner) {
+                    return false;
+                }
+                source.insert("leaseOwner".into(), Value::Null);
+                source.insert("leaseUntil".into(), json!(now));
+                true
+            }
+            QueueEdit::Keep => false,
+        }
+    }
+}
+
+/// A date field, when set.
+fn date<'a>(source: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
+    source.get(field).and_then(Value::as_str)
+}
+
+fn owned_by(source: &Map<String, Value>, owner: &str) -> bool {
+    date(source, "leaseOwner") == Some(owner)
+}
+
+/// [`LOWER_NEXT_DUE`] in Rust.
+fn lower(
+    source: &mut Map<String, Value>,
+    due: Option<&str>,
+    blocked: Option<&str>,
+    delay: Option<f64>,
+    now: &str,
+) -> bool {
+    let mut changed = false;
+    if let Some(due) = due {
+        for field in ["heldDue", "nextDue"] {
+            if date(source, field).is_none_or(|current| current > due) {
+                source.insert(field.into(), json!(due));
+            }
+        }
+        changed = true;
+    }
+    if let Some(blocked) = blocked
+        && date(source, "blockedUntil").is_none_or(|current| current < blocked)
+    {
+        source.insert("blockedUntil".into(), json!(blocked));
+        changed = true;
+    }
+    if let Some(delay) = delay
+        && source.get("crawlDelaySeconds").and_then(Value::as_f64) != Some(delay)
+    {
+        source.insert("crawlDelaySeconds".into(), json!(delay));
+        changed = true;
+    }
+    if changed {
+        source.insert("lastUpdated".into(), json!(now));
+    }
+    changed
+}
+
+/// [`RELEASE_QUEUE`] in Rust.
+fn release(
+    source: &mut Map<String, Value>,
+    owner: &str,
+    next: Option<&str>,
+    seen_before: &str,
+    now: &str,
+) -> bool {
+    if !owned_by(source, owner) {
+        return false;
+    }
+    let mut next = next.map(str::to_string);
+    if let (Some(held), Some(written)) = (date(source, "heldDue"), date(source, "lastUpdated"))
+        && written >= seen_before
+        && next.as_deref().is_none_or(|next| next > held)
+    {
+        next = Some(held.to_string());
+    }
+    source.insert("nextDue".into(), json!(next));
+    source.remove("heldDue");
+    source.insert("leaseOwner".into(), Value::Null);
+    source.insert("leaseUntil".into(), json!(now));
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn lowering_never_raises_and_records_every_due_date() {
+        let mut source = doc(json!({ "nextDue": "2024-01-01T00:00:00.000Z" }));
+        let edit = QueueEdit::Lower {
+            due: Some("2024-02-01T00:00:00.000Z".into()),
+            blocked: None,
+            delay: None,
+            now: "N".into(),
+        };
+        assert!(edit.apply(&mut source));
+        assert_eq!(source["nextDue"], "2024-01-01T00:00:00.000Z");
+        assert_eq!(source["heldDue"], "2024-02-01T00:00:00.000Z");
+        assert_eq!(source["lastUpdated"], "N");
+        let nothing = QueueEdit::Lower {
+            due: None,
+            blocked: None,
+            delay: None,
+            now: "N2".into(),
+        };
+        assert!(
+            !nothing.apply(&mut source),
+            "a report with nothing in it is a noop"
+        );
+        assert_eq!(source["lastUpdated"], "N");
+    }
+
+    #[test]
+    fn only_the_owner_renews_releases_or_drops_a_lease() {
+        let mut source = doc(
+            json!({ "leaseOwner": "a", "leaseUntil": "T1", "heldDue": "D0",
+                                     "lastUpdated": "S2", "nextDue": "D5" }),
+        );
+        let renew = |owner: &str| QueueEdit::Renew {
+            owner: owner.into(),
+            until: "T2".into(),
+        };
+        assert!(!renew("b").apply(&mut source));
+        assert!(renew("a").apply(&mut source));
+        assert_eq!(source["leaseUntil"], "T2");
+        let late = QueueEdit::Renew {
+            owner: "a".into(),
+            until: "T0".into(),
+        };
+        assert!(
+            late.apply(&mut source),
+            "a late renewal still finds the lease its own"
+        );
+        assert_eq!(source["leaseUntil"], "T2", "and does not shorten it");
+        let release = QueueEdit::Release {
+            owner: "a".into(),
+            next: Some("D3".into()),
+            seen_before: "S1".into(),
+            now: "T3".into(),
+        };
+        assert!(release.apply(&mut source));
+        assert_eq!(
+            source["nextDue"], "D0",
+            "a write after the claim's view is folded in"
+        );
+        assert!(!source.contains_key("heldDue"));
+        assert_eq!(source["leaseOwner"], Value::Null);
+        let drop = QueueEdit::DropLease {
+            owner: "a".into(),
+            now: "T4".into(),
+        };
+        assert!(!drop.apply(&mut source), "released already: nobody owns it");
+    }
+}

@@ -1,0 +1,433 @@
+//! The `es.*` keys (also read under `opensearch.*`): where the Elasticsearch/OpenSearch frontier
+//! is, which indices it uses, which spout reads it, and the queue frontier's leases.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use squall::config::{ConfigError, CrawlConfig};
+
+use super::query_keys::{QueryKeys, QuerySettings};
+use crate::client::UpdateMode;
+use crate::key_values::{OneOrMany, checked_addresses};
+
+/// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
+/// OpenSearch module `opensearch.` (the core keeps both for this crate).
+pub const PREFIXES: &[&str] = &["es.", "opensearch."];
+
+/// The address used when neither `es.status.addresses` nor `es.addresses` names one.
+const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
+
+/// The keys as written, in the units of the keys (prefix left out of the serde names). Unknown
+/// keys are refused by [`CrawlConfig::extension`], which checks every key against these names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+struct Keys {
+    #[serde(rename = "status.addresses")]
+    addresses: OneOrMany,
+    #[serde(rename = "status.request.timeout")]
+    request_timeout: f64,
+    #[serde(rename = "status.index.name")]
+    index: String,
+    #[serde(rename = "status.index.shards")]
+    shards: u32,
+    #[serde(rename = "status.index.replicas")]
+    replicas: u32,
+    #[serde(rename = "status.bucket.field")]
+    bucket_field: String,
+    #[serde(rename = "status.routing")]
+    routing: RoutingKey,
+    #[serde(rename = "status.spout")]
+    spout: SpoutKind,
+    #[serde(rename = "status.instance")]
+    instance: String,
+    #[serde(rename = "queues.index.name")]
+    queues_index: String,
+    #[serde(rename = "queues.owner")]
+    owner: String,
+    #[serde(rename = "queues.lease.ttl")]
+    lease_ttl: f64,
+    #[serde(rename = "queues.max.hold")]
+    max_hold: f64,
+    #[serde(rename = "queues.updates")]
+    updates: UpdateMode,
+    #[serde(flatten)]
+    query: QueryKeys,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys {
+            addresses: OneOrMany::One(String::new()),
+            request_timeout: 30.0,
+            index: "status".to_string(),
+            shards: 10,
+            replicas: 1,
+            bucket_field: "key".to_string(),
+            routing: RoutingKey::Auto,
+            spout: SpoutKind::Aggregation,
+            instance: "0/1".to_string(),
+            queues_index: "queues".to_string(),
+            owner: String::new(),
+            lease_ttl: 60.0,
+            max_hold: 30.0,
+            updates: UpdateMode::Auto,
+            query: QueryKeys::default(),
+        }
+    }
+}
+
+/// `es.status.routing`: `true`, `false`, or `auto` (as the existing index shows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RoutingText", into = "RoutingText")]
+enum RoutingKey {
+    Set(bool),
+    Auto,
+}
+
+/// How the routing key may be written: a boolean, or the text `auto` (or `true` / `false`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum RoutingText {
+    Flag(bool),
+    Text(String),
+}
+
+impl TryFrom<RoutingText> for RoutingKey {
+    type Error = String;
+
+    fn try_from(value: RoutingText) -> Result<Self, Self::Error> {
+        match value {
+            RoutingText::Flag(routed) => Ok(RoutingKey::Set(routed)),
+            RoutingText::Text(text) => match text.as_str() {
+                "auto" => Ok(RoutingKey::Auto),
+                "true" => Ok(RoutingKey::Set(true)),
+                "false" => Ok(RoutingKey::Set(false)),
+                _ => Err(format!("expected true, false or auto, not {text:?}")),
+            },
+        }
+    }
+}
+
+impl From<RoutingKey> for RoutingText {
+    fn from(value: RoutingKey) -> Self {
+        match value {
+            RoutingKey::Set(routed) => RoutingText::Flag(routed),
+            RoutingKey::Auto => RoutingText::Text("auto".to_string()),
+        }
+    }
+}
+
+/// Which spout reads the frontier (`es.status.spout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpoutKind {
+    /// A terms aggregation on the bucket field with top hits (StormCrawler's AggregationSpout).
+    Aggregation,
+    /// Field collapsing on the bucket field with inner hits (StormCrawler's CollapsingSpout).
+    Collapsing,
+    /// The aggregation learns the queues, light per-queue queries refill them (HybridSpout).
+    Hybrid,
+    /// A urls index and a queues index with leases: any number of processes share one frontier.
+    Queue,
+}
+
+/// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexFrontierConfig {
+    /// `es.status.addresses` (else `es.addresses`): the cluster's nodes.
+    pub addresses: Vec<String>,
+    /// `es.status.user` (else `es.user`): basic-auth user, when the cluster needs one.
+    pub user: Option<String>,
+    /// `es.status.password` (else `es.password`).
+    pub password: Option<String>,
+    /// `es.disable.tls.validation`: accept any TLS certificate (test clusters only).
+    pub tls_insecure: bool,
+    /// How the spouts query the index (`es.status.max.buckets`, sort fields, sampling, ...).
+    pub query: QuerySettings,
+    /// `es.status.request.timeout`: one request, before it is retried on the next node.
+    pub request_timeout: Duration,
+    /// `es.status.index.name`: the status index (the urls index with the queue spout).
+    pub index: String,
+    /// `es.status.index.shards`: primary shards of an index this crawler creates.
+    pub shards: u32,
+    /// `es.status.index.replicas`: replicas of an index this crawler creates.
+    pub replicas: u32,
+    /// `es.status.bucket.field` (or `es.status.routing.fieldname`): the field holding the
+    /// partition key (`key`, or a metadata field such as `metadata.hostname`).
+    pub bucket_field: String,
+    /// `es.status.routing`: route new documents by their key (`Some(true)`), not at all
+    /// (`Some(false)`), or as a sample of the existing index shows (`None`, the default).
+    pub routing: Option<bool>,
+    /// `es.status.spout`: which spout reads the frontier.
+    pub spout: SpoutKind,
+    /// `es.status.instance`: this process's share of the status index, `I/N`, reading only its
+    /// shards (the aggregation, collapsing and hybrid spouts).
+    pub instance: (u32, u32),
+    /// `es.queues.index.name`: the queues index of the queue spout.
+    pub queues_index: String,
+    /// `es.queues.owner`: this process's name on its leases (`None`: host name and PID).
+    pub owner: Option<String>,
+    /// `es.queues.lease.ttl`: how long a lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// `es.queues.max.hold`: how long this process holds a queue at most while other due queues
+    /// wait for a process.
+    pub max_hold: Duration,
+    /// `es.queues.updates`: how the queue frontier changes a queue as it finds it (Painless scripts
+    /// or conditional writes; `auto` asks the engine).
+    pub updates: UpdateMode,
+}
+
+impl IndexFrontierConfig {
+    /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
+    /// defaults, unknown ones are an error with a did-you-mean.
+    pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
+        // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
+        let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
+        let shared = &keys.query;
+        // `es.status.addresses`, else `es.addresses`, else the local default.
+        let addresses = [
+            keys.addresses.addresses(),
+            shared.shared_addresses.addresses(),
+        ]
+        .into_iter()
+        .find(|list| !list.is_empty())
+        .unwrap_or_else(|| vec![DEFAULT_ADDRESS.to_string()]);
+        let either = |own: &str, other: &str| {
+            [own, other]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        Ok(IndexFrontierConfig {
+            addresses: checked_addresses("es.status.addresses", addresses)?,
+            user: either(&shared.status_user, &shared.user),
+            password: either(&shared.status_password, &shared.password),
+            tls_insecure: shared.disable_tls_validation,
+            query: shared.query_settings()?,
+            bucket_field: shared.key_field(&keys.bucket_field)?,
+            request_timeout: seconds("es.status.request.timeout", keys.request_timeout, 0.001)?,
+            instance: instance(&keys.instance)?,
+            routing: match keys.routing {
+                RoutingKey::Set(routed) => Some(routed),
+                RoutingKey::Auto => None,
+            },
+            owner: Some(keys.owner).filter(|owner| !owner.trim().is_empty()),
+            lease_ttl: seconds("es.queues.lease.ttl", keys.lease_ttl, 1.0)?,
+            max_hold: seconds("es.queues.max.hold", keys.max_hold, 0.001)?,
+            updates: keys.updates,
+            index: keys.index,
+            shards: keys.shards,
+            replicas: keys.replicas,
+            spout: keys.spout,
+            queues_index: keys.queues_index,
+        })
+    }
+}
+
+fn invalid(key: &str, message: String) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        message,
+    }
+}
+
+fn seconds(key: &str, value: f64, at_least: f64) -> Result<Duration, ConfigError> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| d.as_secs_f64() >= at_least)
+        .ok_or_else(|| {
+            invalid(
+                key,
+                format!("{value} is not a number of seconds, {at_least} or more"),
+            )
+        })
+}
+
+fn instance(value: &str) -> Result<(u32, u32), ConfigError> {
+    value
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)))
+        .filter(|(i, n)| *n > 0 && i < n)
+        .ok_or_else(|| {
+            invalid(
+                "es.status.instance",
+                format!("{value:?} is not I/N with I < N"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squall::config::ConfigBuilder;
+
+    fn read(keys: &[&str]) -> Result<IndexFrontierConfig, ConfigError> {
+        let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
+        for key in keys {
+            builder = builder.set(key)?;
+        }
+        IndexFrontierConfig::from_config(&builder.build()?)
+    }
+
+    #[test]
+    fn defaults_match_stormcrawler() {
+        let config = read(&[]).expect("defaults");
+        assert_eq!(config.addresses, ["http://127.0.0.1:9200"]);
+        assert_eq!(config.index, "status");
+        assert_eq!(config.bucket_field, "key");
+        assert_eq!(config.routing, None);
+        assert_eq!(config.spout, SpoutKind::Aggregation);
+        assert_eq!(config.instance, (0, 1));
+        assert_eq!(config.lease_ttl, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn keys_are_read_under_either_prefix_in_their_units() {
+        let config = read(&[
+            "es.status.addresses=http://a:9200;http://b:9200",
+            "opensearch.status.spout=queue",
+            "es.status.routing=false",
+            "es.status.instance=1/3",
+            "es.queues.lease.ttl=2.5",
+            "es.queues.owner=worker-7",
+            "es.queues.updates=conditional",
+        ])
+        .expect("valid");
+        assert_eq!(config.addresses, ["http://a:9200", "http://b:9200"]);
+        assert_eq!(config.spout, SpoutKind::Queue);
+        assert_eq!(config.routing, Some(false));
+        assert_eq!(config.instance, (1, 3));
+        assert_eq!(config.lease_ttl, Duration::from_millis(2500));
+        assert_eq!(config.owner.as_deref(), Some("worker-7"));
+        assert_eq!(config.updates, UpdateMode::Conditional);
+        let listed = read(&["es.status.addresses=[http://a:9200, http://b:9200]"]).expect("list");
+        assert_eq!(listed.addresses.len(), 2);
+    }
+
+    #[test]
+    fn the_shipped_example_lists_every_key_with_its_default() {
+        let text = include_str!("../../../examples/opensearch-conf.yaml");
+        let config = ConfigBuilder::new()
+            .yaml_str(text)
+            .and_then(|b| b.set("http.agent.name=test"))
+            .and_then(ConfigBuilder::build)
+            .expect("the example parses");
+        assert_eq!(
+            IndexFrontierConfig::from_config(&config).expect("its keys are valid"),
+            read(&[]).expect("defaults"),
+            "a value in examples/opensearch-conf.yaml is not the default"
+        );
+        let listed: Vec<String> = squall::config::listed_keys(text, "es.")
+            .into_iter()
+            .filter(|key| !key.starts_with("indexer."))
+            .collect();
+        let known = squall::config::field_names::<Keys>();
+        assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+    }
+
+    #[test]
+    fn stormcrawler_spout_keys_apply_and_its_other_keys_are_set_aside() {
+        let yaml = "config:\n  opensearch.addresses: \"http://localhost:9200\"\n  \
+                    opensearch.status.routing.fieldname: key\n  \
+                    opensearch.status.max.buckets: 50\n  opensearch.status.max.urls.per.bucket: 2\n  \
+                    opensearch.status.bucket.sort.field:\n   - nextFetchDate\n   - url\n  \
+                    opensearch.status.global.sort.field: \"\"\n  opensearch.status.sample: true\n  \
+                    opensearch.status.query.timeout: 20\n  opensearch.status.filterQuery: \"-(key:a.test)\"\n  \
+                    opensearch.status.recentDate.increase: 5\n  opensearch.status.bulkActions: 500\n  \
+                    opensearch.status.flushInterval: \"5s\"\n  opensearch.user: u\n  \
+                    topology.workers: 1\n  http.agent.name: test\n";
+        let config = ConfigBuilder::new()
+            .yaml_str(yaml)
+            .and_then(ConfigBuilder::build)
+            .expect("StormCrawler's keys load");
+        assert_eq!(
+            config.ignored_keys,
+            [
+                "opensearch.status.bulkActions",
+                "opensearch.status.flushInterval",
+                "topology.workers"
+            ]
+        );
+        let index = IndexFrontierConfig::from_config(&config).expect("valid");
+        assert_eq!(index.addresses, ["http://localhost:9200"]);
+        assert_eq!(index.user.as_deref(), Some("u"));
+        assert_eq!(index.bucket_field, "key");
+        let query = &index.query;
+        assert_eq!(
+            (query.max_buckets, query.max_urls_per_bucket),
+            (Some(50), Some(2))
+        );
+        assert_eq!(query.bucket_sort, ["nextFetchDate", "url"]);
+        assert_eq!(query.global_sort, None);
+        assert!(query.sample);
+        assert_eq!(query.query_timeout, Some(Duration::from_secs(20)));
+        assert_eq!(query.filter_queries, ["-(key:a.test)"]);
+        assert_eq!(query.recent_date_increase, Some(5));
+        assert_eq!(query.recent_date_min_gap, None);
+    }
+
+    #[test]
+    fn the_routing_field_and_the_bucket_field_name_one_field() {
+        let alone = read(&["es.status.routing.fieldname=metadata.hostname"]).expect("alone");
+        assert_eq!(alone.bucket_field, "metadata.hostname");
+        let err = read(&[
+            "es.status.routing.fieldname=metadata.hostname",
+            "es.status.bucket.field=metadata.domain",
+        ])
+        .expect_err("two fields");
+        assert!(
+            err.to_string().contains("es.status.routing.fieldname"),
+            "{err}"
+        );
+        let err = read(&["es.status.max.buckets=0"]).expect_err("zero");
+        assert!(err.to_string().contains("es.status.max.buckets"), "{err}");
+        let shared = read(&["es.addresses=http://a:9200"]).expect("shared");
+        assert_eq!(shared.addresses, ["http://a:9200"]);
+        let own = read(&[
+            "es.addresses=http://a:9200",
+            "es.status.addresses=http://b:9200",
+        ]);
+        assert_eq!(own.expect("own").addresses, ["http://b:9200"]);
+    }
+
+    #[test]
+    fn keys_are_checked_even_for_the_embedded_frontier() {
+        let config = ConfigBuilder::new()
+            .set("http.agent.name=test")
+            .and_then(|b| b.set("es.status.indx.name=x"))
+            .and_then(ConfigBuilder::build)
+            .expect("the core keeps es.* keys");
+        let opened = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(crate::setup::open(&config));
+        let Err(error) = opened else {
+            panic!("a typo in an es.* key passed");
+        };
+        assert!(error.to_string().contains("es.status.indx.name"), "{error}");
+    }
+
+    #[test]
+    fn bad_values_and_typos_name_the_key() {
+        let err = read(&["es.status.addresses=http://[::1"]).expect_err("address");
+        assert!(err.to_string().contains("es.status.addresses"), "{err}");
+        let err = read(&["es.status.instance=3/2"]).expect_err("instance");
+        assert!(err.to_string().contains("es.status.instance"), "{err}");
+        let err = read(&["es.queues.lease.ttl=0.5"]).expect_err("lease");
+        assert!(err.to_string().contains("es.queues.lease.ttl"), "{err}");
+        let err = read(&["es.status.routing=sometimes"]).expect_err("routing");
+        assert!(err.to_string().contains("es.status.routing"), "{err}");
+        assert!(
+            err.to_string().contains("expected true, false or auto"),
+            "{err}"
+        );
+        let err = read(&["es.status.spout=scroll"]).expect_err("spout");
+        assert!(err.to_string().contains("es.status.spout"), "{err}");
+        let err = read(&["es.status.indx.name=x"]).expect_err("typo");
+        assert!(
+            err.to_string()
+                .contains("did you mean `es.status.index.name`"),
+            "{err}"
+        );
+    }
+}

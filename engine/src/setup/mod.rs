@@ -1,0 +1,36 @@
+//! The whole frontier from configuration: the same keys give a library user and the crawl binary
+//! the same spout and status store.
+//!
+//! `frontier.kind` chooses: `embedded` opens squall's [`EmbeddedFrontier`] at `frontier.path`;
+//! `opensearch` connects to the cluster named by `es.status.addresses`, creates the indices it
+//! needs when they are missing (an existing index is used as it is) and builds the spout chosen by
+//! `es.status.spout` with its status store ([`IndexFrontierConfig`] lists every key).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use squall::config::ConfigBuilder;
+//! use squall::topology::CrawlerBuilder;
+//!
+//! let config = ConfigBuilder::new()
+//!     .set("http.agent.name=my-crawler")?
+//!     .set("frontier.kind=opensearch")?
+//!     .set("es.status.addresses=http://127.0.0.1:9200")?
+//!     .set("es.status.spout=queue")?
+//!     .build()?;
+//! let frontier = squall_engine::setup::open(&config).await?;
+//! let crawler = CrawlerBuilder::new(config)
+//!     .spout(frontier.spout)
+//!     .status_store(frontier.store)
+//!     .build()?;
+//! # let _ = crawler; Ok(()) }
+//! ```
+//!
+//! [`EmbeddedFrontier`]: squall::frontier::EmbeddedFrontier
+
+mod keys;
+mod open;
+mod query_keys;
+
+pub use keys::{IndexFrontierConfig, PREFIXES, SpoutKind};
+pub use open::{OpenError, open, open_index_frontier};
+pub use query_keys::QuerySettings;

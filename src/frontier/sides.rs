@@ -1,0 +1,29 @@
+//! A frontier's three sides together, as a crawl or a server takes them.
+
+use std::sync::Arc;
+
+use super::{Catalog, Spout, StatusStore};
+
+/// A frontier ready to use: what reads its due URLs, what takes status writes, and what lists,
+/// counts and deletes what it holds; opened from configuration by `squall_engine::setup::open`,
+/// used by [`CrawlerBuilder`](crate::topology::CrawlerBuilder) (spout and store) and by the
+/// URLFrontier server (all three).
+pub struct Frontier {
+    /// Reads due URLs.
+    pub spout: Box<dyn Spout>,
+    /// Takes status writes.
+    pub store: Arc<dyn StatusStore>,
+    /// Lists, counts and deletes what the frontier holds.
+    pub catalog: Arc<dyn Catalog>,
+    /// One line for people: where the frontier is (for an engine: its indices and how they were
+    /// found, created now or existing, the routing and the spout).
+    pub description: String,
+}
+
+impl std::fmt::Debug for Frontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frontier")
+            .field("description", &self.description)
+            .finish_non_exhaustive()
+    }
+}
