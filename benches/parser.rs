@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::{Spread, env_or, quick, runs};
 use lol_html::{HtmlRewriter, Settings, element};
-use squall::filter::{BasicNormalizer, FilterChain, SchemeFilter};
+use squall::filter::{CanonicalUrlNormalizer, FilterChain, SchemeFilter};
 use squall::message::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, Tuple};
 use squall::model::{CrawlUrl, PartitionMode};
 use squall::parse::{ParserBolt, ParserSettings};
@@ -136,7 +136,7 @@ fn main() {
         Err(e) => panic!("{e}"),
     };
     let filters = FilterChain::new()
-        .with(BasicNormalizer::new())
+        .with(CanonicalUrlNormalizer::new())
         .with(SchemeFilter::new(["http", "https"]));
     let parser = ParserBolt::new(
         ParserSettings {

@@ -58,9 +58,9 @@
 
 mod error;
 mod launch;
+mod memory;
 mod protocol;
 mod render;
-mod rss;
 mod rules;
 mod session;
 mod settings;
@@ -68,8 +68,8 @@ mod tab;
 
 pub use error::BrowserError;
 pub use launch::find_on_path;
+pub use memory::tree_rss_bytes;
 pub use protocol::{BrowserProtocol, PROTOCOL_NAME};
-pub use rss::tree_rss_bytes;
 pub use rules::RenderRules;
 pub use settings::{BlockedResource, BrowserSettings, BrowserSource, PREFIX, SettleSettings};
 

@@ -16,8 +16,8 @@ use tracing::warn;
 use url::Url;
 
 use crate::error::BrowserError;
+use crate::memory::tree_rss_bytes;
 use crate::render::{RenderError, Rendered, render};
-use crate::rss::tree_rss_bytes;
 use crate::session::Session;
 use crate::settings::BrowserSettings;
 use crate::tab::{DocumentResponse, Stopped};

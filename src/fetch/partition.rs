@@ -1,7 +1,9 @@
-//! Partition keys that may need the network: with `partition.url.mode: byIP` a URL's queue is the
-//! address its host resolves to, through the crawl's own [`HostResolver`] (its `resolve` pins, then
-//! the DNS cache), so that two host names served from one address share one politeness queue. The
-//! other modes need only the URL ([`partition_key`]).
+//! The rule that names a URL's partition (its politeness queue, its status document's `key`, its
+//! queue in the queue frontier): [`Partitioner`], by host, domain or IP (`partition.url.mode`).
+//! byIP asks the crawl's own [`HostResolver`] (its `resolve` pins, then the DNS cache), so that two
+//! host names served from one address share one queue; the other modes need only the URL
+//! ([`partition_key`]). Used wherever a key is written (the status updater, seeds) and by the
+//! fetcher through [`QueueKeys`](super::queue_keys).
 
 use std::collections::HashMap;
 use std::net::IpAddr;

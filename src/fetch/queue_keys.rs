@@ -1,9 +1,9 @@
-//! The fetcher's queue for each URL: the key the frontier gave it, or with
-//! `partition.url.mode: byIP` the address its host resolves to through the crawl's resolver, so
-//! that host names served from one address share one politeness queue even when the frontier keyed
-//! them otherwise (seeds written before, another process's keys). Lookups run beside the fetcher's
-//! loop, never in it; a host that does not resolve gives its URL FETCH_ERROR (`error.cause`
-//! `connection`), without a request.
+//! The fetcher's side of partitioning: each arriving URL's queue, without ever blocking the
+//! fetcher's loop. The key the frontier gave it is used as it is, unless byIP asks the
+//! [`Partitioner`] for its address; those lookups run beside the loop, so that host names served
+//! from one address share one politeness queue even when the frontier keyed them otherwise (seeds
+//! written before, another process's keys). A host that does not resolve gives its URL FETCH_ERROR
+//! (`error.cause` `connection`), without a request.
 
 use tokio::task::JoinSet;
 

@@ -3,15 +3,15 @@
 //! A [`FilterChain`] applies [`UrlFilter`]s in order; each may keep, rewrite or drop a URL. The
 //! built-in filters are:
 //!
-//! * [`BasicNormalizer`]: rewrites a URL into a canonical form without changing the page it points to;
+//! * [`CanonicalUrlNormalizer`]: rewrites a URL into a canonical form without changing the page it points to;
 //! * [`SchemeFilter`]: keeps only some schemes (`http` and `https` by default);
 //! * [`ScopeFilter`]: keeps only outlinks on their source page's host or registrable domain;
-//! * [`RegexFilter`]: include and exclude regular expressions;
-//! * [`DepthFilter`]: drops URLs deeper than a maximum depth.
+//! * [`IncludeExcludeFilter`]: include and exclude regular expressions;
+//! * [`UrlDepthFilter`]: drops URLs deeper than a maximum depth.
 //!
 //! StormCrawler's URL filters, which its `urlfilters.json` files configure, have their
-//! counterparts here: [`BasicUrlFilter`], [`QueryCleanupNormalizer`], [`MaxDepthFilter`],
-//! [`RegexRuleFilter`], [`RegexNormalizer`], [`MetadataFilter`], [`SelfLinkFilter`] and
+//! counterparts here: [`BasicUrlFilter`], [`BasicUrlNormalizer`], [`MaxDepthFilter`],
+//! [`RegexUrlFilter`], [`RegexUrlNormalizer`], [`MetadataFilter`], [`SelfLinkFilter`] and
 //! [`SitemapFilter`] ([`ScopeFilter`] is its HostURLFilter).
 
 use std::fmt;
@@ -21,31 +21,31 @@ use url::Url;
 
 use crate::model::{CrawlUrl, Metadata};
 
+mod basic_normalizer;
 mod basic_rules;
-mod depth;
-mod normalize;
-mod query_cleanup;
-mod regex;
+mod canonical;
+mod include_exclude;
 mod regex_normalizer;
-mod regex_rules;
+mod regex_url;
 mod scheme;
 mod scope;
 mod self_link;
 mod source_depth;
 mod source_metadata;
+mod url_depth;
 
+pub use self::basic_normalizer::BasicUrlNormalizer;
 pub use self::basic_rules::BasicUrlFilter;
-pub use self::depth::DepthFilter;
-pub use self::normalize::BasicNormalizer;
-pub use self::query_cleanup::QueryCleanupNormalizer;
-pub use self::regex::RegexFilter;
-pub use self::regex_normalizer::RegexNormalizer;
-pub use self::regex_rules::RegexRuleFilter;
+pub use self::canonical::CanonicalUrlNormalizer;
+pub use self::include_exclude::IncludeExcludeFilter;
+pub use self::regex_normalizer::RegexUrlNormalizer;
+pub use self::regex_url::RegexUrlFilter;
 pub use self::scheme::SchemeFilter;
 pub use self::scope::ScopeFilter;
 pub use self::self_link::SelfLinkFilter;
 pub use self::source_depth::{MAX_DEPTH, MaxDepthFilter};
 pub use self::source_metadata::{FOUND_SITEMAP, MetadataFilter, SitemapFilter};
+pub use self::url_depth::UrlDepthFilter;
 
 /// Decides whether a URL (an outlink, a redirect target or a seed) enters the frontier, possibly rewriting it.
 pub trait UrlFilter: Send + Sync {
@@ -181,8 +181,8 @@ pub(crate) mod tests {
     #[test]
     fn chain_applies_filters_in_order_and_rewrites() {
         let chain = FilterChain::new()
-            .with(BasicNormalizer::new())
-            .with(RegexFilter::new(&["^https://example\\.com/a$"], &[]).expect("regex"));
+            .with(CanonicalUrlNormalizer::new())
+            .with(IncludeExcludeFilter::new(&["^https://example\\.com/a$"], &[]).expect("regex"));
         assert_eq!(chain.len(), 2);
         // The regex only matches once the fragment has been removed by the normalizer.
         assert_eq!(
@@ -212,7 +212,7 @@ pub(crate) mod tests {
         let count = Arc::new(AtomicUsize::new(0));
         let mut inner = FilterChain::new();
         inner.push(Arc::new(Counting(count.clone())));
-        let shared = Arc::new(DepthFilter::new(Some(1)));
+        let shared = Arc::new(UrlDepthFilter::new(Some(1)));
         inner.push(shared.clone());
         let outer = FilterChain::new()
             .with(inner.clone())
@@ -228,7 +228,7 @@ pub(crate) mod tests {
 
     #[test]
     fn invalid_regex_error_names_the_pattern() {
-        let err = RegexFilter::new(&["ok", "(unclosed"], &[]).expect_err("must fail");
+        let err = IncludeExcludeFilter::new(&["ok", "(unclosed"], &[]).expect_err("must fail");
         let FilterError::InvalidRegex { pattern, .. } = &err;
         assert_eq!(pattern, "(unclosed");
         assert!(err.to_string().contains("(unclosed"));

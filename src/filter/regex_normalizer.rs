@@ -20,11 +20,11 @@ struct Rule {
 /// Substitutions are written as in Java: `$1` is the first group, `\$` a dollar sign and `\\` a
 /// backslash.
 #[derive(Debug, Clone, Default)]
-pub struct RegexNormalizer {
+pub struct RegexUrlNormalizer {
     rules: Vec<Rule>,
 }
 
-impl RegexNormalizer {
+impl RegexUrlNormalizer {
     /// Compiles `(pattern, substitution)` rules; an invalid pattern gives
     /// [`FilterError::InvalidRegex`] naming it.
     pub fn new<S: AsRef<str>>(rules: &[(S, S)]) -> Result<Self, FilterError> {
@@ -43,7 +43,7 @@ impl RegexNormalizer {
                     })
             })
             .collect::<Result<_, _>>()?;
-        Ok(RegexNormalizer { rules })
+        Ok(RegexUrlNormalizer { rules })
     }
 
     /// The number of rules.
@@ -95,7 +95,7 @@ fn java_substitution(java: &str) -> String {
     out
 }
 
-impl UrlFilter for RegexNormalizer {
+impl UrlFilter for RegexUrlNormalizer {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
         if self.rules.is_empty() {
             return Some(url);
@@ -115,14 +115,14 @@ impl UrlFilter for RegexNormalizer {
 mod tests {
     use super::*;
 
-    fn normalize(n: &RegexNormalizer, url: &str) -> Option<String> {
+    fn normalize(n: &RegexUrlNormalizer, url: &str) -> Option<String> {
         let url = Url::parse(url).expect("test URL");
         n.filter(None, url, &Metadata::new()).map(String::from)
     }
 
     #[test]
     fn rules_apply_in_order_to_every_match() {
-        let n = RegexNormalizer::new(&[
+        let n = RegexUrlNormalizer::new(&[
             ("(?i)[?&]jsessionid=[^&]*", ""),
             ("/index\\.html?$", "/"),
             ("a(b)", "$1x$1"),
@@ -153,11 +153,11 @@ mod tests {
 
     #[test]
     fn a_url_rewritten_to_nothing_or_garbage_is_dropped() {
-        let n = RegexNormalizer::new(&[(".*", "")]).expect("valid");
+        let n = RegexUrlNormalizer::new(&[(".*", "")]).expect("valid");
         assert_eq!(normalize(&n, "http://a.test/x"), None);
-        let n = RegexNormalizer::new(&[("^http://", "")]).expect("valid");
+        let n = RegexUrlNormalizer::new(&[("^http://", "")]).expect("valid");
         assert_eq!(normalize(&n, "http://a.test/x"), None);
-        assert!(RegexNormalizer::new(&[("[", "")]).is_err());
-        assert!(RegexNormalizer::default().is_empty());
+        assert!(RegexUrlNormalizer::new(&[("[", "")]).is_err());
+        assert!(RegexUrlNormalizer::default().is_empty());
     }
 }

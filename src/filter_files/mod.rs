@@ -9,13 +9,13 @@
 //! | StormCrawler class | squall |
 //! |---|---|
 //! | `filtering.basic.BasicURLFilter` | [`BasicUrlFilter`](crate::filter::BasicUrlFilter) |
-//! | `filtering.basic.BasicURLNormalizer` | [`QueryCleanupNormalizer`](crate::filter::QueryCleanupNormalizer) |
+//! | `filtering.basic.BasicURLNormalizer` | [`BasicUrlNormalizer`](crate::filter::BasicUrlNormalizer) |
 //! | `filtering.basic.SelfURLFilter` | [`SelfLinkFilter`](crate::filter::SelfLinkFilter) |
 //! | `filtering.depth.MaxDepthFilter` | [`MaxDepthFilter`](crate::filter::MaxDepthFilter) |
 //! | `filtering.host.HostURLFilter` | [`ScopeFilter`](crate::filter::ScopeFilter) |
 //! | `filtering.metadata.MetadataFilter` | [`MetadataFilter`](crate::filter::MetadataFilter) |
-//! | `filtering.regex.RegexURLFilter` | [`RegexRuleFilter`](crate::filter::RegexRuleFilter) |
-//! | `filtering.regex.RegexURLNormalizer` | [`RegexNormalizer`](crate::filter::RegexNormalizer) |
+//! | `filtering.regex.RegexURLFilter` | [`RegexUrlFilter`](crate::filter::RegexUrlFilter) |
+//! | `filtering.regex.RegexURLNormalizer` | [`RegexUrlNormalizer`](crate::filter::RegexUrlNormalizer) |
 //! | `filtering.sitemap.SitemapFilter` | [`SitemapFilter`](crate::filter::SitemapFilter) |
 //! | `filtering.robots.RobotsFilter` | nothing: the fetcher checks robots.txt before every fetch |
 //! | `parse.filter.XPathFilter`, `jsoup.XPathFilter` | [`ExtractFilter`](crate::parse::ExtractFilter), first match per key |

@@ -11,8 +11,8 @@ use super::locate::Locator;
 use super::params::{Params, text};
 use super::rule_files::{self, DEFAULT_NORMALIZERS, DEFAULT_NORMALIZERS_NAME};
 use crate::filter::{
-    BasicUrlFilter, MaxDepthFilter, MetadataFilter, QueryCleanupNormalizer, RegexNormalizer,
-    RegexRuleFilter, ScopeFilter, SelfLinkFilter, SitemapFilter, UrlFilter,
+    BasicUrlFilter, BasicUrlNormalizer, MaxDepthFilter, MetadataFilter, RegexUrlFilter,
+    RegexUrlNormalizer, ScopeFilter, SelfLinkFilter, SitemapFilter, UrlFilter,
 };
 
 /// The classes squall implements, without their package prefix.
@@ -103,7 +103,7 @@ pub(super) fn url_filter(
 }
 
 /// BasicURLNormalizer's params.
-fn basic_normalizer(params: &Params<'_>) -> Result<QueryCleanupNormalizer, FilterFileError> {
+fn basic_normalizer(params: &Params<'_>) -> Result<BasicUrlNormalizer, FilterFileError> {
     params.only(&[
         "removeAnchorPart",
         "unmangleQueryString",
@@ -115,7 +115,7 @@ fn basic_normalizer(params: &Params<'_>) -> Result<QueryCleanupNormalizer, Filte
     // squall's URLs are always valid, with hosts in ASCII: these two ask for nothing more.
     params.bool("checkValidURI", true)?;
     params.bool("hostIDNtoASCII", false)?;
-    Ok(QueryCleanupNormalizer::default()
+    Ok(BasicUrlNormalizer::default()
         .remove_anchor(params.bool("removeAnchorPart", true)?)
         .unmangle_query(params.bool("unmangleQueryString", true)?)
         .remove_hashes(params.bool("removeHashes", false)?)
@@ -126,7 +126,7 @@ fn basic_normalizer(params: &Params<'_>) -> Result<QueryCleanupNormalizer, Filte
 fn regex_filter(
     params: &Params<'_>,
     file: &FileContext<'_>,
-) -> Result<RegexRuleFilter, FilterFileError> {
+) -> Result<RegexUrlFilter, FilterFileError> {
     params.only(&["urlFilters", "regexFilterFile"])?;
     let (source, rules) = match params.strings("urlFilters")? {
         Some(lines) => {
@@ -150,7 +150,7 @@ fn regex_filter(
             (path, rules)
         }
     };
-    RegexRuleFilter::new(&rules).map_err(|error| FilterFileError::BadRule {
+    RegexUrlFilter::new(&rules).map_err(|error| FilterFileError::BadRule {
         path: source,
         location: "regex".to_string(),
         message: error.to_string(),
@@ -162,7 +162,7 @@ fn regex_filter(
 fn regex_normalizer(
     params: &Params<'_>,
     file: &FileContext<'_>,
-) -> Result<RegexNormalizer, FilterFileError> {
+) -> Result<RegexUrlNormalizer, FilterFileError> {
     params.only(&["urlNormalizers", "regexNormalizerFile"])?;
     let inline = params
         .all()
@@ -185,7 +185,7 @@ fn regex_normalizer(
         let rules = rule_files::normalizer_rules(&path, &text)?;
         (path, rules)
     };
-    RegexNormalizer::new(&rules).map_err(|error| FilterFileError::BadRule {
+    RegexUrlNormalizer::new(&rules).map_err(|error| FilterFileError::BadRule {
         path: source,
         location: "regex".to_string(),
         message: error.to_string(),

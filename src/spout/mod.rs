@@ -1,4 +1,5 @@
-//! Spouts: the frontier query strategies, and the runner that turns their answers into a steady,
+//! The spout runner: what turns a spout's answers (the query strategies live with their frontiers:
+//! [`crate::frontier`], the `squall-engine` crate) into a steady,
 //! polite stream of URLs.
 //!
 //! A [`Spout`](crate::frontier::Spout) only knows how to ask its frontier for due URLs. The [`SpoutRunner`] around it owns

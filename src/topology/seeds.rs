@@ -5,7 +5,7 @@ use std::sync::Arc;
 use url::Url;
 
 use crate::fetch::Partitioner;
-use crate::filter::{BasicNormalizer, FilterChain};
+use crate::filter::{CanonicalUrlNormalizer, FilterChain};
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
 use crate::model::{CrawlUrl, Status};
 use crate::schedule::Scheduler;
@@ -21,7 +21,7 @@ pub struct SeedReport {
 
 /// What seeds go through before they enter the frontier.
 pub(crate) struct SeedFilters {
-    pub(super) normalizer: Arc<BasicNormalizer>,
+    pub(super) normalizer: Arc<CanonicalUrlNormalizer>,
     pub(super) filters: FilterChain,
     /// Keys the seeds (byIP: by the address each host resolves to).
     pub(super) partitioner: Partitioner,

@@ -10,7 +10,8 @@ use crate::config::{
 };
 use crate::fetch::{FetcherSettings, Partitioner};
 use crate::filter::{
-    BasicNormalizer, DepthFilter, FilterChain, RegexFilter, SchemeFilter, ScopeFilter, UrlFilter,
+    CanonicalUrlNormalizer, FilterChain, IncludeExcludeFilter, SchemeFilter, ScopeFilter,
+    UrlDepthFilter, UrlFilter,
 };
 use crate::filter_files::{self, FileKind, Locator};
 use crate::index::{
@@ -34,8 +35,8 @@ pub(super) fn url_filters(
     config: &FilterConfig,
     locator: &Locator,
     extra: Vec<Arc<dyn UrlFilter>>,
-) -> Result<(Arc<BasicNormalizer>, FilterChain), BuildError> {
-    let mut normalizer = BasicNormalizer::new();
+) -> Result<(Arc<CanonicalUrlNormalizer>, FilterChain), BuildError> {
+    let mut normalizer = CanonicalUrlNormalizer::new();
     if !config.remove_query_params.is_empty() {
         normalizer = normalizer.remove_query_params(config.remove_query_params.clone());
     }
@@ -48,12 +49,12 @@ pub(super) fn url_filters(
         config.ignore_outside_domain,
     )));
     if !config.include.is_empty() || !config.exclude.is_empty() {
-        filters.push(Arc::new(RegexFilter::new(
+        filters.push(Arc::new(IncludeExcludeFilter::new(
             &config.include,
             &config.exclude,
         )?));
     }
-    filters.push(Arc::new(DepthFilter::new(config.max_depth)));
+    filters.push(Arc::new(UrlDepthFilter::new(config.max_depth)));
     if let Some(file) = &config.config_file {
         for filter in filter_files::url_filters(file, locator)? {
             filters.push(filter);

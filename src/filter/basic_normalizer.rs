@@ -2,10 +2,10 @@
 
 use url::Url;
 
-use super::{BasicNormalizer, UrlFilter};
+use super::{CanonicalUrlNormalizer, UrlFilter};
 use crate::model::{CrawlUrl, Metadata};
 
-/// StormCrawler's `BasicURLNormalizer` with its parameters, on top of [`BasicNormalizer`] (which
+/// StormCrawler's `BasicURLNormalizer` with its parameters, on top of [`CanonicalUrlNormalizer`] (which
 /// lowercases scheme and host, writes IDN hosts in punycode, resolves dot segments and normalizes
 /// escapes, as `checkValidURI` and `hostIDNtoASCII` ask):
 ///
@@ -20,28 +20,28 @@ use crate::model::{CrawlUrl, Metadata};
 /// in the last path segment after `;` move to the query, and the remaining parameters are sorted
 /// by name, as in StormCrawler.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueryCleanupNormalizer {
+pub struct BasicUrlNormalizer {
     remove_anchor: bool,
     unmangle_query: bool,
     remove_hashes: bool,
     remove_params: Vec<String>,
-    basic: BasicNormalizer,
+    basic: CanonicalUrlNormalizer,
 }
 
-impl Default for QueryCleanupNormalizer {
+impl Default for BasicUrlNormalizer {
     /// StormCrawler's defaults: fragments removed, queries unmangled, nothing else.
     fn default() -> Self {
-        QueryCleanupNormalizer {
+        BasicUrlNormalizer {
             remove_anchor: true,
             unmangle_query: true,
             remove_hashes: false,
             remove_params: Vec::new(),
-            basic: BasicNormalizer::new(),
+            basic: CanonicalUrlNormalizer::new(),
         }
     }
 }
 
-impl QueryCleanupNormalizer {
+impl BasicUrlNormalizer {
     /// Whether the fragment is dropped (`removeAnchorPart`).
     #[must_use]
     pub fn remove_anchor(mut self, remove: bool) -> Self {
@@ -164,7 +164,7 @@ fn unmangle(url: &str) -> String {
     format!("{head}/{}?{}", &last[..amp], &last[amp + 1..])
 }
 
-impl UrlFilter for QueryCleanupNormalizer {
+impl UrlFilter for BasicUrlNormalizer {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
         self.normalize(url)
     }
@@ -174,14 +174,14 @@ impl UrlFilter for QueryCleanupNormalizer {
 mod tests {
     use super::*;
 
-    fn normalized(n: &QueryCleanupNormalizer, url: &str) -> String {
+    fn normalized(n: &BasicUrlNormalizer, url: &str) -> String {
         let url = Url::parse(url).expect("test URL");
         n.normalize(url).map(String::from).unwrap_or_default()
     }
 
     #[test]
     fn defaults_drop_the_anchor_and_unmangle_the_query() {
-        let n = QueryCleanupNormalizer::default();
+        let n = BasicUrlNormalizer::default();
         assert_eq!(normalized(&n, "HTTP://A.test/a#x"), "http://a.test/a");
         assert_eq!(
             normalized(&n, "http://a.test/p&a=b&c=d"),
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn listed_params_and_hashes_are_removed_and_the_rest_sorted() {
-        let n = QueryCleanupNormalizer::default()
+        let n = BasicUrlNormalizer::default()
             .remove_params(vec!["utm_source".into()])
             .remove_hashes(true);
         assert_eq!(

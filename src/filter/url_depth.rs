@@ -1,4 +1,5 @@
-//! Drops URLs that are too far from the seeds.
+//! Drops URLs that are too far from the seeds, by each URL's own depth (StormCrawler's
+//! MaxDepthFilter, which drops the links of a page at the maximum depth, is [`MaxDepthFilter`](super::MaxDepthFilter)).
 
 use url::Url;
 
@@ -9,14 +10,14 @@ use crate::model::{CrawlUrl, Metadata, keys};
 ///
 /// A missing or unreadable depth counts as 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DepthFilter {
+pub struct UrlDepthFilter {
     max_depth: Option<u32>,
 }
 
-impl DepthFilter {
+impl UrlDepthFilter {
     /// Keeps URLs with depth at most `max_depth`; `None` means unlimited.
     pub fn new(max_depth: Option<u32>) -> Self {
-        DepthFilter { max_depth }
+        UrlDepthFilter { max_depth }
     }
 
     /// The maximum depth, if any.
@@ -25,7 +26,7 @@ impl DepthFilter {
     }
 }
 
-impl UrlFilter for DepthFilter {
+impl UrlFilter for UrlDepthFilter {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, metadata: &Metadata) -> Option<Url> {
         let Some(max) = self.max_depth else {
             return Some(url);
@@ -42,7 +43,7 @@ impl UrlFilter for DepthFilter {
 mod tests {
     use super::*;
 
-    fn keeps(f: DepthFilter, depth: Option<&str>) -> bool {
+    fn keeps(f: UrlDepthFilter, depth: Option<&str>) -> bool {
         let mut md = Metadata::new();
         if let Some(d) = depth {
             md.set(keys::DEPTH, d);
@@ -53,7 +54,7 @@ mod tests {
 
     #[test]
     fn drops_only_urls_deeper_than_max() {
-        let f = DepthFilter::new(Some(2));
+        let f = UrlDepthFilter::new(Some(2));
         assert!(keeps(f, Some("0")));
         assert!(keeps(f, Some("2")));
         assert!(!keeps(f, Some("3")));
@@ -62,7 +63,7 @@ mod tests {
 
     #[test]
     fn missing_or_bad_depth_is_zero() {
-        let f = DepthFilter::new(Some(0));
+        let f = UrlDepthFilter::new(Some(0));
         assert!(keeps(f, None));
         assert!(keeps(f, Some("zero")));
         assert!(!keeps(f, Some("1")));
@@ -70,9 +71,9 @@ mod tests {
 
     #[test]
     fn none_is_unlimited() {
-        let f = DepthFilter::new(None);
+        let f = UrlDepthFilter::new(None);
         assert_eq!(f.max_depth(), None);
         assert!(keeps(f, Some("1000000")));
-        assert_eq!(DepthFilter::default(), f);
+        assert_eq!(UrlDepthFilter::default(), f);
     }
 }

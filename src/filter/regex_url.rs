@@ -17,14 +17,14 @@ struct Rule {
 /// pattern is found in the URL decides, keeping the URL (`+` rules) or dropping it (`-` rules); a
 /// URL that no rule matches is dropped.
 ///
-/// Unlike [`RegexFilter`](super::RegexFilter), where any exclude wins, order matters here: rule
+/// Unlike [`IncludeExcludeFilter`](super::IncludeExcludeFilter), where any exclude wins, order matters here: rule
 /// files end with `+.` to keep what the rules before did not reject.
 #[derive(Debug, Clone)]
-pub struct RegexRuleFilter {
+pub struct RegexUrlFilter {
     rules: Vec<Rule>,
 }
 
-impl RegexRuleFilter {
+impl RegexUrlFilter {
     /// Compiles the rules, `(accept, pattern)` in order; an invalid pattern gives
     /// [`FilterError::InvalidRegex`] naming it.
     pub fn new<S: AsRef<str>>(rules: &[(bool, S)]) -> Result<Self, FilterError> {
@@ -43,7 +43,7 @@ impl RegexRuleFilter {
                     })
             })
             .collect::<Result<_, _>>()?;
-        Ok(RegexRuleFilter { rules })
+        Ok(RegexUrlFilter { rules })
     }
 
     /// Whether the first rule matching `url` accepts it (false when none matches).
@@ -55,7 +55,7 @@ impl RegexRuleFilter {
     }
 }
 
-impl UrlFilter for RegexRuleFilter {
+impl UrlFilter for RegexUrlFilter {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
         self.accepts(url.as_str()).then_some(url)
     }
@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn the_first_matching_rule_decides() {
-        let f = RegexRuleFilter::new(&[
+        let f = RegexUrlFilter::new(&[
             (true, r"^http://a\.test/keep/"),
             (false, r"\.png$"),
             (true, "."),
@@ -81,16 +81,16 @@ mod tests {
 
     #[test]
     fn no_match_drops() {
-        let f = RegexRuleFilter::new(&[(true, "^https://")]).expect("valid");
+        let f = RegexUrlFilter::new(&[(true, "^https://")]).expect("valid");
         assert!(!keeps(&f, "http://a.test/"));
         assert!(keeps(&f, "https://a.test/"));
-        let none = RegexRuleFilter::new::<&str>(&[]).expect("valid");
+        let none = RegexUrlFilter::new::<&str>(&[]).expect("valid");
         assert!(!keeps(&none, "http://a.test/"));
     }
 
     #[test]
     fn an_invalid_pattern_is_named() {
-        let err = RegexRuleFilter::new(&[(true, "."), (false, "(x")]).expect_err("invalid");
+        let err = RegexUrlFilter::new(&[(true, "."), (false, "(x")]).expect_err("invalid");
         assert!(err.to_string().contains("(x"), "{err}");
     }
 }

@@ -1,4 +1,5 @@
-//! A conservative URL normalizer.
+//! squall's own conservative URL normalizer: a canonical form that never changes the page (for
+//! StormCrawler's BasicURLNormalizer, see [`BasicUrlNormalizer`](super::BasicUrlNormalizer)).
 
 use url::Url;
 
@@ -28,12 +29,12 @@ use crate::model::{CrawlUrl, Metadata};
 /// and does not change the case of paths. URLs with other schemes are returned unchanged, and the
 /// filter never drops a URL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BasicNormalizer {
+pub struct CanonicalUrlNormalizer {
     remove_query_params: Vec<String>,
     sort_query_params: bool,
 }
 
-impl BasicNormalizer {
+impl CanonicalUrlNormalizer {
     /// A normalizer with no query cleanup.
     pub fn new() -> Self {
         Self::default()
@@ -118,7 +119,7 @@ impl BasicNormalizer {
     }
 }
 
-impl UrlFilter for BasicNormalizer {
+impl UrlFilter for CanonicalUrlNormalizer {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
         Some(self.normalize(url))
     }
@@ -193,7 +194,7 @@ mod tests {
     }
 
     fn norm(s: &str) -> String {
-        BasicNormalizer::new().normalize(url(s)).to_string()
+        CanonicalUrlNormalizer::new().normalize(url(s)).to_string()
     }
 
     /// Each URL normalizes to the one beside it.
@@ -300,7 +301,7 @@ mod tests {
 
     #[test]
     fn removes_listed_query_params() {
-        let n = BasicNormalizer::new().remove_query_params(["utm_*", "sessionid"]);
+        let n = CanonicalUrlNormalizer::new().remove_query_params(["utm_*", "sessionid"]);
         let out = n.normalize(url(
             "http://example.com/p?utm_source=x&id=3&sessionid=abc&utm_medium&flag&sessionidx=1",
         ));
@@ -311,7 +312,7 @@ mod tests {
 
     #[test]
     fn sorts_query_params_stably_when_asked() {
-        let n = BasicNormalizer::new().sort_query_params(true);
+        let n = CanonicalUrlNormalizer::new().sort_query_params(true);
         let out = n.normalize(url("http://example.com/?b=2&a=9&c&a=1"));
         assert_eq!(out.as_str(), "http://example.com/?a=9&a=1&b=2&c");
         let n = n.remove_query_params(["c"]);
@@ -321,7 +322,7 @@ mod tests {
 
     #[test]
     fn other_schemes_are_unchanged_and_filter_never_drops() {
-        let n = BasicNormalizer::new();
+        let n = CanonicalUrlNormalizer::new();
         let mailto = url("mailto:Someone@Example.com#x");
         assert_eq!(n.normalize(mailto.clone()), mailto);
         let kept = n.filter(None, url("https://example.com/#x"), &Metadata::new());
@@ -390,7 +391,7 @@ mod tests {
         #[test]
         fn normalizing_is_idempotent(s in url_strategy(), sort in any::<bool>(), remove in any::<bool>()) {
             let Ok(u) = Url::parse(&s) else { return Ok(()); };
-            let mut n = BasicNormalizer::new().sort_query_params(sort);
+            let mut n = CanonicalUrlNormalizer::new().sort_query_params(sort);
             if remove {
                 n = n.remove_query_params(["utm_*", "b"]);
             }
@@ -404,7 +405,7 @@ mod tests {
         #[test]
         fn default_normalization_keeps_the_page(s in url_strategy()) {
             let Ok(u) = Url::parse(&s) else { return Ok(()); };
-            let out = BasicNormalizer::new().normalize(u.clone());
+            let out = CanonicalUrlNormalizer::new().normalize(u.clone());
             prop_assert_eq!(out.scheme(), u.scheme());
             prop_assert_eq!(out.host_str(), u.host_str());
             prop_assert_eq!(out.port_or_known_default(), u.port_or_known_default());

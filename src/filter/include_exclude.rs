@@ -1,4 +1,5 @@
-//! Include and exclude regular expressions.
+//! squall's include and exclude regular expressions (for StormCrawler's ordered `+`/`-` rules, see
+//! [`RegexUrlFilter`](super::RegexUrlFilter)).
 
 use ::regex::Regex;
 use url::Url;
@@ -11,15 +12,15 @@ use crate::model::{CrawlUrl, Metadata};
 /// Patterns are searched anywhere in the full URL string (anchor them with `^`/`$` to match it
 /// all), with the syntax of the `regex` crate.
 #[derive(Debug, Clone)]
-pub struct RegexFilter {
+pub struct IncludeExcludeFilter {
     include: Vec<Regex>,
     exclude: Vec<Regex>,
 }
 
-impl RegexFilter {
+impl IncludeExcludeFilter {
     /// Compiles the patterns; an invalid one gives [`FilterError::InvalidRegex`] naming it.
     pub fn new<S: AsRef<str>>(include: &[S], exclude: &[S]) -> Result<Self, FilterError> {
-        Ok(RegexFilter {
+        Ok(IncludeExcludeFilter {
             include: compile(include)?,
             exclude: compile(exclude)?,
         })
@@ -44,7 +45,7 @@ fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<Regex>, FilterError> {
         .collect()
 }
 
-impl UrlFilter for RegexFilter {
+impl UrlFilter for IncludeExcludeFilter {
     fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
         self.accepts(url.as_str()).then_some(url)
     }
@@ -57,13 +58,14 @@ mod tests {
 
     #[test]
     fn no_patterns_keeps_everything() {
-        let f = RegexFilter::new::<&str>(&[], &[]).expect("regex");
+        let f = IncludeExcludeFilter::new::<&str>(&[], &[]).expect("regex");
         assert!(keeps(&f, "http://example.com/anything"));
     }
 
     #[test]
     fn include_requires_a_match() {
-        let f = RegexFilter::new(&["^https?://example\\.com/", "/docs/"], &[]).expect("regex");
+        let f =
+            IncludeExcludeFilter::new(&["^https?://example\\.com/", "/docs/"], &[]).expect("regex");
         assert!(keeps(&f, "http://example.com/x"));
         assert!(keeps(&f, "http://other.org/docs/x"));
         assert!(!keeps(&f, "http://other.org/x"));
@@ -73,7 +75,7 @@ mod tests {
     fn exclude_wins_over_include() {
         let include = vec!["example\\.com".to_string()];
         let exclude = vec!["\\.(?i:jpg|png)$".to_string(), "[?&]sort=".to_string()];
-        let f = RegexFilter::new(&include, &exclude).expect("regex");
+        let f = IncludeExcludeFilter::new(&include, &exclude).expect("regex");
         assert!(keeps(&f, "http://example.com/page"));
         assert!(!keeps(&f, "http://example.com/a.JPG"));
         assert!(!keeps(&f, "http://example.com/list?page=2&sort=asc"));
@@ -82,7 +84,7 @@ mod tests {
 
     #[test]
     fn invalid_exclude_is_reported() {
-        let err = RegexFilter::new(&["ok"], &["a{2,1}"]).expect_err("must fail");
+        let err = IncludeExcludeFilter::new(&["ok"], &["a{2,1}"]).expect_err("must fail");
         assert!(
             matches!(err, FilterError::InvalidRegex { ref pattern, .. } if pattern == "a{2,1}")
         );
