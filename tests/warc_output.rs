@@ -148,14 +148,9 @@ async fn serve(pages: BTreeMap<&'static str, Served>) -> std::net::SocketAddr {
             }
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    squall_testsite::serve_router(app)
         .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    addr
+        .expect("a loopback port")
 }
 
 /// Runs the crawl binary over the site with WARC output into `warc`; the fetch log's entries.

@@ -251,13 +251,9 @@ mod tests {
     async fn fetch_with_hints(
         paths: &[(&str, &str, QueueHints)],
     ) -> (HashMap<String, FetchedPage>, Vec<(String, String)>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let addr = squall_testsite::serve_router(axum::Router::new().fallback(serve))
             .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, axum::Router::new().fallback(serve)).await;
-        });
+            .expect("a loopback port");
         let http_settings = HttpSettings {
             resolve: paths
                 .iter()
@@ -350,13 +346,9 @@ mod tests {
                 "page".into_response()
             }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let addr = squall_testsite::serve_router(app)
             .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+            .expect("a loopback port");
         let http_settings = HttpSettings::default();
         let http = HttpClient::new(&http_settings).expect("client");
         let robots = RobotsCache::new(

@@ -9,14 +9,9 @@ use axum::response::{IntoResponse, Response};
 
 /// Serves `app` on a fresh loopback port, in the background; returns the address.
 pub async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    squall_testsite::serve_router(app)
         .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    addr
+        .expect("a loopback port")
 }
 
 /// An HTML page with `body`.

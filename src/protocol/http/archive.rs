@@ -238,13 +238,9 @@ mod tests {
             let coded = coded.clone();
             async move { ([("content-encoding", "gzip")], coded).into_response() }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let addr = squall_testsite::serve_router(app)
             .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+            .expect("a loopback port");
         (addr, served)
     }
 

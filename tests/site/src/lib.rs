@@ -74,3 +74,15 @@ pub use spec::SiteSpec;
 pub fn url_for(host: &str, port: u16, path: &str) -> String {
     format!("http://{host}:{port}{path}")
 }
+
+/// Serves `app` on a fresh port of 127.0.0.1, in the background for as long as the runtime runs;
+/// returns its address. For tests that need answers the generated sites do not give.
+pub async fn serve_router(app: axum::Router) -> std::io::Result<std::net::SocketAddr> {
+    let listener =
+        tokio::net::TcpListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(addr)
+}
