@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod content_site;
 pub mod crawl_process;
 pub mod crawler;
+pub mod engine_node;
 pub mod fetch_log;
 pub mod http;
 pub mod opensearch;

@@ -5,21 +5,14 @@
 //! The node is started by `scripts/opensearch start` (CI does it in `.ci/run`). Tests never skip when it
 //! is missing: they fail with a message that says how to start it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use elasticsearch::Elasticsearch;
 use elasticsearch::http::transport::Transport;
 use elasticsearch::indices::{IndicesDeleteParts, IndicesRefreshParts};
 use serde_json::{Value, json};
 
-/// Where the engine is expected when `OPENSEARCH_URL` is not set.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:9200";
-
-/// The engine's base URL: `OPENSEARCH_URL`, or [`DEFAULT_URL`].
-pub fn base_url() -> String {
-    std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| DEFAULT_URL.to_string())
-}
+use super::engine_node::no_node;
+#[allow(unused_imports)] // (each test binary uses some of them)
+pub use super::engine_node::{DEFAULT_URL, base_url, engine_name, unique_index};
 
 /// A client for the test engine, after checking that the engine answers.
 ///
@@ -34,14 +27,11 @@ pub async fn client() -> Elasticsearch {
         _ => None,
     };
     let Some(info) = info else {
-        panic!(
-            "no OpenSearch node answers at {url}. Start one with `scripts/opensearch start` \
-             (or point OPENSEARCH_URL at a running OpenSearch, default {DEFAULT_URL}, or at an Elasticsearch with SQUALL_ENGINE=elasticsearch)."
-        );
+        no_node(&url, "no answer to GET /")
     };
     // `scripts/test` runs the engine tests on each engine: make sure each pass has the one it means.
     let is_opensearch = info["version"]["distribution"] == "opensearch";
-    let expected = std::env::var("SQUALL_ENGINE").unwrap_or_else(|_| "opensearch".into());
+    let expected = engine_name();
     assert_eq!(
         is_opensearch,
         expected == "opensearch",
@@ -49,17 +39,6 @@ pub async fn client() -> Elasticsearch {
         info["version"]
     );
     client
-}
-
-/// An index name that no other test, and no earlier run, uses.
-pub fn unique_index(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{}-{nanos}-{n}", std::process::id())
 }
 
 /// Deletes a test index; errors are ignored because this is only cleanup.

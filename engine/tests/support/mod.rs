@@ -7,11 +7,15 @@ pub mod crawl;
 /// In-process crawls of a test site: shared with the root crate's integration tests.
 #[path = "../../../tests/support/crawler.rs"]
 pub mod crawler;
+/// Where the test engine is, shared with the root crate's integration tests.
+#[path = "../../../tests/support/engine_node.rs"]
+pub mod engine_node;
 #[path = "../../../tests/support/stormcrawler.rs"]
 pub mod stormcrawler;
 
+pub use engine_node::{base_url, engine_name, unique_index};
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -28,21 +32,6 @@ use squall_engine::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
 };
 use squall_engine::{EsStatusStore, WriterSettings};
-
-/// Which engine the tests run on, and so which script starts a node of their own:
-/// `SQUALL_ENGINE` (`opensearch`, the default, or `elasticsearch`).
-pub fn engine_name() -> &'static str {
-    match std::env::var("SQUALL_ENGINE").as_deref() {
-        Ok("elasticsearch") => "elasticsearch",
-        Ok("opensearch") | Err(_) => "opensearch",
-        Ok(other) => panic!("SQUALL_ENGINE={other}: expected opensearch or elasticsearch"),
-    }
-}
-
-/// The engine's address.
-pub fn base_url() -> String {
-    std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".to_string())
-}
 
 /// A client for the test engine; fails loudly, with instructions, when no engine answers.
 pub async fn client() -> EsClient {
@@ -61,10 +50,7 @@ pub async fn client() -> EsClient {
         );
     }
     if let Err(error) = engine {
-        panic!(
-            "no OpenSearch node answers at {url} ({error}). Start one with `scripts/opensearch start` \
-             (or point OPENSEARCH_URL at a running OpenSearch, or at an Elasticsearch with SQUALL_ENGINE=elasticsearch)."
-        );
+        engine_node::no_node(&url, &error.to_string());
     }
     settings.max_retries = 6;
     EsClient::new(settings).expect("client")
@@ -91,20 +77,6 @@ pub async fn update_modes() -> Vec<UpdateMode> {
         Updates::Scripted => vec![UpdateMode::Scripted, UpdateMode::Conditional],
         Updates::Conditional => vec![UpdateMode::Conditional],
     }
-}
-
-/// An index name no other test uses.
-pub fn unique_index(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "{prefix}-{}-{nanos}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Creates a status index with squall's mapping and no replicas.
