@@ -2,52 +2,8 @@
 
 #![allow(dead_code)]
 
-/// Median, minimum and maximum of some measurements.
-#[derive(Debug, Clone, Copy)]
-pub struct Spread {
-    /// The median.
-    pub median: f64,
-    /// The smallest.
-    pub min: f64,
-    /// The largest.
-    pub max: f64,
-}
-
-impl Spread {
-    /// The spread of `values`.
-    pub fn of(values: &[f64]) -> Spread {
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let median = if sorted.is_empty() {
-            0.0
-        } else if sorted.len() % 2 == 1 {
-            sorted[sorted.len() / 2]
-        } else {
-            (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
-        };
-        Spread {
-            median,
-            min: sorted.first().copied().unwrap_or(0.0),
-            max: sorted.last().copied().unwrap_or(0.0),
-        }
-    }
-
-    /// The largest of `values` over the smallest: 1.0 for runs that agree exactly, infinite when
-    /// the smallest is not positive.
-    pub fn max_over_min(values: &[f64]) -> f64 {
-        let figures = Spread::of(values);
-        if figures.min > 0.0 {
-            figures.max / figures.min
-        } else {
-            f64::INFINITY
-        }
-    }
-
-    /// As JSON.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({ "median": self.median, "min": self.min, "max": self.max })
-    }
-}
+#[allow(unused_imports)] // (each benchmark binary uses some of this module)
+pub use squall_bench_schema::Spread;
 
 /// Repetitions: `SQUALL_BENCH_RUNS`, default 5 (CI's quick smoke run sets 1).
 pub fn runs() -> usize {

@@ -4,19 +4,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-/// A measurement repeated over several runs: median, smallest and largest.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct Spread {
-    /// Median over the runs.
-    pub median: f64,
-    /// Smallest value over the runs.
-    pub min: f64,
-    /// Largest value over the runs.
-    pub max: f64,
-}
+pub use squall_bench_schema::Spread;
 
 /// Reads and parses `dir/name`, or returns `None` if it does not exist.
 pub fn read_optional<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
