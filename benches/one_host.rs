@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
 use common::{Spread, engine_client, env_or, quick, start_closed_site};
 use squall::config::CrawlConfig;
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::frontier::EmbeddedFrontier;
 use squall::topology::CrawlerBuilder;
 use squall_engine::client::EsClient;
 use squall_engine::client::indices::ensure_index;
@@ -208,7 +208,7 @@ async fn crawl(
                 Err(e) => panic!("frontier: {e}"),
             };
             builder.frontier(
-                embedded.spout(QueryLimits::from_config(&config.frontier)),
+                embedded.spout(config.frontier.query_limits()),
                 embedded.clone(),
             )
         }

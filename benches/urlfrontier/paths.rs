@@ -9,7 +9,7 @@ use squall::config::CrawlConfig;
 use squall::frontier::{QueueReport, StatusWrite};
 use squall::message::{AckMessage, Tuple};
 use squall::model::Status;
-use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use squall::spout::{RunnerState, SpoutRunner};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +39,7 @@ pub async fn in_process(config: &CrawlConfig, total: usize) -> anyhow::Result<Du
     let (state_sender, _state): (watch::Sender<RunnerState>, _) =
         watch::channel(RunnerState::default());
     let stop = CancellationToken::new();
-    let runner = SpoutRunner::new(frontier.spout, RunnerSettings::from_config(&config.spout));
+    let runner = SpoutRunner::new(frontier.spout, config.spout.runner_settings());
     let running = tokio::spawn(runner.run(tuples, ack_sender, acks, state_sender, stop.clone()));
     let started = Instant::now();
     let mut batches = tokio_stream::wrappers::ReceiverStream::new(incoming).ready_chunks(BATCH);

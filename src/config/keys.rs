@@ -8,14 +8,16 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_norway::Value;
 
-use super::http_access::{BasicCredentials, ProxyKeys, Secret, custom_headers, site_credentials};
+use super::http_access::{ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
     IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
     ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
-use super::{CacheSpec, ConfigError, CrawlConfig, ExtensionKeys};
+use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::model::PartitionMode;
+use crate::protocol::BasicCredentials;
+use crate::status::CacheSpec;
 
 /// Declares [`ConfigKeys`] from one line per key: its name in a file, its field, type and default.
 macro_rules! config_keys {

@@ -25,12 +25,12 @@
 //! `squall-browser` and `squall-urlfrontier`.
 
 mod builder;
-mod cache_spec;
 mod error;
 pub mod flux;
 mod http_access;
 mod keys;
 mod sections;
+mod stage_settings;
 mod stormcrawler;
 
 use std::path::{Path, PathBuf};
@@ -39,9 +39,8 @@ use std::time::Duration;
 use serde_norway::{Mapping, Value};
 
 pub use builder::ConfigBuilder;
-pub use cache_spec::{CacheSpec, CacheSpecError};
 pub use error::ConfigError;
-pub use http_access::{BasicCredentials, ProxyKind, ProxySettings, Secret, SiteCredentials};
+pub use http_access::Secret;
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
     AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,

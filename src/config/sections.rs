@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 
-use super::http_access::{ProxySettings, SiteCredentials};
+use crate::protocol::{ProxySettings, SiteCredentials};
 
 /// Who the crawler says it is (`http.agent.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,7 +244,7 @@ pub struct StatusConfig {
     pub flush_interval: Duration,
     /// `status.updater.use.cache` and `status.updater.cache.spec`: the bounds of the outlink
     /// cache; `None` when it is off.
-    pub outlink_cache: Option<super::CacheSpec>,
+    pub outlink_cache: Option<crate::status::CacheSpec>,
 }
 
 /// The spout runner (`spout.*`, `topology.max.spout.pending`).

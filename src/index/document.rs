@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::ContentDocument;
-use super::mapping::{MappingEntry, MappingError, MetadataFilter};
+use super::mapping::{MappingEntry, MetadataFilter};
 use crate::message::PageContent;
 use crate::model::{CrawlUrl, Metadata, keys, registrable_domain};
 
@@ -38,31 +38,6 @@ pub struct DocumentSettings {
     pub filter: Option<MetadataFilter>,
     /// Leave out empty fields.
     pub ignore_empty_fields: bool,
-}
-
-impl DocumentSettings {
-    /// Settings from the keys as written; a bad mapping entry or filter is an error.
-    pub fn parse(
-        config: &crate::config::IndexerConfig,
-    ) -> Result<DocumentSettings, (&'static str, MappingError)> {
-        let mapping = config
-            .md_mapping
-            .iter()
-            .map(|entry| MappingEntry::parse(entry))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| ("indexer.md.mapping", error))?;
-        let filter =
-            MetadataFilter::parse(&config.md_filter).map_err(|e| ("indexer.md.filter", e))?;
-        Ok(DocumentSettings {
-            url_field: config.url_field.clone(),
-            text_field: config.text_field.clone(),
-            text_max_chars: config.text_max_chars,
-            canonical_key: config.canonical_key.clone(),
-            mapping,
-            filter,
-            ignore_empty_fields: config.ignore_empty_fields,
-        })
-    }
 }
 
 /// Why a parsed page is not indexed.

@@ -11,7 +11,10 @@ use crate::model::{CrawlUrl, keys};
 fn settings(yaml: &str) -> DocumentSettings {
     let config =
         CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}")).expect("config");
-    DocumentSettings::parse(&config.indexer).expect("valid indexer keys")
+    config
+        .indexer
+        .document_settings()
+        .expect("valid indexer keys")
 }
 
 fn page(url: &str, metadata: &[(&str, &str)]) -> CrawlUrl {
@@ -182,11 +185,17 @@ fn bad_mapping_and_filter_name_their_key() {
         CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}")).expect("config")
     };
     let glob = config("indexer.md.mapping: ['parse.*=all']\n");
-    let (key, error) = DocumentSettings::parse(&glob.indexer).expect_err("glob with alias");
+    let (key, error) = glob
+        .indexer
+        .document_settings()
+        .expect_err("glob with alias");
     assert_eq!(key, "indexer.md.mapping");
     assert!(error.to_string().contains("parse.*=all"), "{error}");
     let filter = config("indexer.md.filter: lang\n");
-    let (key, _) = DocumentSettings::parse(&filter.indexer).expect_err("not key=value");
+    let (key, _) = filter
+        .indexer
+        .document_settings()
+        .expect_err("not key=value");
     assert_eq!(key, "indexer.md.filter");
 }
 

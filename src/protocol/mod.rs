@@ -14,6 +14,9 @@ mod registry;
 mod robots;
 
 pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
-pub use http::{CookieJar, HttpClient, HttpClientError, HttpSettings, parse_retry_after};
+pub use http::{
+    BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpSettings, ProxyKind,
+    ProxySettings, SiteCredentials, parse_retry_after,
+};
 pub use registry::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules};

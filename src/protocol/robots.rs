@@ -13,8 +13,8 @@ use moka::future::Cache;
 use texting_robots::Robot;
 use url::Url;
 
+use super::http::SiteCredentials;
 use super::http::{HttpClientError, HttpSettings, authorize, base_builder, redirect_policy};
-use crate::config::SiteCredentials;
 
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;

@@ -44,20 +44,6 @@ impl Default for RunnerSettings {
     }
 }
 
-impl RunnerSettings {
-    /// The settings the `spout.*` keys and `topology.max.spout.pending` give: the pending budget
-    /// is the instances' together (`topology.max.spout.pending` × `spout.parallelism`).
-    pub fn from_config(config: &crate::config::SpoutConfig) -> Self {
-        RunnerSettings {
-            min_delay: config.min_delay_queries,
-            max_delay: config.max_delay_queries,
-            purgatory_ttl: config.ttl_purgatory,
-            max_pending: config.max_pending.saturating_mul(config.parallelism),
-            idle_after_empty_queries: 2,
-        }
-    }
-}
-
 /// What the runner is doing, published for progress displays and for `--until-idle`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunnerState {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use moka::sync::Cache;
 
-use crate::config::CacheSpec;
+use super::cache_spec::CacheSpec;
 
 /// The cache itself: cheap to clone (clones share the URLs and the counts).
 #[derive(Clone)]

@@ -3,8 +3,10 @@
 //! written by this process lately ([`OutlinkCache`]) or twice in one batch are written once.
 
 mod cache;
+mod cache_spec;
 
 pub use cache::OutlinkCache;
+pub use cache_spec::{CacheSpec, CacheSpecError};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -477,7 +479,7 @@ mod tests {
     #[tokio::test]
     async fn outlinks_are_written_once_per_batch_and_not_again_once_cached() {
         let store = Arc::new(Picky::default());
-        let cache = OutlinkCache::new(&crate::config::CacheSpec::default());
+        let cache = OutlinkCache::new(&CacheSpec::default());
         let updater = StatusUpdater::new(
             store.clone(),
             StatusUpdaterSettings {

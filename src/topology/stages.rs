@@ -15,8 +15,7 @@ use crate::filter::{
 };
 use crate::filter_files::{self, FileKind, Locator};
 use crate::index::{
-    ContentIndexer, ContentStore, DocumentSettings, JsonLinesStore, PARSE_DESCRIPTION,
-    PARSE_KEYWORDS,
+    ContentIndexer, ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS,
 };
 use crate::message::CrawlObserver;
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
@@ -266,12 +265,14 @@ pub(super) fn content_indexer(
     store: Arc<dyn ContentStore>,
     observer: Arc<dyn CrawlObserver>,
 ) -> Result<ContentIndexer, ConfigError> {
-    let settings = DocumentSettings::parse(&config.indexer).map_err(|(key, error)| {
-        ConfigError::InvalidValue {
-            key: key.to_string(),
-            message: error.to_string(),
-        }
-    })?;
+    let settings =
+        config
+            .indexer
+            .document_settings()
+            .map_err(|(key, error)| ConfigError::InvalidValue {
+                key: key.to_string(),
+                message: error.to_string(),
+            })?;
     Ok(ContentIndexer::new(store, settings, observer))
 }
 
@@ -296,7 +297,7 @@ pub(super) fn updater_settings(
 
 /// The spout runner's settings.
 pub(super) fn runner_settings(config: &SpoutConfig) -> RunnerSettings {
-    RunnerSettings::from_config(config)
+    config.runner_settings()
 }
 
 /// The protocol of each scheme, as `protocol.schemes` names them among `named` (later entries of a

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use squall::config::{ConfigError, CrawlConfig, FrontierKind};
-use squall::frontier::{EmbeddedFrontier, Frontier, FrontierError, QueryLimits, Spout};
+use squall::frontier::{EmbeddedFrontier, Frontier, FrontierError, Spout};
 use squall::spout::SpoutInstances;
 use tracing::{info, warn};
 
@@ -52,7 +52,7 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
         FrontierKind::Embedded => {
             let path = &config.frontier.path;
             let frontier = EmbeddedFrontier::open(path)?;
-            let limits = QueryLimits::from_config(&config.frontier);
+            let limits = config.frontier.query_limits();
             let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
             Ok(Frontier {
                 spout: Box::new(spout),

@@ -104,16 +104,6 @@ pub struct QueryLimits {
 }
 
 impl QueryLimits {
-    /// The limits set by `frontier.max.buckets` and `frontier.max.urls.per.bucket`.
-    pub fn from_config(config: &crate::config::FrontierConfig) -> Self {
-        QueryLimits {
-            max_buckets: config.max_buckets,
-            max_urls_per_bucket: config.max_urls_per_bucket,
-        }
-    }
-}
-
-impl QueryLimits {
     /// The limits of `instances` spout instances read as one (`spout.parallelism`): each has
     /// `self`'s buckets, so one query reads that many times as many queues.
     pub fn for_instances(self, instances: usize) -> Self {

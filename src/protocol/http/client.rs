@@ -12,9 +12,9 @@ use reqwest::header::{
 };
 use url::Url;
 
+use super::access::{ProxySettings, SiteCredentials};
 use super::archive::{Archived, Received, WireError};
 use super::options::{self, CookieJar};
-use crate::config::{ProxySettings, SiteCredentials};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 use crate::protocol::dns::{HostResolver, is_private_address};

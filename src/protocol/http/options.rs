@@ -9,7 +9,7 @@ use std::sync::Arc;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use url::Url;
 
-use crate::config::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
+use super::access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
 
 /// The crawl's cookie jar (`http.use.cookies`): cookies a server sets are sent back to it on the
 /// crawl's later requests, by the rules of RFC 6265 (domain, path, `Secure`, expiry). Clones share

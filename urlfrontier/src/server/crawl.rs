@@ -39,7 +39,7 @@ impl CrawlSettings {
     /// The settings `config` gives.
     pub fn from_config(config: &squall::config::CrawlConfig) -> Self {
         CrawlSettings {
-            runner: RunnerSettings::from_config(&config.spout),
+            runner: config.spout.runner_settings(),
             gap: config.fetcher.server_delay,
             write_batch: config.status.batch_size.max(MIN_WRITE_BATCH),
         }
