@@ -94,6 +94,7 @@ pub mod schedule;
 pub mod spout;
 pub mod status;
 pub mod topology;
+pub mod units;
 pub mod warc;
 
 pub use model::{CrawlUrl, Metadata, PartitionMode, Status};

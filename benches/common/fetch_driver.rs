@@ -65,10 +65,10 @@ pub async fn fetcher_alone(site: &Site, urls: &[Url], window: Duration) -> f64 {
     };
     let settings = FetcherSettings {
         server_delay: Duration::ZERO,
-        min_delay: Duration::ZERO,
+        server_min_delay: Duration::ZERO,
         threads_per_queue: CONCURRENCY,
-        threads_total: CONCURRENCY,
-        max_queued: 10_000,
+        threads_number: CONCURRENCY,
+        max_urls_in_queues: 10_000,
         ..FetcherSettings::default()
     };
     let bolt = FetcherBolt::new(http, None, settings);

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
-use super::keys::{ConfigKeys, known_keys};
+use super::keys::{ConfigKeys, field_names, known_keys};
 use super::stormcrawler::ignored_reason;
 use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES, ExtensionKeys};
+use crate::fetch::FetcherSettings;
 use crate::schedule::is_custom_interval_key;
 
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
@@ -157,8 +158,14 @@ impl ConfigBuilder {
                 return Err(unknown_key(name, &known));
             }
         }
+        let fetcher_keys = field_names::<FetcherSettings>();
+        let (fetcher, strict): (Mapping, Mapping) = strict.into_iter().partition(|(key, _)| {
+            key.as_str()
+                .is_some_and(|name| fetcher_keys.iter().any(|k| k == name))
+        });
         let keys: ConfigKeys = deserialize_keys(strict)?;
-        let mut config = keys.into_config(custom, ExtensionKeys(extensions))?;
+        let fetcher: FetcherSettings = deserialize_keys(fetcher)?;
+        let mut config = keys.into_config(fetcher, custom, ExtensionKeys(extensions))?;
         ignored.sort();
         config.ignored_keys = ignored;
         config.config_dirs = self.dirs;

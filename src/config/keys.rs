@@ -1,7 +1,6 @@
 //! The keys of a config file, as StormCrawler names them, with their defaults and checks.
 
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,11 +9,12 @@ use serde_norway::Value;
 
 use super::http_access::{ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
-    AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
-    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
+    AgentConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig,
+    IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig,
+    SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
+use crate::fetch::FetcherSettings;
 use crate::model::PartitionMode;
 use crate::protocol::BasicCredentials;
 use crate::status::CacheSpec;
@@ -102,27 +102,6 @@ config_keys! {
     "robots.error.cache.ttl" => robots_error_cache_ttl: f64 = 600.0;
     /// `sitemap.discovery`: robots.txt `Sitemap:` lines become DISCOVERED URLs, and sitemaps are parsed.
     "sitemap.discovery" => sitemap_discovery: bool = true;
-    /// `fetcher.server.delay`: seconds from the end of one fetch to the start of the next on a queue.
-    "fetcher.server.delay" => fetcher_server_delay: f64 = 1.0;
-    /// `fetcher.server.min.delay`: the delay used instead when a queue allows several threads.
-    "fetcher.server.min.delay" => fetcher_server_min_delay: f64 = 0.0;
-    /// `fetcher.threads.per.queue`: fetches at once on one queue.
-    "fetcher.threads.per.queue" => fetcher_threads_per_queue: usize = 1;
-    /// `fetcher.threads.number`: fetches at once over all queues.
-    "fetcher.threads.number" => fetcher_threads_number: usize = 50;
-    /// `fetcher.max.urls.in.queues`: URLs waiting in the fetcher's queues before it stops taking more.
-    /// -1: no limit of its own (`topology.max.spout.pending` still bounds them).
-    "fetcher.max.urls.in.queues" => fetcher_max_urls_in_queues: i64 = 2000;
-    /// `fetcher.max.crawl.delay`: seconds; a robots.txt Crawl-delay above this gives the URL ERROR.
-    "fetcher.max.crawl.delay" => fetcher_max_crawl_delay: f64 = 30.0;
-    /// `fetcher.max.crawl.delay.force`: cap such a Crawl-delay at the maximum instead.
-    "fetcher.max.crawl.delay.force" => fetcher_max_crawl_delay_force: bool = false;
-    /// `fetcher.server.delay.force`: keep `fetcher.server.delay` when robots.txt asks for less.
-    "fetcher.server.delay.force" => fetcher_server_delay_force: bool = false;
-    /// `fetcher.max.retry.after`: seconds; the longest Retry-After hold honoured on 429 and 503.
-    "fetcher.max.retry.after" => fetcher_max_retry_after: f64 = 300.0;
-    /// `fetcher.max.fetches.per.second`: a global cap over all hosts; 0 for none.
-    "fetcher.max.fetches.per.second" => fetcher_max_fetches_per_second: u32 = 0;
     /// `protocol.schemes`: which protocol fetches each URL scheme, by name: `http` is built in, other
     /// names are registered with `CrawlerBuilder::named_protocol`.
     "protocol.schemes" => protocol_schemes: BTreeMap<String, String> =
@@ -273,10 +252,6 @@ impl ConfigKeys {
         let seconds = [
             ("http.timeout", self.http_timeout / 1000.0),
             ("http.connect.timeout", self.http_connect_timeout),
-            ("fetcher.server.delay", self.fetcher_server_delay),
-            ("fetcher.server.min.delay", self.fetcher_server_min_delay),
-            ("fetcher.max.crawl.delay", self.fetcher_max_crawl_delay),
-            ("fetcher.max.retry.after", self.fetcher_max_retry_after),
             ("http.dns.cache.ttl", self.http_dns_cache_ttl),
             ("robots.cache.ttl", self.robots_cache_ttl),
             ("robots.error.cache.ttl", self.robots_error_cache_ttl),
@@ -306,6 +281,7 @@ impl ConfigKeys {
     /// read.
     pub fn into_config(
         self,
+        fetcher: FetcherSettings,
         custom: Vec<(String, i64)>,
         extensions: ExtensionKeys,
     ) -> Result<CrawlConfig, ConfigError> {
@@ -313,7 +289,11 @@ impl ConfigKeys {
         let config = CrawlConfig {
             http: self.http()?,
             robots: self.robots(),
-            fetcher: self.fetcher(),
+            fetcher: FetcherSettings {
+                // Half the shutdown deadline for fetches in progress; the rest drains and writes.
+                stop_grace: seconds(self.topology_shutdown_timeout) / 2,
+                ..fetcher
+            },
             parser: self.parser(),
             indexer: self.indexer(),
             schedule: self.schedule(custom),
@@ -403,22 +383,6 @@ impl ConfigKeys {
             skip: self.http_skip_robots,
             cache_ttl: seconds(self.robots_cache_ttl),
             error_cache_ttl: seconds(self.robots_error_cache_ttl),
-        }
-    }
-
-    fn fetcher(&self) -> FetcherConfig {
-        FetcherConfig {
-            server_delay: seconds(self.fetcher_server_delay),
-            server_min_delay: seconds(self.fetcher_server_min_delay),
-            server_delay_force: self.fetcher_server_delay_force,
-            threads_per_queue: self.fetcher_threads_per_queue,
-            threads_number: self.fetcher_threads_number,
-            max_urls_in_queues: usize::try_from(self.fetcher_max_urls_in_queues)
-                .unwrap_or(usize::MAX),
-            max_crawl_delay: seconds(self.fetcher_max_crawl_delay),
-            max_crawl_delay_force: self.fetcher_max_crawl_delay_force,
-            max_retry_after: seconds(self.fetcher_max_retry_after),
-            max_fetches_per_second: NonZeroU32::new(self.fetcher_max_fetches_per_second),
         }
     }
 
@@ -564,9 +528,12 @@ fn minutes(value: i64) -> Option<Duration> {
         .map(|m| Duration::from_secs(m.saturating_mul(60)))
 }
 
-/// Every key a config file may hold (custom `fetchInterval.*` keys aside).
+/// Every key a config file may hold (custom `fetchInterval.*` keys aside): the keys of
+/// [`ConfigKeys`] and those of the stages whose settings type reads its own keys.
 pub fn known_keys() -> Vec<String> {
-    field_names::<ConfigKeys>()
+    let mut keys = field_names::<ConfigKeys>();
+    keys.extend(field_names::<FetcherSettings>());
+    keys
 }
 
 /// The keys a YAML example file sets under `prefix` (without it), in file order: one `key: value`

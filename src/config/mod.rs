@@ -43,12 +43,13 @@ pub use error::ConfigError;
 pub use http_access::Secret;
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
-    AgentConfig, FetcherConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig,
-    IndexerConfig, IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig,
-    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
+    AgentConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig,
+    IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig,
+    SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
 };
 pub use stormcrawler::ignored_reason;
 
+use crate::fetch::FetcherSettings;
 use crate::model::PartitionMode;
 use crate::schedule::DefaultScheduler;
 
@@ -68,7 +69,7 @@ pub struct CrawlConfig {
     /// robots.txt.
     pub robots: RobotsConfig,
     /// The fetcher's politeness and capacity.
-    pub fetcher: FetcherConfig,
+    pub fetcher: FetcherSettings,
     /// Which protocol fetches which scheme.
     pub protocols: ProtocolConfig,
     /// `partition.url.mode`: how URLs are grouped into queues (host, domain or IP).

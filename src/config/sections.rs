@@ -2,7 +2,6 @@
 //! "never" as `None`. Each field's doc names the key it comes from.
 
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -87,31 +86,6 @@ pub struct RobotsConfig {
     /// `robots.error.cache.ttl`: how long a site whose robots.txt failed stays refused before it
     /// is asked again.
     pub error_cache_ttl: Duration,
-}
-
-/// The fetcher's politeness and capacity (`fetcher.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetcherConfig {
-    /// `fetcher.server.delay`: from the end of one fetch to the start of the next on a queue.
-    pub server_delay: Duration,
-    /// `fetcher.server.min.delay`: the delay used instead when a queue allows several threads.
-    pub server_min_delay: Duration,
-    /// `fetcher.server.delay.force`: keep the server delay when robots.txt asks for less.
-    pub server_delay_force: bool,
-    /// `fetcher.threads.per.queue`: fetches at once on one queue.
-    pub threads_per_queue: usize,
-    /// `fetcher.threads.number`: fetches at once over all queues.
-    pub threads_number: usize,
-    /// `fetcher.max.urls.in.queues`: URLs waiting in the fetcher before it takes no more.
-    pub max_urls_in_queues: usize,
-    /// `fetcher.max.crawl.delay`: a robots.txt Crawl-delay above this gives the URL ERROR...
-    pub max_crawl_delay: Duration,
-    /// `fetcher.max.crawl.delay.force`: ...unless this caps it at the maximum instead.
-    pub max_crawl_delay_force: bool,
-    /// `fetcher.max.retry.after`: the longest Retry-After hold honoured on 429 and 503.
-    pub max_retry_after: Duration,
-    /// `fetcher.max.fetches.per.second`: a cap over all hosts (`None`: no cap).
-    pub max_fetches_per_second: Option<NonZeroU32>,
 }
 
 /// Which protocol fetches which URL scheme (`protocol.schemes`).

@@ -18,8 +18,12 @@ fn defaults_named(name: &str, version: Option<String>) -> CrawlConfig {
     if let Some(version) = version {
         keys.http_agent_version = version;
     }
-    keys.into_config(Vec::new(), ExtensionKeys::default())
-        .expect("the defaults are valid")
+    keys.into_config(
+        crate::fetch::FetcherSettings::default(),
+        Vec::new(),
+        ExtensionKeys::default(),
+    )
+    .expect("the defaults are valid")
 }
 
 #[test]
@@ -317,5 +321,38 @@ fn a_key_nobody_knows_is_still_an_error_with_a_suggestion() {
         err.to_string()
             .contains("did you mean `fetcher.threads.number`"),
         "{err}"
+    );
+}
+
+#[test]
+fn the_fetcher_reads_its_own_keys_and_a_bad_one_is_named() {
+    let config = CrawlConfig::from_yaml_str(
+        "http.agent.name: t\nfetcher.server.delay: 2\nfetcher.max.urls.in.queues: -1\n\
+         fetcher.max.fetches.per.second: 0\ntopology.shutdown.timeout: 30\n",
+    )
+    .expect("valid keys");
+    assert_eq!(config.fetcher.server_delay, Duration::from_secs(2));
+    assert_eq!(config.fetcher.max_urls_in_queues, usize::MAX);
+    assert_eq!(config.fetcher.max_fetches_per_second, None);
+    assert_eq!(config.fetcher.stop_grace, Duration::from_secs(15));
+    for bad in [
+        "fetcher.server.delay: -1",
+        "fetcher.max.crawl.delay: .nan",
+        "fetcher.threads.number: many",
+    ] {
+        let err =
+            CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{bad}\n")).expect_err(bad);
+        let key = bad.split(':').next().unwrap_or_default();
+        assert!(
+            matches!(&err, ConfigError::InvalidValue { key: named, .. } if named == key),
+            "{bad}: {err}"
+        );
+    }
+    let typo = CrawlConfig::from_yaml_str("http.agent.name: t\nfetcher.server.dealy: 2\n")
+        .expect_err("typo");
+    assert!(
+        typo.to_string()
+            .contains("did you mean `fetcher.server.delay`"),
+        "{typo}"
     );
 }

@@ -154,7 +154,10 @@ fn start_ready(
     queues: &mut HostQueues,
     running: &mut InFlight,
 ) -> Option<Instant> {
-    let slots = context.settings.threads_total.saturating_sub(running.len());
+    let slots = context
+        .settings
+        .threads_number
+        .saturating_sub(running.len());
     let ready = queues.take_ready(Instant::now(), slots);
     for (key, tuple) in ready.fetches {
         tuple.ack.started();

@@ -7,9 +7,9 @@
 //!
 //! - at most `threads_per_queue` fetches are in flight per key;
 //! - after a fetch that reached the server, the next fetch on its key starts no sooner than the
-//!   queue's delay ([`FetcherSettings::queue_delay`], from robots.txt's Crawl-delay and the
+//!   queue's delay ([`queue_delay`], from robots.txt's Crawl-delay and the
 //!   frontier's hint) after its end, or than the server's Retry-After hold when that is longer;
-//! - the URLs queued over all keys never exceed `max_queued`;
+//! - the URLs queued over all keys never exceed `fetcher.max.urls.in.queues`;
 //! - a key whose queue holds URLs is in exactly one place: the round-robin ring (it may fetch
 //!   now), the sleepers (it waits for its delay, until the time it is filed under) or nowhere
 //!   while its threads are all busy (a completion puts it back). A pass over the ring therefore
@@ -123,14 +123,14 @@ impl HostQueues {
         self.queues.len()
     }
 
-    /// Whether another URL may be enqueued without going over `max_queued`.
+    /// Whether another URL may be enqueued without going over `fetcher.max.urls.in.queues`.
     pub fn has_room(&self) -> bool {
-        self.queued < self.settings.max_queued
+        self.queued < self.settings.max_urls_in_queues
     }
 
     /// Whether another URL may be enqueued while `extra` more are on their way to the queues.
     pub fn has_room_for(&self, extra: usize) -> bool {
-        self.queued + extra < self.settings.max_queued
+        self.queued + extra < self.settings.max_urls_in_queues
     }
 
     /// Queues `tuple` on its key, keeping the longer of the queue's crawl delay and the frontier's.
@@ -245,7 +245,7 @@ impl HostQueues {
             queue.crawl_delay = learned.crawl_delay;
         }
         if learned.contacted_server {
-            let delay = self.settings.queue_delay(queue.crawl_delay);
+            let delay = queue_delay(&self.settings, queue.crawl_delay);
             let hold = learned.hold.unwrap_or_default().max(delay);
             let until = finished
                 .checked_add(hold)
@@ -292,6 +292,22 @@ pub(super) fn fail_fenced(key: &str, tuple: Tuple, moment: &str) {
     ));
 }
 
+/// The delay a queue keeps between fetches, given its robots.txt Crawl-delay: the server delay
+/// (or the min delay when the queue allows several fetches at once), robots.txt's within
+/// `fetcher.max.crawl.delay`, never below the server delay when `fetcher.server.delay.force` is set.
+fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Duration>) -> Duration {
+    let base = if settings.threads_per_queue > 1 {
+        settings.server_min_delay
+    } else {
+        settings.server_delay
+    };
+    match crawl_delay.map(|robots| robots.min(settings.max_crawl_delay)) {
+        None => base,
+        Some(robots) if settings.server_delay_force => robots.max(base),
+        Some(robots) => robots,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,9 +329,9 @@ mod tests {
     fn settings(threads_per_queue: usize, delay_ms: u64) -> FetcherSettings {
         FetcherSettings {
             server_delay: Duration::from_millis(delay_ms),
-            min_delay: Duration::from_millis(delay_ms),
+            server_min_delay: Duration::from_millis(delay_ms),
             threads_per_queue,
-            max_queued: 4,
+            max_urls_in_queues: 4,
             ..FetcherSettings::default()
         }
     }
@@ -449,9 +465,41 @@ mod tests {
             assert!(queues.has_room());
             queues.enqueue(tuple("a", path, &acks));
         }
-        assert!(!queues.has_room(), "max_queued reached");
+        assert!(!queues.has_room(), "fetcher.max.urls.in.queues reached");
         assert_eq!(queues.drain().len(), 4);
         assert_eq!(queues.queued(), 0);
         assert!(queues.take_ready(Instant::now(), 10).fetches.is_empty());
+    }
+
+    #[test]
+    fn queue_delay_follows_robots_within_the_limits() {
+        let secs = Duration::from_secs;
+        let settings = FetcherSettings {
+            server_delay: secs(2),
+            server_min_delay: secs(1),
+            max_crawl_delay: secs(10),
+            ..FetcherSettings::default()
+        };
+        assert_eq!(queue_delay(&settings, None), secs(2));
+        assert_eq!(
+            queue_delay(&settings, Some(secs(1))),
+            secs(1),
+            "robots wins"
+        );
+        assert_eq!(queue_delay(&settings, Some(secs(60))), secs(10), "capped");
+        let forced = FetcherSettings {
+            server_delay_force: true,
+            ..settings.clone()
+        };
+        assert_eq!(
+            queue_delay(&forced, Some(secs(1))),
+            secs(2),
+            "never shorter"
+        );
+        let parallel = FetcherSettings {
+            threads_per_queue: 2,
+            ..settings
+        };
+        assert_eq!(queue_delay(&parallel, None), secs(1), "the min delay");
     }
 }

@@ -174,7 +174,7 @@ impl CrawlerBuilder {
         named.insert(0, ("http".to_string(), Arc::new(http)));
         let mut protocols = stages::protocols(&config.protocols, named)?;
         protocols.extend(self.protocols);
-        let fetcher = FetcherBolt::new(protocols, robots, stages::fetcher_settings(&config))
+        let fetcher = FetcherBolt::new(protocols, robots, config.fetcher.clone())
             .observed_by(Arc::clone(&observer))
             .queued_by(partitioner.clone());
         let indexer = match content_store {

@@ -8,7 +8,7 @@ use super::error::BuildError;
 use crate::config::{
     ConfigError, CrawlConfig, FilterConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
 };
-use crate::fetch::{FetcherSettings, Partitioner};
+use crate::fetch::Partitioner;
 use crate::filter::{
     CanonicalUrlNormalizer, FilterChain, IncludeExcludeFilter, SchemeFilter, ScopeFilter,
     UrlDepthFilter, UrlFilter,
@@ -140,25 +140,6 @@ pub(super) fn robots_cache(
         config.robots.error_cache_ttl,
     )
     .map(Some)
-}
-
-/// The fetcher's settings.
-pub(super) fn fetcher_settings(config: &CrawlConfig) -> FetcherSettings {
-    let fetcher = &config.fetcher;
-    FetcherSettings {
-        server_delay: fetcher.server_delay,
-        min_delay: fetcher.server_min_delay,
-        threads_per_queue: fetcher.threads_per_queue,
-        threads_total: fetcher.threads_number,
-        max_queued: fetcher.max_urls_in_queues,
-        max_crawl_delay: fetcher.max_crawl_delay,
-        max_crawl_delay_force: fetcher.max_crawl_delay_force,
-        server_delay_force: fetcher.server_delay_force,
-        max_retry_after: fetcher.max_retry_after,
-        max_fetches_per_second: fetcher.max_fetches_per_second,
-        // Half the shutdown deadline for fetches in progress; the rest drains and writes.
-        stop_grace: config.topology.shutdown_timeout / 2,
-    }
 }
 
 /// The parser's settings; with an indexer, every page's text is extracted (up to
