@@ -91,10 +91,10 @@ pub mod model;
 pub mod parse;
 pub mod protocol;
 pub mod schedule;
+pub mod settings;
 pub mod spout;
 pub mod status;
 pub mod topology;
-pub mod units;
 pub mod warc;
 
 pub use model::{CrawlUrl, Metadata, PartitionMode, Status};

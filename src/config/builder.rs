@@ -8,7 +8,9 @@ use super::keys::{ConfigKeys, field_names, known_keys};
 use super::stormcrawler::ignored_reason;
 use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES, ExtensionKeys};
 use crate::fetch::FetcherSettings;
+use crate::protocol::AgentSettings;
 use crate::schedule::is_custom_interval_key;
+use crate::settings::KeyedSettings;
 
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
 #[derive(Debug, Default)]
@@ -158,19 +160,35 @@ impl ConfigBuilder {
                 return Err(unknown_key(name, &known));
             }
         }
-        let fetcher_keys = field_names::<FetcherSettings>();
-        let (fetcher, strict): (Mapping, Mapping) = strict.into_iter().partition(|(key, _)| {
-            key.as_str()
-                .is_some_and(|name| fetcher_keys.iter().any(|k| k == name))
-        });
+        let agent: AgentSettings = take_keys(&mut strict)?;
+        let fetcher: FetcherSettings = take_keys(&mut strict)?;
         let keys: ConfigKeys = deserialize_keys(strict)?;
-        let fetcher: FetcherSettings = deserialize_keys(fetcher)?;
-        let mut config = keys.into_config(fetcher, custom, ExtensionKeys(extensions))?;
+        let mut config = keys.into_config(agent, fetcher, custom, ExtensionKeys(extensions))?;
         ignored.sort();
         config.ignored_keys = ignored;
         config.config_dirs = self.dirs;
         Ok(config)
     }
+}
+
+/// Takes the keys a settings type names (its serde field names) out of `keys` and reads them into
+/// it: a stage whose settings type reads its own keys.
+fn take_keys<T: KeyedSettings>(keys: &mut Mapping) -> Result<T, ConfigError> {
+    let names = field_names::<T>();
+    let (taken, rest): (Mapping, Mapping) =
+        std::mem::take(keys).into_iter().partition(|(key, _)| {
+            key.as_str()
+                .is_some_and(|name| names.iter().any(|n| n == name))
+        });
+    *keys = rest;
+    let settings: T = deserialize_keys(taken)?;
+    settings
+        .check()
+        .map_err(|(key, message)| ConfigError::InvalidValue {
+            key: key.to_string(),
+            message,
+        })?;
+    Ok(settings)
 }
 
 /// Reads checked keys into a struct of fields named by keys, naming the key of a bad value.

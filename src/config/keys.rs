@@ -9,13 +9,14 @@ use serde_norway::Value;
 
 use super::http_access::{ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
-    AgentConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig,
-    IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig,
-    SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
+    FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig, IndexerKind,
+    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
+    StatusConfig, TopologyConfig, WarcConfig,
 };
 use super::{ConfigError, CrawlConfig, ExtensionKeys};
 use crate::fetch::FetcherSettings;
 use crate::model::PartitionMode;
+use crate::protocol::AgentSettings;
 use crate::protocol::BasicCredentials;
 use crate::status::CacheSpec;
 
@@ -40,17 +41,6 @@ macro_rules! config_keys {
 }
 
 config_keys! {
-    /// `http.agent.name`: the product name in the User-Agent header. Required: every crawl must say
-    /// who it is.
-    "http.agent.name" => http_agent_name: String = String::new();
-    /// `http.agent.version`: appended to the name as `name/version`.
-    "http.agent.version" => http_agent_version: String = env!("CARGO_PKG_VERSION").to_string();
-    /// `http.agent.description`: what the crawler does, added to the User-Agent in parentheses.
-    "http.agent.description" => http_agent_description: String = String::new();
-    /// `http.agent.url`: a page about the crawler, added to the User-Agent in parentheses.
-    "http.agent.url" => http_agent_url: String = String::new();
-    /// `http.agent.email`: a contact address, added to the User-Agent.
-    "http.agent.email" => http_agent_email: String = String::new();
     /// `http.timeout`: milliseconds for a whole fetch (connect, headers and body), as in
     /// StormCrawler.
     "http.timeout" => http_timeout: f64 = 30000.0;
@@ -281,6 +271,7 @@ impl ConfigKeys {
     /// read.
     pub fn into_config(
         self,
+        agent: AgentSettings,
         fetcher: FetcherSettings,
         custom: Vec<(String, i64)>,
         extensions: ExtensionKeys,
@@ -303,13 +294,7 @@ impl ConfigKeys {
                 shutdown_timeout: seconds(self.topology_shutdown_timeout),
             },
             partition: self.partition_url_mode,
-            agent: AgentConfig {
-                name: self.http_agent_name,
-                version: self.http_agent_version,
-                description: self.http_agent_description,
-                url: self.http_agent_url,
-                email: self.http_agent_email,
-            },
+            agent,
             protocols: ProtocolConfig {
                 schemes: self.protocol_schemes,
             },
@@ -532,6 +517,7 @@ fn minutes(value: i64) -> Option<Duration> {
 /// [`ConfigKeys`] and those of the stages whose settings type reads its own keys.
 pub fn known_keys() -> Vec<String> {
     let mut keys = field_names::<ConfigKeys>();
+    keys.extend(field_names::<AgentSettings>());
     keys.extend(field_names::<FetcherSettings>());
     keys
 }

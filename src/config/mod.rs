@@ -43,15 +43,17 @@ pub use error::ConfigError;
 pub use http_access::Secret;
 pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
 pub use sections::{
-    AgentConfig, FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig,
-    IndexerKind, MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig,
-    SpoutConfig, StatusConfig, TopologyConfig, WarcConfig,
+    FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig, IndexerKind,
+    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
+    StatusConfig, TopologyConfig, WarcConfig,
 };
 pub use stormcrawler::ignored_reason;
 
 use crate::fetch::FetcherSettings;
 use crate::model::PartitionMode;
+use crate::protocol::AgentSettings;
 use crate::schedule::DefaultScheduler;
+use crate::settings::KeyedSettings;
 
 /// Key prefixes read by other crates (`es.` and `opensearch.`: the Elasticsearch/OpenSearch
 /// frontier; `browser.`: the headless-browser protocol; `urlfrontier.`: a URLFrontier server as
@@ -63,7 +65,7 @@ pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch.", "browser.", "url
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrawlConfig {
     /// Who the crawler says it is.
-    pub agent: AgentConfig,
+    pub agent: AgentSettings,
     /// The HTTP protocol.
     pub http: HttpConfig,
     /// robots.txt.
@@ -128,12 +130,9 @@ impl CrawlConfig {
                 message: message.to_string(),
             })
         };
-        if self.agent.name.trim().is_empty() {
-            return invalid(
-                "http.agent.name",
-                "must name your crawler (it is sent to every site): set it in the config file or \
-                 with --set http.agent.name=NAME",
-            );
+        // The sections that read their own keys check themselves.
+        if let Err((key, message)) = self.agent.check().and_then(|()| self.fetcher.check()) {
+            return invalid(key, &message);
         }
         if self.http.timeout.is_zero() {
             return invalid("http.timeout", "must be more than 0");
@@ -148,12 +147,6 @@ impl CrawlConfig {
             );
         }
         let counts = [
-            ("fetcher.threads.per.queue", self.fetcher.threads_per_queue),
-            ("fetcher.threads.number", self.fetcher.threads_number),
-            (
-                "fetcher.max.urls.in.queues",
-                self.fetcher.max_urls_in_queues,
-            ),
             ("topology.max.spout.pending", self.spout.max_pending),
             ("spout.parallelism", self.spout.parallelism),
             ("status.updater.batch.size", self.status.batch_size),
@@ -180,11 +173,6 @@ impl CrawlConfig {
             );
         }
         self.scheduler().map(|_| ())
-    }
-
-    /// The user agent sent with every request: `name/version (+url; email)`.
-    pub fn user_agent(&self) -> String {
-        self.agent.user_agent()
     }
 
     /// The scheduler the `fetchInterval.*` keys describe.

@@ -9,46 +9,6 @@ use reqwest::header::HeaderMap;
 
 use crate::protocol::{ProxySettings, SiteCredentials};
 
-/// Who the crawler says it is (`http.agent.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentConfig {
-    /// `http.agent.name`: the product name in the User-Agent header; never empty.
-    pub name: String,
-    /// `http.agent.version`: appended to the name as `name/version`.
-    pub version: String,
-    /// `http.agent.description`: what the crawler does, first in the parentheses.
-    pub description: String,
-    /// `http.agent.url`: a page about the crawler.
-    pub url: String,
-    /// `http.agent.email`: a contact address.
-    pub email: String,
-}
-
-impl AgentConfig {
-    /// The User-Agent header: `name/version (description; +url; email)`, leaving out what is empty.
-    pub fn user_agent(&self) -> String {
-        let mut agent = self.name.clone();
-        if !self.version.is_empty() {
-            agent.push('/');
-            agent.push_str(&self.version);
-        }
-        let url = (!self.url.is_empty()).then(|| format!("+{}", self.url));
-        let extras: Vec<String> = [
-            Some(self.description.clone()),
-            url,
-            Some(self.email.clone()),
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|s| !s.is_empty())
-        .collect();
-        if !extras.is_empty() {
-            agent.push_str(&format!(" ({})", extras.join("; ")));
-        }
-        agent
-    }
-}
-
 /// The HTTP protocol (`http.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {

@@ -11,19 +11,21 @@ fn named(extra: &str) -> Result<CrawlConfig, ConfigError> {
 
 /// The defaults, with an agent name.
 fn defaults_named(name: &str, version: Option<String>) -> CrawlConfig {
-    let mut keys = ConfigKeys {
-        http_agent_name: name.to_string(),
-        ..ConfigKeys::default()
+    let mut agent = crate::protocol::AgentSettings {
+        name: name.to_string(),
+        ..Default::default()
     };
     if let Some(version) = version {
-        keys.http_agent_version = version;
+        agent.version = version;
     }
-    keys.into_config(
-        crate::fetch::FetcherSettings::default(),
-        Vec::new(),
-        ExtensionKeys::default(),
-    )
-    .expect("the defaults are valid")
+    ConfigKeys::default()
+        .into_config(
+            agent,
+            crate::fetch::FetcherSettings::default(),
+            Vec::new(),
+            ExtensionKeys::default(),
+        )
+        .expect("the defaults are valid")
 }
 
 #[test]
@@ -288,6 +290,7 @@ fn stormcrawler_archetype_files_load_as_they_are() {
     );
     assert!(
         config
+            .agent
             .user_agent()
             .starts_with("squall-archetype-test/1.0 (the StormCrawler archetype")
     );

@@ -15,8 +15,8 @@ mod robots;
 
 pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
 pub use http::{
-    BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpSettings, ProxyKind,
-    ProxySettings, SiteCredentials, parse_retry_after,
+    AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpSettings,
+    ProxyKind, ProxySettings, SiteCredentials, parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules};

@@ -72,7 +72,7 @@ pub(super) fn http_settings(
 ) -> HttpSettings {
     let http = &config.http;
     HttpSettings {
-        user_agent: config.user_agent(),
+        user_agent: config.agent.user_agent(),
         timeout: http.timeout,
         connect_timeout: http.connect_timeout,
         content_limit: http.content_limit,
@@ -104,9 +104,10 @@ pub(super) fn warc_settings(config: &CrawlConfig) -> Option<WarcSettings> {
         request_records: warc.request_records,
         ..WarcSettings::default()
     };
-    settings
-        .info
-        .push(("http-header-user-agent".to_string(), config.user_agent()));
+    settings.info.push((
+        "http-header-user-agent".to_string(),
+        config.agent.user_agent(),
+    ));
     Some(settings)
 }
 

@@ -1,6 +1,7 @@
 //! How StormCrawler's keys write their values, read straight into the types the stages use: serde
-//! adapters for the fields of a settings type (`#[serde(with = "crate::units::seconds")]`), each
-//! refusing a value it cannot take with a message that, through the configuration, names the key.
+//! adapters for the fields of a settings type (`#[serde(with = "crate::settings::units::seconds")]`),
+//! each refusing a value it cannot take with a message that, through the configuration, names the
+//! key.
 
 /// A number of seconds (`1.5`) as a [`Duration`](std::time::Duration): finite, from 0 to a year.
 pub mod seconds {
