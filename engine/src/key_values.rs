@@ -33,8 +33,12 @@ impl OneOrMany {
     }
 }
 
-/// Checks the node addresses of `key` now, so that a bad one is named before anything connects.
-pub(crate) fn checked_addresses(key: &str, list: Vec<String>) -> Result<Vec<String>, ConfigError> {
+/// The connection to the nodes `key` names, checked now, so that a bad address is named before
+/// anything connects.
+pub(crate) fn connection_for(
+    key: &str,
+    list: Vec<String>,
+) -> Result<crate::client::ConnectionSettings, ConfigError> {
     let invalid = |message: String| ConfigError::InvalidValue {
         key: key.to_string(),
         message,
@@ -43,7 +47,5 @@ pub(crate) fn checked_addresses(key: &str, list: Vec<String>) -> Result<Vec<Stri
         return Err(invalid("names no node".to_string()));
     }
     let entries: Vec<&str> = list.iter().map(String::as_str).collect();
-    crate::client::ConnectionSettings::for_addresses(&entries)
-        .map_err(|e| invalid(e.to_string()))?;
-    Ok(list)
+    crate::client::ConnectionSettings::for_addresses(&entries).map_err(|e| invalid(e.to_string()))
 }

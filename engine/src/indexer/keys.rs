@@ -6,8 +6,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
+use crate::client::ConnectionSettings;
 use crate::client::indices::parse_time_value;
-use crate::key_values::{OneOrMany, checked_addresses};
+use crate::key_values::{OneOrMany, connection_for};
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
@@ -56,8 +57,9 @@ enum TimeValue {
 /// The content indexer's settings, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContentIndexConfig {
-    /// `es.indexer.addresses`: the cluster's nodes (`localhost` means `http://localhost:9200`).
-    pub addresses: Vec<String>,
+    /// `es.indexer.addresses`: how to reach the cluster's nodes (`localhost` means
+    /// `http://localhost:9200`).
+    pub connection: ConnectionSettings,
     /// `es.indexer.index.name`: the content index, created with StormCrawler's `indexer.mapping`
     /// when missing.
     pub index: String,
@@ -83,7 +85,7 @@ impl ContentIndexConfig {
             key: key.to_string(),
             message: message.to_string(),
         };
-        let addresses = checked_addresses("es.indexer.addresses", keys.addresses.addresses())?;
+        let connection = connection_for("es.indexer.addresses", keys.addresses.addresses())?;
         if keys.bulk_actions == 0 {
             return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
         }
@@ -99,7 +101,7 @@ impl ContentIndexConfig {
             )
         })?;
         Ok(ContentIndexConfig {
-            addresses,
+            connection,
             index: keys.index,
             create: keys.create,
             bulk_actions: keys.bulk_actions,
@@ -134,7 +136,15 @@ mod tests {
             "opensearch.indexer.sniff=true",
         ])
         .expect("valid");
-        assert_eq!(config.addresses, ["localhost"]);
+        assert_eq!(
+            config
+                .connection
+                .addresses
+                .iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>(),
+            ["http://localhost:9200/"]
+        );
         assert_eq!(config.bulk_actions, 100);
         assert_eq!(config.flush_interval, Duration::from_secs(2));
         assert_eq!(config.pipeline, None);

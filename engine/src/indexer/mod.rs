@@ -45,7 +45,7 @@ use squall::index::Batching;
 use tracing::info;
 
 use crate::client::indices::{IndexState, ensure_index};
-use crate::client::{ConnectionSettings, EsClient, EsError};
+use crate::client::{EsClient, EsError};
 
 /// Why the content store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -62,8 +62,7 @@ pub enum OpenContentError {
 /// and returns its store.
 pub async fn open(config: &CrawlConfig) -> Result<EsContentStore, OpenContentError> {
     let keys = ContentIndexConfig::from_config(config)?;
-    let addresses: Vec<&str> = keys.addresses.iter().map(String::as_str).collect();
-    let client = EsClient::new(ConnectionSettings::for_addresses(&addresses)?)?;
+    let client = EsClient::new(keys.connection.clone())?;
     let state = ensure_index(&client, &keys.index, schema::content_index_body()).await?;
     let how = match state {
         IndexState::Created => "created with StormCrawler's indexer.mapping",

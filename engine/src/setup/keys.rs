@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
 use super::query_keys::{QueryKeys, QuerySettings};
+use crate::client::ConnectionSettings;
 use crate::client::UpdateMode;
-use crate::key_values::{OneOrMany, checked_addresses};
+use crate::key_values::{OneOrMany, connection_for};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
@@ -134,18 +135,15 @@ pub enum SpoutKind {
 /// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexFrontierConfig {
-    /// `es.status.addresses` (else `es.addresses`): the cluster's nodes.
-    pub addresses: Vec<String>,
-    /// `es.status.user` (else `es.user`): basic-auth user, when the cluster needs one.
-    pub user: Option<String>,
-    /// `es.status.password` (else `es.password`).
-    pub password: Option<String>,
-    /// `es.disable.tls.validation`: accept any TLS certificate (test clusters only).
-    pub tls_insecure: bool,
+    /// How to reach the cluster: `es.status.addresses` (else `es.addresses`), the cluster's nodes;
+    /// `es.status.user` and `es.status.password` (else `es.user`, `es.password`), basic auth when
+    /// the cluster needs it; `es.disable.tls.validation`, any TLS certificate accepted (test
+    /// clusters only); `es.status.request.timeout`, one request before it is retried on the next
+    /// node; `es.queues.updates`, how the queue frontier changes a queue (Painless scripts or
+    /// conditional writes; `auto` asks the engine).
+    pub connection: ConnectionSettings,
     /// How the spouts query the index (`es.status.max.buckets`, sort fields, sampling, ...).
     pub query: QuerySettings,
-    /// `es.status.request.timeout`: one request, before it is retried on the next node.
-    pub request_timeout: Duration,
     /// `es.status.index.name`: the status index (the urls index with the queue spout).
     pub index: String,
     /// `es.status.index.shards`: primary shards of an index this crawler creates.
@@ -172,9 +170,6 @@ pub struct IndexFrontierConfig {
     /// `es.queues.max.hold`: how long this process holds a queue at most while other due queues
     /// wait for a process.
     pub max_hold: Duration,
-    /// `es.queues.updates`: how the queue frontier changes a queue as it finds it (Painless scripts
-    /// or conditional writes; `auto` asks the engine).
-    pub updates: UpdateMode,
 }
 
 impl IndexFrontierConfig {
@@ -198,14 +193,18 @@ impl IndexFrontierConfig {
                 .find(|s| !s.is_empty())
                 .map(str::to_string)
         };
+        let mut connection = connection_for("es.status.addresses", addresses)?;
+        if let Some(user) = either(&shared.status_user, &shared.user) {
+            connection.user = Some(user);
+            connection.password = either(&shared.status_password, &shared.password);
+        }
+        connection.tls_insecure = shared.disable_tls_validation;
+        connection.timeout = seconds("es.status.request.timeout", keys.request_timeout, 0.001)?;
+        connection.update_mode = keys.updates;
         Ok(IndexFrontierConfig {
-            addresses: checked_addresses("es.status.addresses", addresses)?,
-            user: either(&shared.status_user, &shared.user),
-            password: either(&shared.status_password, &shared.password),
-            tls_insecure: shared.disable_tls_validation,
+            connection,
             query: shared.query_settings()?,
             bucket_field: shared.key_field(&keys.bucket_field)?,
-            request_timeout: seconds("es.status.request.timeout", keys.request_timeout, 0.001)?,
             instance: instance(&keys.instance)?,
             routing: match keys.routing {
                 RoutingKey::Set(routed) => Some(routed),
@@ -214,7 +213,6 @@ impl IndexFrontierConfig {
             owner: Some(keys.owner).filter(|owner| !owner.trim().is_empty()),
             lease_ttl: seconds("es.queues.lease.ttl", keys.lease_ttl, 1.0)?,
             max_hold: seconds("es.queues.max.hold", keys.max_hold, 0.001)?,
-            updates: keys.updates,
             index: keys.index,
             shards: keys.shards,
             replicas: keys.replicas,
@@ -261,6 +259,15 @@ mod tests {
     use super::*;
     use squall::config::ConfigBuilder;
 
+    fn addresses(config: &IndexFrontierConfig) -> Vec<&str> {
+        config
+            .connection
+            .addresses
+            .iter()
+            .map(|a| a.as_str())
+            .collect()
+    }
+
     fn read(keys: &[&str]) -> Result<IndexFrontierConfig, ConfigError> {
         let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
         for key in keys {
@@ -272,7 +279,7 @@ mod tests {
     #[test]
     fn defaults_match_stormcrawler() {
         let config = read(&[]).expect("defaults");
-        assert_eq!(config.addresses, ["http://127.0.0.1:9200"]);
+        assert_eq!(addresses(&config), ["http://127.0.0.1:9200/"]);
         assert_eq!(config.index, "status");
         assert_eq!(config.bucket_field, "key");
         assert_eq!(config.routing, None);
@@ -293,15 +300,15 @@ mod tests {
             "es.queues.updates=conditional",
         ])
         .expect("valid");
-        assert_eq!(config.addresses, ["http://a:9200", "http://b:9200"]);
+        assert_eq!(addresses(&config), ["http://a:9200/", "http://b:9200/"]);
         assert_eq!(config.spout, SpoutKind::Queue);
         assert_eq!(config.routing, Some(false));
         assert_eq!(config.instance, (1, 3));
         assert_eq!(config.lease_ttl, Duration::from_millis(2500));
         assert_eq!(config.owner.as_deref(), Some("worker-7"));
-        assert_eq!(config.updates, UpdateMode::Conditional);
+        assert_eq!(config.connection.update_mode, UpdateMode::Conditional);
         let listed = read(&["es.status.addresses=[http://a:9200, http://b:9200]"]).expect("list");
-        assert_eq!(listed.addresses.len(), 2);
+        assert_eq!(listed.connection.addresses.len(), 2);
     }
 
     #[test]
@@ -349,8 +356,8 @@ mod tests {
             ]
         );
         let index = IndexFrontierConfig::from_config(&config).expect("valid");
-        assert_eq!(index.addresses, ["http://localhost:9200"]);
-        assert_eq!(index.user.as_deref(), Some("u"));
+        assert_eq!(addresses(&index), ["http://localhost:9200/"]);
+        assert_eq!(index.connection.user.as_deref(), Some("u"));
         assert_eq!(index.bucket_field, "key");
         let query = &index.query;
         assert_eq!(
@@ -382,12 +389,12 @@ mod tests {
         let err = read(&["es.status.max.buckets=0"]).expect_err("zero");
         assert!(err.to_string().contains("es.status.max.buckets"), "{err}");
         let shared = read(&["es.addresses=http://a:9200"]).expect("shared");
-        assert_eq!(shared.addresses, ["http://a:9200"]);
+        assert_eq!(addresses(&shared), ["http://a:9200/"]);
         let own = read(&[
             "es.addresses=http://a:9200",
             "es.status.addresses=http://b:9200",
         ]);
-        assert_eq!(own.expect("own").addresses, ["http://b:9200"]);
+        assert_eq!(addresses(&own.expect("own")), ["http://b:9200/"]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use tracing::{info, warn};
 use super::keys::{IndexFrontierConfig, SpoutKind};
 use crate::catalog::EsCatalog;
 use crate::client::indices::{ensure_index, refresh_interval};
-use crate::client::{ConnectionSettings, EsClient, EsError};
+use crate::client::{EsClient, EsError};
 use crate::queue::schema::queues_index_body;
 use crate::queue::{QueueSpout, QueueSpoutSettings};
 use crate::status_index::DocumentRoutes;
@@ -77,16 +77,7 @@ pub async fn open_index_frontier(
     config: &CrawlConfig,
     index: &IndexFrontierConfig,
 ) -> Result<Frontier, OpenError> {
-    let addresses: Vec<&str> = index.addresses.iter().map(String::as_str).collect();
-    let mut connection = ConnectionSettings::for_addresses(&addresses)?;
-    connection.timeout = index.request_timeout;
-    if index.user.is_some() {
-        connection.user = index.user.clone();
-        connection.password = index.password.clone();
-    }
-    connection.tls_insecure |= index.tls_insecure;
-    connection.update_mode = index.updates;
-    let client = EsClient::new(connection)?;
+    let client = EsClient::new(index.connection.clone())?;
     let engine = client.engine().await?;
     let settings = IndexSettings {
         name: index.index.clone(),
