@@ -172,7 +172,9 @@ impl ConfigBuilder {
 }
 
 /// Takes the keys a settings type names (its serde field names) out of `keys` and reads them into
-/// it: a stage whose settings type reads its own keys.
+/// it: a stage whose settings type reads its own keys. Its own checks
+/// ([`KeyedSettings::check`]) run with the whole configuration's, once every value is read, so that
+/// a bad value is named before a missing one.
 fn take_keys<T: KeyedSettings>(keys: &mut Mapping) -> Result<T, ConfigError> {
     let names = field_names::<T>();
     let (taken, rest): (Mapping, Mapping) =
@@ -181,14 +183,7 @@ fn take_keys<T: KeyedSettings>(keys: &mut Mapping) -> Result<T, ConfigError> {
                 .is_some_and(|name| names.iter().any(|n| n == name))
         });
     *keys = rest;
-    let settings: T = deserialize_keys(taken)?;
-    settings
-        .check()
-        .map_err(|(key, message)| ConfigError::InvalidValue {
-            key: key.to_string(),
-            message,
-        })?;
-    Ok(settings)
+    deserialize_keys(taken)
 }
 
 /// Reads checked keys into a struct of fields named by keys, naming the key of a bad value.
