@@ -81,6 +81,7 @@
 //! ```
 
 pub mod config;
+pub mod error_text;
 pub mod fetch;
 pub mod filter;
 pub mod filter_files;
@@ -94,6 +95,8 @@ pub mod schedule;
 pub mod settings;
 pub mod spout;
 pub mod status;
+#[cfg(test)]
+mod testing;
 pub mod topology;
 pub mod warc;
 

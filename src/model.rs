@@ -348,10 +348,7 @@ pub fn key_matches(patterns: &[String], key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).expect("test URL")
-    }
+    use crate::testing::url;
 
     #[test]
     fn http_codes_map_to_statuses_like_stormcrawler() {

@@ -56,31 +56,10 @@ pub fn thread_cpu_seconds(prefix: &str) -> f64 {
         .sum()
 }
 
-/// `pid` and every process below it, children before grandchildren.
+/// `pid` and every process below it, children before grandchildren (`pid` alone where `/proc`
+/// cannot tell).
 pub fn process_tree(pid: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let child: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let (_, rest) = stat.rsplit_once(')')?;
-            Some((child, rest.split_whitespace().nth(1)?.parse().ok()?))
-        })
-        .collect();
-    let mut tree = vec![pid];
-    let mut next = 0;
-    while let Some(&parent) = tree.get(next) {
-        tree.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(c, _)| *c),
-        );
-        next += 1;
-    }
-    tree
+    squall_browser::process_tree(pid).unwrap_or_else(|| vec![pid])
 }
 
 /// CPU seconds used so far by the processes of `pid`'s tree, counting for each the children it

@@ -68,7 +68,7 @@ mod tab;
 
 pub use error::BrowserError;
 pub use launch::find_on_path;
-pub use memory::tree_rss_bytes;
+pub use memory::{process_tree, tree_rss_bytes};
 pub use protocol::{BrowserProtocol, PROTOCOL_NAME};
 pub use rules::RenderRules;
 pub use settings::{BlockedResource, BrowserSettings, BrowserSource, PREFIX, SettleSettings};

@@ -6,6 +6,18 @@ use std::collections::HashMap;
 /// Bytes resident in memory for `root` and all its descendants, or `None` when `/proc` cannot
 /// tell (not Linux, or the process is gone).
 pub fn tree_rss_bytes(root: u32) -> Option<u64> {
+    let tree = process_tree(root)?;
+    let root_rss = process_rss_bytes(root)?;
+    let rest: u64 = tree[1..]
+        .iter()
+        .filter_map(|pid| process_rss_bytes(*pid))
+        .sum();
+    Some(root_rss + rest)
+}
+
+/// `root` and every process below it, children before grandchildren, or `None` when `/proc`
+/// cannot tell (not Linux).
+pub fn process_tree(root: u32) -> Option<Vec<u32>> {
     let parents = parent_map()?;
     let mut tree = vec![root];
     let mut index = 0;
@@ -18,12 +30,7 @@ pub fn tree_rss_bytes(root: u32) -> Option<u64> {
         );
         index += 1;
     }
-    let root_rss = process_rss_bytes(root)?;
-    let rest: u64 = tree[1..]
-        .iter()
-        .filter_map(|pid| process_rss_bytes(*pid))
-        .sum();
-    Some(root_rss + rest)
+    Some(tree)
 }
 
 /// Every process's parent.

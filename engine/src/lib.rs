@@ -46,7 +46,6 @@
 pub mod catalog;
 pub mod client;
 pub mod indexer;
-mod key_values;
 pub mod migrate;
 pub mod queue;
 pub mod setup;

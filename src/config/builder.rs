@@ -4,13 +4,71 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
-use super::keys::{ConfigKeys, field_names, known_keys};
+use super::keys::{ConfigKeys, field_names};
 use super::stormcrawler::ignored_reason;
-use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES, ExtensionKeys};
+use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES};
 use crate::fetch::FetcherSettings;
-use crate::protocol::AgentSettings;
+use crate::filter::FilterSettings;
+use crate::index::IndexerSettings;
+use crate::protocol::{AgentSettings, RobotsSettings};
 use crate::schedule::is_custom_interval_key;
 use crate::settings::KeyedSettings;
+use crate::warc::WarcSettings;
+
+/// Lists the stages whose settings type reads its own keys, once: the builder hands each its keys,
+/// the known keys and the checks come from this list.
+macro_rules! keyed_stages {
+    ($($(#[$doc:meta])* $field:ident: $type:ty,)*) => {
+        /// The settings of the stages that read their own keys, as a configuration gives them
+        /// (each is the field of [`CrawlConfig`] of the same name).
+        struct KeyedStages {
+            $($(#[$doc])* $field: $type,)*
+        }
+
+        impl KeyedStages {
+            /// Takes the keys each settings type names out of `keys` and reads them into it.
+            fn take(keys: &mut Mapping) -> Result<Self, ConfigError> {
+                Ok(KeyedStages { $($field: take_keys(keys)?,)* })
+            }
+
+            /// Sets them in `config`.
+            fn set_in(self, config: &mut CrawlConfig) {
+                $(config.$field = self.$field;)*
+            }
+
+            /// The keys they read.
+            fn keys() -> Vec<String> {
+                let mut keys = Vec::new();
+                $(keys.extend(field_names::<$type>());)*
+                keys
+            }
+        }
+
+        impl CrawlConfig {
+            /// The checks of the stages that read their own keys, in order: the first key whose
+            /// value makes no sense, and why.
+            pub(super) fn check_keyed_stages(&self) -> Result<(), (&'static str, String)> {
+                $(self.$field.check()?;)*
+                Ok(())
+            }
+        }
+    };
+}
+
+keyed_stages! {
+    /// `http.agent.*`: who the crawler says it is.
+    agent: AgentSettings,
+    /// `fetcher.*`: politeness and concurrency.
+    fetcher: FetcherSettings,
+    /// `http.skip.robots`, `robots.*`: robots.txt.
+    robots: RobotsSettings,
+    /// `urlfilter.*`, `urlnormalizer.*`, `max.depth`, `urlfilters.config.file`: the URL filters.
+    filters: FilterSettings,
+    /// `indexer.*`: the content indexer.
+    indexer: IndexerSettings,
+    /// `warc.*`: WARC output.
+    warc: WarcSettings,
+}
 
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
 #[derive(Debug, Default)]
@@ -160,15 +218,27 @@ impl ConfigBuilder {
                 return Err(unknown_key(name, &known));
             }
         }
-        let agent: AgentSettings = take_keys(&mut strict)?;
-        let fetcher: FetcherSettings = take_keys(&mut strict)?;
+        let stages = KeyedStages::take(&mut strict)?;
         let keys: ConfigKeys = deserialize_keys(strict)?;
-        let mut config = keys.into_config(agent, fetcher, custom, ExtensionKeys(extensions))?;
+        let mut config = keys.into_config(custom)?;
+        config.extensions = ExtensionKeys(extensions);
+        stages.set_in(&mut config);
+        // Half the shutdown deadline for fetches in progress; the rest drains and writes.
+        config.fetcher.stop_grace = config.topology.shutdown_timeout / 2;
+        config.validate()?;
         ignored.sort();
         config.ignored_keys = ignored;
         config.config_dirs = self.dirs;
         Ok(config)
     }
+}
+
+/// Every key a config file may hold (custom `fetchInterval.*` keys aside): the keys of
+/// [`ConfigKeys`] and those of the stages whose settings type reads its own keys.
+pub fn known_keys() -> Vec<String> {
+    let mut keys = field_names::<ConfigKeys>();
+    keys.extend(KeyedStages::keys());
+    keys
 }
 
 /// Takes the keys a settings type names (its serde field names) out of `keys` and reads them into
@@ -207,5 +277,52 @@ pub(crate) fn unknown_key(name: &str, known: &[String]) -> ConfigError {
     ConfigError::UnknownKey {
         key: name.to_string(),
         suggestion,
+    }
+}
+
+/// Keys other crates read, kept as written (see [`CrawlConfig::extension`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtensionKeys(Mapping);
+
+impl ExtensionKeys {
+    /// Sets `key` to the text `value`, as a configuration file would (the value is read as YAML,
+    /// so `"3"` is a number and `"[a, b]"` a list). Keys are checked when a section is read.
+    pub fn set(&mut self, key: &str, value: &str) {
+        let value = serde_norway::from_str(value).unwrap_or_else(|_| Value::from(value));
+        self.0.insert(Value::from(key), value);
+    }
+
+    /// Reads the keys under `prefixes` (those going on with one of `others` left out) into `T`,
+    /// whose serde field names are the keys with the prefix left out; a key `T` does not know is
+    /// refused with the closest one it knows.
+    pub(super) fn section<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
+    where
+        T: serde::de::DeserializeOwned + serde::Serialize + Default,
+    {
+        let known = field_names::<T>();
+        let canonical = prefixes.first().copied().unwrap_or_default();
+        let mut strict = Mapping::new();
+        for (key, value) in &self.0 {
+            let Some(name) = key.as_str() else { continue };
+            let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p)) else {
+                continue;
+            };
+            if others.iter().any(|other| rest.starts_with(other)) {
+                continue;
+            }
+            if !known.iter().any(|k| k == rest) {
+                let spelled: Vec<String> =
+                    known.iter().map(|k| format!("{canonical}{k}")).collect();
+                return Err(unknown_key(name, &spelled));
+            }
+            strict.insert(Value::from(rest), value.clone());
+        }
+        deserialize_keys(strict).map_err(|error| match error {
+            ConfigError::InvalidValue { key, message } => ConfigError::InvalidValue {
+                key: format!("{canonical}{key}"),
+                message,
+            },
+            other => other,
+        })
     }
 }

@@ -9,14 +9,11 @@ use serde_norway::Value;
 
 use super::http_access::{ProxyKeys, Secret, custom_headers, site_credentials};
 use super::sections::{
-    FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig, IndexerKind,
-    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig, WarcConfig,
+    FrontierConfig, FrontierKind, HttpConfig, MetadataConfig, ParserConfig, ProtocolConfig,
+    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig,
 };
-use super::{ConfigError, CrawlConfig, ExtensionKeys};
-use crate::fetch::FetcherSettings;
+use super::{ConfigError, CrawlConfig};
 use crate::model::PartitionMode;
-use crate::protocol::AgentSettings;
 use crate::protocol::BasicCredentials;
 use crate::status::CacheSpec;
 
@@ -48,8 +45,6 @@ config_keys! {
     "http.connect.timeout" => http_connect_timeout: f64 = 10.0;
     /// `http.content.limit`: bytes of body kept per page; longer bodies are truncated. -1: no limit.
     "http.content.limit" => http_content_limit: i64 = 10 * 1024 * 1024;
-    /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
-    "http.skip.robots" => http_skip_robots: bool = false;
     /// `http.allow.redirects`: follow redirects within a fetch instead of recording REDIRECTION.
     "http.allow.redirects" => http_allow_redirects: bool = false;
     /// `http.max.redirects`: redirects followed in one fetch when they are followed.
@@ -85,11 +80,6 @@ config_keys! {
     /// that host only.
     "http.basicauth.hosts" => http_basicauth_hosts: BTreeMap<String, BasicCredentials> =
         BTreeMap::new();
-    /// `robots.cache.ttl`: seconds a site's robots.txt rules are reused.
-    "robots.cache.ttl" => robots_cache_ttl: f64 = 86400.0;
-    /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed (5xx,
-    /// unreachable), during which everything on it is disallowed.
-    "robots.error.cache.ttl" => robots_error_cache_ttl: f64 = 600.0;
     /// `sitemap.discovery`: robots.txt `Sitemap:` lines become DISCOVERED URLs, and sitemaps are parsed.
     "sitemap.discovery" => sitemap_discovery: bool = true;
     /// `protocol.schemes`: which protocol fetches each URL scheme, by name: `http` is built in, other
@@ -98,26 +88,6 @@ config_keys! {
         pairs(&[("http", "http"), ("https", "http")]);
     /// `partition.url.mode`: `byHost`, `byDomain` or `byIP`.
     "partition.url.mode" => partition_url_mode: PartitionMode = PartitionMode::ByHost;
-    /// `urlfilter.ignore.outside.host`: keep only outlinks and redirect targets on the host of the
-    /// page they were found on (seeds are always kept).
-    "urlfilter.ignore.outside.host" => urlfilter_ignore_outside_host: bool = false;
-    /// `urlfilter.ignore.outside.domain`: keep only outlinks and redirect targets on the registrable
-    /// domain of the page they were found on (seeds are always kept).
-    "urlfilter.ignore.outside.domain" => urlfilter_ignore_outside_domain: bool = false;
-    /// `urlfilter.schemes`: URL schemes that may be crawled.
-    "urlfilter.schemes" => urlfilter_schemes: Vec<String> = strings(&["http", "https"]);
-    /// `urlfilter.include`: regular expressions; when any is given, a URL must match one.
-    "urlfilter.include" => urlfilter_include: Vec<String> = Vec::new();
-    /// `urlfilter.exclude`: regular expressions; a URL matching one is dropped.
-    "urlfilter.exclude" => urlfilter_exclude: Vec<String> = Vec::new();
-    /// `urlnormalizer.remove.query.params`: query parameters to drop (`utm_*` wildcards allowed).
-    "urlnormalizer.remove.query.params" => urlnormalizer_remove_query_params: Vec<String> =
-        Vec::new();
-    /// `max.depth`: outlinks deeper than this from the seeds are dropped. -1: no limit.
-    "max.depth" => max_depth: i64 = -1;
-    /// `urlfilters.config.file`: a StormCrawler `urlfilters.json`, whose URL filters run after
-    /// squall's own (`urlfilter.*`, `urlnormalizer.*`, `max.depth`), in its order. Empty: none.
-    "urlfilters.config.file" => urlfilters_config_file: String = String::new();
     /// `parsefilters.config.file`: a StormCrawler `parsefilters.json`, whose parse filters run
     /// after those of `jsoup.filters.config.file`. Empty: none.
     "parsefilters.config.file" => parsefilters_config_file: String = String::new();
@@ -143,33 +113,6 @@ config_keys! {
     "parsefilter.xpath" => parsefilter_xpath: BTreeMap<String, Vec<String>> = BTreeMap::new();
     /// `redirections.allowed`: whether a redirect's target becomes a DISCOVERED URL.
     "redirections.allowed" => redirections_allowed: bool = true;
-    /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at `indexer.file`)
-    /// or `opensearch` (the content index of the `es.indexer.*` keys, through `squall-engine`).
-    "indexer.kind" => indexer_kind: IndexerKind = IndexerKind::None;
-    /// `indexer.file`: the JSON-lines file of `indexer.kind: file` (appended to).
-    "indexer.file" => indexer_file: PathBuf = PathBuf::from("squall-content.jsonl");
-    /// `indexer.url.fieldname`: the field holding the page's URL (its canonical URL when it gives
-    /// one on its own domain); empty: none.
-    "indexer.url.fieldname" => indexer_url_fieldname: String = "url".to_string();
-    /// `indexer.text.fieldname`: the field holding the page's visible text; empty: none.
-    "indexer.text.fieldname" => indexer_text_fieldname: String = "content".to_string();
-    /// `indexer.text.maxlength`: characters of text indexed per page. -1: all.
-    "indexer.text.maxlength" => indexer_text_maxlength: i64 = -1;
-    /// `indexer.canonical.name`: the metadata key holding a page's canonical URL; empty: ignore it.
-    "indexer.canonical.name" => indexer_canonical_name: String = "canonical".to_string();
-    /// `indexer.md.mapping`: metadata indexed, each `key`, `key=field`, `key[index]` (one value) or
-    /// `prefix*` (every key under it).
-    "indexer.md.mapping" => indexer_md_mapping: Vec<String> = strings(&[
-        "parse.title=title",
-        "parse.keywords=keywords",
-        "parse.description=description",
-        "host",
-        "domain",
-    ]);
-    /// `indexer.md.filter`: `key=value`; only pages whose metadata has it are indexed. Empty: all.
-    "indexer.md.filter" => indexer_md_filter: String = String::new();
-    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
-    "indexer.ignore.empty.fields" => indexer_ignore_empty_fields: bool = false;
     /// `fetchInterval.default`: minutes before a FETCHED or REDIRECTION URL is due again. -1: never.
     "fetchInterval.default" => fetch_interval_default: i64 = 1440;
     /// `fetchInterval.fetch.error`: minutes before a FETCH_ERROR URL is due again. -1: never.
@@ -223,16 +166,6 @@ config_keys! {
     "frontier.max.buckets" => frontier_max_buckets: usize = 1000;
     /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
     "frontier.max.urls.per.bucket" => frontier_max_urls_per_bucket: usize = 2;
-    /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records.
-    "warc.enabled" => warc_enabled: bool = false;
-    /// `warc.dir`: the directory WARC files are written to (created if missing).
-    "warc.dir" => warc_dir: PathBuf = PathBuf::from("warc");
-    /// `warc.prefix`: the start of each WARC file's name, `<prefix>-<timestamp>-<serial>.warc.gz`.
-    "warc.prefix" => warc_prefix: String = "squall".to_string();
-    /// `warc.max.file.size`: bytes after which a WARC file is closed and the next one started.
-    "warc.max.file.size" => warc_max_file_size: u64 = 1024 * 1024 * 1024;
-    /// `warc.request.records`: write a request record before each response record.
-    "warc.request.records" => warc_request_records: bool = true;
 }
 
 impl ConfigKeys {
@@ -243,8 +176,6 @@ impl ConfigKeys {
             ("http.timeout", self.http_timeout / 1000.0),
             ("http.connect.timeout", self.http_connect_timeout),
             ("http.dns.cache.ttl", self.http_dns_cache_ttl),
-            ("robots.cache.ttl", self.robots_cache_ttl),
-            ("robots.error.cache.ttl", self.robots_error_cache_ttl),
             ("spout.ttl.purgatory", self.spout_ttl_purgatory),
             ("topology.shutdown.timeout", self.topology_shutdown_timeout),
             (
@@ -266,27 +197,21 @@ impl ConfigKeys {
         }
     }
 
-    /// Checks the values and turns them into the typed configuration; `custom` holds the custom
-    /// `fetchInterval.*` keys (in minutes, negative for never), `extensions` the keys other crates
-    /// read.
-    pub fn into_config(
+    /// Checks the values and turns them into the typed configuration, the sections of the stages
+    /// that read their own keys and the keys other crates read left at their defaults (the
+    /// builder sets them, then checks the whole); `custom` holds the custom `fetchInterval.*` keys
+    /// (in minutes, negative for never).
+    pub(super) fn into_config(
         self,
-        agent: AgentSettings,
-        fetcher: FetcherSettings,
         custom: Vec<(String, i64)>,
-        extensions: ExtensionKeys,
     ) -> Result<CrawlConfig, ConfigError> {
         self.validate()?;
-        let config = CrawlConfig {
+        Ok(CrawlConfig {
             http: self.http()?,
-            robots: self.robots(),
-            fetcher: FetcherSettings {
-                // Half the shutdown deadline for fetches in progress; the rest drains and writes.
-                stop_grace: seconds(self.topology_shutdown_timeout) / 2,
-                ..fetcher
-            },
+            robots: Default::default(),
+            fetcher: Default::default(),
             parser: self.parser(),
-            indexer: self.indexer(),
+            indexer: Default::default(),
             schedule: self.schedule(custom),
             status: self.status()?,
             spout: self.spout(),
@@ -294,20 +219,11 @@ impl ConfigKeys {
                 shutdown_timeout: seconds(self.topology_shutdown_timeout),
             },
             partition: self.partition_url_mode,
-            agent,
+            agent: Default::default(),
             protocols: ProtocolConfig {
                 schemes: self.protocol_schemes,
             },
-            filters: FilterConfig {
-                ignore_outside_host: self.urlfilter_ignore_outside_host,
-                ignore_outside_domain: self.urlfilter_ignore_outside_domain,
-                schemes: self.urlfilter_schemes,
-                include: self.urlfilter_include,
-                exclude: self.urlfilter_exclude,
-                remove_query_params: self.urlnormalizer_remove_query_params,
-                max_depth: u32::try_from(self.max_depth).ok(),
-                config_file: non_empty(&self.urlfilters_config_file),
-            },
+            filters: Default::default(),
             metadata: MetadataConfig {
                 transfer: self.metadata_transfer,
                 persist: self.metadata_persist,
@@ -320,19 +236,11 @@ impl ConfigKeys {
                 max_buckets: self.frontier_max_buckets,
                 max_urls_per_bucket: self.frontier_max_urls_per_bucket,
             },
-            warc: WarcConfig {
-                enabled: self.warc_enabled,
-                dir: self.warc_dir,
-                prefix: self.warc_prefix,
-                max_file_size: self.warc_max_file_size,
-                request_records: self.warc_request_records,
-            },
-            extensions,
+            warc: Default::default(),
+            extensions: Default::default(),
             ignored_keys: Vec::new(),
             config_dirs: Vec::new(),
-        };
-        config.validate()?;
-        Ok(config)
+        })
     }
 
     fn http(&self) -> Result<HttpConfig, ConfigError> {
@@ -363,14 +271,6 @@ impl ConfigKeys {
         })
     }
 
-    fn robots(&self) -> RobotsConfig {
-        RobotsConfig {
-            skip: self.http_skip_robots,
-            cache_ttl: seconds(self.robots_cache_ttl),
-            error_cache_ttl: seconds(self.robots_error_cache_ttl),
-        }
-    }
-
     fn parser(&self) -> ParserConfig {
         ParserConfig {
             emit_outlinks: self.parser_emit_outlinks,
@@ -382,20 +282,6 @@ impl ConfigKeys {
             sitemap_discovery: self.sitemap_discovery,
             parse_filters_file: non_empty(&self.parsefilters_config_file),
             jsoup_filters_file: non_empty(&self.jsoup_filters_config_file),
-        }
-    }
-
-    fn indexer(&self) -> IndexerConfig {
-        IndexerConfig {
-            kind: self.indexer_kind,
-            file: self.indexer_file.clone(),
-            url_field: self.indexer_url_fieldname.clone(),
-            text_field: self.indexer_text_fieldname.clone(),
-            text_max_chars: usize::try_from(self.indexer_text_maxlength).ok(),
-            canonical_key: self.indexer_canonical_name.clone(),
-            md_mapping: self.indexer_md_mapping.clone(),
-            md_filter: self.indexer_md_filter.clone(),
-            ignore_empty_fields: self.indexer_ignore_empty_fields,
         }
     }
 
@@ -511,15 +397,6 @@ fn minutes(value: i64) -> Option<Duration> {
     u64::try_from(value)
         .ok()
         .map(|m| Duration::from_secs(m.saturating_mul(60)))
-}
-
-/// Every key a config file may hold (custom `fetchInterval.*` keys aside): the keys of
-/// [`ConfigKeys`] and those of the stages whose settings type reads its own keys.
-pub fn known_keys() -> Vec<String> {
-    let mut keys = field_names::<ConfigKeys>();
-    keys.extend(field_names::<AgentSettings>());
-    keys.extend(field_names::<FetcherSettings>());
-    keys
 }
 
 /// The keys a YAML example file sets under `prefix` (without it), in file order: one `key: value`

@@ -26,6 +26,7 @@
 
 mod builder;
 mod error;
+mod example;
 pub mod flux;
 mod http_access;
 mod keys;
@@ -36,24 +37,26 @@ mod stormcrawler;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_norway::{Mapping, Value};
-
-pub use builder::ConfigBuilder;
+pub use builder::{ConfigBuilder, ExtensionKeys, known_keys};
 pub use error::ConfigError;
+pub use example::check_example;
 pub use http_access::Secret;
-pub use keys::{ConfigKeys, field_names, known_keys, listed_keys};
+pub use keys::{ConfigKeys, field_names, listed_keys};
 pub use sections::{
-    FilterConfig, FrontierConfig, FrontierKind, HttpConfig, IndexerConfig, IndexerKind,
-    MetadataConfig, ParserConfig, ProtocolConfig, RobotsConfig, ScheduleConfig, SpoutConfig,
-    StatusConfig, TopologyConfig, WarcConfig,
+    FrontierConfig, FrontierKind, HttpConfig, MetadataConfig, ParserConfig, ProtocolConfig,
+    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig,
 };
 pub use stormcrawler::ignored_reason;
 
+pub use crate::index::IndexerKind;
+
 use crate::fetch::FetcherSettings;
+use crate::filter::FilterSettings;
+use crate::index::IndexerSettings;
 use crate::model::PartitionMode;
-use crate::protocol::AgentSettings;
+use crate::protocol::{AgentSettings, RobotsSettings};
 use crate::schedule::DefaultScheduler;
-use crate::settings::KeyedSettings;
+use crate::warc::WarcSettings;
 
 /// Key prefixes read by other crates (`es.` and `opensearch.`: the Elasticsearch/OpenSearch
 /// frontier; `browser.`: the headless-browser protocol; `urlfrontier.`: a URLFrontier server as
@@ -69,7 +72,7 @@ pub struct CrawlConfig {
     /// The HTTP protocol.
     pub http: HttpConfig,
     /// robots.txt.
-    pub robots: RobotsConfig,
+    pub robots: RobotsSettings,
     /// The fetcher's politeness and capacity.
     pub fetcher: FetcherSettings,
     /// Which protocol fetches which scheme.
@@ -77,11 +80,11 @@ pub struct CrawlConfig {
     /// `partition.url.mode`: how URLs are grouped into queues (host, domain or IP).
     pub partition: PartitionMode,
     /// Which links are kept.
-    pub filters: FilterConfig,
+    pub filters: FilterSettings,
     /// The parser.
     pub parser: ParserConfig,
     /// The content indexer.
-    pub indexer: IndexerConfig,
+    pub indexer: IndexerSettings,
     /// Metadata carried and kept.
     pub metadata: MetadataConfig,
     /// When URLs are due again.
@@ -105,7 +108,7 @@ pub struct CrawlConfig {
     /// also looked for there.
     pub config_dirs: Vec<PathBuf>,
     /// WARC output.
-    pub warc: WarcConfig,
+    pub warc: WarcSettings,
 }
 
 impl CrawlConfig {
@@ -131,7 +134,7 @@ impl CrawlConfig {
             })
         };
         // The sections that read their own keys check themselves.
-        if let Err((key, message)) = self.agent.check().and_then(|()| self.fetcher.check()) {
+        if let Err((key, message)) = self.check_keyed_stages() {
             return invalid(key, &message);
         }
         if self.http.timeout.is_zero() {
@@ -158,19 +161,6 @@ impl CrawlConfig {
         ];
         if let Some((key, _)) = counts.iter().find(|(_, value)| *value == 0) {
             return invalid(key, "must be at least 1");
-        }
-        if self.filters.schemes.is_empty() {
-            return invalid("urlfilter.schemes", "must allow at least one scheme");
-        }
-        if self.warc.enabled && self.warc.max_file_size == 0 {
-            return invalid("warc.max.file.size", "must be more than 0 bytes");
-        }
-        let prefix = &self.warc.prefix;
-        if self.warc.enabled && (prefix.is_empty() || prefix.contains(['/', '\\'])) {
-            return invalid(
-                "warc.prefix",
-                "must be a file name start: not empty, no `/`",
-            );
         }
         self.scheduler().map(|_| ())
     }
@@ -222,50 +212,6 @@ fn minutes(interval: Option<Duration>) -> i64 {
         let seconds = d.as_secs() + u64::from(d.subsec_nanos() > 0);
         i64::try_from(seconds.div_ceil(60)).unwrap_or(i64::MAX)
     })
-}
-
-/// Keys other crates read, kept as written (see [`CrawlConfig::extension`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ExtensionKeys(Mapping);
-
-impl ExtensionKeys {
-    /// Sets `key` to the text `value`, as a configuration file would (the value is read as YAML,
-    /// so `"3"` is a number and `"[a, b]"` a list). Keys are checked when a section is read.
-    pub fn set(&mut self, key: &str, value: &str) {
-        let value = serde_norway::from_str(value).unwrap_or_else(|_| Value::from(value));
-        self.0.insert(Value::from(key), value);
-    }
-
-    fn section<T>(&self, prefixes: &[&str], others: &[&str]) -> Result<T, ConfigError>
-    where
-        T: serde::de::DeserializeOwned + serde::Serialize + Default,
-    {
-        let known = keys::field_names::<T>();
-        let canonical = prefixes.first().copied().unwrap_or_default();
-        let mut strict = Mapping::new();
-        for (key, value) in &self.0 {
-            let Some(name) = key.as_str() else { continue };
-            let Some(rest) = prefixes.iter().find_map(|p| name.strip_prefix(p)) else {
-                continue;
-            };
-            if others.iter().any(|other| rest.starts_with(other)) {
-                continue;
-            }
-            if !known.iter().any(|k| k == rest) {
-                let spelled: Vec<String> =
-                    known.iter().map(|k| format!("{canonical}{k}")).collect();
-                return Err(builder::unknown_key(name, &spelled));
-            }
-            strict.insert(Value::from(rest), value.clone());
-        }
-        builder::deserialize_keys(strict).map_err(|error| match error {
-            ConfigError::InvalidValue { key, message } => ConfigError::InvalidValue {
-                key: format!("{canonical}{key}"),
-                message,
-            },
-            other => other,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -36,18 +36,6 @@ pub struct HttpConfig {
     pub credentials: SiteCredentials,
 }
 
-/// robots.txt (`http.skip.robots`, `robots.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RobotsConfig {
-    /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
-    pub skip: bool,
-    /// `robots.cache.ttl`: how long a site's rules are reused.
-    pub cache_ttl: Duration,
-    /// `robots.error.cache.ttl`: how long a site whose robots.txt failed stays refused before it
-    /// is asked again.
-    pub error_cache_ttl: Duration,
-}
-
 /// Which protocol fetches which URL scheme (`protocol.schemes`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtocolConfig {
@@ -55,27 +43,6 @@ pub struct ProtocolConfig {
     /// default); other names are registered with
     /// [`CrawlerBuilder::named_protocol`](crate::topology::CrawlerBuilder::named_protocol).
     pub schemes: BTreeMap<String, String>,
-}
-
-/// Which outlinks and redirect targets are kept (`urlfilter.*`, `urlnormalizer.*`, `max.depth`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FilterConfig {
-    /// `urlfilter.ignore.outside.host`: keep only links on the host of their page.
-    pub ignore_outside_host: bool,
-    /// `urlfilter.ignore.outside.domain`: keep only links on the registrable domain of their page.
-    pub ignore_outside_domain: bool,
-    /// `urlfilter.schemes`: schemes that may be crawled; never empty.
-    pub schemes: Vec<String>,
-    /// `urlfilter.include`: regular expressions; when any is given, a URL must match one.
-    pub include: Vec<String>,
-    /// `urlfilter.exclude`: regular expressions; a URL matching one is dropped.
-    pub exclude: Vec<String>,
-    /// `urlnormalizer.remove.query.params`: query parameters to drop (`utm_*` wildcards allowed).
-    pub remove_query_params: Vec<String>,
-    /// `max.depth`: links deeper than this from the seeds are dropped (`None`: no limit).
-    pub max_depth: Option<u32>,
-    /// `urlfilters.config.file`: a StormCrawler `urlfilters.json` whose filters run after these.
-    pub config_file: Option<String>,
 }
 
 /// The parser (`parser.*`, `parsefilter.*`, `redirections.allowed`, `sitemap.discovery`).
@@ -99,44 +66,6 @@ pub struct ParserConfig {
     pub parse_filters_file: Option<String>,
     /// `jsoup.filters.config.file`: a StormCrawler `jsoupfilters.json`.
     pub jsoup_filters_file: Option<String>,
-}
-
-/// The content indexer (`indexer.*`), with StormCrawler's names for what goes in a document.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexerConfig {
-    /// `indexer.kind`: where parsed pages are indexed, if anywhere.
-    pub kind: IndexerKind,
-    /// `indexer.file`: the JSON-lines file of [`IndexerKind::File`].
-    pub file: PathBuf,
-    /// `indexer.url.fieldname`: the field holding the page's URL (empty: none).
-    pub url_field: String,
-    /// `indexer.text.fieldname`: the field holding the page's text (empty: none).
-    pub text_field: String,
-    /// `indexer.text.maxlength`: characters of text indexed per page (`None`: all).
-    pub text_max_chars: Option<usize>,
-    /// `indexer.canonical.name`: the metadata key of a page's canonical URL (empty: ignored).
-    pub canonical_key: String,
-    /// `indexer.md.mapping`: the metadata indexed, as written (`key`, `key=field`, `key[index]`,
-    /// `prefix*`); checked when the crawler is built.
-    pub md_mapping: Vec<String>,
-    /// `indexer.md.filter`: `key=value` a page's metadata must hold to be indexed (empty: none).
-    pub md_filter: String,
-    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
-    pub ignore_empty_fields: bool,
-}
-
-/// Where parsed pages are indexed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IndexerKind {
-    /// Nowhere: no indexer stage runs.
-    #[default]
-    None,
-    /// One JSON line per page in a local file ([`JsonLinesStore`](crate::index::JsonLinesStore)).
-    File,
-    /// An Elasticsearch or OpenSearch content index (the `squall-engine` crate), given to the
-    /// crawler with [`CrawlerBuilder::content_store`](crate::topology::CrawlerBuilder::content_store).
-    Opensearch,
 }
 
 /// Metadata carried from page to outlink and kept with statuses (`metadata.*`).
@@ -237,19 +166,4 @@ pub enum FrontierKind {
     Opensearch,
     /// A URLFrontier server, over gRPC (the `squall-urlfrontier` crate's client).
     Urlfrontier,
-}
-
-/// WARC output (`warc.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WarcConfig {
-    /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records.
-    pub enabled: bool,
-    /// `warc.dir`: the directory WARC files are written to.
-    pub dir: PathBuf,
-    /// `warc.prefix`: the start of each file's name.
-    pub prefix: String,
-    /// `warc.max.file.size`: bytes after which a file is closed and the next one started.
-    pub max_file_size: u64,
-    /// `warc.request.records`: write a request record before each response record.
-    pub request_records: bool,
 }

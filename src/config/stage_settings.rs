@@ -2,9 +2,8 @@
 //! type is not yet the section itself: the conversions live here, on the configuration's side, so
 //! that no stage imports `config`.
 
-use super::{FrontierConfig, IndexerConfig, SpoutConfig};
+use super::{FrontierConfig, SpoutConfig};
 use crate::frontier::QueryLimits;
-use crate::index::{DocumentSettings, MappingEntry, MappingError, MetadataFilter};
 use crate::spout::RunnerSettings;
 
 impl SpoutConfig {
@@ -28,29 +27,5 @@ impl FrontierConfig {
             max_buckets: self.max_buckets,
             max_urls_per_bucket: self.max_urls_per_bucket,
         }
-    }
-}
-
-impl IndexerConfig {
-    /// The indexed document's settings from the `indexer.*` keys; a bad mapping entry or filter
-    /// is an error with the key it is in.
-    pub fn document_settings(&self) -> Result<DocumentSettings, (&'static str, MappingError)> {
-        let mapping = self
-            .md_mapping
-            .iter()
-            .map(|entry| MappingEntry::parse(entry))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| ("indexer.md.mapping", error))?;
-        let filter =
-            MetadataFilter::parse(&self.md_filter).map_err(|e| ("indexer.md.filter", e))?;
-        Ok(DocumentSettings {
-            url_field: self.url_field.clone(),
-            text_field: self.text_field.clone(),
-            text_max_chars: self.text_max_chars,
-            canonical_key: self.canonical_key.clone(),
-            mapping,
-            filter,
-            ignore_empty_fields: self.ignore_empty_fields,
-        })
     }
 }

@@ -18,14 +18,13 @@ fn defaults_named(name: &str, version: Option<String>) -> CrawlConfig {
     if let Some(version) = version {
         agent.version = version;
     }
-    ConfigKeys::default()
-        .into_config(
-            agent,
-            crate::fetch::FetcherSettings::default(),
-            Vec::new(),
-            ExtensionKeys::default(),
-        )
-        .expect("the defaults are valid")
+    let mut config = ConfigKeys::default()
+        .into_config(Vec::new())
+        .expect("the keys' defaults are valid");
+    config.agent = agent;
+    config.fetcher.stop_grace = config.topology.shutdown_timeout / 2;
+    config.validate().expect("the defaults are valid");
+    config
 }
 
 #[test]

@@ -249,6 +249,19 @@ mod tests {
         fetch_with_hints(&paths).await.0
     }
 
+    /// A fetcher with the default settings that reads robots.txt, over a client of `http_settings`.
+    fn fetcher_with_robots(http_settings: &HttpSettings) -> FetcherBolt {
+        let http = HttpClient::new(http_settings).expect("client");
+        let robots = RobotsCache::new(
+            http_settings,
+            "squall",
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        )
+        .expect("robots");
+        FetcherBolt::new(http, Some(robots), FetcherSettings::default())
+    }
+
     /// Fetches each URL with its queue hints; returns the pages by path, and the URLs failed back
     /// to the spout with their reasons.
     async fn fetch_with_hints(
@@ -264,15 +277,7 @@ mod tests {
                 .collect(),
             ..HttpSettings::default()
         };
-        let http = HttpClient::new(&http_settings).expect("client");
-        let robots = RobotsCache::new(
-            &http_settings,
-            "squall",
-            Duration::from_secs(60),
-            Duration::from_secs(60),
-        )
-        .expect("robots");
-        let fetcher = FetcherBolt::new(http, Some(robots), FetcherSettings::default());
+        let fetcher = fetcher_with_robots(&http_settings);
         let (tuples, input) = mpsc::channel(paths.len());
         let (out, mut pages) = mpsc::channel(paths.len());
         let (acks, mut acked) = mpsc::unbounded_channel();
@@ -352,16 +357,7 @@ mod tests {
         let addr = squall_testsite::serve_router(app)
             .await
             .expect("a loopback port");
-        let http_settings = HttpSettings::default();
-        let http = HttpClient::new(&http_settings).expect("client");
-        let robots = RobotsCache::new(
-            &http_settings,
-            "squall",
-            Duration::from_secs(60),
-            Duration::from_secs(60),
-        )
-        .expect("robots");
-        let fetcher = FetcherBolt::new(http, Some(robots), FetcherSettings::default());
+        let fetcher = fetcher_with_robots(&HttpSettings::default());
         let (tuples, input) = mpsc::channel(1);
         let (out, mut fetched) = mpsc::channel(1);
         let (acks, mut acked) = mpsc::unbounded_channel();

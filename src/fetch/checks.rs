@@ -117,10 +117,7 @@ fn crawl_delay_denial(settings: &FetcherSettings, crawl_delay: Option<Duration>)
 mod tests {
     use super::*;
     use crate::protocol::{HttpClient, HttpSettings};
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).expect("url")
-    }
+    use crate::testing::url;
 
     #[test]
     fn a_scheme_without_protocol_or_a_refused_url_is_denied() {

@@ -116,10 +116,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-
-    fn url(text: &str) -> Url {
-        Url::parse(text).expect("test URL")
-    }
+    use crate::testing::url;
 
     fn by_ip() -> Partitioner {
         let pins = [

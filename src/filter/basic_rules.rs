@@ -4,8 +4,7 @@ use std::collections::HashMap;
 
 use url::Url;
 
-use super::UrlFilter;
-use crate::model::{CrawlUrl, Metadata};
+use super::UrlRule;
 
 /// Drops URLs longer than a maximum, and URLs in which one `/`-separated part occurs a given
 /// number of times (a sign of a relative-link loop such as `/a/b/a/b/a/b/`), as StormCrawler's
@@ -29,17 +28,6 @@ impl BasicUrlFilter {
             max_length,
         }
     }
-
-    /// Whether the URL string passes both checks.
-    pub fn accepts(&self, url: &str) -> bool {
-        if self.max_length.is_some_and(|max| url.len() > max) {
-            return false;
-        }
-        match self.max_path_repetition {
-            Some(max) => !repeats(url, max),
-            None => true,
-        }
-    }
 }
 
 /// Whether a non-empty `/`-separated part of `url` occurs `max` times (URLs of at most four parts
@@ -56,9 +44,17 @@ fn repeats(url: &str, max: usize) -> bool {
     })
 }
 
-impl UrlFilter for BasicUrlFilter {
-    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
-        self.accepts(url.as_str()).then_some(url)
+impl UrlRule for BasicUrlFilter {
+    /// Whether the URL string passes both checks.
+    fn keeps(&self, url: &Url) -> bool {
+        let url = url.as_str();
+        if self.max_length.is_some_and(|max| url.len() > max) {
+            return false;
+        }
+        match self.max_path_repetition {
+            Some(max) => !repeats(url, max),
+            None => true,
+        }
     }
 }
 

@@ -188,10 +188,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).expect("test URL")
-    }
+    use crate::testing::url;
 
     fn norm(s: &str) -> String {
         CanonicalUrlNormalizer::new().normalize(url(s)).to_string()

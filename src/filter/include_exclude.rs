@@ -4,8 +4,7 @@
 use ::regex::Regex;
 use url::Url;
 
-use super::{FilterError, UrlFilter};
-use crate::model::{CrawlUrl, Metadata};
+use super::{FilterError, UrlRule};
 
 /// Keeps a URL when (there is no include pattern or one matches) and no exclude pattern matches.
 ///
@@ -25,12 +24,6 @@ impl IncludeExcludeFilter {
             exclude: compile(exclude)?,
         })
     }
-
-    /// Whether a URL string passes the filter.
-    pub fn accepts(&self, url: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|r| r.is_match(url)))
-            && !self.exclude.iter().any(|r| r.is_match(url))
-    }
 }
 
 fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<Regex>, FilterError> {
@@ -45,9 +38,12 @@ fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<Regex>, FilterError> {
         .collect()
 }
 
-impl UrlFilter for IncludeExcludeFilter {
-    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
-        self.accepts(url.as_str()).then_some(url)
+impl UrlRule for IncludeExcludeFilter {
+    /// Whether a URL string passes the filter.
+    fn keeps(&self, url: &Url) -> bool {
+        let url = url.as_str();
+        (self.include.is_empty() || self.include.iter().any(|r| r.is_match(url)))
+            && !self.exclude.iter().any(|r| r.is_match(url))
     }
 }
 
@@ -79,7 +75,7 @@ mod tests {
         assert!(keeps(&f, "http://example.com/page"));
         assert!(!keeps(&f, "http://example.com/a.JPG"));
         assert!(!keeps(&f, "http://example.com/list?page=2&sort=asc"));
-        assert!(f.accepts("http://example.com/a.html"));
+        assert!(keeps(&f, "http://example.com/a.html"));
     }
 
     #[test]

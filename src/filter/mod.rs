@@ -14,7 +14,6 @@
 //! [`RegexUrlFilter`], [`RegexUrlNormalizer`], [`MetadataFilter`], [`SelfLinkFilter`] and
 //! [`SitemapFilter`] ([`ScopeFilter`] is its HostURLFilter).
 
-use std::fmt;
 use std::sync::Arc;
 
 use url::Url;
@@ -30,6 +29,7 @@ mod regex_url;
 mod scheme;
 mod scope;
 mod self_link;
+mod settings;
 mod source_depth;
 mod source_metadata;
 mod url_depth;
@@ -43,6 +43,7 @@ pub use self::regex_url::RegexUrlFilter;
 pub use self::scheme::SchemeFilter;
 pub use self::scope::ScopeFilter;
 pub use self::self_link::SelfLinkFilter;
+pub use self::settings::FilterSettings;
 pub use self::source_depth::{MAX_DEPTH, MaxDepthFilter};
 pub use self::source_metadata::{FOUND_SITEMAP, MetadataFilter, SitemapFilter};
 pub use self::url_depth::UrlDepthFilter;
@@ -52,6 +53,19 @@ pub trait UrlFilter: Send + Sync {
     /// `source` is the page the URL was found on (None for seeds). `metadata` is the metadata the URL will carry
     /// (its `depth` already set). Return Some(url) to keep it (possibly rewritten), None to drop it.
     fn filter(&self, source: Option<&CrawlUrl>, url: Url, metadata: &Metadata) -> Option<Url>;
+}
+
+/// A filter that keeps or drops a URL by the URL alone (not the page it was found on, nor its
+/// metadata), never rewriting it. Every `UrlRule` is a [`UrlFilter`].
+pub trait UrlRule: Send + Sync {
+    /// Whether `url` may enter the frontier.
+    fn keeps(&self, url: &Url) -> bool;
+}
+
+impl<R: UrlRule> UrlFilter for R {
+    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
+        self.keeps(&url).then_some(url)
+    }
 }
 
 /// An error building a filter from its configuration.
@@ -72,8 +86,9 @@ pub enum FilterError {
 /// An ordered list of filters, applied one after the other; the first that drops a URL stops the chain.
 ///
 /// Cloning is cheap: the filters are shared.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, derive_more::Debug)]
 pub struct FilterChain {
+    #[debug("{}", filters.len())]
     filters: Vec<Arc<dyn UrlFilter>>,
 }
 
@@ -127,29 +142,18 @@ impl UrlFilter for FilterChain {
     }
 }
 
-impl fmt::Debug for FilterChain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FilterChain")
-            .field("len", &self.filters.len())
-            .finish()
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
     use crate::model::keys;
+    use crate::testing::url;
 
     /// Whether `filter` keeps `url` (found on no page, with no metadata).
     pub(crate) fn keeps(filter: &dyn UrlFilter, url: &str) -> bool {
         let url = Url::parse(url).expect("test URL");
         filter.filter(None, url, &Metadata::new()).is_some()
-    }
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).expect("test URL")
     }
 
     struct Counting(Arc<AtomicUsize>);
@@ -223,7 +227,7 @@ pub(crate) mod tests {
         assert_eq!(count.load(Ordering::SeqCst), 2);
         md.set(keys::DEPTH, "2");
         assert!(UrlFilter::filter(&outer, None, url("http://a.com/"), &md).is_none());
-        assert!(format!("{outer:?}").contains("len: 2"));
+        assert!(format!("{outer:?}").contains("filters: 2"));
     }
 
     #[test]

@@ -3,8 +3,7 @@
 use ::regex::Regex;
 use url::Url;
 
-use super::{FilterError, UrlFilter};
-use crate::model::{CrawlUrl, Metadata};
+use super::{FilterError, UrlRule};
 
 /// One rule: a regular expression, and whether a URL it matches is kept.
 #[derive(Debug, Clone)]
@@ -45,19 +44,16 @@ impl RegexUrlFilter {
             .collect::<Result<_, _>>()?;
         Ok(RegexUrlFilter { rules })
     }
+}
 
+impl UrlRule for RegexUrlFilter {
     /// Whether the first rule matching `url` accepts it (false when none matches).
-    pub fn accepts(&self, url: &str) -> bool {
+    fn keeps(&self, url: &Url) -> bool {
+        let url = url.as_str();
         self.rules
             .iter()
             .find(|rule| rule.pattern.is_match(url))
             .is_some_and(|rule| rule.accept)
-    }
-}
-
-impl UrlFilter for RegexUrlFilter {
-    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
-        self.accepts(url.as_str()).then_some(url)
     }
 }
 

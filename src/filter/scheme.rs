@@ -2,8 +2,7 @@
 
 use url::Url;
 
-use super::UrlFilter;
-use crate::model::{CrawlUrl, Metadata};
+use super::UrlRule;
 
 /// Keeps only URLs whose scheme is in an allowed list (`http` and `https` by default).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +38,9 @@ impl Default for SchemeFilter {
     }
 }
 
-impl UrlFilter for SchemeFilter {
-    fn filter(&self, _source: Option<&CrawlUrl>, url: Url, _metadata: &Metadata) -> Option<Url> {
-        self.allows(url.scheme()).then_some(url)
+impl UrlRule for SchemeFilter {
+    fn keeps(&self, url: &Url) -> bool {
+        self.allows(url.scheme())
     }
 }
 

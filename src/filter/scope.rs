@@ -69,10 +69,7 @@ impl UrlFilter for ScopeFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).expect("test URL")
-    }
+    use crate::testing::url;
 
     fn keeps(f: &ScopeFilter, source: &str, s: &str) -> bool {
         let source = CrawlUrl::seed(url(source));

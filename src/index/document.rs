@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::ContentDocument;
-use super::mapping::{MappingEntry, MetadataFilter};
+use super::settings::IndexerSettings;
 use crate::message::PageContent;
 use crate::model::{CrawlUrl, Metadata, keys, registrable_domain};
 
@@ -21,25 +21,6 @@ pub const HOST: &str = "host";
 /// The metadata key a document's registrable domain (or host) is offered under.
 pub const DOMAIN: &str = "domain";
 
-/// How documents are made (the `indexer.*` keys).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocumentSettings {
-    /// The field of the URL; empty: none.
-    pub url_field: String,
-    /// The field of the text; empty: none.
-    pub text_field: String,
-    /// Characters of text kept (`None`: all).
-    pub text_max_chars: Option<usize>,
-    /// The metadata key of the canonical URL; empty: the URL fetched is always used.
-    pub canonical_key: String,
-    /// The metadata indexed.
-    pub mapping: Vec<MappingEntry>,
-    /// What a page's metadata must hold to be indexed.
-    pub filter: Option<MetadataFilter>,
-    /// Leave out empty fields.
-    pub ignore_empty_fields: bool,
-}
-
 /// Why a parsed page is not indexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Skipped {
@@ -51,7 +32,7 @@ pub enum Skipped {
 
 /// The document of a parsed page, or why there is none.
 pub fn build_document(
-    settings: &DocumentSettings,
+    settings: &IndexerSettings,
     page: &CrawlUrl,
     content: &PageContent,
 ) -> Result<ContentDocument, Skipped> {
@@ -109,7 +90,7 @@ pub fn document_id(url: &str) -> String {
 }
 
 /// The page's canonical URL when it gives one on its own registrable domain, else its URL.
-fn indexed_url(settings: &DocumentSettings, page: &CrawlUrl) -> Url {
+fn indexed_url(settings: &IndexerSettings, page: &CrawlUrl) -> Url {
     if settings.canonical_key.is_empty() {
         return page.url.clone();
     }

@@ -33,8 +33,9 @@ pub enum MappingError {
 }
 
 /// One `indexer.md.mapping` entry: `key`, `key=field`, `key[index]`, `key[index]=field` or
-/// `prefix*`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `prefix*`; read from and written as that text.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct MappingEntry {
     /// The metadata key, or the prefix of a glob (without its `*`).
     pub key: String,
@@ -110,6 +111,32 @@ impl MappingEntry {
     }
 }
 
+impl TryFrom<String> for MappingEntry {
+    type Error = MappingError;
+
+    fn try_from(entry: String) -> Result<Self, Self::Error> {
+        MappingEntry::parse(&entry)
+    }
+}
+
+impl From<MappingEntry> for String {
+    /// The entry as written: `key[index]=field`, or `prefix*`.
+    fn from(entry: MappingEntry) -> String {
+        let mut text = entry.key;
+        if let Some(index) = entry.index {
+            text.push_str(&format!("[{index}]"));
+        }
+        if entry.glob {
+            text.push('*');
+        }
+        if let Some(field) = entry.field {
+            text.push('=');
+            text.push_str(&field);
+        }
+        text
+    }
+}
+
 /// `key[12]` → (`key`, Some(12)); the first bracketed number is the index, as in StormCrawler.
 fn split_index<'k>(key: &'k str, entry: &str) -> Result<(&'k str, Option<usize>), MappingError> {
     let Some(open) = key.find('[') else {
@@ -155,6 +182,13 @@ impl MetadataFilter {
     /// Whether `metadata` passes.
     pub fn admits(&self, metadata: &Metadata) -> bool {
         metadata.values(&self.key).contains(&self.value)
+    }
+}
+
+impl std::fmt::Display for MetadataFilter {
+    /// The filter as written: `key=value`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
     }
 }
 

@@ -24,6 +24,7 @@
 mod document;
 mod file;
 mod mapping;
+mod settings;
 mod stage;
 #[cfg(test)]
 mod tests;
@@ -33,11 +34,12 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 pub use document::{
-    DOMAIN, DocumentSettings, HOST, PARSE_DESCRIPTION, PARSE_KEYWORDS, PARSE_TITLE, Skipped,
-    build_document, document_id,
+    DOMAIN, HOST, PARSE_DESCRIPTION, PARSE_KEYWORDS, PARSE_TITLE, Skipped, build_document,
+    document_id,
 };
 pub use file::{JsonLinesStore, OpenFileError};
 pub use mapping::{MappingEntry, MappingError, MetadataFilter};
+pub use settings::{IndexerKind, IndexerSettings};
 pub use stage::ContentIndexer;
 
 use crate::frontier::ErrorKind;

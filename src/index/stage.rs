@@ -7,7 +7,8 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
-use super::document::{DocumentSettings, Skipped, build_document};
+use super::document::{Skipped, build_document};
+use super::settings::IndexerSettings;
 use super::{ContentDocument, ContentStore, IndexError};
 use crate::frontier::ErrorKind;
 use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
@@ -16,7 +17,7 @@ use crate::model::{Status, keys};
 /// The content-indexer stage.
 pub struct ContentIndexer {
     store: Arc<dyn ContentStore>,
-    settings: DocumentSettings,
+    settings: IndexerSettings,
     observer: Arc<dyn CrawlObserver>,
 }
 
@@ -35,7 +36,7 @@ impl ContentIndexer {
     /// whose documents could not be written.
     pub fn new(
         store: Arc<dyn ContentStore>,
-        settings: DocumentSettings,
+        settings: IndexerSettings,
         observer: Arc<dyn CrawlObserver>,
     ) -> Self {
         ContentIndexer {

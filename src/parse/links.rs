@@ -26,11 +26,12 @@ pub struct RawLink {
     pub element: &'static str,
 }
 
-/// What the extractor found on a page.
+/// What the extractor found on a page; its links are a `Vec` of [`RawLink`]s, or (for the parser
+/// bolt) a [`LinkList`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExtractedPage {
+pub struct ExtractedPage<Links = Vec<RawLink>> {
     /// Links in document order.
-    pub links: Vec<RawLink>,
+    pub links: Links,
     /// The first `<base href>`.
     pub base: Option<String>,
     /// The `<title>` text.
@@ -107,25 +108,8 @@ impl LinkList {
     }
 }
 
-/// What the extractor found on a page, as the parser bolt reads it: [`ExtractedPage`] with its
-/// links in a [`LinkList`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Extraction {
-    /// Links in document order.
-    pub links: LinkList,
-    /// The first `<base href>`.
-    pub base: Option<String>,
-    /// The `<title>` text.
-    pub title: Option<String>,
-    /// The `<link rel="canonical">` target.
-    pub canonical: Option<String>,
-    /// `<meta name="robots">` says noindex.
-    pub noindex: bool,
-    /// `<meta name="robots">` says nofollow.
-    pub nofollow: bool,
-    /// Visible text, when asked for, up to the requested length.
-    pub text: Option<String>,
-}
+/// What the extractor found on a page, as the parser bolt reads it: its links in a [`LinkList`].
+pub(crate) type Extraction = ExtractedPage<LinkList>;
 
 impl From<Extraction> for ExtractedPage {
     fn from(found: Extraction) -> Self {

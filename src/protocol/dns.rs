@@ -120,18 +120,12 @@ impl Resolve for CachingResolver {
 /// How a crawl resolves host names: the addresses pinned with `resolve` (like curl's `--resolve`)
 /// first, then the [`CachingResolver`]. The HTTP client connects through it, and partitioning by IP
 /// asks it, so that a URL's queue is the address its fetch connects to. Clones share the cache.
-#[derive(Clone)]
+#[derive(Clone, derive_more::Debug)]
 pub struct HostResolver {
+    #[debug("{}", pins.len())]
     pins: Arc<HashMap<String, SocketAddr>>,
+    #[debug(skip)]
     cache: CachingResolver,
-}
-
-impl std::fmt::Debug for HostResolver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostResolver")
-            .field("pins", &self.pins.len())
-            .finish_non_exhaustive()
-    }
 }
 
 impl HostResolver {

@@ -19,4 +19,4 @@ pub use http::{
     ProxyKind, ProxySettings, SiteCredentials, parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};
-pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules};
+pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings};

@@ -69,3 +69,56 @@ pub mod zero_is_none {
         serializer.serialize_u32(value.map_or(0, NonZeroU32::get))
     }
 }
+
+/// A limit where a negative number (StormCrawler writes `-1`) means none: `Option<u32>`,
+/// `Option<usize>`, ...
+pub mod negative_is_none {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Reads the limit.
+    pub fn deserialize<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<i64>,
+    {
+        let value = i64::deserialize(deserializer)?;
+        if value < 0 {
+            return Ok(None);
+        }
+        T::try_from(value)
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("{value} is too large")))
+    }
+
+    /// Writes the limit, `-1` for none.
+    pub fn serialize<S, T>(value: &Option<T>, serializer: S) -> Result<S::Ok, S::Error>
+    where
+        S: Serializer,
+        T: Copy + TryInto<i64>,
+    {
+        let value = value.and_then(|v| v.try_into().ok()).unwrap_or(-1);
+        serializer.serialize_i64(value)
+    }
+}
+
+/// A text where empty (or only spaces) means none: `Option<String>`.
+pub mod empty_is_none {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Reads the text, trimmed.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<String>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let text = text.trim();
+        Ok((!text.is_empty()).then(|| text.to_string()))
+    }
+
+    /// Writes the text, empty for none.
+    pub fn serialize<S: Serializer>(
+        value: &Option<String>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(value.as_deref().unwrap_or_default())
+    }
+}

@@ -21,22 +21,17 @@ use crate::model::CrawlUrl;
 /// routed by its URL, kept from its return until its ack or fail); an instance that fails its
 /// query does not hide the URLs the others returned in the same round; the whole is idle only
 /// when every instance says its frontier is.
+#[derive(derive_more::Debug)]
 pub struct SpoutInstances {
+    #[debug("{}", instances.len())]
     instances: Vec<Box<dyn Spout>>,
     /// The instance each URL out in the topology came from.
+    #[debug("{}", owners.len())]
     owners: HashMap<String, usize>,
     /// The instance each URL acked or failed lately came from, while the runner still counts it
     /// among the recently done.
+    #[debug(skip)]
     finished: HashMap<String, usize>,
-}
-
-impl std::fmt::Debug for SpoutInstances {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpoutInstances")
-            .field("instances", &self.instances.len())
-            .field("out", &self.owners.len())
-            .finish()
-    }
 }
 
 impl SpoutInstances {

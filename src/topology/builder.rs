@@ -12,7 +12,7 @@ use crate::fetch::{FetcherBolt, Partitioner};
 use crate::filter::UrlFilter;
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
-use crate::index::ContentStore;
+use crate::index::{ContentIndexer, ContentStore};
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::protocol::Protocol;
@@ -177,14 +177,8 @@ impl CrawlerBuilder {
         let fetcher = FetcherBolt::new(protocols, robots, config.fetcher.clone())
             .observed_by(Arc::clone(&observer))
             .queued_by(partitioner.clone());
-        let indexer = match content_store {
-            Some(store) => Some(stages::content_indexer(
-                &config,
-                store,
-                Arc::clone(&observer),
-            )?),
-            None => None,
-        };
+        let indexer = content_store
+            .map(|store| ContentIndexer::new(store, config.indexer.clone(), Arc::clone(&observer)));
         let parser = ParserBolt::new(
             stages::parser_settings(&config, indexing),
             filters.clone(),

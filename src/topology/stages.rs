@@ -6,18 +6,15 @@ use std::sync::Arc;
 
 use super::error::BuildError;
 use crate::config::{
-    ConfigError, CrawlConfig, FilterConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
+    ConfigError, CrawlConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
 };
 use crate::fetch::Partitioner;
 use crate::filter::{
-    CanonicalUrlNormalizer, FilterChain, IncludeExcludeFilter, SchemeFilter, ScopeFilter,
-    UrlDepthFilter, UrlFilter,
+    CanonicalUrlNormalizer, FilterChain, FilterSettings, IncludeExcludeFilter, SchemeFilter,
+    ScopeFilter, UrlDepthFilter, UrlFilter,
 };
 use crate::filter_files::{self, FileKind, Locator};
-use crate::index::{
-    ContentIndexer, ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS,
-};
-use crate::message::CrawlObserver;
+use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
     CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
@@ -31,7 +28,7 @@ use crate::warc::{WarcSettings, WarcWriter};
 /// the filters of the `urlfilters.config.file` (found by `locator`) in its order, then the user's
 /// own filters. The normalizer is returned too, for seeds.
 pub(super) fn url_filters(
-    config: &FilterConfig,
+    config: &FilterSettings,
     locator: &Locator,
     extra: Vec<Arc<dyn UrlFilter>>,
 ) -> Result<(Arc<CanonicalUrlNormalizer>, FilterChain), BuildError> {
@@ -93,17 +90,10 @@ pub(super) fn http_settings(
 /// The WARC writer's settings, when WARC output is on; the `warcinfo` records name the software
 /// and the User-Agent.
 pub(super) fn warc_settings(config: &CrawlConfig) -> Option<WarcSettings> {
-    let warc = &config.warc;
-    if !warc.enabled {
+    if !config.warc.enabled {
         return None;
     }
-    let mut settings = WarcSettings {
-        dir: warc.dir.clone(),
-        prefix: warc.prefix.clone(),
-        max_file_size: warc.max_file_size,
-        request_records: warc.request_records,
-        ..WarcSettings::default()
-    };
+    let mut settings = config.warc.clone();
     settings.info.push((
         "http-header-user-agent".to_string(),
         config.agent.user_agent(),
@@ -238,24 +228,6 @@ pub(super) fn content_store(
         IndexerKind::File => Ok(Some(Arc::new(JsonLinesStore::open(&config.indexer.file)?))),
         IndexerKind::Opensearch => Err(BuildError::NoContentStore),
     }
-}
-
-/// The indexer stage over `store`; a bad `indexer.md.mapping` or `indexer.md.filter` is an error
-/// naming the key.
-pub(super) fn content_indexer(
-    config: &CrawlConfig,
-    store: Arc<dyn ContentStore>,
-    observer: Arc<dyn CrawlObserver>,
-) -> Result<ContentIndexer, ConfigError> {
-    let settings =
-        config
-            .indexer
-            .document_settings()
-            .map_err(|(key, error)| ConfigError::InvalidValue {
-                key: key.to_string(),
-                message: error.to_string(),
-            })?;
-    Ok(ContentIndexer::new(store, settings, observer))
 }
 
 /// The status updater's settings: transferred metadata is persisted too.

@@ -240,14 +240,19 @@ mod tests {
         );
     }
 
+    /// Files in `dir` with the other settings at their defaults.
+    fn files_with_defaults(dir: &Path) -> WarcFiles {
+        WarcFiles::new(WarcSettings {
+            dir: dir.to_path_buf(),
+            ..WarcSettings::default()
+        })
+        .expect("files")
+    }
+
     #[test]
     fn a_file_below_the_size_stays_open_until_closed() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut files = WarcFiles::new(WarcSettings {
-            dir: dir.path().to_path_buf(),
-            ..WarcSettings::default()
-        })
-        .expect("files");
+        let mut files = files_with_defaults(dir.path());
         files.write(&exchange(b"one")).expect("written");
         files.write(&exchange(b"two")).expect("written");
         let names = files_in(dir.path());
@@ -260,11 +265,7 @@ mod tests {
     #[test]
     fn a_failed_write_is_an_error_naming_the_file_and_the_next_exchange_gets_a_new_file() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut files = WarcFiles::new(WarcSettings {
-            dir: dir.path().to_path_buf(),
-            ..WarcSettings::default()
-        })
-        .expect("files");
+        let mut files = files_with_defaults(dir.path());
         files.write(&exchange(b"one")).expect("written");
         // The disk fills up under the open file.
         let full = OpenOptions::new()

@@ -197,9 +197,6 @@ mod tests {
         let delete = conditional_delete(&hit);
         assert_eq!(delete.routing.as_deref(), Some("a.test"));
         assert_eq!(delete.index.as_deref(), Some("status"));
-        assert_eq!(
-            (delete.if_seq_no, delete.if_primary_term),
-            (Some(4), Some(2))
-        );
+        assert_eq!(delete.if_version, Some((4, 2)));
     }
 }

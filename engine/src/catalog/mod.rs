@@ -156,10 +156,7 @@ impl Catalog for EsCatalog {
             "aggs": { "statuses": { "terms": { "field": "status", "size": 20 } } }
         });
         let answer = self.search(body).await?;
-        let buckets = answer.aggregations["statuses"]["buckets"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let buckets = crate::client::buckets(&answer.aggregations["statuses"]);
         let counted = |status: Status| {
             buckets
                 .iter()

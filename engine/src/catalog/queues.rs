@@ -79,11 +79,8 @@ pub(super) async fn aggregated_queues(
             estimate = Some(answer.aggregations["total"]["value"].as_u64().unwrap_or(0));
         }
         let aggregation = &answer.aggregations["keys"];
-        let buckets = aggregation["buckets"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for bucket in &buckets {
+        let buckets = crate::client::buckets(aggregation);
+        for bucket in buckets {
             if seen >= start && (keys.len() as u64) < size {
                 keys.push(bucket_key(bucket));
             }

@@ -34,10 +34,9 @@ pub struct BulkOperation {
     pub id: String,
     /// Its routing, when routed.
     pub routing: Option<String>,
-    /// Apply only if the document is still at this sequence number ...
-    pub if_seq_no: Option<i64>,
-    /// ... and primary term (optimistic concurrency control).
-    pub if_primary_term: Option<i64>,
+    /// Apply only if the document is still at this version, its (sequence number, primary term):
+    /// optimistic concurrency control.
+    pub if_version: Option<(i64, i64)>,
     /// How often the engine retries an update that met a concurrent change.
     pub retry_on_conflict: Option<u32>,
     /// The body line: the document (index, create), or the update (`doc`, `script`, `upsert`).
@@ -51,8 +50,7 @@ impl BulkOperation {
             index: None,
             id: id.into(),
             routing: None,
-            if_seq_no: None,
-            if_primary_term: None,
+            if_version: None,
             retry_on_conflict: None,
             body,
         }
@@ -92,8 +90,7 @@ impl BulkOperation {
 
     /// The same operation, applied only if the document is still at this version.
     pub fn if_version(mut self, seq_no: i64, primary_term: i64) -> Self {
-        self.if_seq_no = Some(seq_no);
-        self.if_primary_term = Some(primary_term);
+        self.if_version = Some((seq_no, primary_term));
         self
     }
 
@@ -112,11 +109,9 @@ impl BulkOperation {
         if let Some(routing) = &self.routing {
             header["routing"] = json!(routing);
         }
-        if let Some(seq_no) = self.if_seq_no {
+        if let Some((seq_no, primary_term)) = self.if_version {
             header["if_seq_no"] = json!(seq_no);
-        }
-        if let Some(term) = self.if_primary_term {
-            header["if_primary_term"] = json!(term);
+            header["if_primary_term"] = json!(primary_term);
         }
         if let Some(times) = self.retry_on_conflict {
             header["retry_on_conflict"] = json!(times);
@@ -223,10 +218,8 @@ pub struct BulkItem {
     pub result: Option<String>,
     /// Why it failed.
     pub error: Option<ItemError>,
-    /// The document's sequence number after the operation.
-    pub seq_no: Option<i64>,
-    /// The document's primary term after the operation.
-    pub primary_term: Option<i64>,
+    /// The document's version after the operation: its (sequence number, primary term).
+    pub version: Option<(i64, i64)>,
 }
 
 impl BulkItem {
@@ -326,8 +319,7 @@ impl BulkResponse {
                 id: raw.id,
                 result: raw.result,
                 error: raw.error,
-                seq_no: raw.seq_no,
-                primary_term: raw.primary_term,
+                version: raw.seq_no.zip(raw.primary_term),
             });
         }
         if items.len() != expected {
@@ -412,7 +404,7 @@ mod tests {
         assert_eq!(create.error_type(), "version_conflict_engine_exception");
         assert_eq!(create.error_kind(), ErrorKind::Rejected);
         assert!(update.is_success() && update.is_noop());
-        assert_eq!((update.seq_no, update.primary_term), (Some(4), Some(1)));
+        assert_eq!(update.version, Some((4, 1)));
         assert_eq!(index.error_kind(), ErrorKind::Unavailable);
         let error = BulkResponse::parse(answer, 4, "/_bulk").expect_err("a missing item");
         assert!(

@@ -33,7 +33,7 @@ pub use error::{EsError, is_transient_status};
 pub use method::Method;
 use nodes::{NodePool, Pick};
 pub use scripting::{UpdateMode, Updates};
-pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards};
+pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards, buckets};
 pub use settings::ConnectionSettings;
 
 /// Which search engine answers.
@@ -75,20 +75,15 @@ impl RequestBody {
 }
 
 /// A client for one cluster, with retries.
-#[derive(Clone)]
+#[derive(Clone, derive_more::Debug)]
 pub struct EsClient {
+    #[debug(skip)]
     nodes: Arc<NodePool>,
     settings: ConnectionSettings,
+    #[debug(skip)]
     engine: std::sync::Arc<OnceCell<Engine>>,
+    #[debug(skip)]
     updates: std::sync::Arc<OnceCell<Updates>>,
-}
-
-impl std::fmt::Debug for EsClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EsClient")
-            .field("settings", &self.settings)
-            .finish()
-    }
 }
 
 impl EsClient {
@@ -306,8 +301,6 @@ impl EsClient {
             return Ok(());
         }
         let node = pick.node;
-        let path = "/_cluster/state/version";
-        let local = [("local", "true")];
         let stale = |message: String| EsError::Unreachable {
             addresses: self.nodes.address(node).to_string(),
             message,
@@ -316,7 +309,7 @@ impl EsClient {
         // then at least as new.
         let mut reference = None;
         for live in self.nodes.alive_except(node) {
-            if let Ok(state) = self.try_on(live, Method::Get, path, &local, None).await {
+            if let Ok(state) = self.cluster_state_on(live).await {
                 reference = Some((live, state));
                 break;
             }
@@ -324,7 +317,7 @@ impl EsClient {
         let Some((live, reference)) = reference else {
             return Ok(());
         };
-        let theirs = match self.try_on(node, Method::Get, path, &local, None).await {
+        let theirs = match self.cluster_state_on(node).await {
             Ok(state) => state,
             Err(error) if matches!(error.status(), Some(401 | 403)) => return Ok(()),
             Err(error @ EsError::Unreachable { .. }) => return Err(error),
@@ -346,17 +339,13 @@ impl EsClient {
         )))
     }
 
-    /// One try of a request on one node, its answer read as JSON.
-    async fn try_on(
-        &self,
-        node: usize,
-        method: Method,
-        path: &str,
-        query: &[(&str, &str)],
-        body: Option<Bytes>,
-    ) -> Result<Value, EsError> {
-        let text = self.try_on_text(node, method, path, query, body).await?;
-        parse_answer(path, &text)
+    /// The cluster state version and cluster of one node, as that node has it (`local`).
+    async fn cluster_state_on(&self, node: usize) -> Result<Value, EsError> {
+        const PATH: &str = "/_cluster/state/version";
+        let text = self
+            .try_on_text(node, Method::Get, PATH, &[("local", "true")], None)
+            .await?;
+        parse_answer(PATH, &text)
     }
 
     /// One try of a request on one node: the text of a 2xx answer, or the error.
@@ -385,12 +374,12 @@ impl EsClient {
                 None,
             )
             .await;
-        let response = sent.map_err(|e| unreachable(with_causes(&e)))?;
+        let response = sent.map_err(|e| unreachable(squall::error_text::with_causes(&e)))?;
         let status = response.status_code().as_u16();
         let text = response
             .text()
             .await
-            .map_err(|e| unreachable(with_causes(&e)))?;
+            .map_err(|e| unreachable(squall::error_text::with_causes(&e)))?;
         if (200..300).contains(&status) {
             return Ok(text);
         }
@@ -464,22 +453,6 @@ fn node_connection(address: &Url, settings: &ConnectionSettings) -> Result<Elast
         .build()
         .map_err(|e| EsError::Config(format!("cannot build the transport: {e}")))?;
     Ok(Elasticsearch::new(transport))
-}
-
-/// An error's message followed by its causes ("error sending request for url (...): connection
-/// refused"), so that a refused connection and a timeout read differently.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        let text = inner.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        cause = inner.source();
-    }
-    message
 }
 
 /// Whether a connection-level error is a timeout (the node may be alive but slow).

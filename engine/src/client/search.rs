@@ -105,6 +105,11 @@ pub struct Shards {
     pub failures: Value,
 }
 
+/// The buckets of one aggregation of an answer (`aggregations["name"]`); none when it has none.
+pub fn buckets(aggregation: &Value) -> &[Value] {
+    aggregation["buckets"].as_array().map_or(&[], Vec::as_slice)
+}
+
 /// The answer to a search.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct SearchResponse {

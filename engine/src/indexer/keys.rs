@@ -4,20 +4,23 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_with::{OneOrMany, formats::PreferOne, serde_as};
 use squall::config::{ConfigError, CrawlConfig};
 
 use crate::client::ConnectionSettings;
 use crate::client::indices::parse_time_value;
-use crate::key_values::{OneOrMany, connection_for};
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
 
 /// The keys as written (prefix left out of the serde names).
+#[serde_as]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct Keys {
-    addresses: OneOrMany,
+    /// A list, or one string separated by `,` or `;`.
+    #[serde_as(as = "OneOrMany<_, PreferOne>")]
+    addresses: Vec<String>,
     #[serde(rename = "index.name")]
     index: String,
     create: bool,
@@ -34,7 +37,7 @@ struct Keys {
 impl Default for Keys {
     fn default() -> Self {
         Keys {
-            addresses: OneOrMany::One("http://127.0.0.1:9200".to_string()),
+            addresses: vec!["http://127.0.0.1:9200".to_string()],
             index: "content".to_string(),
             create: false,
             bulk_actions: 50,
@@ -85,7 +88,9 @@ impl ContentIndexConfig {
             key: key.to_string(),
             message: message.to_string(),
         };
-        let connection = connection_for("es.indexer.addresses", keys.addresses.addresses())?;
+        let addresses: Vec<&str> = keys.addresses.iter().map(String::as_str).collect();
+        let connection = ConnectionSettings::for_addresses(&addresses)
+            .map_err(|e| invalid("es.indexer.addresses", &e.to_string()))?;
         if keys.bulk_actions == 0 {
             return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
         }
@@ -182,18 +187,8 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/opensearch-conf.yaml");
-        let config = ConfigBuilder::new()
-            .yaml_str(text)
-            .and_then(|b| b.set("http.agent.name=test"))
-            .and_then(ConfigBuilder::build)
-            .expect("the example parses");
-        assert_eq!(
-            ContentIndexConfig::from_config(&config).expect("its keys are valid"),
-            read(&[]).expect("defaults"),
-            "a value of examples/opensearch-conf.yaml is not the default"
-        );
-        let listed = squall::config::listed_keys(text, "es.indexer.");
-        let known = squall::config::field_names::<Keys>();
-        assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, &[]) {
+            panic!("examples/opensearch-conf.yaml: {error}");
+        }
     }
 }

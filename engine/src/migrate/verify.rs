@@ -184,11 +184,7 @@ pub async fn status_counts(
         .search(&format!("/{index}/_search"), &[], body)
         .await?;
     let mut counts = BTreeMap::new();
-    for bucket in answer.aggregations["status"]["buckets"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for bucket in crate::client::buckets(&answer.aggregations["status"]) {
         let name = match &bucket["key"] {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -233,11 +229,8 @@ pub async fn key_minimums(
             .search(&format!("/{index}/_search"), &[], body)
             .await?;
         let aggregation = &answer.aggregations["keys"];
-        let buckets = aggregation["buckets"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for bucket in &buckets {
+        let buckets = crate::client::buckets(aggregation);
+        for bucket in buckets {
             let key = match &bucket["key"]["key"] {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),

@@ -42,10 +42,7 @@ pub(crate) async fn conditional_updates(
         .zip(items)
         .map(|(update, item)| {
             if item.is_success() {
-                Some((
-                    item.seq_no.unwrap_or(update.seq_no),
-                    item.primary_term.unwrap_or(update.primary_term),
-                ))
+                Some(item.version.unwrap_or((update.seq_no, update.primary_term)))
             } else {
                 if !item.is_conflict() {
                     warn!(key = %update.key, error = ?item.error, status = item.status,

@@ -69,17 +69,18 @@ pub async fn apply_edits(
         return Ok(Vec::new());
     }
     let mode = client.updates().await?;
+    let batch = EditBatch {
+        client,
+        queues_index,
+        edits,
+    };
     let mut outcomes: Vec<Option<EditOutcome>> = vec![None; edits.len()];
     let mut pending: Vec<usize> = (0..edits.len()).collect();
     let mut busy_rounds = 0;
     for round in 0..MAX_ROUNDS {
         let next = match mode {
-            Updates::Scripted => {
-                scripted_round(client, queues_index, edits, &pending, &mut outcomes).await?
-            }
-            Updates::Conditional => {
-                conditional_round(client, queues_index, edits, &pending, &mut outcomes).await?
-            }
+            Updates::Scripted => scripted_round(batch, &pending, &mut outcomes).await?,
+            Updates::Conditional => conditional_round(batch, &pending, &mut outcomes).await?,
         };
         pending = next.again;
         if pending.is_empty() || round + 1 == MAX_ROUNDS {
@@ -109,6 +110,25 @@ pub async fn apply_edits(
         .collect())
 }
 
+/// The edits of one [`apply_edits`] call, and where they go.
+#[derive(Clone, Copy)]
+struct EditBatch<'a> {
+    client: &'a EsClient,
+    queues_index: &'a str,
+    edits: &'a [KeyedEdit],
+}
+
+impl EditBatch<'_> {
+    /// Sends `request` to the queues index: the answer's items, in order.
+    async fn bulk(&self, request: &BulkRequest) -> Result<Vec<BulkItem>, EsError> {
+        let answer = self
+            .client
+            .bulk(Some(self.queues_index), request, None)
+            .await?;
+        Ok(answer.items)
+    }
+}
+
 /// What a round leaves to the next one.
 #[derive(Default)]
 struct Round {
@@ -135,16 +155,14 @@ fn busy_backoff(n: u32) -> Duration {
 /// One `_bulk` of scripted updates for the `pending` edits; leaves those to try again (the engine
 /// was too busy for them, or they still conflicted after the engine's own retries).
 async fn scripted_round(
-    client: &EsClient,
-    queues_index: &str,
-    edits: &[KeyedEdit],
+    batch: EditBatch<'_>,
     pending: &[usize],
     outcomes: &mut [Option<EditOutcome>],
 ) -> Result<Round, EsError> {
     let request: BulkRequest = pending
         .iter()
         .map(|&i| {
-            let edit = &edits[i];
+            let edit = &batch.edits[i];
             let mut body = json!({ "script": edit.edit.painless() });
             if let Some(upsert) = &edit.upsert {
                 body["upsert"] = upsert.clone();
@@ -152,10 +170,10 @@ async fn scripted_round(
             BulkOperation::update(queue_id(&edit.key), body).retry_on_conflict(SCRIPT_RETRIES)
         })
         .collect();
-    let items = client.bulk(Some(queues_index), &request, None).await?.items;
+    let items = batch.bulk(&request).await?;
     let mut round = Round::default();
     for (&i, item) in pending.iter().zip(&items) {
-        match scripted_outcome(&edits[i], item) {
+        match scripted_outcome(&batch.edits[i], item) {
             Some(outcome) => outcomes[i] = Some(outcome),
             None => {
                 round.busy |= item.status == 429;
@@ -204,19 +222,20 @@ fn failure(key: &str, item: &BulkItem) -> EditOutcome {
 /// One read – change – write-back round for the `pending` edits; leaves those that met a
 /// concurrent write (or a busy engine, or a shard that could not be read) to be read again.
 async fn conditional_round(
-    client: &EsClient,
-    queues_index: &str,
-    edits: &[KeyedEdit],
+    batch: EditBatch<'_>,
     pending: &[usize],
     outcomes: &mut [Option<EditOutcome>],
 ) -> Result<Round, EsError> {
-    let ids: Vec<String> = pending.iter().map(|&i| queue_id(&edits[i].key)).collect();
-    let docs = read_versions(client, queues_index, &ids).await?;
+    let ids: Vec<String> = pending
+        .iter()
+        .map(|&i| queue_id(&batch.edits[i].key))
+        .collect();
+    let docs = read_versions(batch.client, batch.queues_index, &ids).await?;
     let mut round = Round::default();
     let mut writes = Vec::new();
     let mut written = Vec::new();
     for (&i, doc) in pending.iter().zip(docs) {
-        match planned_write(&edits[i], doc) {
+        match planned_write(&batch.edits[i], doc) {
             Planned::Done(outcome) => outcomes[i] = Some(outcome),
             Planned::ReadAgain => {
                 round.busy = true;
@@ -232,7 +251,7 @@ async fn conditional_round(
         return Ok(round);
     }
     let request: BulkRequest = writes.into_iter().collect();
-    let items = client.bulk(Some(queues_index), &request, None).await?.items;
+    let items = batch.bulk(&request).await?;
     for (&i, item) in written.iter().zip(&items) {
         if item.is_success() {
             outcomes[i] = Some(if item.is_created() {
@@ -244,7 +263,7 @@ async fn conditional_round(
             round.busy |= item.status == 429;
             round.again.push(i);
         } else {
-            outcomes[i] = Some(failure(&edits[i].key, item));
+            outcomes[i] = Some(failure(&batch.edits[i].key, item));
         }
     }
     Ok(round)
@@ -347,7 +366,7 @@ mod tests {
         let Planned::Write(write) = planned_write(&edit, versioned(doc)) else {
             panic!("the owner's drop writes");
         };
-        assert_eq!((write.if_seq_no, write.if_primary_term), (Some(7), Some(2)));
+        assert_eq!(write.if_version, Some((7, 2)));
         let missing = json!({ "found": false });
         assert!(matches!(
             planned_write(&edit, versioned(missing)),

@@ -9,16 +9,12 @@ use serde_json::{Value, json};
 use squall::frontier::StatusWrite;
 
 use super::edits::{KeyedEdit, QueueEdit};
-use crate::status_index::schema::{document_id, format_date};
+use crate::status_index::schema::{document_id, format_date, index_settings};
 
 /// The queues index's settings and mapping.
 pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
     json!({
-        "settings": { "index": {
-            "number_of_shards": shards,
-            "number_of_replicas": replicas,
-            "refresh_interval": refresh_interval
-        } },
+        "settings": index_settings(shards, replicas, refresh_interval),
         "mappings": {
             "dynamic": "strict",
             "properties": {

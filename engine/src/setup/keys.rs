@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use serde_with::{OneOrMany, formats::PreferOne, serde_as};
 use squall::config::{ConfigError, CrawlConfig};
 
-use super::query_keys::{QueryKeys, QuerySettings};
+use super::query_keys::QuerySettings;
 use crate::client::ConnectionSettings;
 use crate::client::UpdateMode;
-use crate::key_values::{OneOrMany, connection_for};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
@@ -20,11 +20,29 @@ const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
 
 /// The keys as written, in the units of the keys (prefix left out of the serde names). Unknown
 /// keys are refused by [`CrawlConfig::extension`], which checks every key against these names.
+#[serde_as]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 struct Keys {
+    /// `es.status.addresses`: the frontier's nodes, a list or one string separated by `,` or `;`.
     #[serde(rename = "status.addresses")]
-    addresses: OneOrMany,
+    #[serde_as(as = "OneOrMany<_, PreferOne>")]
+    addresses: Vec<String>,
+    /// `es.addresses`: the nodes of every component that names none of its own.
+    #[serde(rename = "addresses")]
+    #[serde_as(as = "OneOrMany<_, PreferOne>")]
+    shared_addresses: Vec<String>,
+    /// `es.status.user` / `es.status.password`: the status index's own basic-auth credentials.
+    #[serde(rename = "status.user")]
+    status_user: String,
+    #[serde(rename = "status.password")]
+    status_password: String,
+    /// `es.user` / `es.password`: basic-auth credentials shared by every component.
+    user: String,
+    password: String,
+    /// `es.disable.tls.validation`: accept any TLS certificate.
+    #[serde(rename = "disable.tls.validation")]
+    disable_tls_validation: bool,
     #[serde(rename = "status.request.timeout")]
     request_timeout: f64,
     #[serde(rename = "status.index.name")]
@@ -35,6 +53,10 @@ struct Keys {
     replicas: u32,
     #[serde(rename = "status.bucket.field")]
     bucket_field: String,
+    /// `es.status.routing.fieldname`: where the partition key is stored (StormCrawler's name for
+    /// the bucket field).
+    #[serde(rename = "status.routing.fieldname")]
+    routing_fieldname: String,
     #[serde(rename = "status.routing")]
     routing: RoutingKey,
     #[serde(rename = "status.spout")]
@@ -52,18 +74,25 @@ struct Keys {
     #[serde(rename = "queues.updates")]
     updates: UpdateMode,
     #[serde(flatten)]
-    query: QueryKeys,
+    query: QuerySettings,
 }
 
 impl Default for Keys {
     fn default() -> Self {
         Keys {
-            addresses: OneOrMany::One(String::new()),
+            addresses: Vec::new(),
+            shared_addresses: Vec::new(),
+            status_user: String::new(),
+            status_password: String::new(),
+            user: String::new(),
+            password: String::new(),
+            disable_tls_validation: false,
             request_timeout: 30.0,
             index: "status".to_string(),
             shards: 10,
             replicas: 1,
             bucket_field: "key".to_string(),
+            routing_fieldname: String::new(),
             routing: RoutingKey::Auto,
             spout: SpoutKind::Aggregation,
             instance: "0/1".to_string(),
@@ -72,7 +101,7 @@ impl Default for Keys {
             lease_ttl: 60.0,
             max_hold: 30.0,
             updates: UpdateMode::Auto,
-            query: QueryKeys::default(),
+            query: QuerySettings::default(),
         }
     }
 }
@@ -178,33 +207,10 @@ impl IndexFrontierConfig {
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
         // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
         let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
-        let shared = &keys.query;
-        // `es.status.addresses`, else `es.addresses`, else the local default.
-        let addresses = [
-            keys.addresses.addresses(),
-            shared.shared_addresses.addresses(),
-        ]
-        .into_iter()
-        .find(|list| !list.is_empty())
-        .unwrap_or_else(|| vec![DEFAULT_ADDRESS.to_string()]);
-        let either = |own: &str, other: &str| {
-            [own, other]
-                .into_iter()
-                .find(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        let mut connection = connection_for("es.status.addresses", addresses)?;
-        if let Some(user) = either(&shared.status_user, &shared.user) {
-            connection.user = Some(user);
-            connection.password = either(&shared.status_password, &shared.password);
-        }
-        connection.tls_insecure = shared.disable_tls_validation;
-        connection.timeout = seconds("es.status.request.timeout", keys.request_timeout, 0.001)?;
-        connection.update_mode = keys.updates;
         Ok(IndexFrontierConfig {
-            connection,
-            query: shared.query_settings()?,
-            bucket_field: shared.key_field(&keys.bucket_field)?,
+            connection: keys.connection()?,
+            query: keys.query.clone().checked()?,
+            bucket_field: keys.key_field()?,
             instance: instance(&keys.instance)?,
             routing: match keys.routing {
                 RoutingKey::Set(routed) => Some(routed),
@@ -219,6 +225,63 @@ impl IndexFrontierConfig {
             spout: keys.spout,
             queues_index: keys.queues_index,
         })
+    }
+}
+
+impl Keys {
+    /// How to reach the cluster: the nodes of `es.status.addresses`, else of `es.addresses`, else
+    /// the local default (a bad address refused, naming the key), with the status index's
+    /// credentials (else the shared ones), TLS, timeout and update mode.
+    fn connection(&self) -> Result<ConnectionSettings, ConfigError> {
+        let named = [
+            ("es.status.addresses", &self.addresses),
+            ("es.addresses", &self.shared_addresses),
+        ]
+        .into_iter()
+        .find(|(_, list)| list.iter().any(|a| !a.trim().is_empty()));
+        let mut connection = match named {
+            Some((key, list)) => {
+                let entries: Vec<&str> = list.iter().map(String::as_str).collect();
+                ConnectionSettings::for_addresses(&entries).map_err(|e| invalid(key, e.to_string()))
+            }
+            None => ConnectionSettings::new(DEFAULT_ADDRESS)
+                .map_err(|e| invalid("es.status.addresses", e.to_string())),
+        }?;
+        let either = |own: &str, other: &str| {
+            [own, other]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(user) = either(&self.status_user, &self.user) {
+            connection.user = Some(user);
+            connection.password = either(&self.status_password, &self.password);
+        }
+        connection.tls_insecure = self.disable_tls_validation;
+        connection.timeout = seconds("es.status.request.timeout", self.request_timeout, 0.001)?;
+        connection.update_mode = self.updates;
+        Ok(connection)
+    }
+
+    /// The bucket field, reconciled with `es.status.routing.fieldname`: squall keeps the partition
+    /// key in one field, which both name when both are set.
+    fn key_field(&self) -> Result<String, ConfigError> {
+        let bucket_field = &self.bucket_field;
+        let routing = self.routing_fieldname.trim();
+        if routing.is_empty() || routing == bucket_field {
+            return Ok(bucket_field.to_string());
+        }
+        if bucket_field == "key" {
+            // Only the routing field was set: it is where the key lives.
+            return Ok(routing.to_string());
+        }
+        Err(invalid(
+            "es.status.routing.fieldname",
+            format!(
+                "{routing:?} differs from es.status.bucket.field {bucket_field:?}: squall stores \
+                 the partition key in one field, which the spouts group by"
+            ),
+        ))
     }
 }
 
@@ -314,22 +377,9 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/opensearch-conf.yaml");
-        let config = ConfigBuilder::new()
-            .yaml_str(text)
-            .and_then(|b| b.set("http.agent.name=test"))
-            .and_then(ConfigBuilder::build)
-            .expect("the example parses");
-        assert_eq!(
-            IndexFrontierConfig::from_config(&config).expect("its keys are valid"),
-            read(&[]).expect("defaults"),
-            "a value in examples/opensearch-conf.yaml is not the default"
-        );
-        let listed: Vec<String> = squall::config::listed_keys(text, "es.")
-            .into_iter()
-            .filter(|key| !key.starts_with("indexer."))
-            .collect();
-        let known = squall::config::field_names::<Keys>();
-        assert_eq!(listed, known, "examples/opensearch-conf.yaml misses a key");
+        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, &["indexer."]) {
+            panic!("examples/opensearch-conf.yaml: {error}");
+        }
     }
 
     #[test]
@@ -367,7 +417,7 @@ mod tests {
         assert_eq!(query.bucket_sort, ["nextFetchDate", "url"]);
         assert_eq!(query.global_sort, None);
         assert!(query.sample);
-        assert_eq!(query.query_timeout, Some(Duration::from_secs(20)));
+        assert_eq!(query.query_timeout, Some(20));
         assert_eq!(query.filter_queries, ["-(key:a.test)"]);
         assert_eq!(query.recent_date_increase, Some(5));
         assert_eq!(query.recent_date_min_gap, None);

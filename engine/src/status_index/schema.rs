@@ -79,14 +79,19 @@ pub fn format_date(date: DateTime<Utc>) -> String {
     date.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// The settings of an index this crawler creates: its shards, replicas and refresh interval.
+pub fn index_settings(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
+    json!({ "index": {
+        "number_of_shards": shards,
+        "number_of_replicas": replicas,
+        "refresh_interval": refresh_interval
+    } })
+}
+
 /// The status index's settings and mapping (StormCrawler's `status.mapping`).
 pub fn status_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
     json!({
-        "settings": { "index": {
-            "number_of_shards": shards,
-            "number_of_replicas": replicas,
-            "refresh_interval": refresh_interval
-        } },
+        "settings": index_settings(shards, replicas, refresh_interval),
         "mappings": {
             "dynamic_templates": [{ "metadata": {
                 "path_match": "metadata.*",

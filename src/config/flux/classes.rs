@@ -41,32 +41,28 @@ const PACKAGES: &[&str] = &[
     "com.digitalpebble.stormcrawler.",
 ];
 
-/// Classes by name within the package, with their role.
+/// StormCrawler's two engine modules, whose classes have the same names and the same roles.
+const ENGINE_MODULES: &[&str] = &["opensearch.", "elasticsearch."];
+
+/// Classes of either engine module, by name within it, with their role.
+const ENGINE_CLASSES: &[(&str, Role)] = &[
+    (
+        "persistence.AggregationSpout",
+        Role::StatusSpout("aggregation"),
+    ),
+    (
+        "persistence.CollapsingSpout",
+        Role::StatusSpout("collapsing"),
+    ),
+    ("persistence.HybridSpout", Role::StatusSpout("hybrid")),
+    ("persistence.StatusUpdaterBolt", Role::EngineStatusUpdater),
+    ("bolt.IndexerBolt", Role::Indexer("opensearch")),
+    ("bolt.DeletionBolt", Role::Deletion),
+    ("metrics.StatusMetricsBolt", Role::StatusMetrics),
+];
+
+/// The other classes, by name within the package, with their role.
 const CLASSES: &[(&str, Role)] = &[
-    (
-        "opensearch.persistence.AggregationSpout",
-        Role::StatusSpout("aggregation"),
-    ),
-    (
-        "opensearch.persistence.CollapsingSpout",
-        Role::StatusSpout("collapsing"),
-    ),
-    (
-        "opensearch.persistence.HybridSpout",
-        Role::StatusSpout("hybrid"),
-    ),
-    (
-        "elasticsearch.persistence.AggregationSpout",
-        Role::StatusSpout("aggregation"),
-    ),
-    (
-        "elasticsearch.persistence.CollapsingSpout",
-        Role::StatusSpout("collapsing"),
-    ),
-    (
-        "elasticsearch.persistence.HybridSpout",
-        Role::StatusSpout("hybrid"),
-    ),
     ("urlfrontier.Spout", Role::UrlFrontierSpout),
     ("spout.FileSpout", Role::FileSpout),
     ("bolt.URLPartitionerBolt", Role::Partitioner),
@@ -76,30 +72,10 @@ const CLASSES: &[(&str, Role)] = &[
     ("bolt.JSoupParserBolt", Role::Parser),
     ("tika.RedirectionBolt", Role::Tika),
     ("tika.ParserBolt", Role::Tika),
-    ("opensearch.bolt.IndexerBolt", Role::Indexer("opensearch")),
-    (
-        "elasticsearch.bolt.IndexerBolt",
-        Role::Indexer("opensearch"),
-    ),
     ("indexing.DummyIndexer", Role::Indexer("none")),
-    (
-        "opensearch.persistence.StatusUpdaterBolt",
-        Role::EngineStatusUpdater,
-    ),
-    (
-        "elasticsearch.persistence.StatusUpdaterBolt",
-        Role::EngineStatusUpdater,
-    ),
     (
         "urlfrontier.StatusUpdaterBolt",
         Role::UrlFrontierStatusUpdater,
-    ),
-    ("opensearch.bolt.DeletionBolt", Role::Deletion),
-    ("elasticsearch.bolt.DeletionBolt", Role::Deletion),
-    ("opensearch.metrics.StatusMetricsBolt", Role::StatusMetrics),
-    (
-        "elasticsearch.metrics.StatusMetricsBolt",
-        Role::StatusMetrics,
     ),
     ("bolt.URLFilterBolt", Role::UrlFilter),
     ("warc.WARCHdfsBolt", Role::Warc),
@@ -110,9 +86,13 @@ pub fn role(class: &str) -> Option<Role> {
     let within = PACKAGES
         .iter()
         .find_map(|package| class.strip_prefix(package))?;
-    CLASSES
+    let (table, name) = match ENGINE_MODULES.iter().find_map(|m| within.strip_prefix(m)) {
+        Some(name) => (ENGINE_CLASSES, name),
+        None => (CLASSES, within),
+    };
+    table
         .iter()
-        .find(|(name, _)| *name == within)
+        .find(|(known, _)| *known == name)
         .map(|(_, role)| *role)
 }
 

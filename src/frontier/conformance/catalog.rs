@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use chrono::{TimeDelta, Utc};
 
-use super::{Check, FrontierPair, Nonconformance, due_urls, fail, store_all, url};
-use crate::frontier::{Catalog, QueueReport, StatusWrite, StoreError, StoredUrl, UrlQuery};
-use crate::model::{CrawlUrl, Metadata, Status, keys};
+use super::{Check, FrontierPair, Nonconformance, due_urls, fail, store_all};
+use crate::frontier::{Catalog, StatusWrite, StoreError, StoredUrl, UrlQuery};
+use crate::model::{Status, keys};
 
 /// What the frontier should hold: the last write of each URL, by URL.
 type Expected = BTreeMap<String, StatusWrite>;
@@ -36,19 +36,9 @@ pub async fn check_catalog(mut pair: FrontierPair, catalog: &dyn Catalog) -> Che
 }
 
 fn write(u: &str, key: &str, status: Status, due_in: Option<TimeDelta>) -> StatusWrite {
-    let mut metadata = Metadata::new();
-    metadata.set(keys::DEPTH, "1");
-    metadata.set("written.as", status.as_str());
-    StatusWrite {
-        url: CrawlUrl {
-            url: url(u),
-            metadata,
-        },
-        key: key.to_string(),
-        status,
-        next_fetch: due_in.map(|d| Utc::now() + d),
-        queue: QueueReport::default(),
-    }
+    let mut write = super::write(u, key, status, due_in);
+    write.url.metadata.set("written.as", status.as_str());
+    write
 }
 
 /// Writes the URLs of queues `a.test`, `b.test` and `c.test` (whose URLs are all fetched and never

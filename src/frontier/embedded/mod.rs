@@ -125,18 +125,11 @@ impl Default for QueryLimits {
 
 /// A persistent frontier in one file: a [`StatusStore`], a [`Catalog`](crate::frontier::Catalog),
 /// and the source of [`EmbeddedSpout`]s.
-#[derive(Clone)]
+#[derive(Clone, derive_more::Debug)]
 pub struct EmbeddedFrontier {
+    #[debug(skip)]
     db: Arc<Database>,
     path: PathBuf,
-}
-
-impl std::fmt::Debug for EmbeddedFrontier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbeddedFrontier")
-            .field("path", &self.path)
-            .finish()
-    }
 }
 
 impl EmbeddedFrontier {

@@ -359,14 +359,7 @@ fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
         FetchFailure::Http
     };
     // reqwest's Display is terse; its sources carry the detail (refused, DNS, TLS, ...).
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    (cause, message)
+    (cause, crate::error_text::with_causes(error))
 }
 
 #[cfg(test)]

@@ -157,21 +157,16 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
 /// A running site: one HTTP server on loopback serving every host of a
 /// [`SiteSpec`], chosen by the `Host` header. Stops on [`Site::shutdown`] or
 /// when dropped.
+#[derive(derive_more::Debug)]
 pub struct Site {
     spec: SiteSpec,
+    #[debug(skip)]
     model: Model,
     addr: SocketAddr,
+    #[debug(skip)]
     shared: Arc<Shared>,
+    #[debug(skip)]
     server: Server,
-}
-
-impl std::fmt::Debug for Site {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Site")
-            .field("addr", &self.addr)
-            .field("spec", &self.spec)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Site {
@@ -184,20 +179,11 @@ impl Site {
     /// Like [`Site::start`], on a given loopback address (e.g. a fixed port
     /// for a demo). Non-loopback addresses are refused.
     pub async fn start_on(spec: SiteSpec, addr: SocketAddr) -> std::io::Result<Site> {
-        if !addr.ip().is_loopback() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "the test site only listens on loopback",
-            ));
-        }
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let listener = Server::bind_loopback(addr, "test site").await?;
         let addr = listener.local_addr()?;
         let model = Model::generate(&spec);
         let shared = Arc::new(Shared::build(&model, addr.port()));
-        let app = Router::new()
-            .fallback(handle)
-            .with_state(Arc::clone(&shared));
-        let server = Server::spawn(listener, app);
+        let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
         Ok(Site {
             spec,
             model,
@@ -294,6 +280,31 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// A listener on `addr`, refused unless it is a loopback address: `site` (its name, for the
+    /// error) never listens anywhere else.
+    pub(crate) async fn bind_loopback(
+        addr: SocketAddr,
+        site: &str,
+    ) -> std::io::Result<tokio::net::TcpListener> {
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the {site} only listens on loopback"),
+            ));
+        }
+        tokio::net::TcpListener::bind(addr).await
+    }
+
+    /// An app that answers every request with `handler`, given `state`.
+    pub(crate) fn fallback<H, T, S>(handler: H, state: S) -> Router
+    where
+        H: axum::handler::Handler<T, S>,
+        T: 'static,
+        S: Clone + Send + Sync + 'static,
+    {
+        Router::new().fallback(handler).with_state(state)
+    }
+
     /// Serves `app` on `listener`, on the current tokio runtime.
     pub(crate) fn spawn(listener: tokio::net::TcpListener, app: Router) -> Server {
         let (stop, stopped) = oneshot::channel::<()>();

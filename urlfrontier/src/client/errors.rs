@@ -63,27 +63,7 @@ fn describe(call: &str, status: &Status) -> String {
         text.push_str(": ");
         text.push_str(status.message());
     }
-    let mut source = std::error::Error::source(status);
-    while let Some(error) = source {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        source = error.source();
-    }
-    text
-}
-
-/// An error and its causes on one line, for [`ClientError::Connect`].
-pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let line = cause.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        source = cause.source();
-    }
+    squall::error_text::append_causes(&mut text, std::error::Error::source(status));
     text
 }
 

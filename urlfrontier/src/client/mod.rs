@@ -76,10 +76,10 @@ pub async fn connect(settings: &ClientSettings) -> Result<Channel, ClientError> 
         reason,
     };
     let endpoint = Endpoint::from_shared(settings.address.clone())
-        .map_err(|error| failed(errors::chain(&error)))?
+        .map_err(|error| failed(squall::error_text::with_causes(&error)))?
         .connect_timeout(settings.connect_timeout);
     endpoint
         .connect()
         .await
-        .map_err(|error| failed(errors::chain(&error)))
+        .map_err(|error| failed(squall::error_text::with_causes(&error)))
 }

@@ -30,17 +30,11 @@ pub const IDLE_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
 /// It does not claim [`reads_past_busy`](Spout::reads_past_busy): a squall server hands out nothing
 /// more of a queue while URLs of it are out, so asking again as soon as the fetcher starts a queue's
 /// last URL would bring nothing of that queue.
+#[derive(derive_more::Debug)]
 pub struct UrlFrontierSpout {
+    #[debug(skip)]
     client: UrlFrontierClient<Channel>,
     settings: ClientSettings,
-}
-
-impl std::fmt::Debug for UrlFrontierSpout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UrlFrontierSpout")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
 }
 
 impl UrlFrontierSpout {

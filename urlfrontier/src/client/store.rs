@@ -26,17 +26,11 @@ use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 /// reported about their queues follows the stream: a robots.txt crawl delay as SetDelay (whole
 /// seconds, rounded up), a Retry-After hold as BlockQueueUntil, once per queue per batch; a
 /// failure of these is logged and does not fail the writes.
+#[derive(derive_more::Debug)]
 pub struct UrlFrontierStore {
+    #[debug(skip)]
     client: UrlFrontierClient<Channel>,
     settings: ClientSettings,
-}
-
-impl std::fmt::Debug for UrlFrontierStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UrlFrontierStore")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
 }
 
 impl UrlFrontierStore {

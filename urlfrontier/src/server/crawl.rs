@@ -47,6 +47,8 @@ impl CrawlSettings {
 }
 
 /// One crawl: its frontier, reader and dispenser.
+#[derive(derive_more::Debug)]
+#[debug("Crawl {{ .. }}")]
 pub struct Crawl {
     dispenser: Arc<Mutex<Dispenser>>,
     store: Arc<dyn StatusStore>,
@@ -55,12 +57,6 @@ pub struct Crawl {
     state: watch::Receiver<RunnerState>,
     stop: CancellationToken,
     tasks: tokio::sync::Mutex<Option<(JoinHandle<()>, JoinHandle<()>)>>,
-}
-
-impl std::fmt::Debug for Crawl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Crawl").finish_non_exhaustive()
-    }
 }
 
 impl Crawl {

@@ -64,16 +64,12 @@ pub fn check_id(crawl: &str) -> Result<(), CrawlError> {
 }
 
 /// The crawls, opened on first use.
+#[derive(derive_more::Debug)]
+#[debug("Crawls {{ .. }}")]
 pub struct Crawls {
     opener: Arc<dyn FrontierOpener>,
     open: RwLock<BTreeMap<String, Arc<Crawl>>>,
     settings: CrawlSettings,
-}
-
-impl std::fmt::Debug for Crawls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Crawls").finish_non_exhaustive()
-    }
 }
 
 impl Crawls {

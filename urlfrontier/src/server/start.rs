@@ -140,23 +140,15 @@ pub struct RunningServer {
 }
 
 /// What a server offers beyond its configuration's frontier.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, derive_more::Debug)]
 pub struct ServerOptions {
     /// How `SetLogLevel` changes the process's log filter; `None` refuses the call.
+    #[debug("{}", log_levels.is_some())]
     pub log_levels: Option<LogLevels>,
     /// Leave squall's own counts (`squall.*`, [`IDLE_COUNT`](super::IDLE_COUNT) among them) out of
     /// `GetStats`, answering with the reference service's counts only: a server such as the
     /// workers of other URLFrontier servers meet, for testing them.
     pub reference_stats: bool,
-}
-
-impl std::fmt::Debug for ServerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerOptions")
-            .field("log_levels", &self.log_levels.is_some())
-            .field("reference_stats", &self.reference_stats)
-            .finish()
-    }
 }
 
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`

@@ -100,12 +100,12 @@ impl Spout for AggregationSpout {
         } else {
             &aggregations["partition"]
         };
-        let buckets = partition["buckets"].as_array().cloned().unwrap_or_default();
+        let buckets = crate::client::buckets(partition);
         let mut batch = Vec::new();
         let mut taken = std::collections::HashMap::new();
         let mut last_first_date = None;
         self.last_buckets.clear();
-        for bucket in &buckets {
+        for bucket in buckets {
             let key = bucket["key"].as_str().map(str::to_string);
             let hits = Hits::from_json(&bucket["docs"]["hits"]).hits;
             if let Some(first) = hits.first() {

@@ -71,19 +71,13 @@ use routes::Shared;
 
 /// A running app site on loopback. Stops on [`AppSite::shutdown`] or when
 /// dropped.
+#[derive(derive_more::Debug)]
 pub struct AppSite {
     addr: SocketAddr,
+    #[debug("{:?}", shared.spec)]
     shared: Arc<Shared>,
+    #[debug(skip)]
     server: Server,
-}
-
-impl std::fmt::Debug for AppSite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppSite")
-            .field("addr", &self.addr)
-            .field("spec", &self.shared.spec)
-            .finish_non_exhaustive()
-    }
 }
 
 impl AppSite {
@@ -96,13 +90,7 @@ impl AppSite {
     /// Like [`AppSite::start`], on a given loopback address (e.g. a fixed
     /// port for a manual check). Non-loopback addresses are refused.
     pub async fn start_on(spec: AppSpec, addr: SocketAddr) -> std::io::Result<AppSite> {
-        if !addr.ip().is_loopback() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "the app site only listens on loopback",
-            ));
-        }
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let listener = Server::bind_loopback(addr, "app site").await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new(spec, addr.port()));
         let server = Server::spawn(listener, routes::router(Arc::clone(&shared)));

@@ -2,68 +2,62 @@
 //! every host and for every post; everything a post is made of comes from
 //! `/api/` at run time.
 
+/// An app document: `title`, the app's script (which runs the part `page` names, from
+/// `body[data-page]`), `style` when given, and `body`.
+fn document(title: &str, page: &str, style: &str, body: &str) -> String {
+    let style = if style.is_empty() {
+        String::new()
+    } else {
+        format!("<style>{style}</style>\n")
+    };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{title}</title>\n{style}<script src=\"/static/app.js\" defer></script>\n\
+         </head>\n<body data-page=\"{page}\">\n{body}</body>\n</html>\n"
+    )
+}
+
 /// `/`: the posts, one page at a time; "More" appends the next page.
-pub(crate) const HOME_HTML: &str = r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Posts</title>
-<script src="/static/app.js" defer></script>
-</head>
-<body data-page="home">
-<h1>Posts</h1>
-<img src="/static/logo.png" alt="logo" width="16" height="16">
-<ul id="posts"></ul>
-<button id="more" type="button">More</button>
-</body>
-</html>
-"#;
+pub(crate) fn home_html() -> String {
+    document(
+        "Posts",
+        "home",
+        "",
+        "<h1>Posts</h1>\n<img src=\"/static/logo.png\" alt=\"logo\" width=\"16\" height=\"16\">\n\
+         <ul id=\"posts\"></ul>\n<button id=\"more\" type=\"button\">More</button>\n",
+    )
+}
 
 /// `/scroll`: the posts with infinite scroll; every item is 400px tall and
 /// the next page loads when `#sentinel` comes into view.
-pub(crate) const SCROLL_HTML: &str = r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Posts, scrolling</title>
-<style>#posts li { min-height: 400px; }</style>
-<script src="/static/app.js" defer></script>
-</head>
-<body data-page="scroll">
-<h1>Posts</h1>
-<ul id="posts"></ul>
-<div id="sentinel">Loading...</div>
-</body>
-</html>
-"#;
+pub(crate) fn scroll_html() -> String {
+    document(
+        "Posts, scrolling",
+        "scroll",
+        "#posts li { min-height: 400px; }",
+        "<h1>Posts</h1>\n<ul id=\"posts\"></ul>\n<div id=\"sentinel\">Loading...</div>\n",
+    )
+}
 
 /// `/post/ID`: one post, rendered from `/api/post/ID`.
-pub(crate) const POST_HTML: &str = r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Post</title>
-<script src="/static/app.js" defer></script>
-</head>
-<body data-page="post">
-<article id="post"><p>Loading...</p></article>
-</body>
-</html>
-"#;
+pub(crate) fn post_html() -> String {
+    document(
+        "Post",
+        "post",
+        "",
+        "<article id=\"post\"><p>Loading...</p></article>\n",
+    )
+}
 
 /// `/never-settles`: asks `/api/tick` every 100 ms, forever.
-pub(crate) const NEVER_SETTLES_HTML: &str = r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Never settles</title>
-<script src="/static/app.js" defer></script>
-</head>
-<body data-page="never-settles">
-<p>Ticks: <span id="ticks">0</span></p>
-</body>
-</html>
-"#;
+pub(crate) fn never_settles_html() -> String {
+    document(
+        "Never settles",
+        "never-settles",
+        "",
+        "<p>Ticks: <span id=\"ticks\">0</span></p>\n",
+    )
+}
 
 /// `/static/app.js`: one script for every page, chosen by `body[data-page]`.
 pub(crate) const APP_JS: &str = r#""use strict";

@@ -13,7 +13,7 @@ use axum::response::Response;
 use serde::Serialize;
 
 use super::AppSpec;
-use super::pages::{APP_JS, HOME_HTML, LOGO_PNG, NEVER_SETTLES_HTML, POST_HTML, SCROLL_HTML};
+use super::pages::{APP_JS, LOGO_PNG, home_html, never_settles_html, post_html, scroll_html};
 use super::posts::{PostJson, PostsPage};
 use crate::RequestRecord;
 use crate::server::request_host;
@@ -59,13 +59,8 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let host = request_host(&req);
     let resp = route(&shared, &host, req.method(), req.uri());
     let api = shared.hosts.contains(&host) && req.uri().path().starts_with("/api/");
-    shared.log().push(RequestRecord::of(
-        &req,
-        host,
-        shared.port,
-        resp.status(),
-        at,
-    ));
+    let record = RequestRecord::of(&req, host, shared.port, resp.status(), at);
+    shared.log().push(record);
     if api && !shared.spec.api_delay.is_zero() {
         tokio::time::sleep(shared.spec.api_delay).await;
     }
@@ -137,9 +132,9 @@ fn route(shared: &Shared, host: &str, method: &Method, uri: &axum::http::Uri) ->
     }
     let path = uri.path();
     match path {
-        "/" => respond(StatusCode::OK, HTML, HOME_HTML),
-        "/scroll" => respond(StatusCode::OK, HTML, SCROLL_HTML),
-        "/never-settles" => respond(StatusCode::OK, HTML, NEVER_SETTLES_HTML),
+        "/" => respond(StatusCode::OK, HTML, home_html()),
+        "/scroll" => respond(StatusCode::OK, HTML, scroll_html()),
+        "/never-settles" => respond(StatusCode::OK, HTML, never_settles_html()),
         "/static/app.js" => respond(StatusCode::OK, JS, APP_JS),
         "/static/logo.png" => respond(StatusCode::OK, "image/png", LOGO_PNG),
         "/api/tick" => json(StatusCode::OK, &serde_json::json!({ "ok": true })),
@@ -149,7 +144,7 @@ fn route(shared: &Shared, host: &str, method: &Method, uri: &axum::http::Uri) ->
         },
         _ => {
             if numbered(path, "/post/").is_some() {
-                respond(StatusCode::OK, HTML, POST_HTML)
+                respond(StatusCode::OK, HTML, post_html())
             } else if let Some(id) = numbered(path, "/go/") {
                 redirect(shared, host, &format!("/post/{id}"))
             } else if path.starts_with("/api/post/") {

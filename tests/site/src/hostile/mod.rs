@@ -31,7 +31,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::Server;
@@ -124,18 +123,13 @@ impl Drop for HostileSite {
 
 /// A running hostile site on loopback. Stops on [`HostileSite::shutdown`] or
 /// when dropped; either ends every endless or dripping body at once.
+#[derive(derive_more::Debug)]
 pub struct HostileSite {
     addr: SocketAddr,
+    #[debug(skip)]
     shared: Arc<Shared>,
+    #[debug(skip)]
     server: Server,
-}
-
-impl std::fmt::Debug for HostileSite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostileSite")
-            .field("addr", &self.addr)
-            .finish_non_exhaustive()
-    }
 }
 
 impl HostileSite {
@@ -157,10 +151,7 @@ impl HostileSite {
             cancel: CancellationToken::new(),
             log: Mutex::new(Vec::new()),
         });
-        let app = Router::new()
-            .fallback(handle)
-            .with_state(Arc::clone(&shared));
-        let server = Server::spawn(listener, app);
+        let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
         Ok(HostileSite {
             addr,
             shared,

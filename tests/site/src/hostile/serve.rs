@@ -224,12 +224,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
     if matches!(req.uri().path(), "/drip" | "/endless") && req.method() == Method::GET {
         shared.streams_started.fetch_add(1, Ordering::SeqCst);
     }
-    shared.log().push(RequestRecord::of(
-        &req,
-        host,
-        shared.port,
-        resp.status(),
-        at,
-    ));
+    let record = RequestRecord::of(&req, host, shared.port, resp.status(), at);
+    shared.log().push(record);
     resp
 }

@@ -33,8 +33,9 @@ pub type LogLevels = Arc<dyn Fn(&str, tracing::Level) -> Result<(), String> + Se
 pub type Answers<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// The service over squall's crawls.
-#[derive(Clone)]
+#[derive(Clone, derive_more::Debug)]
 pub struct FrontierService {
+    #[debug(skip)]
     crawls: Arc<Crawls>,
     partition: PartitionMode,
     /// How long a URL handed out stays the client's when it asks for 0 (the service's choice).
@@ -42,19 +43,10 @@ pub struct FrontierService {
     /// This server's address, for `ListNodes`.
     node: String,
     /// How `SetLogLevel` changes the log filter, if the program allows it.
+    #[debug("{}", log_levels.is_some())]
     log_levels: Option<LogLevels>,
     /// Whether `GetStats` adds squall's own counts (`squall.*`) to the reference's.
     squall_counts: bool,
-}
-
-impl std::fmt::Debug for FrontierService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FrontierService")
-            .field("node", &self.node)
-            .field("log_levels", &self.log_levels.is_some())
-            .field("squall_counts", &self.squall_counts)
-            .finish_non_exhaustive()
-    }
 }
 
 impl FrontierService {

@@ -1,0 +1,49 @@
+//! Errors as one line for people: the error's message followed by those of its causes.
+
+/// `error`'s message followed by its causes' ("error sending request for url (...): connection
+/// refused"), each left out when the text so far already says it: a client's terse message
+/// gains the detail its sources carry (refused, DNS, TLS, timeout).
+///
+/// ```
+/// let error = std::io::Error::other(std::fmt::Error);
+/// assert_eq!(squall::error_text::with_causes(&error), "an error occurred when formatting an argument");
+/// ```
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    append_causes(&mut text, error.source());
+    text
+}
+
+/// Appends the message of `cause` and of each of its own causes to `text`, each left out when
+/// `text` already says it.
+pub fn append_causes(text: &mut String, mut cause: Option<&dyn std::error::Error>) {
+    while let Some(error) = cause {
+        let message = error.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        cause = error.source();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("request failed")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn causes_follow_the_message_once() {
+        let error = Outer(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "connection refused",
+        ));
+        assert_eq!(with_causes(&error), "request failed: connection refused");
+        let mut text = "connection refused already".to_string();
+        append_causes(&mut text, Some(&error.0));
+        assert_eq!(text, "connection refused already");
+    }
+}

@@ -1,0 +1,120 @@
+//! The content indexer's settings: the `indexer.*` keys, read straight from the configuration
+//! (each field names its key, `Default` holds its default), with StormCrawler's names for what goes
+//! in a document.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::mapping::{MappingEntry, MetadataFilter};
+use crate::settings::KeyedSettings;
+
+/// Where parsed pages are indexed, and how a page becomes a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexerSettings {
+    /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at
+    /// `indexer.file`) or `opensearch` (the content index of the `es.indexer.*` keys, through
+    /// `squall-engine`).
+    #[serde(rename = "indexer.kind")]
+    pub kind: IndexerKind,
+    /// `indexer.file`: the JSON-lines file of [`IndexerKind::File`] (appended to).
+    #[serde(rename = "indexer.file")]
+    pub file: PathBuf,
+    /// `indexer.url.fieldname`: the field holding the page's URL (its canonical URL when it gives
+    /// one on its own domain); empty: none.
+    #[serde(rename = "indexer.url.fieldname")]
+    pub url_field: String,
+    /// `indexer.text.fieldname`: the field holding the page's visible text; empty: none.
+    #[serde(rename = "indexer.text.fieldname")]
+    pub text_field: String,
+    /// `indexer.text.maxlength`: characters of text indexed per page. -1: all (`None`).
+    #[serde(
+        rename = "indexer.text.maxlength",
+        with = "crate::settings::units::negative_is_none"
+    )]
+    pub text_max_chars: Option<usize>,
+    /// `indexer.canonical.name`: the metadata key holding a page's canonical URL; empty: the URL
+    /// fetched is always used.
+    #[serde(rename = "indexer.canonical.name")]
+    pub canonical_key: String,
+    /// `indexer.md.mapping`: the metadata indexed, each `key`, `key=field`, `key[index]` (one
+    /// value) or `prefix*` (every key under it).
+    #[serde(rename = "indexer.md.mapping")]
+    pub mapping: Vec<MappingEntry>,
+    /// `indexer.md.filter`: `key=value`; only pages whose metadata has it are indexed. Empty: all
+    /// (`None`).
+    #[serde(rename = "indexer.md.filter", with = "filter_text")]
+    pub filter: Option<MetadataFilter>,
+    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
+    #[serde(rename = "indexer.ignore.empty.fields")]
+    pub ignore_empty_fields: bool,
+}
+
+impl Default for IndexerSettings {
+    fn default() -> Self {
+        let named = |key: &str, field: Option<&str>| MappingEntry {
+            key: key.to_string(),
+            field: field.map(str::to_string),
+            index: None,
+            glob: false,
+        };
+        IndexerSettings {
+            kind: IndexerKind::None,
+            file: PathBuf::from("squall-content.jsonl"),
+            url_field: "url".to_string(),
+            text_field: "content".to_string(),
+            text_max_chars: None,
+            canonical_key: "canonical".to_string(),
+            mapping: vec![
+                named("parse.title", Some("title")),
+                named("parse.keywords", Some("keywords")),
+                named("parse.description", Some("description")),
+                named("host", None),
+                named("domain", None),
+            ],
+            filter: None,
+            ignore_empty_fields: false,
+        }
+    }
+}
+
+impl KeyedSettings for IndexerSettings {}
+
+/// Where parsed pages are indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexerKind {
+    /// Nowhere: no indexer stage runs.
+    #[default]
+    None,
+    /// One JSON line per page in a local file ([`JsonLinesStore`](crate::index::JsonLinesStore)).
+    File,
+    /// An Elasticsearch or OpenSearch content index (the `squall-engine` crate), given to the
+    /// crawler with [`CrawlerBuilder::content_store`](crate::topology::CrawlerBuilder::content_store).
+    Opensearch,
+}
+
+/// `indexer.md.filter` as written: `key=value`, empty for none.
+mod filter_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::MetadataFilter;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<MetadataFilter>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        MetadataFilter::parse(&text).map_err(serde::de::Error::custom)
+    }
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<MetadataFilter>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(filter) => serializer.collect_str(filter),
+            None => serializer.serialize_str(""),
+        }
+    }
+}
