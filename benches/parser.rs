@@ -140,15 +140,10 @@ fn main() {
         .with(SchemeFilter::new(["http", "https"]));
     let parser = ParserBolt::new(
         ParserSettings {
-            emit_outlinks: true,
             max_outlinks: None,
-            redirections_allowed: true,
             partition_mode: PartitionMode::ByHost,
-            transfer_keys: Vec::new(),
-            track_path: true,
-            track_depth: true,
             sitemaps: false,
-            max_text_bytes: 0,
+            ..ParserSettings::default()
         },
         filters,
         Vec::new(),

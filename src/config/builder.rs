@@ -4,15 +4,20 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
-use super::keys::{ConfigKeys, field_names};
+use super::keys::field_names;
 use super::stormcrawler::ignored_reason;
+use super::topology::TopologySettings;
 use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES};
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
+use crate::frontier::FrontierSettings;
 use crate::index::IndexerSettings;
-use crate::protocol::{AgentSettings, RobotsSettings};
-use crate::schedule::is_custom_interval_key;
+use crate::parse::ParserSettings;
+use crate::protocol::{AgentSettings, HttpConfig, ProtocolSettings, RobotsSettings};
+use crate::schedule::{ScheduleSettings, is_custom_interval_key};
 use crate::settings::KeyedSettings;
+use crate::spout::SpoutSettings;
+use crate::status::StatusSettings;
 use crate::warc::WarcSettings;
 
 /// Lists the stages whose settings type reads its own keys, once: the builder hands each its keys,
@@ -31,9 +36,15 @@ macro_rules! keyed_stages {
                 Ok(KeyedStages { $($field: take_keys(keys)?,)* })
             }
 
-            /// Sets them in `config`.
-            fn set_in(self, config: &mut CrawlConfig) {
-                $(config.$field = self.$field;)*
+            /// The configuration they make, before the extension keys, the keys set aside and the
+            /// files' directories are added (every section is a keyed stage).
+            fn into_config(self) -> CrawlConfig {
+                CrawlConfig {
+                    $($field: self.$field,)*
+                    extensions: ExtensionKeys::default(),
+                    ignored_keys: Vec::new(),
+                    config_dirs: Vec::new(),
+                }
             }
 
             /// The keys they read.
@@ -58,14 +69,31 @@ macro_rules! keyed_stages {
 keyed_stages! {
     /// `http.agent.*`: who the crawler says it is.
     agent: AgentSettings,
-    /// `fetcher.*`: politeness and concurrency.
+    /// `http.*`: the HTTP protocol.
+    http: HttpConfig,
+    /// `fetcher.*`, `partition.url.mode`: politeness and concurrency, and the queues' keys.
     fetcher: FetcherSettings,
+    /// `protocol.schemes`: which protocol fetches which scheme.
+    protocols: ProtocolSettings,
     /// `http.skip.robots`, `robots.*`: robots.txt.
     robots: RobotsSettings,
     /// `urlfilter.*`, `urlnormalizer.*`, `max.depth`, `urlfilters.config.file`: the URL filters.
     filters: FilterSettings,
+    /// `parser.*`, `parsefilter.*`, the parse filter files, `metadata.transfer`,
+    /// `metadata.track.*`, `redirections.allowed`, `sitemap.discovery`: the parser.
+    parser: ParserSettings,
     /// `indexer.*`: the content indexer.
     indexer: IndexerSettings,
+    /// `fetchInterval.*`, `max.fetch.errors`: when URLs are due again.
+    schedule: ScheduleSettings,
+    /// `status.updater.*`, `metadata.persist`: the status updater.
+    status: StatusSettings,
+    /// `spout.*`, `topology.max.spout.pending`: the spouts.
+    spout: SpoutSettings,
+    /// `topology.shutdown.timeout`: the topology as a whole.
+    topology: TopologySettings,
+    /// `frontier.*`: which frontier, and how much one query reads.
+    frontier: FrontierSettings,
     /// `warc.*`: WARC output.
     warc: WarcSettings,
 }
@@ -207,7 +235,10 @@ impl ConfigBuilder {
                     key: name.clone(),
                     message: "must be a whole number of minutes (-1 for never)".to_string(),
                 })?;
-                custom.push((name.clone(), minutes));
+                let interval = u64::try_from(minutes)
+                    .ok()
+                    .map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
+                custom.push((name.clone(), interval));
             } else if known.iter().any(|k| k == name) {
                 strict.insert(key, value);
             } else if ignored_reason(name).is_some() {
@@ -218,11 +249,9 @@ impl ConfigBuilder {
                 return Err(unknown_key(name, &known));
             }
         }
-        let stages = KeyedStages::take(&mut strict)?;
-        let keys: ConfigKeys = deserialize_keys(strict)?;
-        let mut config = keys.into_config(custom)?;
+        let mut config = KeyedStages::take(&mut strict)?.into_config();
         config.extensions = ExtensionKeys(extensions);
-        stages.set_in(&mut config);
+        config.schedule.custom = custom;
         // Half the shutdown deadline for fetches in progress; the rest drains and writes.
         config.fetcher.stop_grace = config.topology.shutdown_timeout / 2;
         config.validate()?;
@@ -233,12 +262,10 @@ impl ConfigBuilder {
     }
 }
 
-/// Every key a config file may hold (custom `fetchInterval.*` keys aside): the keys of
-/// [`ConfigKeys`] and those of the stages whose settings type reads its own keys.
+/// Every key a config file may hold (custom `fetchInterval.*` keys aside): the keys each stage's
+/// settings type reads.
 pub fn known_keys() -> Vec<String> {
-    let mut keys = field_names::<ConfigKeys>();
-    keys.extend(KeyedStages::keys());
-    keys
+    KeyedStages::keys()
 }
 
 /// Takes the keys a settings type names (its serde field names) out of `keys` and reads them into

@@ -2,7 +2,7 @@
 //! before anything starts, and handed to each stage as its own typed section.
 //!
 //! Keys are flat and dotted, as in StormCrawler's `crawler-conf.yaml`; in the typed configuration,
-//! durations are [`Duration`]s and "no limit" or "never" is `None`:
+//! durations are [`Duration`](std::time::Duration)s and "no limit" or "never" is `None`:
 //!
 //! ```
 //! use std::time::Duration;
@@ -28,34 +28,32 @@ mod builder;
 mod error;
 mod example;
 pub mod flux;
-mod http_access;
 mod keys;
-mod sections;
-mod stage_settings;
 mod stormcrawler;
+mod topology;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub use builder::{ConfigBuilder, ExtensionKeys, known_keys};
 pub use error::ConfigError;
 pub use example::check_example;
-pub use http_access::Secret;
-pub use keys::{ConfigKeys, field_names, listed_keys};
-pub use sections::{
-    FrontierConfig, FrontierKind, HttpConfig, MetadataConfig, ParserConfig, ProtocolConfig,
-    ScheduleConfig, SpoutConfig, StatusConfig, TopologyConfig,
-};
+pub use keys::{field_names, listed_keys};
 pub use stormcrawler::ignored_reason;
+pub use topology::TopologySettings;
 
+pub use crate::frontier::FrontierKind;
 pub use crate::index::IndexerKind;
+pub use crate::protocol::{HttpConfig, Secret};
 
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
+use crate::frontier::FrontierSettings;
 use crate::index::IndexerSettings;
-use crate::model::PartitionMode;
-use crate::protocol::{AgentSettings, RobotsSettings};
-use crate::schedule::DefaultScheduler;
+use crate::parse::ParserSettings;
+use crate::protocol::{AgentSettings, ProtocolSettings, RobotsSettings};
+use crate::schedule::{DefaultScheduler, ScheduleSettings};
+use crate::spout::SpoutSettings;
+use crate::status::StatusSettings;
 use crate::warc::WarcSettings;
 
 /// Key prefixes read by other crates (`es.` and `opensearch.`: the Elasticsearch/OpenSearch
@@ -73,30 +71,26 @@ pub struct CrawlConfig {
     pub http: HttpConfig,
     /// robots.txt.
     pub robots: RobotsSettings,
-    /// The fetcher's politeness and capacity.
+    /// The fetcher's politeness and capacity, and how URLs are grouped into queues.
     pub fetcher: FetcherSettings,
     /// Which protocol fetches which scheme.
-    pub protocols: ProtocolConfig,
-    /// `partition.url.mode`: how URLs are grouped into queues (host, domain or IP).
-    pub partition: PartitionMode,
+    pub protocols: ProtocolSettings,
     /// Which links are kept.
     pub filters: FilterSettings,
-    /// The parser.
-    pub parser: ParserConfig,
+    /// The parser, its parse filters, and the metadata it carries to outlinks.
+    pub parser: ParserSettings,
     /// The content indexer.
     pub indexer: IndexerSettings,
-    /// Metadata carried and kept.
-    pub metadata: MetadataConfig,
     /// When URLs are due again.
-    pub schedule: ScheduleConfig,
-    /// The status updater.
-    pub status: StatusConfig,
-    /// The spout runner.
-    pub spout: SpoutConfig,
+    pub schedule: ScheduleSettings,
+    /// The status updater, and the metadata kept with statuses.
+    pub status: StatusSettings,
+    /// The spouts.
+    pub spout: SpoutSettings,
     /// The topology as a whole.
-    pub topology: TopologyConfig,
+    pub topology: TopologySettings,
     /// Which frontier, and how much one query reads.
-    pub frontier: FrontierConfig,
+    pub frontier: FrontierSettings,
     /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
     pub extensions: ExtensionKeys,
     /// StormCrawler's and Storm's keys that the configuration set and squall does not implement
@@ -137,51 +131,17 @@ impl CrawlConfig {
         if let Err((key, message)) = self.check_keyed_stages() {
             return invalid(key, &message);
         }
-        if self.http.timeout.is_zero() {
-            return invalid("http.timeout", "must be more than 0");
-        }
-        if self.http.connect_timeout.is_zero() {
-            return invalid("http.connect.timeout", "must be more than 0");
-        }
-        if self.spout.min_delay_queries < Duration::from_millis(10) {
-            return invalid(
-                "spout.min.delay.queries",
-                "must be at least 10 (milliseconds)",
-            );
-        }
-        let counts = [
-            ("topology.max.spout.pending", self.spout.max_pending),
-            ("spout.parallelism", self.spout.parallelism),
-            ("status.updater.batch.size", self.status.batch_size),
-            ("frontier.max.buckets", self.frontier.max_buckets),
-            (
-                "frontier.max.urls.per.bucket",
-                self.frontier.max_urls_per_bucket,
-            ),
-        ];
-        if let Some((key, _)) = counts.iter().find(|(_, value)| *value == 0) {
-            return invalid(key, "must be at least 1");
-        }
         self.scheduler().map(|_| ())
     }
 
-    /// The scheduler the `fetchInterval.*` keys describe.
+    /// The scheduler the `fetchInterval.*` keys describe; an invalid custom key is named.
     pub fn scheduler(&self) -> Result<DefaultScheduler, ConfigError> {
-        let schedule = &self.schedule;
-        let mut scheduler = DefaultScheduler::new(
-            minutes(schedule.default),
-            minutes(schedule.fetch_error),
-            minutes(schedule.error),
-        );
-        for (key, interval) in &schedule.custom {
-            scheduler = scheduler
-                .with_custom(key, minutes(*interval))
-                .map_err(|e| ConfigError::InvalidValue {
-                    key: key.clone(),
-                    message: e.to_string(),
-                })?;
-        }
-        Ok(scheduler)
+        self.schedule
+            .scheduler()
+            .map_err(|error| ConfigError::InvalidValue {
+                key: error.key().to_string(),
+                message: error.to_string(),
+            })
     }
 
     /// Reads the extension keys that start with one of `prefixes` into `T`, a struct whose serde
@@ -204,14 +164,6 @@ impl CrawlConfig {
     {
         self.extensions.section(prefixes, others)
     }
-}
-
-/// A duration in StormCrawler's whole minutes (a part of a minute counts as one), `-1` for never.
-fn minutes(interval: Option<Duration>) -> i64 {
-    interval.map_or(-1, |d| {
-        let seconds = d.as_secs() + u64::from(d.subsec_nanos() > 0);
-        i64::try_from(seconds.div_ceil(60)).unwrap_or(i64::MAX)
-    })
 }
 
 #[cfg(test)]

@@ -18,10 +18,25 @@ fn defaults_named(name: &str, version: Option<String>) -> CrawlConfig {
     if let Some(version) = version {
         agent.version = version;
     }
-    let mut config = ConfigKeys::default()
-        .into_config(Vec::new())
-        .expect("the keys' defaults are valid");
-    config.agent = agent;
+    let mut config = CrawlConfig {
+        agent,
+        http: Default::default(),
+        robots: Default::default(),
+        fetcher: Default::default(),
+        protocols: Default::default(),
+        filters: Default::default(),
+        parser: Default::default(),
+        indexer: Default::default(),
+        schedule: Default::default(),
+        status: Default::default(),
+        spout: Default::default(),
+        topology: Default::default(),
+        frontier: Default::default(),
+        extensions: Default::default(),
+        ignored_keys: Vec::new(),
+        config_dirs: Vec::new(),
+        warc: Default::default(),
+    };
     config.fetcher.stop_grace = config.topology.shutdown_timeout / 2;
     config.validate().expect("the defaults are valid");
     config
@@ -40,7 +55,10 @@ fn defaults_are_valid_and_stormcrawler_like() {
     assert_eq!(config, defaults_named("test", None));
     assert_eq!(config.fetcher.server_delay, Duration::from_secs(1));
     assert_eq!(config.fetcher.threads_per_queue, 1);
-    assert_eq!(config.partition, PartitionMode::ByHost);
+    assert_eq!(
+        config.fetcher.partition,
+        crate::model::PartitionMode::ByHost
+    );
     assert_eq!(config.schedule.max_fetch_errors, 3);
     assert_eq!(
         config.schedule.default,
@@ -189,7 +207,7 @@ fn the_shipped_example_config_lists_every_key_with_its_default() {
     known.sort();
     assert_eq!(
         listed, known,
-        "examples/crawler-conf.yaml and ConfigKeys differ"
+        "examples/crawler-conf.yaml and the settings types' keys differ"
     );
     // The agent name is the user's to give: the example leaves it empty.
     assert_eq!(mapping.get("http.agent.name"), Some(&Value::from("")));
@@ -258,8 +276,8 @@ fn parse_filter_keys_take_one_expression_or_a_list() {
         Some(&vec!["//link[@rel='canonical']/@href".to_string()])
     );
     let err = named("parsefilter.css: {title: {a: b}}\n").expect_err("not a string");
-    assert!(err.to_string().contains("parsefilter.css"), "{err}");
-    assert!(err.to_string().contains("a list of expressions"), "{err}");
+    assert!(err.to_string().contains("`parsefilter.css.title`"), "{err}");
+    assert!(err.to_string().contains("expected a string"), "{err}");
     let err = named("parsefilter.csss: {title: h1}\n").expect_err("typo");
     assert!(
         err.to_string().contains("did you mean `parsefilter.css`"),

@@ -7,75 +7,37 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::mapping::{MappingEntry, MetadataFilter};
-use crate::settings::KeyedSettings;
+use crate::settings::{KeyedSettings, keyed_settings, units};
 
-/// Where parsed pages are indexed, and how a page becomes a document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct IndexerSettings {
-    /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at
-    /// `indexer.file`) or `opensearch` (the content index of the `es.indexer.*` keys, through
-    /// `squall-engine`).
-    #[serde(rename = "indexer.kind")]
-    pub kind: IndexerKind,
-    /// `indexer.file`: the JSON-lines file of [`IndexerKind::File`] (appended to).
-    #[serde(rename = "indexer.file")]
-    pub file: PathBuf,
-    /// `indexer.url.fieldname`: the field holding the page's URL (its canonical URL when it gives
-    /// one on its own domain); empty: none.
-    #[serde(rename = "indexer.url.fieldname")]
-    pub url_field: String,
-    /// `indexer.text.fieldname`: the field holding the page's visible text; empty: none.
-    #[serde(rename = "indexer.text.fieldname")]
-    pub text_field: String,
-    /// `indexer.text.maxlength`: characters of text indexed per page. -1: all (`None`).
-    #[serde(
-        rename = "indexer.text.maxlength",
-        with = "crate::settings::units::negative_is_none"
-    )]
-    pub text_max_chars: Option<usize>,
-    /// `indexer.canonical.name`: the metadata key holding a page's canonical URL; empty: the URL
-    /// fetched is always used.
-    #[serde(rename = "indexer.canonical.name")]
-    pub canonical_key: String,
-    /// `indexer.md.mapping`: the metadata indexed, each `key`, `key=field`, `key[index]` (one
-    /// value) or `prefix*` (every key under it).
-    #[serde(rename = "indexer.md.mapping")]
-    pub mapping: Vec<MappingEntry>,
-    /// `indexer.md.filter`: `key=value`; only pages whose metadata has it are indexed. Empty: all
-    /// (`None`).
-    #[serde(rename = "indexer.md.filter", with = "filter_text")]
-    pub filter: Option<MetadataFilter>,
-    /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
-    #[serde(rename = "indexer.ignore.empty.fields")]
-    pub ignore_empty_fields: bool,
-}
-
-impl Default for IndexerSettings {
-    fn default() -> Self {
-        let named = |key: &str, field: Option<&str>| MappingEntry {
-            key: key.to_string(),
-            field: field.map(str::to_string),
-            index: None,
-            glob: false,
-        };
-        IndexerSettings {
-            kind: IndexerKind::None,
-            file: PathBuf::from("squall-content.jsonl"),
-            url_field: "url".to_string(),
-            text_field: "content".to_string(),
-            text_max_chars: None,
-            canonical_key: "canonical".to_string(),
-            mapping: vec![
-                named("parse.title", Some("title")),
-                named("parse.keywords", Some("keywords")),
-                named("parse.description", Some("description")),
-                named("host", None),
-                named("domain", None),
-            ],
-            filter: None,
-            ignore_empty_fields: false,
-        }
+keyed_settings! {
+    /// Where parsed pages are indexed, and how a page becomes a document.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct IndexerSettings {
+        /// `indexer.kind`: where parsed pages are indexed: `none`, `file` (JSON lines at
+        /// `indexer.file`) or `opensearch` (the content index of the `es.indexer.*` keys, through
+        /// `squall-engine`).
+        "indexer.kind" => kind: IndexerKind = IndexerKind::None,
+        /// `indexer.file`: the JSON-lines file of [`IndexerKind::File`] (appended to).
+        "indexer.file" => file: PathBuf = PathBuf::from("squall-content.jsonl"),
+        /// `indexer.url.fieldname`: the field holding the page's URL (its canonical URL when it
+        /// gives one on its own domain); empty: none.
+        "indexer.url.fieldname" => url_field: String = "url".to_string(),
+        /// `indexer.text.fieldname`: the field holding the page's visible text; empty: none.
+        "indexer.text.fieldname" => text_field: String = "content".to_string(),
+        /// `indexer.text.maxlength`: characters of text indexed per page. -1: all (`None`).
+        "indexer.text.maxlength" with "units::negative_is_none" => text_max_chars: Option<usize> =
+            None,
+        /// `indexer.canonical.name`: the metadata key holding a page's canonical URL; empty: the
+        /// URL fetched is always used.
+        "indexer.canonical.name" => canonical_key: String = "canonical".to_string(),
+        /// `indexer.md.mapping`: the metadata indexed, each `key`, `key=field`, `key[index]` (one
+        /// value) or `prefix*` (every key under it).
+        "indexer.md.mapping" => mapping: Vec<MappingEntry> = default_mapping(),
+        /// `indexer.md.filter`: `key=value`; only pages whose metadata has it are indexed. Empty:
+        /// all (`None`).
+        "indexer.md.filter" with "filter_text" => filter: Option<MetadataFilter> = None,
+        /// `indexer.ignore.empty.fields`: leave out fields whose value is empty.
+        "indexer.ignore.empty.fields" => ignore_empty_fields: bool = false,
     }
 }
 
@@ -117,4 +79,22 @@ mod filter_text {
             None => serializer.serialize_str(""),
         }
     }
+}
+
+/// The archetype's `indexer.md.mapping`: the title, keywords and description under their own
+/// names, and the host and domain.
+fn default_mapping() -> Vec<MappingEntry> {
+    let named = |key: &str, field: Option<&str>| MappingEntry {
+        key: key.to_string(),
+        field: field.map(str::to_string),
+        index: None,
+        glob: false,
+    };
+    vec![
+        named("parse.title", Some("title")),
+        named("parse.keywords", Some("keywords")),
+        named("parse.description", Some("description")),
+        named("host", None),
+        named("domain", None),
+    ]
 }

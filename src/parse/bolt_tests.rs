@@ -15,15 +15,12 @@ use crate::model::{CrawlUrl, Metadata, PartitionMode, keys};
 
 fn settings(sitemaps: bool) -> ParserSettings {
     ParserSettings {
-        emit_outlinks: true,
         max_outlinks: None,
-        redirections_allowed: true,
         partition_mode: PartitionMode::ByHost,
-        transfer_keys: Vec::new(),
         track_path: false,
         track_depth: false,
         sitemaps,
-        max_text_bytes: 0,
+        ..ParserSettings::default()
     }
 }
 

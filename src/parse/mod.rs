@@ -32,6 +32,7 @@ mod link_filter;
 mod links;
 mod metadata_filters;
 mod outlinks;
+mod settings;
 pub mod sitemap;
 mod tags;
 
@@ -41,6 +42,7 @@ pub use links::{ExtractedPage, RawLink, extract, extract_with_text};
 pub use metadata_filters::{
     CommaSplitFilter, DomainFilter, FormatFilter, PARSE_CONTENT_TYPE, format_of,
 };
+pub use settings::ParserSettings;
 
 use std::sync::Arc;
 
@@ -54,7 +56,7 @@ use crate::filter::FilterChain;
 use crate::message::{
     FetchOutcome, FetchedPage, FetchedResponse, Outlink, PageContent, StatusUpdate,
 };
-use crate::model::{CrawlUrl, Metadata, PartitionMode, Status, keys};
+use crate::model::{CrawlUrl, Metadata, Status, keys};
 
 /// What parsing a page produced, open to [`ParseFilter`]s.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -78,29 +80,6 @@ pub struct ParseResult {
 pub trait ParseFilter: Send + Sync {
     /// Called once per parsed page, with its URL and raw body.
     fn filter(&self, url: &Url, body: &[u8], parse: &mut ParseResult);
-}
-
-/// Settings of the parser.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParserSettings {
-    /// Whether links become outlinks at all (`parser.emitOutlinks`).
-    pub emit_outlinks: bool,
-    /// Outlinks kept per page (`parser.emitOutlinks.max.per.page`).
-    pub max_outlinks: Option<usize>,
-    /// Whether redirect targets become outlinks (`redirections.allowed`).
-    pub redirections_allowed: bool,
-    /// How outlinks are keyed.
-    pub partition_mode: PartitionMode,
-    /// Metadata keys passed from a page to its outlinks (`metadata.transfer`).
-    pub transfer_keys: Vec<String>,
-    /// Record `url.path` on outlinks.
-    pub track_path: bool,
-    /// Record `depth` on outlinks.
-    pub track_depth: bool,
-    /// Parse sitemaps, and turn robots.txt `Sitemap:` lines into URLs (`sitemap.discovery`).
-    pub sitemaps: bool,
-    /// Visible text kept per page for parse filters and indexers; 0: none (`parser.text.max.bytes`).
-    pub max_text_bytes: usize,
 }
 
 /// The parser stage.

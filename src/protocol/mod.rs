@@ -12,11 +12,13 @@ mod dns;
 mod http;
 mod registry;
 mod robots;
+mod schemes;
 
 pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
 pub use http::{
-    AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpSettings,
-    ProxyKind, ProxySettings, SiteCredentials, parse_retry_after,
+    AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpConfig,
+    HttpSettings, ProxyKind, ProxySettings, Secret, SiteCredentials, parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings};
+pub use schemes::ProtocolSettings;

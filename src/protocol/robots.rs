@@ -10,40 +10,27 @@ use std::time::{Duration, Instant};
 
 use moka::Expiry;
 use moka::future::Cache;
-use serde::{Deserialize, Serialize};
 use texting_robots::Robot;
 use url::Url;
 
 use super::http::SiteCredentials;
 use super::http::{HttpClientError, HttpSettings, authorize, base_builder, redirect_policy};
+use crate::settings::{keyed_settings, units};
 
-/// Whether and how robots.txt is asked: the `http.skip.robots` and `robots.*` keys, read straight
-/// from the configuration (each field names its key, `Default` holds its default).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RobotsSettings {
-    /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
-    #[serde(rename = "http.skip.robots")]
-    pub skip: bool,
-    /// `robots.cache.ttl`: seconds a site's rules are reused.
-    #[serde(rename = "robots.cache.ttl", with = "crate::settings::units::seconds")]
-    pub cache_ttl: Duration,
-    /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed (5xx,
-    /// unreachable), during which everything on it is disallowed.
-    #[serde(
-        rename = "robots.error.cache.ttl",
-        with = "crate::settings::units::seconds"
-    )]
-    pub error_cache_ttl: Duration,
-}
-
-impl Default for RobotsSettings {
-    fn default() -> Self {
-        RobotsSettings {
-            skip: false,
-            cache_ttl: Duration::from_secs(24 * 3600),
-            error_cache_ttl: Duration::from_secs(600),
-        }
+keyed_settings! {
+    /// Whether and how robots.txt is asked: the `http.skip.robots` and `robots.*` keys, read
+    /// straight from the configuration (each field names its key, `Default` holds its default).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct RobotsSettings {
+        /// `http.skip.robots`: ignore robots.txt entirely (only for sites you own).
+        "http.skip.robots" => skip: bool = false,
+        /// `robots.cache.ttl`: seconds a site's rules are reused.
+        "robots.cache.ttl" with "units::seconds" => cache_ttl: Duration =
+            Duration::from_secs(24 * 3600),
+        /// `robots.error.cache.ttl`: seconds before asking again a site whose robots.txt failed
+        /// (5xx, unreachable), during which everything on it is disallowed.
+        "robots.error.cache.ttl" with "units::seconds" => error_cache_ttl: Duration =
+            Duration::from_secs(600),
     }
 }
 

@@ -122,3 +122,91 @@ pub mod empty_is_none {
         serializer.serialize_str(value.as_deref().unwrap_or_default())
     }
 }
+
+/// A number of milliseconds (`2000`) as a [`Duration`](std::time::Duration).
+pub mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Reads milliseconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(deserializer)?))
+    }
+
+    /// Writes milliseconds.
+    pub fn serialize<S: Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+/// Whole seconds where a negative number (StormCrawler writes `-1`) means never:
+/// `Option<Duration>`.
+pub mod seconds_or_never {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    /// Reads the seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let seconds: Option<u64> = super::negative_is_none::deserialize(deserializer)?;
+        Ok(seconds.map(Duration::from_secs))
+    }
+
+    /// Writes the seconds, `-1` for never.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        super::negative_is_none::serialize(&value.map(|d| d.as_secs()), serializer)
+    }
+}
+
+/// Whole minutes, as StormCrawler's fetch intervals count them, where a negative number (`-1`)
+/// means never: `Option<Duration>`. Written back, a part of a minute counts as a whole one.
+pub mod minutes_or_never {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    /// Reads the minutes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let minutes: Option<u64> = super::negative_is_none::deserialize(deserializer)?;
+        Ok(minutes.map(|m| Duration::from_secs(m.saturating_mul(60))))
+    }
+
+    /// Writes the minutes, `-1` for never.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        super::negative_is_none::serialize(&value.map(whole_minutes), serializer)
+    }
+
+    /// A duration in whole minutes, a part of a minute counting as one.
+    pub fn whole_minutes(duration: Duration) -> u64 {
+        let seconds = duration.as_secs() + u64::from(duration.subsec_nanos() > 0);
+        seconds.div_ceil(60)
+    }
+}
+
+/// A whole number of seconds (`30`) as a [`Duration`](std::time::Duration).
+pub mod whole_seconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Reads whole seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_secs(u64::deserialize(deserializer)?))
+    }
+
+    /// Writes whole seconds.
+    pub fn serialize<S: Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(value.as_secs())
+    }
+}

@@ -18,8 +18,10 @@
 mod buffer;
 mod instances;
 mod runner;
+mod settings;
 mod waiting;
 
 pub use buffer::UrlBuffer;
 pub use instances::SpoutInstances;
 pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
+pub use settings::SpoutSettings;

@@ -81,6 +81,32 @@ impl CacheSpec {
     }
 }
 
+impl std::str::FromStr for CacheSpec {
+    type Err = CacheSpecError;
+
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        CacheSpec::parse(spec)
+    }
+}
+
+/// The spec written back the way it reads, durations in seconds
+/// (`maximumSize=10000,expireAfterAccess=3600s`).
+impl std::fmt::Display for CacheSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "maximumSize={}", self.maximum_size)?;
+        let bounds = [
+            ("expireAfterAccess", self.expire_after_access),
+            ("expireAfterWrite", self.expire_after_write),
+        ];
+        for (name, bound) in bounds {
+            if let Some(bound) = bound {
+                write!(f, ",{name}={}s", bound.as_secs())?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A Caffeine duration: a whole number and its unit (`d`, `h`, `m`, `s`).
 fn duration(value: &str) -> Result<Duration, String> {
     let split = value
@@ -131,6 +157,21 @@ mod tests {
                     .to_string()
                     .contains(bad.split('=').next().unwrap_or(bad)),
                 "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_spec_written_back_reads_the_same() {
+        for text in [
+            "maximumSize=10000,expireAfterAccess=1h",
+            "maximumSize=3,expireAfterWrite=2m",
+        ] {
+            let spec = CacheSpec::parse(text).expect("spec");
+            assert_eq!(
+                spec.to_string().parse::<CacheSpec>(),
+                Ok(spec.clone()),
+                "{spec}"
             );
         }
     }

@@ -4,9 +4,11 @@
 
 mod cache;
 mod cache_spec;
+mod settings;
 
 pub use cache::OutlinkCache;
 pub use cache_spec::{CacheSpec, CacheSpecError};
+pub use settings::StatusSettings;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

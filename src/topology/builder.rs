@@ -162,9 +162,9 @@ impl CrawlerBuilder {
         };
         let (normalizer, filters) =
             stages::url_filters(&config.filters, &locator, self.url_filters)?;
-        let http_settings = stages::http_settings(&config, self.resolve);
+        let http_settings = stages::http_settings(&config, self.resolve)?;
         let (http, archive) = stages::http_client(&config, &http_settings)?;
-        let partitioner = Partitioner::new(config.partition, http.host_resolver());
+        let partitioner = Partitioner::new(config.fetcher.partition, http.host_resolver());
         let robots = stages::robots_cache(&config, &http_settings)?;
         let stats = Arc::new(CrawlStats::default());
         let mut observers = self.observers;
@@ -190,7 +190,7 @@ impl CrawlerBuilder {
                 Arc::clone(&scheduler),
                 partitioner.clone(),
             ),
-            runner_settings: stages::runner_settings(&config.spout),
+            runner_settings: config.spout.runner_settings(),
             shutdown_timeout: config.topology.shutdown_timeout,
             config,
             spout,

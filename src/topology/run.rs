@@ -233,29 +233,17 @@ fn spawn_stages(
     state_tx: watch::Sender<RunnerState>,
     stop: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
-    let Parts {
-        config,
-        spout,
-        store,
-        fetcher,
-        parser,
-        indexer,
-        updater_settings,
-        runner_settings,
-        observer,
-        ..
-    } = parts;
-    let (fetch_tx, fetch_rx) = mpsc::channel(config.fetcher.threads_number.max(16));
+    let (fetch_tx, fetch_rx) = mpsc::channel(parts.config.fetcher.threads_number.max(16));
     let (parse_tx, parse_rx) = mpsc::channel(64);
-    let (status_tx, status_rx) = mpsc::channel(config.status.batch_size.max(64));
+    let (status_tx, status_rx) = mpsc::channel(parts.config.status.batch_size.max(64));
     let (ack_tx, ack_rx) = mpsc::unbounded_channel();
-    let runner = SpoutRunner::new(spout, runner_settings);
-    let updater = StatusUpdater::new(store, updater_settings, observer);
+    let runner = SpoutRunner::new(parts.spout, parts.runner_settings);
+    let updater = StatusUpdater::new(parts.store, parts.updater_settings, parts.observer);
     // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
     // its content is durable.
-    let (status_tx, mut tasks) = match indexer {
+    let (status_tx, mut tasks) = match parts.indexer {
         Some(indexer) => {
-            let (index_tx, index_rx) = mpsc::channel(config.status.batch_size.max(64));
+            let (index_tx, index_rx) = mpsc::channel(parts.config.status.batch_size.max(64));
             let task = tokio::spawn(
                 indexer
                     .run(index_rx, status_tx)
@@ -272,12 +260,14 @@ fn spawn_stages(
                 .instrument(info_span!("spout")),
         ),
         tokio::spawn(
-            fetcher
+            parts
+                .fetcher
                 .run(fetch_rx, parse_tx, stop.clone())
                 .instrument(info_span!("fetcher")),
         ),
         tokio::spawn(
-            parser
+            parts
+                .parser
                 .run(parse_rx, status_tx)
                 .instrument(info_span!("parser")),
         ),

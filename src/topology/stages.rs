@@ -5,9 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::error::BuildError;
-use crate::config::{
-    ConfigError, CrawlConfig, IndexerKind, ParserConfig, ProtocolConfig, SpoutConfig,
-};
+use crate::config::{ConfigError, CrawlConfig, IndexerKind};
 use crate::fetch::Partitioner;
 use crate::filter::{
     CanonicalUrlNormalizer, FilterChain, FilterSettings, IncludeExcludeFilter, SchemeFilter,
@@ -17,11 +15,11 @@ use crate::filter_files::{self, FileKind, Locator};
 use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
-    CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, Protocols, RobotsCache,
+    CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, ProtocolSettings, Protocols,
+    RobotsCache,
 };
 use crate::schedule::Scheduler;
-use crate::spout::RunnerSettings;
-use crate::status::{OutlinkCache, StatusUpdaterSettings};
+use crate::status::StatusUpdaterSettings;
 use crate::warc::{WarcSettings, WarcWriter};
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
@@ -62,13 +60,19 @@ pub(super) fn url_filters(
     Ok((normalizer, filters))
 }
 
-/// The HTTP client's settings; `resolve` pins host names to addresses.
+/// The HTTP client's settings; `resolve` pins host names to addresses. A proxy, header or
+/// credential that cannot be used (a program may have changed them after the keys were checked)
+/// is refused with its key.
 pub(super) fn http_settings(
     config: &CrawlConfig,
     resolve: Vec<(String, SocketAddr)>,
-) -> HttpSettings {
+) -> Result<HttpSettings, ConfigError> {
     let http = &config.http;
-    HttpSettings {
+    let invalid = |(key, message): (&str, String)| ConfigError::InvalidValue {
+        key: key.to_string(),
+        message,
+    };
+    Ok(HttpSettings {
         user_agent: config.agent.user_agent(),
         timeout: http.timeout,
         connect_timeout: http.connect_timeout,
@@ -80,11 +84,11 @@ pub(super) fn http_settings(
         dns_cache_ttl: http.dns_cache_ttl,
         // A connection for each fetch a queue may run at once (and a few for robots.txt).
         max_idle_per_host: config.fetcher.threads_per_queue.max(4),
-        proxy: http.proxy.clone(),
-        custom_headers: http.custom_headers.clone(),
+        proxy: http.proxy().map_err(invalid)?,
+        custom_headers: http.headers().map_err(invalid)?,
         cookies: http.use_cookies.then(CookieJar::new),
-        credentials: http.credentials.clone(),
-    }
+        credentials: http.credentials().map_err(invalid)?,
+    })
 }
 
 /// The WARC writer's settings, when WARC output is on; the `warcinfo` records name the software
@@ -133,25 +137,15 @@ pub(super) fn robots_cache(
     .map(Some)
 }
 
-/// The parser's settings; with an indexer, every page's text is extracted (up to
-/// `parser.text.max.bytes` when that is set).
+/// The parser's settings: outlinks keyed as the fetcher keys its queues (`partition.url.mode`);
+/// with an indexer, every page's text is extracted (up to `parser.text.max.bytes` when that is set).
 pub(super) fn parser_settings(config: &CrawlConfig, indexing: bool) -> ParserSettings {
-    let parser = &config.parser;
-    let max_text_bytes = match parser.text_max_bytes {
-        0 if indexing => usize::MAX,
-        limit => limit,
-    };
-    ParserSettings {
-        emit_outlinks: parser.emit_outlinks,
-        max_outlinks: parser.max_outlinks_per_page,
-        redirections_allowed: parser.redirections_allowed,
-        partition_mode: config.partition,
-        transfer_keys: config.metadata.transfer.clone(),
-        track_path: config.metadata.track_path,
-        track_depth: config.metadata.track_depth,
-        sitemaps: parser.sitemap_discovery,
-        max_text_bytes,
+    let mut settings = config.parser.clone();
+    settings.partition_mode = config.fetcher.partition;
+    if indexing && settings.max_text_bytes == 0 {
+        settings.max_text_bytes = usize::MAX;
     }
+    settings
 }
 
 /// The parse filters: the [`ExtractFilter`] of the `parsefilter.css` and `parsefilter.xpath` keys
@@ -162,7 +156,7 @@ pub(super) fn parser_settings(config: &CrawlConfig, indexing: bool) -> ParserSet
 /// keywords go to `parse.description` and `parse.keywords` unless those keys have rules of their
 /// own.
 pub(super) fn parse_filters(
-    config: &ParserConfig,
+    config: &ParserSettings,
     locator: &Locator,
     extra: Vec<Arc<dyn ParseFilter>>,
     indexing: bool,
@@ -236,8 +230,8 @@ pub(super) fn updater_settings(
     scheduler: Arc<dyn Scheduler>,
     partitioner: Partitioner,
 ) -> StatusUpdaterSettings {
-    let mut persist_keys = config.metadata.persist.clone();
-    persist_keys.extend(config.metadata.transfer.iter().cloned());
+    let mut persist_keys = config.status.persist.clone();
+    persist_keys.extend(config.parser.transfer_keys.iter().cloned());
     StatusUpdaterSettings {
         batch_size: config.status.batch_size,
         flush_interval: config.status.flush_interval,
@@ -245,19 +239,14 @@ pub(super) fn updater_settings(
         persist_keys,
         scheduler,
         partitioner: Some(partitioner),
-        outlink_cache: config.status.outlink_cache.as_ref().map(OutlinkCache::new),
+        outlink_cache: config.status.outlink_cache(),
     }
-}
-
-/// The spout runner's settings.
-pub(super) fn runner_settings(config: &SpoutConfig) -> RunnerSettings {
-    config.runner_settings()
 }
 
 /// The protocol of each scheme, as `protocol.schemes` names them among `named` (later entries of a
 /// name win); `http` and `https` fall back on the one named `http`.
 pub(super) fn protocols(
-    config: &ProtocolConfig,
+    config: &ProtocolSettings,
     named: Vec<(String, Arc<dyn Protocol>)>,
 ) -> Result<Protocols, BuildError> {
     let named: std::collections::HashMap<String, Arc<dyn Protocol>> = named.into_iter().collect();
@@ -316,8 +305,8 @@ mod tests {
         }
     }
 
-    fn schemes(pairs: &[(&str, &str)]) -> ProtocolConfig {
-        ProtocolConfig {
+    fn schemes(pairs: &[(&str, &str)]) -> ProtocolSettings {
+        ProtocolSettings {
             schemes: pairs
                 .iter()
                 .map(|(scheme, name)| (scheme.to_string(), name.to_string()))
@@ -340,9 +329,14 @@ mod tests {
     fn the_connection_pool_keeps_a_connection_per_fetch_a_queue_may_run() {
         let mut config =
             crate::config::CrawlConfig::from_yaml_str("http.agent.name: t").expect("config");
-        assert_eq!(http_settings(&config, Vec::new()).max_idle_per_host, 4);
+        let idle = |config: &CrawlConfig| {
+            http_settings(config, Vec::new())
+                .expect("valid")
+                .max_idle_per_host
+        };
+        assert_eq!(idle(&config), 4);
         config.fetcher.threads_per_queue = 50;
-        assert_eq!(http_settings(&config, Vec::new()).max_idle_per_host, 50);
+        assert_eq!(idle(&config), 50);
     }
 
     #[tokio::test]

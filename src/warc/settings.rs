@@ -3,53 +3,31 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use crate::settings::{KeyedSettings, keyed_settings};
 
-use crate::settings::KeyedSettings;
-
-/// Settings of the WARC writer: the `warc.*` keys.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WarcSettings {
-    /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records (the
-    /// crawler starts a writer only then).
-    #[serde(rename = "warc.enabled")]
-    pub enabled: bool,
-    /// `warc.dir`: the directory the files go to (created if missing).
-    #[serde(rename = "warc.dir")]
-    pub dir: PathBuf,
-    /// `warc.prefix`: the start of every file name, `<prefix>-<timestamp>-<serial>.warc.gz`.
-    #[serde(rename = "warc.prefix")]
-    pub prefix: String,
-    /// `warc.max.file.size`: a file is closed once it holds this many bytes, and the next exchange
-    /// opens a new one.
-    #[serde(rename = "warc.max.file.size")]
-    pub max_file_size: u64,
-    /// `warc.request.records`: write a request record before each response record.
-    #[serde(rename = "warc.request.records")]
-    pub request_records: bool,
-    /// Exchanges waiting for the writer before fetches wait for it (not a key).
-    #[serde(skip)]
-    pub queue_size: usize,
-    /// The fields of the `warcinfo` record that opens each file (`software`, `format`, ...; not a
-    /// key).
-    #[serde(skip)]
-    pub info: Vec<(String, String)>,
-}
-
-impl Default for WarcSettings {
-    fn default() -> Self {
-        WarcSettings {
-            enabled: false,
-            dir: PathBuf::from("warc"),
-            prefix: "squall".to_string(),
-            max_file_size: 1024 * 1024 * 1024,
-            request_records: true,
-            queue_size: 64,
-            info: vec![(
-                "software".to_string(),
-                format!("squall/{}", env!("CARGO_PKG_VERSION")),
-            )],
+keyed_settings! {
+    /// Settings of the WARC writer: the `warc.*` keys.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct WarcSettings {
+        /// `warc.enabled`: archive every HTTP exchange as WARC/1.1 request and response records
+        /// (the crawler starts a writer only then).
+        "warc.enabled" => enabled: bool = false,
+        /// `warc.dir`: the directory the files go to (created if missing).
+        "warc.dir" => dir: PathBuf = PathBuf::from("warc"),
+        /// `warc.prefix`: the start of every file name, `<prefix>-<timestamp>-<serial>.warc.gz`.
+        "warc.prefix" => prefix: String = "squall".to_string(),
+        /// `warc.max.file.size`: a file is closed once it holds this many bytes, and the next
+        /// exchange opens a new one.
+        "warc.max.file.size" => max_file_size: u64 = 1024 * 1024 * 1024,
+        /// `warc.request.records`: write a request record before each response record.
+        "warc.request.records" => request_records: bool = true,
+        derived {
+            /// Exchanges waiting for the writer before fetches wait for it (not a key).
+            queue_size: usize = 64,
+            /// The fields of the `warcinfo` record that opens each file (`software`, `format`, ...;
+            /// not a key).
+            info: Vec<(String, String)> =
+                vec![("software".to_string(), format!("squall/{}", env!("CARGO_PKG_VERSION")))],
         }
     }
 }

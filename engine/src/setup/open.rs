@@ -192,7 +192,7 @@ async fn status_index_frontier(
         max_urls_per_bucket: config.frontier.max_urls_per_bucket,
         max_urls_per_reload: config.frontier.max_urls_per_bucket,
         shard_split: index.instance,
-        partition_mode: config.partition,
+        partition_mode: config.fetcher.partition,
         refresh_interval: visibility,
         reset_fetch_date_after: config.spout.reset_fetch_date_after,
         ..SpoutSettings::default()

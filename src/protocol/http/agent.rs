@@ -1,42 +1,24 @@
 //! Who the crawler says it is: the `http.agent.*` keys, read straight from the configuration, and
 //! the User-Agent header they make.
 
-use serde::{Deserialize, Serialize};
+use crate::settings::{KeyedSettings, keyed_settings};
 
-use crate::settings::KeyedSettings;
-
-/// Who the crawler says it is (`http.agent.*`): sent in every request's User-Agent; the name is
-/// also the agent robots.txt rules are matched against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AgentSettings {
-    /// `http.agent.name`: the product name in the User-Agent header. Required (the configuration
-    /// refuses an empty one): every crawl must say who it is.
-    #[serde(rename = "http.agent.name")]
-    pub name: String,
-    /// `http.agent.version`: appended to the name as `name/version`.
-    #[serde(rename = "http.agent.version")]
-    pub version: String,
-    /// `http.agent.description`: what the crawler does, first in the parentheses.
-    #[serde(rename = "http.agent.description")]
-    pub description: String,
-    /// `http.agent.url`: a page about the crawler, in the parentheses.
-    #[serde(rename = "http.agent.url")]
-    pub url: String,
-    /// `http.agent.email`: a contact address, in the parentheses.
-    #[serde(rename = "http.agent.email")]
-    pub email: String,
-}
-
-impl Default for AgentSettings {
-    fn default() -> Self {
-        AgentSettings {
-            name: String::new(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            description: String::new(),
-            url: String::new(),
-            email: String::new(),
-        }
+keyed_settings! {
+    /// Who the crawler says it is (`http.agent.*`): sent in every request's User-Agent; the name is
+    /// also the agent robots.txt rules are matched against.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct AgentSettings {
+        /// `http.agent.name`: the product name in the User-Agent header. Required (the
+        /// configuration refuses an empty one): every crawl must say who it is.
+        "http.agent.name" => name: String = String::new(),
+        /// `http.agent.version`: appended to the name as `name/version`.
+        "http.agent.version" => version: String = env!("CARGO_PKG_VERSION").to_string(),
+        /// `http.agent.description`: what the crawler does, first in the parentheses.
+        "http.agent.description" => description: String = String::new(),
+        /// `http.agent.url`: a page about the crawler, in the parentheses.
+        "http.agent.url" => url: String = String::new(),
+        /// `http.agent.email`: a contact address, in the parentheses.
+        "http.agent.email" => email: String = String::new(),
     }
 }
 

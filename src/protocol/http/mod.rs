@@ -3,15 +3,19 @@
 //! to the WARC writer.
 
 mod access;
+mod access_keys;
 mod agent;
 mod archive;
 mod client;
+mod config;
 mod decode;
 mod options;
 
 pub use access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
+pub use access_keys::Secret;
 pub use agent::AgentSettings;
 pub use client::{HttpClient, HttpClientError, HttpSettings, parse_retry_after};
 pub(crate) use client::{base_builder, redirect_policy};
+pub use config::HttpConfig;
 pub use options::CookieJar;
 pub(crate) use options::authorize;

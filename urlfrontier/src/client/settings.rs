@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 use squall::model::PartitionMode;
+use squall::settings::units;
 use url::Url;
 
 /// The prefix the keys are read under.
@@ -14,101 +15,86 @@ pub const PREFIX: &str = "urlfrontier.";
 /// The port a URLFrontier server listens on unless told otherwise, used when the address has none.
 pub const DEFAULT_PORT: u16 = 7071;
 
-/// The keys as written (prefix left out of the serde names), in the keys' units. StormCrawler's
-/// names where it has the key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Everything the URLFrontier client is configured with: the `urlfrontier.*` keys (StormCrawler's
+/// names where it has the key), read straight from the configuration (serde names leave the
+/// prefix out; `Default` holds each key's default).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-struct Keys {
-    address: String,
-    crawlid: String,
+pub struct ClientSettings {
+    /// `urlfrontier.address`: the server, `host:port` or `http://host:port` (port 7071 when none
+    /// is given; TLS is not supported); read as the URI tonic connects to, `http://host:port`.
+    pub address: String,
+    /// `urlfrontier.crawlid`: the crawl read and written.
+    #[serde(rename = "crawlid")]
+    pub crawl_id: String,
+    /// `urlfrontier.max.buckets`: queues one GetURLs call reads from.
     #[serde(rename = "max.buckets")]
-    max_buckets: u32,
+    pub max_queues: u32,
+    /// `urlfrontier.max.urls.per.bucket`: URLs one GetURLs call reads per queue.
     #[serde(rename = "max.urls.per.bucket")]
-    max_urls_per_bucket: u32,
-    #[serde(rename = "delay.requestable")]
-    delay_requestable: u32,
-    #[serde(rename = "connect.timeout")]
-    connect_timeout: f64,
-    #[serde(rename = "request.timeout")]
-    request_timeout: f64,
+    pub max_urls_per_queue: u32,
+    /// `urlfrontier.delay.requestable`: whole seconds the server keeps a URL it handed out from
+    /// handing it out again: a URL whose fetch failed comes back after this long.
+    #[serde(rename = "delay.requestable", with = "units::whole_seconds")]
+    pub delay_requestable: Duration,
+    /// `urlfrontier.connect.timeout`: seconds connecting may take.
+    #[serde(rename = "connect.timeout", with = "units::seconds")]
+    pub connect_timeout: Duration,
+    /// `urlfrontier.request.timeout`: seconds one call may take, its whole answer stream
+    /// included.
+    #[serde(rename = "request.timeout", with = "units::seconds")]
+    pub request_timeout: Duration,
+    /// How squall partitions URLs (not a key of its own: `partition.url.mode`): the queue of a
+    /// URL the server hands out without a key.
+    #[serde(skip)]
+    pub partition: PartitionMode,
 }
 
-impl Default for Keys {
+impl Default for ClientSettings {
     fn default() -> Self {
-        Keys {
+        ClientSettings {
             address: format!("127.0.0.1:{DEFAULT_PORT}"),
-            crawlid: "DEFAULT".to_string(),
-            max_buckets: 10,
-            max_urls_per_bucket: 10,
-            delay_requestable: 30,
-            connect_timeout: 10.0,
-            request_timeout: 30.0,
+            crawl_id: "DEFAULT".to_string(),
+            max_queues: 10,
+            max_urls_per_queue: 10,
+            delay_requestable: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+            partition: PartitionMode::ByHost,
         }
     }
 }
 
-/// Everything the URLFrontier client is configured with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientSettings {
-    /// The server's address as a URI, `http://host:port` (`urlfrontier.address`, written
-    /// `host:port` or `http://host:port`; port 7071 when none is given). TLS is not supported.
-    pub address: String,
-    /// The crawl read and written (`urlfrontier.crawlid`).
-    pub crawl_id: String,
-    /// Queues one GetURLs call reads from (`urlfrontier.max.buckets`).
-    pub max_queues: u32,
-    /// URLs one GetURLs call reads per queue (`urlfrontier.max.urls.per.bucket`).
-    pub max_urls_per_queue: u32,
-    /// How long the server keeps a URL it handed out from handing it out again
-    /// (`urlfrontier.delay.requestable`, whole seconds): a URL whose fetch failed comes back
-    /// after this long.
-    pub delay_requestable: Duration,
-    /// How long connecting may take (`urlfrontier.connect.timeout`).
-    pub connect_timeout: Duration,
-    /// How long one call may take, its whole answer stream included
-    /// (`urlfrontier.request.timeout`).
-    pub request_timeout: Duration,
-    /// How squall partitions URLs (`partition.url.mode`): the queue of a URL the server hands out
-    /// without a key.
-    pub partition: PartitionMode,
-}
-
 impl ClientSettings {
-    /// Reads the `urlfrontier.*` keys of `config` (and its `partition.url.mode`).
+    /// Reads the `urlfrontier.*` keys of `config` (and its `partition.url.mode`), and checks them.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension(&[PREFIX])?;
-        let invalid = |key: &str, reason: String| ConfigError::InvalidValue {
+        let mut settings: ClientSettings = config.extension(&[PREFIX])?;
+        let invalid = |key: &str, reason: &str| ConfigError::InvalidValue {
             key: format!("{PREFIX}{key}"),
-            message: reason,
+            message: reason.to_string(),
         };
-        let seconds = |key: &str, value: f64| {
-            Duration::try_from_secs_f64(value)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| invalid(key, format!("{value} is not a positive number of seconds")))
-        };
-        for (key, value) in [
-            ("max.buckets", keys.max_buckets),
-            ("max.urls.per.bucket", keys.max_urls_per_bucket),
-        ] {
-            if value == 0 {
-                return Err(invalid(key, "must be at least 1".to_string()));
-            }
+        let counts = [
+            ("max.buckets", settings.max_queues),
+            ("max.urls.per.bucket", settings.max_urls_per_queue),
+        ];
+        if let Some((key, _)) = counts.into_iter().find(|(_, value)| *value == 0) {
+            return Err(invalid(key, "must be at least 1"));
         }
-        let crawl_id = keys.crawlid.trim().to_string();
-        if crawl_id.is_empty() {
-            return Err(invalid("crawlid", "must name a crawl".to_string()));
+        let timeouts = [
+            ("connect.timeout", settings.connect_timeout),
+            ("request.timeout", settings.request_timeout),
+        ];
+        if let Some((key, _)) = timeouts.into_iter().find(|(_, value)| value.is_zero()) {
+            return Err(invalid(key, "must be more than 0 seconds"));
         }
-        Ok(ClientSettings {
-            address: server_uri(&keys.address).map_err(|reason| invalid("address", reason))?,
-            crawl_id,
-            max_queues: keys.max_buckets,
-            max_urls_per_queue: keys.max_urls_per_bucket,
-            delay_requestable: Duration::from_secs(u64::from(keys.delay_requestable)),
-            connect_timeout: seconds("connect.timeout", keys.connect_timeout)?,
-            request_timeout: seconds("request.timeout", keys.request_timeout)?,
-            partition: config.partition,
-        })
+        settings.crawl_id = settings.crawl_id.trim().to_string();
+        if settings.crawl_id.is_empty() {
+            return Err(invalid("crawlid", "must name a crawl"));
+        }
+        settings.address =
+            server_uri(&settings.address).map_err(|reason| invalid("address", &reason))?;
+        settings.partition = config.fetcher.partition;
+        Ok(settings)
     }
 }
 
@@ -142,14 +128,18 @@ fn server_uri(address: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn config(yaml: &str) -> CrawlConfig {
-        let text = format!("http.agent.name: test\n{yaml}");
-        CrawlConfig::from_yaml_str(&text).expect("config")
+    /// The client's settings from a configuration of `yaml` (with an agent name), or why not.
+    fn read(yaml: &str) -> Result<ClientSettings, ConfigError> {
+        let config = squall::config::ConfigBuilder::new()
+            .set("http.agent.name=test")?
+            .yaml_str(yaml)?
+            .build()?;
+        ClientSettings::from_config(&config)
     }
 
     #[test]
     fn defaults_are_stormcrawlers() {
-        let settings = ClientSettings::from_config(&config("")).expect("settings");
+        let settings = read("").expect("settings");
         assert_eq!(settings.address, "http://127.0.0.1:7071");
         assert_eq!(settings.crawl_id, "DEFAULT");
         assert_eq!((settings.max_queues, settings.max_urls_per_queue), (10, 10));
@@ -159,7 +149,7 @@ mod tests {
 
     #[test]
     fn addresses_are_read_as_host_port_or_http_uris() {
-        let read = |address: &str| server_uri(address);
+        let read = server_uri;
         assert_eq!(read("frontier:7071").as_deref(), Ok("http://frontier:7071"));
         assert_eq!(
             read("http://[::1]:9000/").as_deref(),
@@ -173,11 +163,11 @@ mod tests {
 
     #[test]
     fn keys_are_read_and_checked() {
-        let settings = ClientSettings::from_config(&config(
+        let settings = read(
             "urlfrontier.address: http://10.0.0.5:8080\nurlfrontier.crawlid: news\n\
              urlfrontier.max.buckets: 3\nurlfrontier.delay.requestable: 5\n\
              urlfrontier.request.timeout: 2.5\npartition.url.mode: byDomain\n",
-        ))
+        )
         .expect("settings");
         assert_eq!(settings.address, "http://10.0.0.5:8080");
         assert_eq!(settings.crawl_id, "news");
@@ -185,11 +175,7 @@ mod tests {
         assert_eq!(settings.delay_requestable, Duration::from_secs(5));
         assert_eq!(settings.request_timeout, Duration::from_millis(2500));
         assert_eq!(settings.partition, PartitionMode::ByDomain);
-        let error = |yaml: &str| {
-            ClientSettings::from_config(&config(yaml))
-                .expect_err(yaml)
-                .to_string()
-        };
+        let error = |yaml: &str| read(yaml).expect_err(yaml).to_string();
         assert!(error("urlfrontier.adress: x:1\n").contains("urlfrontier.address"));
         assert!(error("urlfrontier.max.buckets: 0\n").contains("urlfrontier.max.buckets"));
         assert!(error("urlfrontier.crawlid: ' '\n").contains("urlfrontier.crawlid"));
@@ -200,7 +186,7 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/urlfrontier-conf.yaml");
-        if let Err(error) = squall::config::check_example::<Keys>(text, &[PREFIX], &[]) {
+        if let Err(error) = squall::config::check_example::<ClientSettings>(text, &[PREFIX], &[]) {
             panic!("examples/urlfrontier-conf.yaml: {error}");
         }
     }

@@ -169,7 +169,7 @@ pub async fn start_with(
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
     let settings = CrawlSettings::from_config(&config);
-    let partition = config.partition;
+    let partition = config.fetcher.partition;
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
     crawls.get_or_open(DEFAULT_CRAWL).await?;
     let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string())

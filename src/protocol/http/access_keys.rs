@@ -1,11 +1,10 @@
-//! How the HTTP client reaches real sites, as configured: a proxy (`http.proxy`, `http.proxy.*`),
-//! headers sent with every request (`http.custom.headers`) and HTTP Basic credentials for every
-//! host or for some (`http.basicauth.*`).
+//! How the HTTP client reaches real sites, read from its keys: a proxy (`http.proxy`,
+//! `http.proxy.*`), headers sent with every request (`http.custom.headers`) and HTTP Basic
+//! credentials for every host or for some (`http.basicauth.*`).
 //!
-//! The values it builds ([`ProxySettings`], [`SiteCredentials`]) belong to the HTTP protocol
-//! ([`crate::protocol`]). Credentials never reach a log: [`Secret`] and `BasicCredentials` print
-//! a password as `***`, and the values of custom headers are marked sensitive, which their `Debug`
-//! hides.
+//! Credentials never reach a log: [`Secret`] and [`BasicCredentials`] print a password as `***`,
+//! and the values of custom headers are marked sensitive, which their `Debug` hides. A value that
+//! cannot be used is refused with the key that holds it.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,8 +13,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::ConfigError;
-use crate::protocol::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
+use super::access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
+
+/// A value that cannot be used: its key, and why.
+pub(super) type KeyError = (&'static str, String);
 
 /// A key's value that may hold a password: read and written as a plain string, printed by `Debug`
 /// as `***`.
@@ -47,7 +48,7 @@ pub(super) struct ProxyKeys<'a> {
 
 impl ProxyKeys<'_> {
     /// The proxy, if one is set: `http.proxy` when given, else the `http.proxy.*` parts.
-    pub fn settings(&self) -> Result<Option<ProxySettings>, ConfigError> {
+    pub fn settings(&self) -> Result<Option<ProxySettings>, KeyError> {
         if !self.url.trim().is_empty() {
             return proxy_from_url(self.url.trim()).map(Some);
         }
@@ -78,7 +79,7 @@ impl ProxyKeys<'_> {
 }
 
 /// `http.proxy`: `http://[user:password@]host[:port]` or `socks5://...` (`socks`, `socks5h` too).
-fn proxy_from_url(text: &str) -> Result<ProxySettings, ConfigError> {
+fn proxy_from_url(text: &str) -> Result<ProxySettings, KeyError> {
     let url = Url::parse(text).map_err(|e| invalid("http.proxy", format!("not a URL: {e}")))?;
     let (kind, default_port) = match url.scheme() {
         "http" => (ProxyKind::Http, 8080),
@@ -136,7 +137,7 @@ fn percent_decode(text: &str) -> Option<String> {
 /// `http.custom.headers`: `Name=value` entries, as StormCrawler writes them (the first `=` splits),
 /// made headers whose values are marked sensitive (they may carry an API key). A name or value
 /// HTTP does not allow is an error naming the header.
-pub(super) fn custom_headers(entries: &[String]) -> Result<HeaderMap, ConfigError> {
+pub(super) fn custom_headers(entries: &[String]) -> Result<HeaderMap, KeyError> {
     let mut headers = HeaderMap::new();
     for entry in entries {
         let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
@@ -164,7 +165,7 @@ pub(super) fn site_credentials(
     user: &str,
     password: &str,
     hosts: &BTreeMap<String, BasicCredentials>,
-) -> Result<SiteCredentials, ConfigError> {
+) -> Result<SiteCredentials, KeyError> {
     let mut by_host = BTreeMap::new();
     for (host, credentials) in hosts {
         let host = host.trim().to_ascii_lowercase();
@@ -198,11 +199,8 @@ pub(super) fn site_credentials(
     })
 }
 
-fn invalid(key: &str, message: String) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.to_string(),
-        message,
-    }
+fn invalid(key: &'static str, message: String) -> KeyError {
+    (key, message)
 }
 
 #[cfg(test)]
@@ -252,12 +250,13 @@ mod tests {
                 credentials: Some(credentials("me", "s@cret")),
             })
         );
-        let error = keys("", "proxy.test", "FTP").settings().expect_err("FTP");
-        assert!(error.to_string().contains("http.proxy.type"), "{error}");
-        let error = keys("ftp://p.test", "", "HTTP")
+        let (key, _) = keys("", "proxy.test", "FTP").settings().expect_err("FTP");
+        assert_eq!(key, "http.proxy.type");
+        let (key, message) = keys("ftp://p.test", "", "HTTP")
             .settings()
             .expect_err("ftp");
-        assert!(error.to_string().contains("`http.proxy`"), "{error}");
+        assert_eq!(key, "http.proxy");
+        assert!(message.contains("`ftp`"), "{message}");
     }
 
     #[test]
@@ -270,10 +269,10 @@ mod tests {
         );
         assert_eq!(headers.get("x-empty").map(|v| v.as_bytes()), Some(&b""[..]));
         assert!(!format!("{headers:?}").contains("a=b"));
-        let error = custom_headers(&["Bad Name=v".to_string()]).expect_err("a space");
-        assert!(error.to_string().contains("`Bad Name`"), "{error}");
-        let error = custom_headers(&["X-Ok=a\u{7}b".to_string()]).expect_err("a bell");
-        assert!(error.to_string().contains("`X-Ok`"), "{error}");
+        let (_, message) = custom_headers(&["Bad Name=v".to_string()]).expect_err("a space");
+        assert!(message.contains("`Bad Name`"), "{message}");
+        let (_, message) = custom_headers(&["X-Ok=a\u{7}b".to_string()]).expect_err("a bell");
+        assert!(message.contains("`X-Ok`"), "{message}");
     }
 
     #[test]
@@ -296,11 +295,8 @@ mod tests {
             Some(&credentials("a", "b"))
         );
         let bad = BTreeMap::from([("https://a.test/".to_string(), credentials("a", "b"))]);
-        let error = site_credentials("", "", &bad).expect_err("a URL, not a host");
-        assert!(
-            error.to_string().contains("http.basicauth.hosts"),
-            "{error}"
-        );
+        let (key, _) = site_credentials("", "", &bad).expect_err("a URL, not a host");
+        assert_eq!(key, "http.basicauth.hosts");
     }
 
     #[test]

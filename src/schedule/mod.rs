@@ -1,5 +1,9 @@
 //! When a URL is due again: StormCrawler's `DefaultScheduler`.
 
+mod settings;
+
+pub use settings::ScheduleSettings;
+
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Duration, Timelike, Utc};
@@ -53,6 +57,15 @@ pub enum ScheduleError {
         /// The status name it contains.
         status: String,
     },
+}
+
+impl ScheduleError {
+    /// The custom interval key refused.
+    pub fn key(&self) -> &str {
+        match self {
+            ScheduleError::InvalidKey { key } | ScheduleError::UnknownStatus { key, .. } => key,
+        }
+    }
 }
 
 /// Whether a configuration key is a custom interval key (`fetchInterval[.STATUS].mdKey=mdValue`),
