@@ -60,10 +60,11 @@ mod summary;
 use std::time::Duration;
 
 use candidates::{BrowserChoice, BrowserRun, HOST_RULES};
-use common::{env_or, quick};
+use common::{env_or, print_result, quick};
 use drive::{Budget, Window};
-use serde_json::json;
 use site::BenchSite;
+use squall_bench_schema::Run;
+use squall_bench_schema::browser::{Browser, Keys};
 use squall_testsite::app::AppSpec;
 
 /// One candidate of the order: HTTP, or the browser with this many tabs.
@@ -191,30 +192,34 @@ async fn main() {
     );
     let (http_runs, browser_runs) = run_all(&site, &plan).await;
     let (counts, choice) = (&plan.tab_counts, &plan.choice);
-    let report = json!({
-        "benchmark": "browser",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
-        "hosts": plan.spec.hosts,
-        "posts_per_host": plan.spec.posts_per_host,
-        "post_pages": site.posts.len(),
-        "warmup_seconds": plan.budget.warmup.as_secs_f64(),
-        "window_seconds": plan.budget.window.as_secs_f64(),
-        "runs": plan.runs,
-        "order": "mirrored: HTTP then tabs ascending in even runs, the reverse in odd runs",
-        "cores": std::thread::available_parallelism().map_or(1, usize::from),
-        "settings": {
-            "keys": choice.keys(),
-            "settle_idle_seconds": choice.settle_idle,
-            "max_rss_mb": choice.max_rss_mb,
-            "host_rules": HOST_RULES,
+    print_result(&Browser {
+        run: Run {
+            benchmark: Some("browser".to_string()),
+            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
+            date: None,
         },
-        "memory": "PSS of the browser's process tree (smaps_rollup)",
-        "memory_sample_every_ms": memory::SAMPLE_EVERY.as_millis() as u64,
-        "http": summary::http(&http_runs, plan.concurrency),
-        "tabs": summary::tab_counts(counts, &browser_runs, &http_runs, choice.max_rss_mb),
-        "ratio_4_tabs_to_1_tab": summary::ratio_to_one_tab(counts, &browser_runs, 4),
-        "peak_memory_to_limit": summary::peak_to_limit(&browser_runs, choice.max_rss_mb),
+        hosts: Some(plan.spec.hosts as u64),
+        posts_per_host: Some(plan.spec.posts_per_host as u64),
+        post_pages: Some(site.posts.len() as u64),
+        warmup_seconds: Some(plan.budget.warmup.as_secs_f64()),
+        window_seconds: Some(plan.budget.window.as_secs_f64()),
+        runs: Some(plan.runs as u64),
+        order: Some(
+            "mirrored: HTTP then tabs ascending in even runs, the reverse in odd runs".to_string(),
+        ),
+        cores: Some(std::thread::available_parallelism().map_or(1, usize::from) as u64),
+        settings: Keys {
+            keys: choice.keys(),
+            settle_idle_seconds: Some(choice.settle_idle),
+            max_rss_mb: Some(choice.max_rss_mb as f64),
+            host_rules: Some(HOST_RULES.to_string()),
+        },
+        memory: Some("PSS of the browser's process tree (smaps_rollup)".to_string()),
+        memory_sample_every_ms: Some(memory::SAMPLE_EVERY.as_millis() as f64),
+        http: Some(summary::http(&http_runs, plan.concurrency)),
+        tabs: summary::tab_counts(counts, &browser_runs, &http_runs, choice.max_rss_mb),
+        ratio_4_tabs_to_1_tab: summary::ratio_to_one_tab(counts, &browser_runs, 4),
+        peak_memory_to_limit: Some(summary::peak_to_limit(&browser_runs, choice.max_rss_mb)),
     });
-    println!("{report:#}");
     site.stop().await;
 }

@@ -74,32 +74,42 @@ use common::fetch_driver::{fetcher_alone, site_urls};
 use common::frontier_data::{
     Generator, Targets, background, create, delete, doc_count, due_count, finish_load, load, names,
 };
-use common::{Spread, engine_client, env_or, quick, start_closed_site};
-use crawl::{Budget, FrontierChoice, Run};
-use serde_json::{Value, json};
+use common::{Spread, engine_client, env_or, print_result, quick, start_closed_site};
+use crawl::{Budget, FrontierChoice};
+use squall_bench_schema::end_to_end::{
+    AsGiven, Background, CrawlRun, EndToEnd, Frontier, GivenRun, Row,
+};
 
 /// The per-host delay, seconds.
 const DELAY: f64 = 1.0;
 
 /// Medians of one frontier's runs.
-fn summary(runs: &[Run]) -> Value {
-    let median = |f: fn(&Run) -> f64| Spread::of(&runs.iter().map(f).collect::<Vec<_>>()).json();
-    json!({
-        "pages_per_second": median(|r| r.pages_per_second),
-        "status_writes_per_second": median(|r| r.status_writes_per_second),
-        "status_writes_per_page": median(|r| r.status_writes_per_second / r.pages_per_second.max(1e-9)),
-        "engine_cpu_ms_per_page": median(|r| r.engine_cpu_ms_per_page.unwrap_or(0.0)),
-        "cpu_ms_per_page": median(|r| r.cpu_ms_per_page),
-        "peak_rss_mib": median(|r| r.peak_rss_mib),
-        "limiting_stages": runs.iter().map(|r| r.limit.clone()).collect::<Vec<_>>(),
-        "runs": runs.iter().map(Run::json).collect::<Vec<_>>(),
-    })
+fn summary(runs: &[CrawlRun]) -> Frontier {
+    let median =
+        |f: fn(&CrawlRun) -> f64| Some(Spread::of(&runs.iter().map(f).collect::<Vec<_>>()));
+    Frontier {
+        pages_per_second: median(|r| r.pages_per_second),
+        status_writes_per_second: median(|r| r.status_writes_per_second),
+        status_writes_per_page: median(|r| {
+            r.status_writes_per_second / r.pages_per_second.max(1e-9)
+        }),
+        engine_cpu_ms_per_page: median(|r| {
+            r.engine
+                .as_ref()
+                .and_then(|e| e.cpu_ms_per_page)
+                .unwrap_or(0.0)
+        }),
+        cpu_ms_per_page: median(|r| r.cpu_ms_per_page),
+        peak_rss_mib: median(|r| r.peak_rss_mib),
+        limiting_stages: runs.iter().map(|r| r.limiting_stage.clone()).collect(),
+        runs: runs.to_vec(),
+    }
 }
 
 /// The frontier of other hosts' URLs (none due during the benchmark) that the `-among` crawls
 /// run in, `E2E_BACKGROUND` URLs: the one the spouts benchmark kept when it is there (scripts/bench
 /// runs it first with `KEEP_BACKGROUND=1`), else loaded here. `None` when `E2E_BACKGROUND` is 0.
-async fn prepare_background() -> Option<(Targets, Value)> {
+async fn prepare_background() -> Option<(Targets, Background)> {
     let wanted: u64 = env_or("E2E_BACKGROUND", if quick() { 20_000 } else { 10_000_000 });
     if wanted == 0 {
         return None;
@@ -141,13 +151,20 @@ async fn prepare_background() -> Option<(Targets, Value)> {
     let due = due_count(&client, &names[1]).await;
     let queues = doc_count(&client, &names[2]).await.unwrap_or(0);
     eprintln!("end_to_end: background of {urls} URLs ({due} due) over {queues} queues");
-    let about = json!({
-        "urls": urls,
-        "due_urls": due,
-        "queues": queues,
-        "source": if kept { "found in the engine, kept by an earlier run" } else { "loaded by this benchmark" },
-        "load_seconds": (!kept).then(|| started.elapsed().as_secs_f64()),
-    });
+    let about = Background {
+        urls: Some(urls),
+        due_urls: Some(due),
+        queues: Some(queues),
+        source: Some(
+            if kept {
+                "found in the engine, kept by an earlier run"
+            } else {
+                "loaded by this benchmark"
+            }
+            .to_string(),
+        ),
+        load_seconds: (!kept).then(|| started.elapsed().as_secs_f64()),
+    };
     Some((targets, about))
 }
 
@@ -156,7 +173,7 @@ async fn prepare_background() -> Option<(Targets, Value)> {
 /// `runs` times in mirrored order; `E2E_ASGIVEN` chooses the setups (all five; quick
 /// `files-aggregation,default-queue`), `E2E_ASGIVEN_DELAYS` the delays (`1,0.1`; quick `0.1`),
 /// `E2E_ASGIVEN_LIMIT` the seconds a crawl may take (900; quick 120).
-async fn as_given_runs(runs: usize, order: &mut usize) -> Value {
+async fn as_given_runs(runs: usize, order: &mut usize) -> AsGiven {
     let hosts: usize = env_or("E2E_ASGIVEN_HOSTS", if quick() { 50 } else { 1_000 });
     let pages: usize = env_or("E2E_ASGIVEN_PAGES", if quick() { 10 } else { 50 });
     let limit = Duration::from_secs_f64(env_or(
@@ -183,7 +200,7 @@ async fn as_given_runs(runs: usize, order: &mut usize) -> Value {
     let site = start_closed_site(hosts, pages).await;
     let site_urls = site_urls(&site).len();
     eprintln!("as given: {hosts} hosts × {pages} pages, {site_urls} reachable URLs");
-    let mut results: Vec<as_given::WholeRun> = Vec::new();
+    let mut results: Vec<GivenRun> = Vec::new();
     for run in 0..runs {
         let mut steps: Vec<(as_given::Setup, f64)> = delays
             .iter()
@@ -201,39 +218,43 @@ async fn as_given_runs(runs: usize, order: &mut usize) -> Value {
     let mut rows = Vec::new();
     for delay in &delays {
         for setup in &setups {
-            let mine: Vec<&as_given::WholeRun> = results
+            let mine: Vec<&GivenRun> = results
                 .iter()
-                .filter(|r| r.setup == setup.name() && r.delay == *delay)
+                .filter(|r| r.setup == setup.name() && r.delay_seconds == *delay)
                 .collect();
-            let spread = |f: &dyn Fn(&as_given::WholeRun) -> Option<f64>| {
+            let spread = |f: &dyn Fn(&GivenRun) -> Option<f64>| {
                 let values: Vec<f64> = mine.iter().filter_map(|r| f(r)).collect();
-                (!values.is_empty()).then(|| Spread::of(&values).json())
+                (!values.is_empty()).then(|| Spread::of(&values))
             };
-            let detail =
-                |name: &'static str| move |r: &as_given::WholeRun| r.details[name].as_f64();
-            rows.push(json!({
-                "setup": setup.name(),
-                "delay_seconds": delay,
-                "politeness_pages_per_second": hosts as f64 / delay,
-                "steady_pages_per_second": spread(&|r| Some(r.steady_pages_per_second)),
-                "whole_site_seconds": spread(&|r| r.whole_site_seconds),
-                "whole_site_done": mine.iter().filter(|r| r.whole_site_seconds.is_some()).count(),
-                "crawler_cpu_ms_per_page": spread(&detail("crawler_cpu_ms_per_page")),
-                "engine_cpu_ms_per_page": spread(&detail("engine_cpu_ms_per_page")),
-                "peak_rss_mib": spread(&detail("peak_rss_mib")),
-                "smallest_gap_seconds": mine.iter().filter_map(|r| r.details["requests"]["smallest_gap_seconds"].as_f64()).fold(None, |m: Option<f64>, g| Some(m.map_or(g, |m| m.min(g)))),
-                "fetched_twice": mine.iter().map(|r| r.details["requests"]["fetched_twice"].as_u64().unwrap_or(0)).sum::<u64>(),
-                "runs": mine.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
-            }));
+            rows.push(Row {
+                setup: setup.name().to_string(),
+                delay_seconds: *delay,
+                politeness_pages_per_second: hosts as f64 / delay,
+                steady_pages_per_second: spread(&|r| Some(r.requests.steady_pages_per_second)),
+                whole_site_seconds: spread(&|r| r.whole_site_seconds),
+                whole_site_done: mine
+                    .iter()
+                    .filter(|r| r.whole_site_seconds.is_some())
+                    .count() as u64,
+                crawler_cpu_ms_per_page: spread(&|r| Some(r.crawler_cpu_ms_per_page)),
+                engine_cpu_ms_per_page: spread(&|r| r.engine_cpu_ms_per_page),
+                peak_rss_mib: spread(&|r| Some(r.peak_rss_mib)),
+                smallest_gap_seconds: mine
+                    .iter()
+                    .filter_map(|r| r.requests.smallest_gap_seconds)
+                    .min_by(f64::total_cmp),
+                fetched_twice: mine.iter().map(|r| r.requests.fetched_twice).sum(),
+                runs: mine.into_iter().cloned().collect(),
+            });
         }
     }
-    json!({
-        "hosts": hosts,
-        "pages_per_host": pages,
-        "site_urls": site_urls,
-        "runs": runs,
-        "rows": rows,
-    })
+    AsGiven {
+        hosts: Some(hosts as u64),
+        pages_per_host: Some(pages as u64),
+        site_urls: Some(site_urls as u64),
+        runs: Some(runs as u64),
+        rows,
+    }
 }
 
 #[tokio::main]
@@ -331,38 +352,40 @@ async fn main() {
     let politeness = hosts as f64 / DELAY;
     let fetcher_rate = Spread::of(&fetcher).median;
     let limit = politeness.min(fetcher_rate);
-    let rate = |runs: &[Run]| {
+    let rate = |runs: &[CrawlRun]| {
         Spread::of(&runs.iter().map(|r| r.pages_per_second).collect::<Vec<_>>()).median
     };
-    let report = json!({
-        "benchmark": "end_to_end",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
-        "hosts": hosts,
-        "pages_per_host": pages,
-        "site_urls": urls.len(),
-        "delay_seconds": DELAY,
-        "warmup_seconds": budget.warmup.as_secs_f64(),
-        "window_seconds": budget.window.as_secs_f64(),
-        "runs": runs,
-        "settings": crawl::settings(hosts, DELAY),
-        "politeness_pages_per_second": politeness,
-        "fetcher_alone_pages_per_second": Spread::of(&fetcher).json(),
-        "fetcher_alone_runs": fetcher,
-        "baseline_pages_per_second": limit,
-        "embedded": summary(&embedded),
-        "queue": summary(&queue),
-        "aggregation": summary(&aggregation),
-        "ratio_embedded_to_baseline": rate(&embedded) / limit,
-        "ratio_queue_to_baseline": rate(&queue) / limit,
-        "ratio_aggregation_to_baseline": rate(&aggregation) / limit,
-        "ratio_queue_to_aggregation": rate(&queue) / rate(&aggregation),
-        "background": background.as_ref().map(|(_, about)| about.clone()),
-        "queue_among": summary(&queue_among),
-        "aggregation_among": summary(&aggregation_among),
-        "ratio_queue_among_to_queue": rate(&queue_among) / rate(&queue),
-        "ratio_queue_to_aggregation_among": rate(&queue_among) / rate(&aggregation_among),
-        "as_given": as_given,
+    print_result(&EndToEnd {
+        run: squall_bench_schema::Run {
+            benchmark: Some("end_to_end".to_string()),
+            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
+            date: None,
+        },
+        hosts: Some(hosts as u64),
+        pages_per_host: Some(pages as u64),
+        site_urls: Some(urls.len() as u64),
+        delay_seconds: Some(DELAY),
+        warmup_seconds: Some(budget.warmup.as_secs_f64()),
+        window_seconds: Some(budget.window.as_secs_f64()),
+        runs: Some(runs as u64),
+        settings: crawl::settings(hosts, DELAY),
+        politeness_pages_per_second: Some(politeness),
+        fetcher_alone_pages_per_second: Some(Spread::of(&fetcher)),
+        fetcher_alone_runs: fetcher,
+        baseline_pages_per_second: Some(limit),
+        ratio_embedded_to_baseline: Some(rate(&embedded) / limit),
+        ratio_queue_to_baseline: Some(rate(&queue) / limit),
+        ratio_aggregation_to_baseline: Some(rate(&aggregation) / limit),
+        ratio_queue_to_aggregation: Some(rate(&queue) / rate(&aggregation)),
+        ratio_queue_among_to_queue: Some(rate(&queue_among) / rate(&queue)),
+        ratio_queue_to_aggregation_among: Some(rate(&queue_among) / rate(&aggregation_among)),
+        embedded: Some(summary(&embedded)),
+        queue: Some(summary(&queue)),
+        aggregation: Some(summary(&aggregation)),
+        background: background.map(|(_, about)| about),
+        queue_among: Some(summary(&queue_among)),
+        aggregation_among: Some(summary(&aggregation_among)),
+        as_given,
     });
-    println!("{report:#}");
     site.shutdown().await;
 }

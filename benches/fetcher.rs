@@ -12,8 +12,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::fetch_driver::{CONCURRENCY, fetcher_alone as fetcher, for_window, site_urls};
-use common::{Spread, quick, runs};
+use common::{Spread, print_result, quick, runs};
 use futures::StreamExt;
+use squall_bench_schema::Run;
+use squall_bench_schema::stages::Fetcher;
 use squall_testsite::{Site, SiteSpec};
 use url::Url;
 
@@ -88,23 +90,25 @@ async fn main() {
         }
     }
     let ratios: Vec<f64> = ours.iter().zip(&baseline).map(|(o, b)| o / b).collect();
-    let report = serde_json::json!({
-        "benchmark": "fetcher",
-        "window_seconds": window.as_secs_f64(),
-        "runs": ours.len(),
-        "order": "alternating, load generator first in even runs",
-        "concurrency": CONCURRENCY,
-        "site_pages": urls.len(),
-        "load_generator_runs": baseline,
-        "fetcher_runs": ours,
-        "load_generator_pages_per_second": Spread::of(&baseline).json(),
-        "fetcher_pages_per_second": Spread::of(&ours).json(),
-        "spread_load_generator": Spread::max_over_min(&baseline),
-        "spread_fetcher": Spread::max_over_min(&ours),
-        "ratio_runs": ratios,
-        "ratio_spread": Spread::max_over_min(&ratios),
-        "ratio_fetcher_to_load_generator": Spread::of(&ours).median / Spread::of(&baseline).median,
+    print_result(&Fetcher {
+        run: Run::named("fetcher"),
+        window_seconds: Some(window.as_secs_f64()),
+        runs: Some(ours.len() as u64),
+        order: Some("alternating, load generator first in even runs".to_string()),
+        concurrency: Some(CONCURRENCY as u64),
+        site_pages: Some(urls.len() as u64),
+        load_generator_pages_per_second: Some(Spread::of(&baseline)),
+        fetcher_pages_per_second: Some(Spread::of(&ours)),
+        spread_load_generator: Some(Spread::max_over_min(&baseline)),
+        spread_fetcher: Some(Spread::max_over_min(&ours)),
+        ratio_spread: Some(Spread::max_over_min(&ratios)),
+        ratio_fetcher_to_load_generator: Some(
+            Spread::of(&ours).median / Spread::of(&baseline).median,
+        ),
+        load_generator_runs: baseline,
+        fetcher_runs: ours,
+        ratio_runs: ratios,
+        requests_per_run: None,
     });
-    println!("{report:#}");
     site.shutdown().await;
 }

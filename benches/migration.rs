@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 use common::frontier_data::{
     EarliestDue, Generator, Targets, call, create, delete, finish_load, load,
 };
-use common::{engine_client, quick};
+use common::{engine_client, print_result, quick};
 use serde_json::json;
+use squall_bench_schema::Run;
+use squall_bench_schema::stages::Migration;
 use squall_engine::client::Method;
 use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::migrate::{MigrationOptions, migrate};
@@ -121,26 +123,23 @@ async fn main() {
 
     let migration_rate = report.documents as f64 / report.seconds;
     let reindex_rate = docs as f64 / reindex_seconds;
-    println!(
-        "{:#}",
-        json!({
-            "benchmark": "migration",
-            "documents": docs,
-            "load_seconds": load_seconds,
-            "reindex_seconds": reindex_seconds,
-            "reindex_docs_per_second": reindex_rate,
-            "migration_seconds": report.seconds,
-            "migration_docs_per_second": migration_rate,
-            "ratio_migration_to_reindex": migration_rate / reindex_rate,
-            "distinct_keys": report.verification.distinct_keys,
-            "queue_docs": report.verification.queue_docs,
-            "full_run_verified": report.verification.ok,
-            "interrupted_after_documents": first.documents,
-            "interrupted_run_completed": first.completed,
-            "resumed_run_documents_this_run": resumed.documents_this_run,
-            "resumed_run_verified": resumed.verification.ok,
-        })
-    );
+    print_result(&Migration {
+        run: Run::named("migration"),
+        documents: Some(docs),
+        load_seconds: Some(load_seconds),
+        reindex_seconds: Some(reindex_seconds),
+        reindex_docs_per_second: Some(reindex_rate),
+        migration_seconds: Some(report.seconds),
+        migration_docs_per_second: Some(migration_rate),
+        ratio_migration_to_reindex: Some(migration_rate / reindex_rate),
+        distinct_keys: Some(report.verification.distinct_keys),
+        queue_docs: Some(report.verification.queue_docs),
+        full_run_verified: Some(report.verification.ok),
+        interrupted_after_documents: Some(first.documents),
+        interrupted_run_completed: Some(first.completed),
+        resumed_run_documents_this_run: Some(resumed.documents_this_run),
+        resumed_run_verified: Some(resumed.verification.ok),
+    });
     delete(
         &client,
         &[

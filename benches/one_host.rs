@@ -19,10 +19,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
-use common::{Spread, engine_client, env_or, quick, start_closed_site};
+use common::{Spread, engine_client, env_or, print_result, quick, start_closed_site};
 use squall::config::CrawlConfig;
 use squall::frontier::EmbeddedFrontier;
 use squall::topology::CrawlerBuilder;
+use squall_bench_schema::Run;
+use squall_bench_schema::one_host::{OneHost, OneHostCrawl};
 use squall_engine::client::EsClient;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::schema::queues_index_body;
@@ -269,33 +271,39 @@ async fn main() {
             rows.push(row(frontier, delay, &measured));
         }
     }
-    let report = serde_json::json!({
-        "benchmark": "one_host",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
-        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
-        "budget_seconds": budget.as_secs_f64(),
-        "runs": runs,
-        "site_pages": site.expected().reachable_in_scope_urls().len(),
-        "settings": "defaults (spout.min.delay.queries 2 s, frontier.max.urls.per.bucket 10, status.updater.flush.interval 1 s) but fetcher.server.delay",
-        "crawls": rows,
+    print_result(&OneHost {
+        run: Run::now("one_host"),
+        budget_seconds: Some(budget.as_secs_f64()),
+        runs: Some(runs as u64),
+        site_pages: Some(site.expected().reachable_in_scope_urls().len() as u64),
+        settings: Some(
+            "defaults (spout.min.delay.queries 2 s, frontier.max.urls.per.bucket 10, \
+             status.updater.flush.interval 1 s) but fetcher.server.delay"
+                .to_string(),
+        ),
+        crawls: rows,
     });
-    println!("{report:#}");
     site.shutdown().await;
 }
 
-/// The JSON row of one frontier at one delay.
-fn row(frontier: Frontier, delay: f64, measured: &[Measured]) -> serde_json::Value {
+/// The row of one frontier at one delay.
+fn row(frontier: Frontier, delay: f64, measured: &[Measured]) -> OneHostCrawl {
     let rates: Vec<f64> = measured.iter().map(|m| m.pages_per_second).collect();
     let rate = Spread::of(&rates);
     let ideal = 1.0 / delay;
-    serde_json::json!({
-        "frontier": frontier.name(),
-        "delay_seconds": delay,
-        "ideal_pages_per_second": ideal,
-        "pages_per_second": rate.json(),
-        "ratio_to_ideal": rate.median / ideal,
-        "fetches": measured.iter().map(|m| m.fetches).collect::<Vec<_>>(),
-        "smallest_gap_seconds": measured.iter().map(|m| m.smallest_gap).fold(f64::INFINITY, f64::min),
-        "overlapping_fetches": measured.iter().map(|m| m.overlaps).sum::<usize>(),
-    })
+    OneHostCrawl {
+        frontier: frontier.name().to_string(),
+        delay_seconds: Some(delay),
+        ideal_pages_per_second: Some(ideal),
+        pages_per_second: Some(rate),
+        ratio_to_ideal: Some(rate.median / ideal),
+        fetches: measured.iter().map(|m| m.fetches as u64).collect(),
+        smallest_gap_seconds: Some(
+            measured
+                .iter()
+                .map(|m| m.smallest_gap)
+                .fold(f64::INFINITY, f64::min),
+        ),
+        overlapping_fetches: Some(measured.iter().map(|m| m.overlaps as u64).sum()),
+    }
 }

@@ -15,12 +15,14 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{Spread, env_or, quick, runs};
+use common::{Spread, env_or, print_result, quick, runs};
 use lol_html::{HtmlRewriter, Settings, element};
 use squall::filter::{CanonicalUrlNormalizer, FilterChain, SchemeFilter};
 use squall::message::{AckHandle, FetchOutcome, FetchedPage, FetchedResponse, Tuple};
 use squall::model::{CrawlUrl, PartitionMode};
 use squall::parse::{ParserBolt, ParserSettings};
+use squall_bench_schema::Run;
+use squall_bench_schema::stages::Parser;
 use url::Url;
 
 /// A realistic page: navigation, an article with inline links, a sidebar, scripts and a footer.
@@ -171,24 +173,23 @@ fn main() {
         ours.push(o.0);
     }
     let ratios: Vec<f64> = ours.iter().zip(&baseline).map(|(o, b)| o / b).collect();
-    let report = serde_json::json!({
-        "benchmark": "parser",
-        "pages": pages.len(),
-        "mib": mib,
-        "window_seconds": window.as_secs_f64(),
-        "runs": ours.len(),
-        "order": "alternating, tokenizer first in even runs",
-        "tokenizer_runs": baseline,
-        "parser_runs": ours,
-        "ratio_runs": ratios,
-        "spread_tokenizer": Spread::max_over_min(&baseline),
-        "spread_parser": Spread::max_over_min(&ours),
-        "ratio_spread": Spread::max_over_min(&ratios),
-        "tokenizer_mib_per_second": Spread::of(&baseline).json(),
-        "parser_mib_per_second": Spread::of(&ours).json(),
-        "ratio_parser_to_tokenizer": Spread::of(&ours).median / Spread::of(&baseline).median,
-        "elements_seen_by_tokenizer": elements,
-        "outlinks_found_by_parser": links,
+    print_result(&Parser {
+        run: Run::named("parser"),
+        pages: Some(pages.len() as u64),
+        mib: Some(mib),
+        window_seconds: Some(window.as_secs_f64()),
+        runs: Some(ours.len() as u64),
+        order: Some("alternating, tokenizer first in even runs".to_string()),
+        spread_tokenizer: Some(Spread::max_over_min(&baseline)),
+        spread_parser: Some(Spread::max_over_min(&ours)),
+        ratio_spread: Some(Spread::max_over_min(&ratios)),
+        tokenizer_mib_per_second: Some(Spread::of(&baseline)),
+        parser_mib_per_second: Some(Spread::of(&ours)),
+        ratio_parser_to_tokenizer: Some(Spread::of(&ours).median / Spread::of(&baseline).median),
+        elements_seen_by_tokenizer: Some(elements as u64),
+        outlinks_found_by_parser: Some(links as u64),
+        tokenizer_runs: baseline,
+        parser_runs: ours,
+        ratio_runs: ratios,
     });
-    println!("{report:#}");
 }

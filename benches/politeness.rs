@@ -12,9 +12,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
-use common::quick;
+use common::{print_result, quick};
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::topology::CrawlerBuilder;
+use squall_bench_schema::Run;
+use squall_bench_schema::stages::Politeness;
 use squall_testsite::{Site, SiteSpec};
 
 /// When one fetch started and finished.
@@ -98,21 +100,20 @@ async fn main() {
         _ => (0.0, 0.0),
     };
     let ideal = by_host.len() as f64 / delay;
-    let report = serde_json::json!({
-        "benchmark": "politeness",
-        "hosts": by_host.len(),
-        "fetches": fetches.len(),
-        "delay_seconds": delay,
-        "overlapping_fetches": overlaps,
-        "smallest_gap_seconds": min_gap,
-        "ideal_pages_per_second": ideal,
-        "steady_pages_per_second": steady,
-        "steady_ratio_to_ideal": steady / ideal,
-        "overall_pages_per_second": overall,
-        "overall_ratio_to_ideal": overall / ideal,
-        "summary": summary.to_string(),
+    print_result(&Politeness {
+        run: Run::named("politeness"),
+        hosts: Some(by_host.len() as u64),
+        fetches: Some(fetches.len() as u64),
+        delay_seconds: Some(delay),
+        overlapping_fetches: Some(overlaps),
+        smallest_gap_seconds: Some(min_gap),
+        ideal_pages_per_second: Some(ideal),
+        steady_pages_per_second: Some(steady),
+        steady_ratio_to_ideal: Some(steady / ideal),
+        overall_pages_per_second: Some(overall),
+        overall_ratio_to_ideal: Some(overall / ideal),
+        summary: Some(summary.to_string()),
     });
-    println!("{report:#}");
     site.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

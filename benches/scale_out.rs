@@ -37,9 +37,12 @@ use chrono::{DateTime, Utc};
 use common::binary::{lines, queue_frontier_args, set_args, site_args};
 use common::process::{cpu_seconds, machine_jiffies};
 use common::{
-    Spread, crawl_binary, env_or, fresh_temp_dir, quick, spawn_crawler, start_closed_site,
+    Spread, crawl_binary, env_or, fresh_temp_dir, print_result, quick, spawn_crawler,
+    start_closed_site,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
+use squall_bench_schema::Run;
+use squall_bench_schema::scale_out::{ScaleCount, ScaleOut, ScaleRun};
 use squall_engine::client::Method;
 use squall_engine::client::{ConnectionSettings, EsClient};
 use squall_testsite::{Site, SiteSpec};
@@ -168,7 +171,7 @@ async fn run(
     order: usize,
     warmup: Duration,
     window: Duration,
-) -> (Value, f64) {
+) -> (ScaleRun, f64) {
     let id = format!("{}-{order}", std::process::id());
     let dir = fresh_temp_dir(&format!("squall-scale-out-{id}"));
     let limit = warmup + window + Duration::from_secs(240);
@@ -234,19 +237,19 @@ async fn run(
         cores(cpu_before.engine, cpu_after.engine),
         busy * 100.0
     );
-    let report = json!({
-        "processes": count,
-        "order": order,
-        "window_seconds": seconds,
-        "pages_in_window": after - before,
-        "pages_per_second": rate,
-        "ceiling_pages_per_second": ideal,
-        "fetches_per_process": per_process,
-        "crawler_cpu_cores": cores(cpu_before.crawlers, cpu_after.crawlers),
-        "engine_cpu_cores": (!nodes.is_empty()).then(|| cores(cpu_before.engine, cpu_after.engine)),
-        "machine_busy": busy,
-        "cross_process_overlaps": overlaps,
-    });
+    let report = ScaleRun {
+        processes: count as u64,
+        order: Some(order as u64),
+        window_seconds: Some(seconds),
+        pages_in_window: Some((after - before) as u64),
+        pages_per_second: Some(rate),
+        ceiling_pages_per_second: Some(ideal),
+        fetches_per_process: per_process.iter().map(|n| *n as u64).collect(),
+        crawler_cpu_cores: Some(cores(cpu_before.crawlers, cpu_after.crawlers)),
+        engine_cpu_cores: (!nodes.is_empty()).then(|| cores(cpu_before.engine, cpu_after.engine)),
+        machine_busy: Some(busy),
+        cross_process_overlaps: Some(overlaps as u64),
+    };
     delete_indices(&id).await;
     let _ = std::fs::remove_dir_all(&dir);
     (report, rate)
@@ -296,34 +299,37 @@ async fn main() {
         rates.entry(*count).or_default().push(rate);
     }
     let single = rates.get(&1).map(|r| Spread::of(r).median);
-    let summary: Vec<Value> = rates
+    let summary: Vec<ScaleCount> = rates
         .iter()
         .map(|(count, values)| {
             let spread = Spread::of(values);
-            json!({
-                "processes": count,
-                "pages_per_second": spread.json(),
-                "ratio_to_linear": single.filter(|s| *s > 0.0).map(|s| spread.median / (*count as f64 * s)),
-                "ceiling_pages_per_second": *count as f64 * MAX_QUEUES as f64 / DELAY,
-            })
+            ScaleCount {
+                processes: *count as u64,
+                pages_per_second: Some(spread),
+                ratio_to_linear: single
+                    .filter(|s| *s > 0.0)
+                    .map(|s| spread.median / (*count as f64 * s)),
+                ceiling_pages_per_second: Some(*count as f64 * MAX_QUEUES as f64 / DELAY),
+            }
         })
         .collect();
-    let report = json!({
-        "benchmark": "scale_out",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
-        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
-        "cluster_nodes": cluster_urls().split(',').count(),
-        "hosts": hosts,
-        "pages_per_host": pages,
-        "delay_seconds": DELAY,
-        "max_queues_per_process": MAX_QUEUES,
-        "runs": runs,
-        "warmup_seconds": warmup.as_secs_f64(),
-        "window_seconds": window.as_secs_f64(),
-        "settings": "crawl binary, --frontier opensearch --spout queue (urls 3 shards, queues 1 shard, 1 replica each), frontier.max.buckets=50, fetcher.server.delay=2, --es-timeout 10",
-        "counts": summary,
-        "crawls": crawls,
+    print_result(&ScaleOut {
+        run: Run::now("scale_out"),
+        cluster_nodes: Some(cluster_urls().split(',').count() as u64),
+        hosts: Some(hosts as u64),
+        pages_per_host: Some(pages as u64),
+        delay_seconds: Some(DELAY),
+        max_queues_per_process: Some(MAX_QUEUES as u64),
+        runs: Some(runs as u64),
+        warmup_seconds: Some(warmup.as_secs_f64()),
+        window_seconds: Some(window.as_secs_f64()),
+        settings: Some(
+            "crawl binary, --frontier opensearch --spout queue (urls 3 shards, queues 1 shard, \
+             1 replica each), frontier.max.buckets=50, fetcher.server.delay=2, --es-timeout 10"
+                .to_string(),
+        ),
+        counts: summary,
+        crawls,
     });
-    println!("{report:#}");
     site.shutdown().await;
 }

@@ -38,10 +38,12 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use common::binary::{queue_frontier_args, set_args, site_args};
 use common::{
-    Spread, crawl_binary, engine_client, engine_url, env_or, fresh_temp_dir, quick, spawn_crawler,
-    start_closed_site,
+    Spread, crawl_binary, engine_client, engine_url, env_or, fresh_temp_dir, print_result, quick,
+    spawn_crawler, start_closed_site,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
+use squall_bench_schema::Run;
+use squall_bench_schema::shared_crawl::{SharedCrawl, SharedProcess, SharedRun};
 use squall_engine::client::Method;
 use squall_engine::queue::QueueSpoutSettings;
 use squall_testsite::{Site, SiteSpec};
@@ -201,7 +203,7 @@ async fn run(
     run: usize,
     limit: Duration,
     grace: Duration,
-) -> (Value, Option<f64>, Option<f64>) {
+) -> (SharedRun, Option<f64>, Option<f64>) {
     let id = format!("{}-{run}", std::process::id());
     let urls_index = format!("bench-shared-urls-{id}");
     let queues_index = format!("bench-shared-queues-{id}");
@@ -313,8 +315,8 @@ async fn run(
     let ideal = HOSTS as f64 / DELAY;
     let total = fetches.len();
     let at = |t: Option<DateTime<Utc>>, start: Option<DateTime<Utc>>| match (t, start) {
-        (Some(t), Some(s)) => json!(seconds(t - s)),
-        _ => Value::Null,
+        (Some(t), Some(s)) => Some(seconds(t - s)),
+        _ => None,
     };
     let mut per_process = Vec::new();
     let mut shares = Vec::new();
@@ -334,20 +336,22 @@ async fn run(
             Some((t, code)) => (Some((t - process.started).as_secs_f64()), code),
             None => (None, None),
         };
-        per_process.push(json!({
-            "process": p,
-            "fetches": mine.len(),
-            "share": share,
-            "hosts": hosts.len(),
-            "host_names": hosts,
-            "first_fetch_seconds": at(mine.iter().map(|f| f.started).min(), first),
-            "last_fetch_seconds": at(mine.iter().map(|f| f.started).max(), first),
-            "stop": summary.as_ref().and_then(|s| s["stop_reason"].as_str().map(str::to_string)),
-            "summary_pages": summary.as_ref().and_then(|s| s["pages"].as_u64()),
-            "stopped_by_benchmark": process.interrupted,
-            "exit_code": exit_code,
-            "exited_seconds": exited_seconds,
-        }));
+        per_process.push(SharedProcess {
+            process: Some(p as u64),
+            fetches: Some(mine.len() as u64),
+            share: Some(share),
+            hosts: Some(hosts.len() as u64),
+            host_names: hosts.iter().map(|h| h.to_string()).collect(),
+            first_fetch_seconds: at(mine.iter().map(|f| f.started).min(), first),
+            last_fetch_seconds: at(mine.iter().map(|f| f.started).max(), first),
+            stop: summary
+                .as_ref()
+                .and_then(|s| s["stop_reason"].as_str().map(str::to_string)),
+            summary_pages: summary.as_ref().and_then(|s| s["pages"].as_u64()),
+            stopped_by_benchmark: Some(process.interrupted),
+            exit_code,
+            exited_seconds,
+        });
     }
     let hosts = check_hosts(&fetches);
     let mut logged: BTreeMap<&str, usize> = BTreeMap::new();
@@ -384,28 +388,29 @@ async fn run(
         twice.len()
     );
     let smallest_share = shares.iter().copied().min_by(f64::total_cmp);
-    let report = json!({
-        "run": run,
-        "fetches": total,
-        "unparsed_log_lines": unparsed,
-        "seconds": span,
-        "wall_seconds": wall,
-        "pages_per_second": rate,
-        "ratio_to_ideal": rate.map(|r| r / ideal),
-        "processes": per_process,
-        "overlapping_fetches": hosts.overlaps,
-        "cross_process_overlaps": hosts.cross_process_overlaps,
-        "handovers": hosts.handovers,
-        "hosts_fetched_by_several": hosts.hosts_fetched_by_several,
-        "smallest_gap_seconds": hosts.smallest_gap,
-        "smallest_cross_process_gap_seconds": hosts.smallest_cross_process_gap,
-        "site_requests": counts.values().sum::<usize>(),
-        "missing_urls": missing.len(),
-        "fetched_more_than_once": twice.len(),
-        "logged_more_than_once": logged_twice,
-        "unexpected_requests": unexpected.len(),
-        "problems": problems.iter().take(10).collect::<Vec<_>>(),
-    });
+    let count = |n: usize| Some(n as u64);
+    let report = SharedRun {
+        run: count(run),
+        fetches: count(total),
+        unparsed_log_lines: count(unparsed),
+        seconds: Some(span),
+        wall_seconds: Some(wall),
+        pages_per_second: rate,
+        ratio_to_ideal: rate.map(|r| r / ideal),
+        processes: per_process,
+        overlapping_fetches: count(hosts.overlaps),
+        cross_process_overlaps: count(hosts.cross_process_overlaps),
+        handovers: count(hosts.handovers),
+        hosts_fetched_by_several: count(hosts.hosts_fetched_by_several),
+        smallest_gap_seconds: hosts.smallest_gap,
+        smallest_cross_process_gap_seconds: hosts.smallest_cross_process_gap,
+        site_requests: count(counts.values().sum::<usize>()),
+        missing_urls: count(missing.len()),
+        fetched_more_than_once: count(twice.len()),
+        logged_more_than_once: count(logged_twice),
+        unexpected_requests: count(unexpected.len()),
+        problems: problems.into_iter().take(10).collect(),
+    };
 
     for index in [&urls_index, &queues_index, &workers_index] {
         delete_index(index).await;
@@ -448,25 +453,26 @@ async fn main() {
     }
     let ideal = HOSTS as f64 / DELAY;
     let rate = (!rates.is_empty()).then(|| Spread::of(&rates));
-    let report = json!({
-        "benchmark": "shared_crawl",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").unwrap_or_else(|_| "unknown".to_string()),
-        "date": Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
-        "processes": PROCESSES,
-        "hosts": HOSTS,
-        "pages_per_host": pages_per_host,
-        "site_urls": site_urls,
-        "delay_seconds": DELAY,
-        "ideal_pages_per_second": ideal,
-        "runs": runs,
-        "limit_seconds": limit.as_secs_f64(),
-        "grace_seconds": grace.as_secs_f64(),
-        "settings": "crawl binary, --frontier opensearch --spout queue (urls index 1 shard, queues index 1 shard, no replicas), --until-idle, defaults but fetcher.server.delay=0.1",
-        "crawls": crawls,
-        "pages_per_second": rate.map(|r| r.json()),
-        "ratio_to_ideal": rate.map(|r| r.median / ideal),
-        "smallest_share": smallest_share,
+    print_result(&SharedCrawl {
+        run: Run::now("shared_crawl"),
+        processes: Some(PROCESSES as u64),
+        hosts: Some(HOSTS as u64),
+        pages_per_host: Some(pages_per_host as u64),
+        site_urls: Some(site_urls as u64),
+        delay_seconds: Some(DELAY),
+        ideal_pages_per_second: Some(ideal),
+        runs: Some(runs as u64),
+        limit_seconds: Some(limit.as_secs_f64()),
+        grace_seconds: Some(grace.as_secs_f64()),
+        settings: Some(
+            "crawl binary, --frontier opensearch --spout queue (urls index 1 shard, queues index \
+             1 shard, no replicas), --until-idle, defaults but fetcher.server.delay=0.1"
+                .to_string(),
+        ),
+        crawls,
+        pages_per_second: rate,
+        ratio_to_ideal: rate.map(|r| r.median / ideal),
+        smallest_share,
     });
-    println!("{report:#}");
     site.shutdown().await;
 }

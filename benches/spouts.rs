@@ -47,13 +47,17 @@ use common::frontier_data::{
     EarliestDue, Generator, Targets, background, call, clone_index, create, delete, due_count,
     finish_load, load, names, shard_docs, skew, update_by_query,
 };
-use common::{Spread, engine_client, env_or, quick};
-use serde_json::{Value, json};
+use common::{Spread, engine_client, env_or, print_result, quick};
+use serde_json::json;
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use squall_bench_schema::Run;
+use squall_bench_schema::spouts::{
+    QueryBudget, RunOrder, Runner, ShardCounts, ShardSkew, SpoutResult, SpoutSize, Spouts,
+};
 use squall_engine::client::Method;
 use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
@@ -454,12 +458,8 @@ fn hosts_per_thousand(keys: &[String]) -> Option<f64> {
     Some(chunks.iter().sum::<usize>() as f64 / chunks.len() as f64)
 }
 
-fn spread_json(values: &[f64]) -> Value {
-    if values.is_empty() {
-        Value::Null
-    } else {
-        Spread::of(values).json()
-    }
+fn spread(values: &[f64]) -> Option<Spread> {
+    (!values.is_empty()).then(|| Spread::of(values))
 }
 
 /// Each spout's figures over its trials: URLs/s, query latency, first URL, host spread, and the
@@ -469,7 +469,7 @@ fn summarize(
     trials: &[(Kind, Trial)],
     new_hosts: &[(Kind, Option<Duration>)],
     window: Duration,
-) -> Vec<Value> {
+) -> Vec<SpoutResult> {
     let mut spouts = Vec::new();
     for &kind in kinds {
         let mine: Vec<&Trial> = trials
@@ -504,21 +504,21 @@ fn summarize(
             .filter_map(|(_, d)| d.map(|d| d.as_secs_f64()))
             .collect();
         let trials_new = new_hosts.iter().filter(|(k, _)| *k == kind).count();
-        spouts.push(json!({
-            "spout": kind.name(),
-            "label": kind.label(),
-            "equal_budget": kind.equal_budget(),
-            "queues_held": kind.queues(),
-            "urls_per_second": spread_json(&rates),
-            "query_ms_p50": spread_json(&p50),
-            "query_ms_p99": spread_json(&p99),
-            "first_url_seconds": spread_json(&first),
-            "hosts_per_1000_urls": spread_json(&spread_hosts),
-            "new_host_seconds": spread_json(&delays),
-            "new_host_missed": trials_new - delays.len(),
-            "new_host_trials": trials_new,
-            "queries": queries,
-        }));
+        spouts.push(SpoutResult {
+            spout: kind.name().to_string(),
+            label: Some(kind.label()),
+            equal_budget: Some(kind.equal_budget()),
+            queues_held: kind.queues().map(|n| n as u64),
+            urls_per_second: spread(&rates),
+            query_ms_p50: spread(&p50),
+            query_ms_p99: spread(&p99),
+            first_url_seconds: spread(&first),
+            hosts_per_1000_urls: spread(&spread_hosts),
+            new_host_seconds: spread(&delays),
+            new_host_missed: Some((trials_new - delays.len()) as u64),
+            new_host_trials: Some(trials_new as u64),
+            queries: Some(queries as u64),
+        });
     }
     spouts
 }
@@ -594,7 +594,7 @@ async fn all_due_phase(
     shards: u32,
     orders: &[Vec<Kind>],
     window: Duration,
-) -> Value {
+) -> SpoutSize {
     let run = std::process::id();
     let indices = Indices {
         status: format!("bench-alldue-status-{run}"),
@@ -632,8 +632,15 @@ async fn all_due_phase(
         &names.iter().map(String::as_str).collect::<Vec<_>>(),
     )
     .await;
-    json!({ "urls": size, "hosts": hosts, "due_urls": due_urls, "load_seconds": load_seconds,
-        "spouts": spouts })
+    SpoutSize {
+        urls: size,
+        hosts: Some(hosts),
+        hosts_present: None,
+        due_urls: Some(due_urls),
+        load_seconds: Some(load_seconds),
+        shards: None,
+        spouts,
+    }
 }
 
 /// One window of every spout in each run's order, leases given back between them.
@@ -758,18 +765,22 @@ async fn main() {
         }
 
         let spouts = summarize(&kinds, &trials, &new_hosts, window);
-        results.push(json!({
-            "urls": size,
-            "hosts": hosts,
-            "hosts_present": earliest.len(),
-            "due_urls": due_urls,
-            "load_seconds": load_seconds,
-            "shards": {
-                "status_routed": { "docs": status_docs, "skew": skew(&status_docs) },
-                "urls": { "docs": urls_docs, "skew": skew(&urls_docs) },
-            },
-            "spouts": spouts,
-        }));
+        let shard_skew = |docs: Vec<u64>| ShardSkew {
+            skew: Some(skew(&docs)),
+            docs,
+        };
+        results.push(SpoutSize {
+            urls: size,
+            hosts: Some(hosts),
+            hosts_present: Some(earliest.len() as u64),
+            due_urls: Some(due_urls),
+            load_seconds: Some(load_seconds),
+            shards: Some(ShardCounts {
+                status_routed: Some(shard_skew(status_docs)),
+                urls: Some(shard_skew(urls_docs)),
+            }),
+            spouts,
+        });
         // The next size grows this frontier; what is due again comes from the newly loaded URLs.
     }
     if env_or("KEEP_BACKGROUND", 0) == 1 {
@@ -787,28 +798,40 @@ async fn main() {
     .await;
     let all_due_size: u64 = env_or("ALL_DUE", largest);
     let all_due = if all_due_size > 0 {
-        all_due_phase(&client, all_due_size, hosts, shards, &orders, window).await
+        Some(all_due_phase(&client, all_due_size, hosts, shards, &orders, window).await)
     } else {
-        Value::Null
+        None
     };
-    println!(
-        "{:#}",
-        json!({
-            "benchmark": "spouts",
-            "window_seconds": window.as_secs_f64(),
-            "runs": runs,
-            "order": {
-                "scheme": "ABBA: pair p of runs uses the spouts rotated by p places, first run in that order, second reversed",
-                "balanced": balanced,
-                "runs": orders.iter().map(|o| o.iter().map(|k| k.name()).collect::<Vec<_>>()).collect::<Vec<_>>(),
-            },
-            "shards": shards,
-            "runner": { "min_delay_ms": env_or::<u64>("MIN_DELAY_MS", 0), "max_pending": 2000, "purgatory_seconds": 30 },
-            "query_budget": { "hosts_per_query": HOSTS_PER_QUERY, "urls_per_host": URLS_PER_HOST,
-                "queues_held": HOSTS_PER_QUERY, "claims_per_query": HOSTS_PER_QUERY,
-                "extra_queues_held": queues_held() },
-            "sizes": results,
-            "all_due": all_due,
-        })
-    );
+    print_result(&Spouts {
+        run: Run::named("spouts"),
+        window_seconds: Some(window.as_secs_f64()),
+        runs: Some(runs as u64),
+        order: Some(RunOrder {
+            scheme: Some(
+                "ABBA: pair p of runs uses the spouts rotated by p places, first run in that \
+                 order, second reversed"
+                    .to_string(),
+            ),
+            balanced: Some(balanced),
+            runs: orders
+                .iter()
+                .map(|o| o.iter().map(|k| k.name().to_string()).collect())
+                .collect(),
+        }),
+        shards: Some(u64::from(shards)),
+        runner: Some(Runner {
+            min_delay_ms: Some(env_or::<u64>("MIN_DELAY_MS", 0) as f64),
+            max_pending: Some(2000),
+            purgatory_seconds: Some(30.0),
+        }),
+        query_budget: Some(QueryBudget {
+            hosts_per_query: Some(HOSTS_PER_QUERY as u64),
+            urls_per_host: Some(URLS_PER_HOST as u64),
+            queues_held: Some(HOSTS_PER_QUERY as u64),
+            claims_per_query: Some(HOSTS_PER_QUERY as u64),
+            extra_queues_held: Some(queues_held() as u64),
+        }),
+        sizes: results,
+        all_due,
+    });
 }

@@ -27,11 +27,12 @@ mod paths;
 
 use std::time::Duration;
 
-use common::{Spread, engine_url, env_or, quick};
-use serde_json::json;
+use common::{Spread, engine_url, env_or, print_result, quick};
 use squall::config::{ConfigBuilder, CrawlConfig};
 use squall::frontier::{QueueReport, StatusWrite};
 use squall::model::{CrawlUrl, Status};
+use squall_bench_schema::Run;
+use squall_bench_schema::urlfrontier::{Frontier, PathRun, UrlFrontier};
 
 /// A frontier the benchmark runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +163,7 @@ struct Plan {
     runs: usize,
 }
 
-async fn frontier_figures(kind: Kind, plan: &Plan) -> anyhow::Result<serde_json::Value> {
+async fn frontier_figures(kind: Kind, plan: &Plan) -> anyhow::Result<Frontier> {
     let (mut local, mut remote, mut order) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..plan.runs {
         // Mirrored: in process first on even runs, the API first on odd ones.
@@ -175,7 +176,11 @@ async fn frontier_figures(kind: Kind, plan: &Plan) -> anyhow::Result<serde_json:
             let rate = measure(kind, api, run, plan).await?;
             let name = if api { "api" } else { "in_process" };
             eprintln!("{} run {run}: {name} {rate:.0} URLs/s", kind.name());
-            order.push(json!({ "run": run, "path": name, "urls_per_s": rate }));
+            order.push(PathRun {
+                run: run as u64,
+                path: name.to_string(),
+                urls_per_s: rate,
+            });
             if api {
                 remote.push(rate)
             } else {
@@ -184,13 +189,13 @@ async fn frontier_figures(kind: Kind, plan: &Plan) -> anyhow::Result<serde_json:
         }
     }
     let (local_spread, remote_spread) = (Spread::of(&local), Spread::of(&remote));
-    Ok(json!({
-        "frontier": kind.name(),
-        "in_process": local_spread.json(),
-        "api": remote_spread.json(),
-        "ratio_api_to_in_process": remote_spread.median / local_spread.median,
-        "runs": order,
-    }))
+    Ok(Frontier {
+        frontier: kind.name().to_string(),
+        in_process: Some(local_spread),
+        api: Some(remote_spread),
+        ratio_api_to_in_process: Some(remote_spread.median / local_spread.median),
+        runs: order,
+    })
 }
 
 #[tokio::main]
@@ -206,18 +211,15 @@ async fn main() -> anyhow::Result<()> {
     for kind in [Kind::Embedded, Kind::Queue] {
         frontiers.push(frontier_figures(kind, &plan).await?);
     }
-    let out = json!({
-        "benchmark": "urlfrontier",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
-        "date": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "urls": plan.urls,
-        "hosts": plan.hosts,
-        "clients": plan.clients,
-        "batch": paths::BATCH,
-        "runs": plan.runs,
-        "engine": engine_url(),
-        "frontiers": frontiers,
+    print_result(&UrlFrontier {
+        run: Run::now("urlfrontier"),
+        urls: Some(plan.urls as u64),
+        hosts: Some(plan.hosts as u64),
+        clients: Some(plan.clients as u64),
+        batch: Some(paths::BATCH as u64),
+        runs: Some(plan.runs as u64),
+        engine: Some(engine_url()),
+        frontiers,
     });
-    println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }

@@ -27,9 +27,10 @@ mod common;
 mod reference;
 
 use common::urlfrontier_load as load;
-use common::{Spread, engine_url, env_or, quick};
-use serde_json::json;
+use common::{Spread, engine_url, env_or, print_result, quick};
 use squall::config::ConfigBuilder;
+use squall_bench_schema::Run;
+use squall_bench_schema::urlfrontier::{Latency, ServerRatios, ServerRuns, UrlFrontierServers};
 use squall_urlfrontier::proto::QueueDelayParams;
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 
@@ -161,16 +162,21 @@ struct Figures {
     put_calls: Vec<f64>,
 }
 
-fn summary(server: Server, figures: &Figures) -> serde_json::Value {
-    let q = |values: &[f64]| json!({ "p50_ms": load::quantile(values, 0.5), "p99_ms": load::quantile(values, 0.99) });
-    json!({
-        "server": server.name(),
-        "put_urls_per_s": Spread::of(&figures.put).json(),
-        "cycle_urls_per_s": Spread::of(&figures.cycle).json(),
-        "put_new_call": q(&figures.put_calls),
-        "cycle_get_call": q(&figures.calls.get),
-        "cycle_put_call": q(&figures.calls.put),
-    })
+fn summary(server: Server, figures: &Figures) -> ServerRuns {
+    let q = |values: &[f64]| {
+        Some(Latency {
+            p50_ms: load::quantile(values, 0.5),
+            p99_ms: load::quantile(values, 0.99),
+        })
+    };
+    ServerRuns {
+        server: server.name().to_string(),
+        put_urls_per_s: Some(Spread::of(&figures.put)),
+        cycle_urls_per_s: Some(Spread::of(&figures.cycle)),
+        put_new_call: q(&figures.put_calls),
+        cycle_get_call: q(&figures.calls.get),
+        cycle_put_call: q(&figures.calls.put),
+    }
 }
 
 /// What the reference's jars were built from, as `URLFRONTIER_REFERENCE_SOURCE` says (for the
@@ -219,7 +225,7 @@ async fn main() -> anyhow::Result<()> {
             f.calls.put.extend(cycle.calls.put);
         }
     }
-    let candidates: Vec<serde_json::Value> = servers
+    let candidates: Vec<ServerRuns> = servers
         .iter()
         .zip(&figures)
         .map(|(s, f)| summary(*s, f))
@@ -228,26 +234,23 @@ async fn main() -> anyhow::Result<()> {
     let ratios = reference.map(|r| {
         let median = |values: &[f64]| Spread::of(values).median;
         let (put, cycle) = (median(&figures[r].put), median(&figures[r].cycle));
-        json!({
-            "embedded_put_to_reference": median(&figures[0].put) / put,
-            "embedded_cycle_to_reference": median(&figures[0].cycle) / cycle,
-            "queue_put_to_reference": median(&figures[1].put) / put,
-            "queue_cycle_to_reference": median(&figures[1].cycle) / cycle,
-        })
+        ServerRatios {
+            embedded_put_to_reference: median(&figures[0].put) / put,
+            embedded_cycle_to_reference: median(&figures[0].cycle) / cycle,
+            queue_put_to_reference: median(&figures[1].put) / put,
+            queue_cycle_to_reference: median(&figures[1].cycle) / cycle,
+        }
     });
-    let out = json!({
-        "benchmark": "urlfrontier_servers",
-        "commit": std::env::var("SQUALL_BENCH_COMMIT").ok(),
-        "date": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "urls": plan.urls,
-        "hosts": plan.hosts,
-        "clients": plan.clients,
-        "runs": plan.runs,
-        "reference_left_out": skipped,
-        "reference_source": reference_source(&skipped),
-        "servers": candidates,
-        "ratios": ratios,
+    print_result(&UrlFrontierServers {
+        run: Run::now("urlfrontier_servers"),
+        urls: Some(plan.urls as u64),
+        hosts: Some(plan.hosts as u64),
+        clients: Some(plan.clients as u64),
+        runs: Some(plan.runs as u64),
+        reference_source: reference_source(&skipped),
+        reference_left_out: skipped,
+        servers: candidates,
+        ratios,
     });
-    println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }

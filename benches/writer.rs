@@ -15,9 +15,11 @@ use std::time::Instant;
 
 use chrono::Utc;
 use common::frontier_data::{Generator, call, delete};
-use common::{Spread, engine_client, engine_url, env_or, quick, runs};
+use common::{Spread, engine_client, engine_url, env_or, print_result, quick, runs};
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite};
+use squall_bench_schema::Run;
+use squall_bench_schema::stages::Writer;
 use squall_engine::client::Method;
 use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::status_index::schema::{
@@ -120,15 +122,12 @@ async fn main() {
     }
     delete(&client, &[&index]).await;
     let (writer, bulk) = (Spread::of(&writer), Spread::of(&bulk));
-    println!(
-        "{:#}",
-        json!({
-            "benchmark": "writer",
-            "documents": documents,
-            "batch": batch,
-            "writer_docs_per_second": writer.json(),
-            "bulk_docs_per_second": bulk.json(),
-            "ratio_writer_to_bulk": writer.median / bulk.median,
-        })
-    );
+    print_result(&Writer {
+        run: Run::named("writer"),
+        documents: Some(documents),
+        batch: Some(batch as u64),
+        writer_docs_per_second: Some(writer),
+        bulk_docs_per_second: Some(bulk),
+        ratio_writer_to_bulk: Some(writer.median / bulk.median),
+    });
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use squall::protocol::{HttpClient, HttpSettings, Protocol};
+use squall_bench_schema::browser::WindowRun;
 use squall_browser::{BrowserProtocol, BrowserSettings};
 
 use crate::common::crawler::config;
@@ -69,15 +69,15 @@ impl BrowserRun {
         self.memory.peak_bytes as f64 / (1024.0 * 1024.0)
     }
 
-    /// As JSON.
-    pub fn json(&self) -> Value {
-        let mut value = self.window.json();
-        value["tabs"] = json!(self.tabs);
-        value["order"] = json!(self.order);
-        value["peak_memory_mib"] = json!(self.peak_mib());
-        value["memory_samples"] = json!(self.memory.samples);
-        value["restarts"] = json!(self.memory.restarts());
-        value
+    /// As the result file records it.
+    pub fn record(&self) -> WindowRun {
+        WindowRun {
+            tabs: Some(self.tabs as u64),
+            peak_memory_mib: Some(self.peak_mib()),
+            memory_samples: Some(self.memory.samples as u64),
+            restarts: Some(self.memory.restarts() as u64),
+            ..self.window.record(self.order)
+        }
     }
 }
 

@@ -2,8 +2,6 @@
 //! client side; the site's and the memory sampler's threads apart), the browser's process tree,
 //! and the machine as a whole.
 
-use serde_json::{Value, json};
-
 use crate::common::process::{cpu_seconds, machine_jiffies, thread_cpu_seconds, tree_cpu_seconds};
 use crate::memory::SAMPLER_THREAD;
 use crate::site::SITE_THREADS;
@@ -68,18 +66,4 @@ pub struct CpuUse {
     pub machine_busy: f64,
     /// Busy cores not accounted for above: other programs on the machine.
     pub other_cores: f64,
-}
-
-impl CpuUse {
-    /// As JSON.
-    pub fn json(&self) -> Value {
-        json!({
-            "driver_cpu_cores": self.driver_cores,
-            "site_cpu_cores": self.site_cores,
-            "sampler_cpu_cores": self.sampler_cores,
-            "browser_cpu_cores": self.browser_cores,
-            "machine_busy": self.machine_busy,
-            "other_cpu_cores": self.other_cores,
-        })
-    }
 }

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use squall::message::FetchOutcome;
 use squall::model::Metadata;
 use squall::protocol::Protocol;
+use squall_bench_schema::browser::WindowRun;
 
 use crate::cpu::{CpuReading, CpuUse};
 use crate::site::Post;
@@ -69,23 +69,30 @@ impl Window {
         self.good as f64 / self.seconds
     }
 
-    /// As JSON.
-    pub fn json(&self) -> Value {
-        let mut value = json!({
-            "window_seconds": self.seconds,
-            "pages_per_second": self.pages_per_second(),
-            "pages": self.good,
-            "misses": self.misses,
-            "failures": self.failures,
-            "with_post_text": self.with_text,
-            "latency_p50_ms": self.latency_ms.0,
-            "latency_p95_ms": self.latency_ms.1,
-            "drain_seconds": self.drain_seconds,
-        });
-        if let (Some(object), Value::Object(cpu)) = (value.as_object_mut(), self.cpu.json()) {
-            object.extend(cpu);
+    /// As the result file records it, with its place in the benchmark's `order`.
+    pub fn record(&self, order: usize) -> WindowRun {
+        WindowRun {
+            order: order as u64,
+            tabs: None,
+            window_seconds: self.seconds,
+            pages_per_second: self.pages_per_second(),
+            pages: self.good as u64,
+            misses: self.misses as u64,
+            failures: self.failures as u64,
+            with_post_text: self.with_text as u64,
+            latency_p50_ms: self.latency_ms.0,
+            latency_p95_ms: self.latency_ms.1,
+            drain_seconds: self.drain_seconds,
+            driver_cpu_cores: self.cpu.driver_cores,
+            site_cpu_cores: self.cpu.site_cores,
+            sampler_cpu_cores: self.cpu.sampler_cores,
+            browser_cpu_cores: self.cpu.browser_cores,
+            machine_busy: self.cpu.machine_busy,
+            other_cpu_cores: self.cpu.other_cores,
+            peak_memory_mib: None,
+            memory_samples: None,
+            restarts: None,
         }
-        value
     }
 }
 

@@ -14,6 +14,15 @@ pub fn runs() -> usize {
         .unwrap_or(5)
 }
 
+/// Prints a benchmark's result, the JSON `scripts/bench` stores and the report reads (typed in
+/// `squall-bench-schema`).
+pub fn print_result<T: serde::Serialize>(result: &T) {
+    match serde_json::to_string_pretty(result) {
+        Ok(text) => println!("{text}"),
+        Err(error) => panic!("the result does not serialize: {error}"),
+    }
+}
+
 /// Whether to run a small version (`SQUALL_BENCH_QUICK=1`), for smoke tests.
 pub fn quick() -> bool {
     std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")

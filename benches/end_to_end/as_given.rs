@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use squall_bench_schema::end_to_end::{GivenRun, Requests};
 use squall_engine::client::Method;
 use squall_testsite::Site;
 
@@ -163,23 +163,8 @@ fn prepare_files(setup: Setup, site: &Site, dir: &Path, id: &str) -> PathBuf {
     project
 }
 
-/// What one crawl to the end did.
-#[derive(Debug, Clone)]
-pub struct WholeRun {
-    /// Its setup's name.
-    pub setup: &'static str,
-    /// The per-host delay.
-    pub delay: f64,
-    /// Pages/s between the site's 10th and 90th percentile of requests.
-    pub steady_pages_per_second: f64,
-    /// From the first page request to the last, when every page was requested.
-    pub whole_site_seconds: Option<f64>,
-    /// Everything else, for the JSON.
-    pub details: Value,
-}
-
 /// Crawls `site` with `setup` at `delay` until the crawler says it is idle (or `limit` passed).
-pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: usize) -> WholeRun {
+pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: usize) -> GivenRun {
     let id = format!("{}-{order}", std::process::id());
     let dir = fresh_temp_dir(&format!("squall-asgiven-{id}"));
     let cwd = if setup.files() {
@@ -211,49 +196,46 @@ pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: 
     } else {
         None
     };
-    let judged = judge(site);
-    let pages = judged["pages"].as_f64().unwrap_or(0.0);
+    let requests = judge(site);
+    let pages = requests.pages as f64;
     let engine = match (&engine_before, &engine_after) {
-        (Some(before), Some(after)) => after.per_page(before, pages),
-        _ => Value::Null,
+        (Some(before), Some(after)) => Some(after.per_page(before, pages)),
+        _ => None,
     };
-    let expected = site.expected().reachable_in_scope_urls().len();
-    let whole = judged["span_seconds"]
-        .as_f64()
-        .filter(|_| judged["distinct"].as_u64() == Some(expected as u64));
-    let details = json!({
-        "setup": setup.name(),
-        "delay_seconds": delay,
-        "order": order,
-        "run_seconds": seconds,
-        "site_urls": expected,
-        "crawler_cpu_ms_per_page": if pages > 0.0 { cpu * 1000.0 / pages } else { 0.0 },
-        "engine_cpu_ms_per_page": engine["cpu_ms_per_page"],
-        "engine": engine,
-        "peak_rss_mib": peak as f64 / (1024.0 * 1024.0),
-        "requests": judged,
-    });
-    let run = WholeRun {
-        setup: setup.name(),
-        delay,
-        steady_pages_per_second: judged["steady_pages_per_second"].as_f64().unwrap_or(0.0),
-        whole_site_seconds: whole,
-        details,
+    let expected = site.expected().reachable_in_scope_urls().len() as u64;
+    let run = GivenRun {
+        setup: setup.name().to_string(),
+        delay_seconds: delay,
+        order: order as u64,
+        run_seconds: seconds,
+        site_urls: expected,
+        whole_site_seconds: requests
+            .span_seconds
+            .filter(|_| requests.distinct == expected),
+        crawler_cpu_ms_per_page: if pages > 0.0 {
+            cpu * 1000.0 / pages
+        } else {
+            0.0
+        },
+        engine_cpu_ms_per_page: engine.as_ref().and_then(|e| e.cpu_ms_per_page),
+        engine,
+        peak_rss_mib: peak as f64 / (1024.0 * 1024.0),
+        requests,
     };
     eprintln!(
         "  {} at {delay} s: {:.0} pages/s steady, whole site {}, {:.2} ms crawler CPU/page, engine {}, {:.0} MiB; smallest gap {} s, {} URLs twice",
         run.setup,
-        run.steady_pages_per_second,
-        whole.map_or("not done".to_string(), |s| format!("{s:.0} s")),
-        run.details["crawler_cpu_ms_per_page"]
-            .as_f64()
-            .unwrap_or(0.0),
-        run.details["engine_cpu_ms_per_page"]
-            .as_f64()
+        run.requests.steady_pages_per_second,
+        run.whole_site_seconds
+            .map_or("not done".to_string(), |s| format!("{s:.0} s")),
+        run.crawler_cpu_ms_per_page,
+        run.engine_cpu_ms_per_page
             .map_or("–".to_string(), |m| format!("{m:.2} ms/page")),
-        run.details["peak_rss_mib"].as_f64().unwrap_or(0.0),
-        judged["smallest_gap_seconds"],
-        judged["fetched_twice"],
+        run.peak_rss_mib,
+        run.requests
+            .smallest_gap_seconds
+            .map_or("–".to_string(), |g| format!("{g}")),
+        run.requests.fetched_twice,
     );
     if setup.uses_engine() {
         delete_indices(&id).await;
@@ -306,7 +288,7 @@ async fn follow(child: &mut Child) -> (f64, u64, f64) {
 /// What the site's request log says of the crawl: pages requested, distinct URLs, URLs requested
 /// more than once, the smallest gap between two requests to one host, the whole span, and pages/s
 /// between the 10th and the 90th percentile of the requests.
-fn judge(site: &Site) -> Value {
+fn judge(site: &Site) -> Requests {
     let mut requests: Vec<_> = site
         .requests()
         .into_iter()
@@ -333,14 +315,14 @@ fn judge(site: &Site) -> Value {
     } else {
         (0.0, None)
     };
-    json!({
-        "pages": n,
-        "distinct": counts.len(),
-        "fetched_twice": counts.values().filter(|c| **c > 1).count(),
-        "smallest_gap_seconds": smallest_gap,
-        "span_seconds": whole,
-        "steady_pages_per_second": steady,
-    })
+    Requests {
+        pages: n as u64,
+        distinct: counts.len() as u64,
+        fetched_twice: counts.values().filter(|c| **c > 1).count() as u64,
+        smallest_gap_seconds: smallest_gap,
+        span_seconds: whole,
+        steady_pages_per_second: steady,
+    }
 }
 
 /// Deletes the indices of run `id` (its queues index's helper included), and the archetype's.

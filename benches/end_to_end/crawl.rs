@@ -4,7 +4,7 @@
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use squall_bench_schema::end_to_end::{CrawlRun, EngineWork};
 use squall_engine::client::Method;
 use squall_testsite::{Site, SiteSpec};
 
@@ -54,44 +54,6 @@ impl FrontierChoice {
             FrontierChoice::Queue => "queue",
             FrontierChoice::Aggregation => "aggregation",
         }
-    }
-}
-
-/// The figures of one crawl.
-#[derive(Debug, Clone)]
-pub struct Run {
-    /// Which frontier.
-    pub frontier: &'static str,
-    /// Its place in the benchmark's order.
-    pub order: usize,
-    /// Fetches completed in the window, per second.
-    pub pages_per_second: f64,
-    /// Status documents written in the window, per second.
-    pub status_writes_per_second: f64,
-    /// The crawler's CPU time in the window over the pages fetched in it.
-    pub cpu_ms_per_page: f64,
-    /// The crawler's largest resident set up to the end of the window.
-    pub peak_rss_mib: f64,
-    /// The stage that limits the rate, by the rules of [`limiting_stage`].
-    pub limit: String,
-    /// The engine's CPU time in the window over the pages fetched in it (frontiers in the engine).
-    pub engine_cpu_ms_per_page: Option<f64>,
-    /// Everything read, for the JSON.
-    details: Value,
-}
-
-impl Run {
-    /// As JSON.
-    pub fn json(&self) -> Value {
-        let mut value = self.details.clone();
-        value["frontier"] = json!(self.frontier);
-        value["order"] = json!(self.order);
-        value["pages_per_second"] = json!(self.pages_per_second);
-        value["status_writes_per_second"] = json!(self.status_writes_per_second);
-        value["cpu_ms_per_page"] = json!(self.cpu_ms_per_page);
-        value["peak_rss_mib"] = json!(self.peak_rss_mib);
-        value["limiting_stage"] = json!(self.limit);
-        value
     }
 }
 
@@ -183,7 +145,7 @@ pub async fn run(
     budget: &Budget,
     order: usize,
     background: Option<&Targets>,
-) -> Run {
+) -> CrawlRun {
     let id = format!("{}-{order}", std::process::id());
     if let Some(background) = background {
         copy_background(frontier, background, &id).await;
@@ -261,35 +223,13 @@ pub async fn run(
     let other_cores = (machine_busy * cores - cpu / seconds - site_cores).max(0.0);
     let per_second = |name: &str| after.since(&before, name) / seconds;
     let engine = match (&engine_before, &engine_after) {
-        (Some(before), Some(after)) => after.per_page(before, pages),
-        _ => Value::Null,
+        (Some(before), Some(after)) => Some(after.per_page(before, pages)),
+        _ => None,
     };
-    let details = json!({
-        "engine": engine,
-        "window_seconds": seconds,
-        "pages_in_window": pages,
-        "pages_before_window": before.get("squall_fetch_total"),
-        "crawler_cpu_cores": cpu / seconds,
-        "machine_busy": machine_busy,
-        "site_cpu_cores": site_cores,
-        "other_cpu_cores": other_cores,
-        "fetch_seconds_per_second": per_second("squall_fetch_seconds_sum"),
-        "parse_seconds_per_second": per_second("squall_parse_seconds_sum"),
-        "status_store_seconds_per_second": per_second("squall_status_store_seconds_sum"),
-        "spout_query_seconds_per_second": per_second("squall_spout_query_seconds_sum"),
-        "spout_queries_per_second": per_second("squall_spout_query_seconds_count"),
-        "spout_in_flight": after.get("squall_spout_in_flight"),
-        "spout_max_pending": 4 * budget.hosts,
-        "fetcher_queues": after.get("squall_fetcher_queues"),
-        "fetcher_queued": after.get("squall_fetcher_queued"),
-        "fetcher_active": after.get("squall_fetcher_active"),
-        "status_write_failures": after.get("squall_status_write_failures_total"),
-    });
-    let rate = pages / seconds;
-    let run = Run {
-        frontier: frontier.name(),
-        order,
-        pages_per_second: rate,
+    let mut run = CrawlRun {
+        frontier: frontier.name().to_string(),
+        order: order as u64,
+        pages_per_second: pages / seconds,
         status_writes_per_second: per_second("squall_status_writes_total"),
         cpu_ms_per_page: if pages > 0.0 {
             cpu * 1000.0 / pages
@@ -297,10 +237,28 @@ pub async fn run(
             0.0
         },
         peak_rss_mib: peak as f64 / (1024.0 * 1024.0),
-        limit: limiting_stage(rate, budget, &details),
-        engine_cpu_ms_per_page: details["engine"]["cpu_ms_per_page"].as_f64(),
-        details,
+        limiting_stage: String::new(),
+        engine,
+        window_seconds: seconds,
+        pages_in_window: pages,
+        pages_before_window: before.get("squall_fetch_total"),
+        crawler_cpu_cores: cpu / seconds,
+        machine_busy,
+        site_cpu_cores: site_cores,
+        other_cpu_cores: other_cores,
+        fetch_seconds_per_second: per_second("squall_fetch_seconds_sum"),
+        parse_seconds_per_second: per_second("squall_parse_seconds_sum"),
+        status_store_seconds_per_second: per_second("squall_status_store_seconds_sum"),
+        spout_query_seconds_per_second: per_second("squall_spout_query_seconds_sum"),
+        spout_queries_per_second: per_second("squall_spout_query_seconds_count"),
+        spout_in_flight: after.get("squall_spout_in_flight"),
+        spout_max_pending: 4 * budget.hosts as u64,
+        fetcher_queues: after.get("squall_fetcher_queues"),
+        fetcher_queued: after.get("squall_fetcher_queued"),
+        fetcher_active: after.get("squall_fetcher_active"),
+        status_write_failures: after.get("squall_status_write_failures_total"),
     };
+    run.limiting_stage = limiting_stage(budget, &run);
     eprintln!(
         "  {} frontier: {:.0} pages/s, {:.0} status writes/s, {:.2} ms CPU/page, {:.0} MiB peak RSS, crawler {:.2} cores, machine {:.0}% busy; limit: {}",
         run.frontier,
@@ -310,12 +268,13 @@ pub async fn run(
         run.peak_rss_mib,
         cpu / seconds,
         machine_busy * 100.0,
-        run.limit
+        run.limiting_stage
     );
-    if let Some(ms) = run.engine_cpu_ms_per_page {
+    if let Some(engine) = &run.engine {
         eprintln!(
-            "    engine: {ms:.2} ms CPU/page; {}",
-            engine_line(&run.details["engine"])
+            "    engine: {:.2} ms CPU/page; {}",
+            engine.cpu_ms_per_page.unwrap_or(0.0),
+            engine_line(engine)
         );
     }
     if uses_engine {
@@ -335,17 +294,16 @@ pub async fn run(
 /// the engine of the queue frontier); the spout's pending limit when the URLs in flight reached it; the frontier when the
 /// fetcher held fewer queues than 90 % of the hosts (the spout did not hand out enough hosts);
 /// else the fetcher's queues, each waiting its delay.
-pub fn limiting_stage(rate: f64, budget: &Budget, details: &Value) -> String {
-    let number = |name: &str| details[name].as_f64().unwrap_or(0.0);
+pub fn limiting_stage(budget: &Budget, run: &CrawlRun) -> String {
     let politeness = budget.hosts as f64 / budget.delay;
-    if rate >= 0.9 * politeness {
+    if run.pages_per_second >= 0.9 * politeness {
         return "politeness (the rate is within 10 % of hosts / delay)".to_string();
     }
-    if number("machine_busy") >= 0.95 {
+    if run.machine_busy >= 0.95 {
         let (crawler, site, other) = (
-            number("crawler_cpu_cores"),
-            number("site_cpu_cores"),
-            number("other_cpu_cores"),
+            run.crawler_cpu_cores,
+            run.site_cpu_cores,
+            run.other_cpu_cores,
         );
         let user = if other > crawler.max(site) {
             "the engine (and anything else running)"
@@ -357,17 +315,16 @@ pub fn limiting_stage(rate: f64, budget: &Budget, details: &Value) -> String {
         return format!(
             "CPU, mostly {user}: the machine was {:.0} % busy; crawler {crawler:.2} cores, site \
              {site:.2}, the rest {other:.2}",
-            number("machine_busy") * 100.0
+            run.machine_busy * 100.0
         );
     }
-    if number("spout_in_flight") >= 0.95 * number("spout_max_pending") {
+    if run.spout_in_flight >= 0.95 * run.spout_max_pending as f64 {
         return "the spout's pending limit (topology.max.spout.pending)".to_string();
     }
-    if number("fetcher_queues") < 0.9 * budget.hosts as f64 {
+    if run.fetcher_queues < 0.9 * budget.hosts as f64 {
         return format!(
             "the frontier: the fetcher held {:.0} host queues of {}",
-            number("fetcher_queues"),
-            budget.hosts
+            run.fetcher_queues, budget.hosts
         );
     }
     "the fetcher's host queues (each waits its delay; hosts have too few URLs due)".to_string()
@@ -437,17 +394,14 @@ async fn delete_indices(id: &str) {
 }
 
 /// The engine's work per page by kind, on one line: `search 1.2 ms (3.4 ops)`, ...
-fn engine_line(engine: &Value) -> String {
-    let Some(kinds) = engine["kinds"].as_object() else {
-        return String::new();
-    };
-    kinds
+fn engine_line(engine: &EngineWork) -> String {
+    engine
+        .kinds
         .iter()
         .map(|(name, kind)| {
             format!(
                 "{name} {:.2} ms ({:.2} ops)",
-                kind["ms_per_page"].as_f64().unwrap_or(0.0),
-                kind["operations_per_page"].as_f64().unwrap_or(0.0)
+                kind.ms_per_page, kind.operations_per_page
             )
         })
         .collect::<Vec<_>>()

@@ -2,7 +2,10 @@
 //! processes, and the operations of each kind (search, refresh, indexing, realtime get, merge) with
 //! the time they took, read before and after the window and shown per crawled page.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use squall_bench_schema::end_to_end::{EngineWork, KindWork};
 use squall_engine::client::Method;
 
 use crate::common::engine_client;
@@ -69,9 +72,9 @@ impl EngineStats {
 
     /// What the engine did from `earlier` to this reading, per crawled page of `pages`: its CPU
     /// milliseconds, and per kind the operations and their milliseconds.
-    pub fn per_page(&self, earlier: &EngineStats, pages: f64) -> Value {
+    pub fn per_page(&self, earlier: &EngineStats, pages: f64) -> EngineWork {
         let pages = pages.max(1.0);
-        let mut kinds = serde_json::Map::new();
+        let mut kinds = BTreeMap::new();
         for (i, (name, _)) in KINDS.iter().enumerate() {
             let (count, time) = (
                 self.kinds[i].0 - earlier.kinds[i].0,
@@ -79,19 +82,19 @@ impl EngineStats {
             );
             kinds.insert(
                 name.to_string(),
-                json!({
-                    "operations": count,
-                    "milliseconds": time,
-                    "operations_per_page": count / pages,
-                    "ms_per_page": time / pages,
-                }),
+                KindWork {
+                    operations: count,
+                    milliseconds: time,
+                    operations_per_page: count / pages,
+                    ms_per_page: time / pages,
+                },
             );
         }
-        json!({
-            "cpu_ms": self.cpu_ms - earlier.cpu_ms,
-            "cpu_ms_per_page": (self.cpu_ms - earlier.cpu_ms) / pages,
-            "kinds": kinds,
-        })
+        EngineWork {
+            cpu_ms: self.cpu_ms - earlier.cpu_ms,
+            cpu_ms_per_page: Some((self.cpu_ms - earlier.cpu_ms) / pages),
+            kinds,
+        }
     }
 }
 

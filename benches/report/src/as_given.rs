@@ -1,7 +1,7 @@
 //! `end_to_end.json`'s `as_given`: crawls as a user starts them (a StormCrawler user's files, flux
 //! included, and no configuration at all), each run to the end of its site, and issue 43's aims.
 
-use serde::Deserialize;
+pub use squall_bench_schema::end_to_end::{AsGiven, Row};
 
 use crate::format::{NONE, num, opt_spread, setting, thousands};
 use crate::input::Spread;
@@ -13,50 +13,6 @@ pub const STORMCRAWLER_PAGES_PER_SECOND: f64 = 152.0;
 
 /// The files' own spout budget: 10 instances × 50 buckets × 2 URLs every 2 s.
 pub const FILES_BUDGET_PAGES_PER_SECOND: f64 = 500.0;
-
-/// `as_given`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct AsGiven {
-    /// Hosts of the site.
-    pub hosts: Option<u64>,
-    /// Pages per host.
-    pub pages_per_host: Option<u64>,
-    /// URLs reachable on it.
-    pub site_urls: Option<u64>,
-    /// Runs of each row.
-    pub runs: Option<u64>,
-    /// One row per setup and delay.
-    pub rows: Vec<Row>,
-}
-
-/// One setup at one delay, over its runs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Row {
-    /// `files-aggregation`, `default-embedded`, ...
-    pub setup: String,
-    /// The per-host delay.
-    pub delay_seconds: f64,
-    /// Hosts / delay.
-    pub politeness_pages_per_second: f64,
-    /// Pages/s between the 10th and 90th percentile of the site's requests.
-    pub steady_pages_per_second: Option<Spread>,
-    /// First to last page request, over the runs that requested every page.
-    pub whole_site_seconds: Option<Spread>,
-    /// Runs that requested every page.
-    pub whole_site_done: u64,
-    /// Crawler CPU per page.
-    pub crawler_cpu_ms_per_page: Option<Spread>,
-    /// Engine CPU per page.
-    pub engine_cpu_ms_per_page: Option<Spread>,
-    /// Peak resident memory.
-    pub peak_rss_mib: Option<Spread>,
-    /// The smallest gap between two requests to one host, over every run.
-    pub smallest_gap_seconds: Option<f64>,
-    /// URLs requested more than once, over every run.
-    pub fetched_twice: u64,
-}
 
 fn median(s: Option<&Spread>) -> Option<f64> {
     s.map(|s| s.median)

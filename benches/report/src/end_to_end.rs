@@ -1,128 +1,13 @@
 //! `end_to_end.json`: the whole topology crawling many hosts, on each frontier, against
 //! min(politeness limit, fetcher-alone rate).
 
-use serde::Deserialize;
+pub use squall_bench_schema::end_to_end::{EndToEnd, EngineWork, Frontier, KindWork};
 
 use crate::format::{NONE, num, opt_spread, ratio, setting, thousands};
-use crate::input::Spread;
 use crate::table::table;
 
 /// The ratio to the baseline the embedded frontier's crawl must reach.
 pub const AIM: f64 = 0.5;
-
-/// `end_to_end.json`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct EndToEnd {
-    /// Host names of the site.
-    pub hosts: Option<u64>,
-    /// Pages per host.
-    pub pages_per_host: Option<u64>,
-    /// The per-host delay.
-    pub delay_seconds: Option<f64>,
-    /// Seconds of warm-up before each window.
-    pub warmup_seconds: Option<f64>,
-    /// Seconds of each measured window.
-    pub window_seconds: Option<f64>,
-    /// Runs per candidate.
-    pub runs: Option<u64>,
-    /// The commit measured.
-    pub commit: Option<String>,
-    /// Hosts / delay.
-    pub politeness_pages_per_second: Option<f64>,
-    /// The fetcher bolt alone on the same site.
-    pub fetcher_alone_pages_per_second: Option<Spread>,
-    /// min(politeness, fetcher alone).
-    pub baseline_pages_per_second: Option<f64>,
-    /// The embedded frontier's crawls.
-    pub embedded: Option<Frontier>,
-    /// The queue frontier's crawls.
-    pub queue: Option<Frontier>,
-    /// The aggregation spout's crawls, on a status index.
-    pub aggregation: Option<Frontier>,
-    /// Embedded median over the baseline.
-    pub ratio_embedded_to_baseline: Option<f64>,
-    /// Queue median over the baseline.
-    pub ratio_queue_to_baseline: Option<f64>,
-    /// Aggregation median over the baseline.
-    pub ratio_aggregation_to_baseline: Option<f64>,
-    /// The frontier of other hosts' URLs that the `-among` crawls ran in.
-    pub background: Option<Background>,
-    /// The queue frontier's crawls among the background's URLs.
-    pub queue_among: Option<Frontier>,
-    /// The aggregation spout's crawls among the background's URLs.
-    pub aggregation_among: Option<Frontier>,
-    /// Queue among the background over queue alone (medians).
-    pub ratio_queue_among_to_queue: Option<f64>,
-    /// Queue over aggregation, both among the background (medians).
-    pub ratio_queue_to_aggregation_among: Option<f64>,
-    /// The crawls as a user starts them, run to the end of their site.
-    pub as_given: Option<crate::as_given::AsGiven>,
-}
-
-/// The frontier of other hosts' URLs, none due, that the `-among` crawls ran in.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Background {
-    /// URLs in it.
-    pub urls: Option<u64>,
-    /// Of those, due when the crawls began.
-    pub due_urls: Option<u64>,
-    /// Its queues.
-    pub queues: Option<u64>,
-    /// Kept by the spouts benchmark, or loaded by this one.
-    pub source: Option<String>,
-}
-
-/// One frontier's crawls.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Frontier {
-    /// Fetches per second in the window.
-    pub pages_per_second: Option<Spread>,
-    /// Status documents written per second in the window.
-    pub status_writes_per_second: Option<Spread>,
-    /// The crawler's CPU milliseconds per page.
-    pub cpu_ms_per_page: Option<Spread>,
-    /// The crawler's peak resident set, MiB.
-    pub peak_rss_mib: Option<Spread>,
-    /// Status documents written per page fetched.
-    pub status_writes_per_page: Option<Spread>,
-    /// The engine's CPU milliseconds per page (frontiers in the engine).
-    pub engine_cpu_ms_per_page: Option<Spread>,
-    /// The limiting stage named for each run.
-    pub limiting_stages: Vec<String>,
-    /// Each run's details; the report reads the engine's work from them.
-    pub runs: Vec<RunDetails>,
-}
-
-/// What the report reads of one run.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct RunDetails {
-    /// The engine's work in the window (frontiers in the engine).
-    pub engine: Option<EngineWork>,
-}
-
-/// The engine's work in a run's window, per page crawled, from its node statistics.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct EngineWork {
-    /// The node processes' CPU milliseconds per page.
-    pub cpu_ms_per_page: Option<f64>,
-    /// Per kind of work (search, refresh, indexing, get, merge).
-    pub kinds: std::collections::BTreeMap<String, KindWork>,
-}
-
-/// One kind of the engine's work per page.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct KindWork {
-    /// Shard-level operations per page.
-    pub operations_per_page: f64,
-    /// Milliseconds those took, per page.
-    pub ms_per_page: f64,
-}
 
 /// The kinds of the engine's work, in the order shown.
 const KINDS: [&str; 5] = ["search", "refresh", "indexing", "get", "merge"];
@@ -308,7 +193,7 @@ fn about(e: &EndToEnd) -> String {
     if let Some(runs) = e.runs {
         about.push(format!("{runs} runs, median (min–max)"));
     }
-    if let Some(commit) = &e.commit {
+    if let Some(commit) = &e.run.commit {
         about.push(format!("commit {commit}"));
     }
     let mut text = format!("{}.", about.join("; "));

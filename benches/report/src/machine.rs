@@ -1,35 +1,9 @@
 //! "### Machine": what the benchmarks ran on (`machine.json`).
 
-use serde::Deserialize;
+pub use squall_bench_schema::machine::Machine;
 
 use crate::format::num;
 use crate::table::{not_run, table};
-
-/// `machine.json`: what the benchmarks ran on.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Machine {
-    /// CPU model name.
-    pub cpu: Option<String>,
-    /// Number of CPU cores.
-    pub cores: Option<u64>,
-    /// Memory in GiB.
-    pub memory_gib: Option<f64>,
-    /// Operating system.
-    pub os: Option<String>,
-    /// `rustc --version` output.
-    pub rustc: Option<String>,
-    /// OpenSearch version.
-    pub opensearch: Option<String>,
-    /// OpenSearch JVM heap.
-    pub heap: Option<String>,
-    /// When the run happened.
-    pub date: Option<String>,
-    /// The command that ran the benchmarks.
-    pub command: Option<String>,
-    /// Whether this was a quick (small) run.
-    pub quick: Option<bool>,
-}
 
 /// "### Machine": what the benchmarks ran on.
 pub fn machine_section(machine: Option<&Machine>) -> String {

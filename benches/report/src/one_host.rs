@@ -1,51 +1,12 @@
 //! `one_host.json`: a crawl of one host on each frontier against the politeness limit 1 / delay.
 
-use serde::Deserialize;
+pub use squall_bench_schema::one_host::{OneHost, OneHostCrawl};
 
 use crate::format::{num, opt_spread, ratio, setting};
-use crate::input::Spread;
 use crate::table::table;
 
 /// The ratio to 1 / delay a one-host crawl must reach.
 pub const AIM: f64 = 0.9;
-
-/// `one_host.json`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct OneHost {
-    /// Seconds each crawl may run.
-    pub budget_seconds: Option<f64>,
-    /// Repetitions per frontier and delay.
-    pub runs: Option<u64>,
-    /// Pages on the host.
-    pub site_pages: Option<u64>,
-    /// The commit measured.
-    pub commit: Option<String>,
-    /// When the benchmark ran.
-    pub date: Option<String>,
-    /// One entry per frontier and delay.
-    pub crawls: Vec<OneHostCrawl>,
-}
-
-/// One frontier at one delay.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct OneHostCrawl {
-    /// `embedded` or `queue`.
-    pub frontier: String,
-    /// The per-host delay.
-    pub delay_seconds: Option<f64>,
-    /// 1 / delay.
-    pub ideal_pages_per_second: Option<f64>,
-    /// Pages per second from the first fetch to the last.
-    pub pages_per_second: Option<Spread>,
-    /// Median rate divided by the ideal.
-    pub ratio_to_ideal: Option<f64>,
-    /// Smallest time from the end of a fetch to the start of the next.
-    pub smallest_gap_seconds: Option<f64>,
-    /// Fetches that overlapped another.
-    pub overlapping_fetches: Option<u64>,
-}
 
 /// "### One host": the rate of each frontier at each delay against 1 / delay.
 pub fn section(one_host: Option<&OneHost>) -> String {
@@ -64,7 +25,7 @@ pub fn section(one_host: Option<&OneHost>) -> String {
     if let Some(runs) = o.runs {
         about.push(format!("{runs} runs, median (min–max)"));
     }
-    if let (Some(date), Some(commit)) = (&o.date, &o.commit) {
+    if let (Some(date), Some(commit)) = (&o.run.date, &o.run.commit) {
         about.push(format!("run of {date} at commit {commit}"));
     }
     if !about.is_empty() {

@@ -1,10 +1,9 @@
 //! `shared_crawl.json`: crawler processes sharing one queue frontier, against the politeness limit
 //! hosts / delay.
 
-use serde::Deserialize;
+pub use squall_bench_schema::shared_crawl::{SharedCrawl, SharedRun};
 
 use crate::format::{NONE, count, num, opt_spread, ratio, setting, thousands};
-use crate::input::Spread;
 use crate::table::table;
 
 /// The share of the politeness limit the processes must reach together.
@@ -12,112 +11,17 @@ pub const AIM_RATE: f64 = 0.8;
 /// The share of the pages each process must fetch at least.
 pub const AIM_SHARE: f64 = 0.2;
 
-/// `shared_crawl.json`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SharedCrawl {
-    /// Crawler processes started on the frontier.
-    pub processes: Option<u64>,
-    /// Hosts of the site.
-    pub hosts: Option<u64>,
-    /// Ordinary pages per host.
-    pub pages_per_host: Option<u64>,
-    /// URLs a complete crawl fetches.
-    pub site_urls: Option<u64>,
-    /// The per-host delay.
-    pub delay_seconds: Option<f64>,
-    /// Hosts / delay.
-    pub ideal_pages_per_second: Option<f64>,
-    /// Repetitions.
-    pub runs: Option<u64>,
-    /// The commit measured.
-    pub commit: Option<String>,
-    /// When the benchmark ran.
-    pub date: Option<String>,
-    /// One entry per run.
-    pub crawls: Vec<SharedRun>,
-    /// Pages per second over the runs.
-    pub pages_per_second: Option<Spread>,
-    /// Median rate over the ideal.
-    pub ratio_to_ideal: Option<f64>,
-    /// The smallest share of the pages any process fetched, over all runs.
-    pub smallest_share: Option<f64>,
-}
-
-/// One run of the processes.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SharedRun {
-    /// Fetches in all the fetch logs.
-    pub fetches: Option<u64>,
-    /// From the first fetch's start to the last's.
-    pub seconds: Option<f64>,
-    /// Pages per second over those seconds.
-    pub pages_per_second: Option<f64>,
-    /// Rate over the ideal.
-    pub ratio_to_ideal: Option<f64>,
-    /// Each process.
-    pub processes: Vec<SharedProcess>,
-    /// Fetches of a host that started before another fetch of that host, by another process, ended.
-    pub cross_process_overlaps: Option<u64>,
-    /// Fetches of a host that started before another fetch of that host ended (any process).
-    pub overlapping_fetches: Option<u64>,
-    /// Hosts fetched by more than one process.
-    pub hosts_fetched_by_several: Option<u64>,
-    /// URLs of the site never fetched.
-    pub missing_urls: Option<u64>,
-    /// URLs fetched more than once.
-    pub fetched_more_than_once: Option<u64>,
-}
-
-/// One process of a run.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct SharedProcess {
-    /// Fetches in its log.
-    pub fetches: Option<u64>,
-    /// Its share of all fetches.
-    pub share: Option<f64>,
-    /// Hosts it fetched from.
-    pub hosts: Option<u64>,
-    /// Why it stopped (the crawl summary's stop reason), if it said.
-    pub stop: Option<String>,
-    /// Whether the benchmark had to stop it.
-    pub stopped_by_benchmark: Option<bool>,
-    /// Seconds from its start to its exit.
-    pub exited_seconds: Option<f64>,
-}
-
-impl SharedCrawl {
-    /// "60 pages/s (6 hosts / 0.1 s)".
-    pub fn ideal_text(&self) -> String {
-        let mut text = format!(
-            "{} pages/s",
-            self.ideal_pages_per_second
-                .map_or_else(|| NONE.to_string(), setting)
-        );
-        if let (Some(h), Some(d)) = (self.hosts, self.delay_seconds) {
-            text.push_str(&format!(" ({h} hosts / {} s)", setting(d)));
-        }
-        text
+/// "60 pages/s (6 hosts / 0.1 s)".
+pub fn ideal_text(s: &SharedCrawl) -> String {
+    let mut text = format!(
+        "{} pages/s",
+        s.ideal_pages_per_second
+            .map_or_else(|| NONE.to_string(), setting)
+    );
+    if let (Some(h), Some(d)) = (s.hosts, s.delay_seconds) {
+        text.push_str(&format!(" ({h} hosts / {} s)", setting(d)));
     }
-
-    /// The run in which a process had the smallest share, and that share.
-    pub fn least_shared_run(&self) -> Option<(usize, &SharedRun, f64)> {
-        self.crawls
-            .iter()
-            .enumerate()
-            .filter_map(|(i, run)| smallest_share(run).map(|s| (i, run, s)))
-            .min_by(|a, b| a.2.total_cmp(&b.2))
-    }
-}
-
-/// The smallest share of one run's processes.
-pub fn smallest_share(run: &SharedRun) -> Option<f64> {
-    run.processes
-        .iter()
-        .filter_map(|p| p.share)
-        .min_by(f64::total_cmp)
+    text
 }
 
 /// "0.98 / 0.02 / 0.00".
@@ -147,11 +51,11 @@ pub fn section(shared: Option<&SharedCrawl>) -> String {
             .unwrap_or_default();
         about.push(format!("{h} hosts of {pages} pages{urls}"));
     }
-    about.push(format!("ideal {}", s.ideal_text()));
+    about.push(format!("ideal {}", ideal_text(s)));
     if let Some(runs) = s.runs {
         about.push(count(runs, "run"));
     }
-    if let (Some(date), Some(commit)) = (&s.date, &s.commit) {
+    if let (Some(date), Some(commit)) = (&s.run.date, &s.run.commit) {
         about.push(format!("run of {date} at commit {commit}"));
     }
     out.push_str(&format!("{}.\n\n", about.join("; ")));

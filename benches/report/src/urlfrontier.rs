@@ -2,64 +2,13 @@
 //! loopback gRPC) against the same frontier read in process by the spout runner, on the embedded
 //! and the queue frontier.
 
-use serde::Deserialize;
+pub use squall_bench_schema::urlfrontier::{Frontier, UrlFrontier};
 
-use crate::format::{NONE, count, divide, opt_spread, ratio, setting, thousands};
-use crate::input::Spread;
+use crate::format::{NONE, count, opt_spread, ratio, setting, thousands};
 use crate::table::table;
 
 /// Issue 17: through the API at least this many times the in-process rate, on every frontier.
 pub const AIM: f64 = 0.7;
-
-/// `urlfrontier.json`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct UrlFrontier {
-    /// URLs loaded into each fresh frontier, all due.
-    pub urls: Option<u64>,
-    /// Hosts they are spread over.
-    pub hosts: Option<u64>,
-    /// API clients, each looping GetURLs then PutURLs.
-    pub clients: Option<u64>,
-    /// Writes back per batch, in both paths.
-    pub batch: Option<u64>,
-    /// Runs of each path per frontier.
-    pub runs: Option<u64>,
-    /// The commit measured.
-    pub commit: Option<String>,
-    /// When it was measured.
-    pub date: Option<String>,
-    /// One entry per frontier.
-    pub frontiers: Vec<Frontier>,
-}
-
-/// One frontier's runs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Frontier {
-    /// `embedded` or `queue`.
-    pub frontier: String,
-    /// URLs per second in process (the spout runner).
-    pub in_process: Option<Spread>,
-    /// URLs per second through the API.
-    pub api: Option<Spread>,
-    /// API median over in-process median.
-    pub ratio_api_to_in_process: Option<f64>,
-}
-
-impl Frontier {
-    /// The ratio of the file, else the one of the medians.
-    pub fn ratio(&self) -> Option<f64> {
-        self.ratio_api_to_in_process
-            .filter(|r| r.is_finite())
-            .or_else(|| {
-                divide(
-                    self.api.map(|s| s.median),
-                    self.in_process.map(|s| s.median),
-                )
-            })
-    }
-}
 
 /// "### URLFrontier API": in process against through the API per frontier, and the verdict.
 pub fn section(u: Option<&UrlFrontier>) -> String {
@@ -126,8 +75,9 @@ fn about(u: &UrlFrontier) -> String {
             count(runs, "run")
         ));
     }
-    if let Some(commit) = &u.commit {
+    if let Some(commit) = &u.run.commit {
         let date = u
+            .run
             .date
             .as_deref()
             .map_or_else(String::new, |d| format!(", {d}"));

@@ -1,7 +1,7 @@
 //! `urlfrontier_servers.json`: squall's URLFrontier server (embedded and queue frontier) against
 //! crawler-commons' reference service (RocksDB) under the same client load, and issue 31's aim.
 
-use serde::Deserialize;
+pub use squall_bench_schema::urlfrontier::{Latency, UrlFrontierServers};
 
 use crate::format::{NONE, count, num, opt_spread, ratio, thousands};
 use crate::input::Spread;
@@ -9,59 +9,6 @@ use crate::table::table;
 
 /// Issue 31: the embedded squall-frontier at least this many times the reference's URLs/s.
 pub const AIM: f64 = 2.0;
-
-/// `urlfrontier_servers.json`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct UrlFrontierServers {
-    /// URLs of the measured crawl.
-    pub urls: Option<u64>,
-    /// Hosts they are spread over.
-    pub hosts: Option<u64>,
-    /// Clients on loopback gRPC.
-    pub clients: Option<u64>,
-    /// Runs of each server.
-    pub runs: Option<u64>,
-    /// The commit measured.
-    pub commit: Option<String>,
-    /// When it was measured.
-    pub date: Option<String>,
-    /// Why the reference service was left out, when it was.
-    pub reference_left_out: Option<String>,
-    /// What the reference's jars were built from, by hand (e.g. `crawler-commons/url-frontier
-    /// 69399d2`), as `URLFRONTIER_REFERENCE_SOURCE` said.
-    pub reference_source: Option<String>,
-    /// One entry per server.
-    pub servers: Vec<ServerRuns>,
-}
-
-/// A call kind's latency percentiles.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(default)]
-pub struct Latency {
-    /// Median, ms.
-    pub p50_ms: f64,
-    /// 99th percentile, ms.
-    pub p99_ms: f64,
-}
-
-/// One server's runs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct ServerRuns {
-    /// `squall-embedded`, `squall-queue` or `reference-rocksdb`.
-    pub server: String,
-    /// URLs per second putting new URLs.
-    pub put_urls_per_s: Option<Spread>,
-    /// URLs per second taking every URL out and putting it back.
-    pub cycle_urls_per_s: Option<Spread>,
-    /// PutURLs of new URLs, per call.
-    pub put_new_call: Option<Latency>,
-    /// GetURLs in the cycle, per call.
-    pub cycle_get_call: Option<Latency>,
-    /// PutURLs in the cycle, per call.
-    pub cycle_put_call: Option<Latency>,
-}
 
 const REFERENCE: &str = "reference-rocksdb";
 
@@ -159,10 +106,11 @@ fn about(u: &UrlFrontierServers) -> String {
             "the reference ran from jars built by hand from {source}"
         ));
     }
-    if let Some(commit) = &u.commit {
+    if let Some(commit) = &u.run.commit {
         about.push(format!(
             "commit {commit}{}",
-            u.date
+            u.run
+                .date
                 .as_deref()
                 .map_or_else(String::new, |d| format!(", {d}"))
         ));

@@ -77,7 +77,7 @@ fn about(b: &Browser) -> String {
             count(runs, "run")
         ));
     }
-    if let Some(commit) = &b.commit {
+    if let Some(commit) = &b.run.commit {
         about.push(format!("commit {commit}"));
     }
     if about.is_empty() {

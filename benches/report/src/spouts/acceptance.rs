@@ -235,7 +235,7 @@ fn shared_rows(shared: Option<&SharedCrawl>) -> Vec<Row> {
                 "{} ({} pages/s ÷ {}{})",
                 ratio(Some(r)),
                 median_rate.map_or_else(|| crate::format::NONE.to_string(), num),
-                s.ideal_text(),
+                crate::shared_crawl::ideal_text(s),
                 if runs > 1 { ", median of the runs" } else { "" }
             ),
             verdict: Verdict::from(r >= AIM_RATE),
