@@ -22,7 +22,7 @@ use clap::Parser;
 use serde_json::json;
 use squall::config::flux::{FluxTopology, Substitutions};
 use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
-use squall::frontier::{Spout, StatusStore};
+use squall::frontier::{Catalog, Spout, StatusStore, UrlQuery};
 use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
@@ -284,7 +284,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let (spout, store) = open_frontier(&config).await?;
+    let (spout, store, catalog) = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;
     let content = open_content_index(&config).await?;
     let mut crawler = CrawlerBuilder::new(config).spout(spout).status_store(store);
@@ -313,6 +313,8 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     }
     if report.accepted > 0 {
         eprintln!("{} seeds injected", report.accepted);
+    } else {
+        refuse_an_empty_crawl(catalog.as_deref(), report.rejected.len()).await?;
     }
     if flux.as_ref().is_some_and(|flux| !flux.crawls) {
         eprintln!("the flux has no spout over a frontier: seeds injected, nothing to crawl");
@@ -455,17 +457,47 @@ async fn show_progress(
 
 /// The frontier `frontier.kind` names: a URLFrontier server (`urlfrontier.*` keys,
 /// examples/urlfrontier-conf.yaml) through squall-urlfrontier, any other through squall-engine.
-async fn open_frontier(
-    config: &CrawlConfig,
-) -> anyhow::Result<(Box<dyn Spout>, Arc<dyn StatusStore>)> {
-    let (spout, store, description) = if config.frontier.kind == FrontierKind::Urlfrontier {
-        squall_urlfrontier::client::open(config).await?
-    } else {
-        let frontier = squall_engine::setup::open(config).await?;
-        (frontier.spout, frontier.store, frontier.description)
+async fn open_frontier(config: &CrawlConfig) -> anyhow::Result<OpenedFrontier> {
+    if config.frontier.kind == FrontierKind::Urlfrontier {
+        let (spout, store, description) = squall_urlfrontier::client::open(config).await?;
+        eprintln!("frontier: {description}");
+        return Ok((spout, store, None));
+    }
+    let frontier = squall_engine::setup::open(config).await?;
+    eprintln!("frontier: {}", frontier.description);
+    Ok((frontier.spout, frontier.store, Some(frontier.catalog)))
+}
+
+/// A frontier's spout and store, and what counts its URLs (`None`: a URLFrontier server).
+type OpenedFrontier = (
+    Box<dyn Spout>,
+    Arc<dyn StatusStore>,
+    Option<Arc<dyn Catalog>>,
+);
+
+/// With no seed injected, a frontier that holds no URL leaves nothing to crawl: an error, rather
+/// than a crawl that waits forever. A frontier that cannot be counted (a URLFrontier server) is
+/// left to run.
+async fn refuse_an_empty_crawl(
+    catalog: Option<&dyn Catalog>,
+    rejected: usize,
+) -> anyhow::Result<()> {
+    let Some(catalog) = catalog else {
+        return Ok(());
     };
-    eprintln!("frontier: {description}");
-    Ok((spout, store))
+    let stored = catalog
+        .count(&UrlQuery::default())
+        .await
+        .context("cannot count the URLs the frontier holds")?;
+    if stored > 0 {
+        return Ok(());
+    }
+    let seeds = match rejected {
+        0 => "no seed was given".to_string(),
+        1 => "the one seed given is not valid".to_string(),
+        n => format!("none of the {n} seeds given is valid"),
+    };
+    bail!("nothing to crawl: {seeds}, and the frontier holds no URL")
 }
 
 /// The content index of `indexer.kind: opensearch` (`es.indexer.*` keys), through squall-engine;

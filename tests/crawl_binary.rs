@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::binary::{crawl_binary, lines, queue_frontier_args, set_args, site_args};
+use support::binary::{
+    crawl_binary, lines, queue_frontier_args, resolve_args, set_args, site_args,
+};
 
 use squall_testsite::{Site, SiteSpec};
 
@@ -165,6 +167,68 @@ fn an_unusable_frontier_path_is_named() {
         stderr.contains(&path) && stderr.contains("unusable"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_valid_seed_and_an_empty_frontier_is_an_error_that_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier").display().to_string();
+    // Without --until-idle too: the crawl must end, not wait for URLs that never come (the
+    // --max-duration only bounds the test if it does not).
+    for until_idle in [true, false] {
+        let mut args = vec![
+            "--set",
+            "http.agent.name=t",
+            "--frontier-path",
+            &frontier,
+            "--max-duration",
+            "60",
+            "not a url",
+            "ftp://files.test/a",
+        ];
+        if until_idle {
+            args.push("--until-idle");
+        }
+        let args: Vec<String> = args.into_iter().map(str::to_string).collect();
+        let output = run_to_end(args).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("skipping seed \"not a url\""), "{stderr}");
+        assert!(
+            stderr.contains("nothing to crawl: none of the 2 seeds given is valid"),
+            "{stderr}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frontier_that_holds_urls_resumes_without_a_valid_seed() {
+    let site = Site::start(SiteSpec::small()).await.expect("site");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut first = common_args(&frontier, &fetch_log);
+    first.extend(["--max-pages".to_string(), "1".to_string()]);
+    first.extend(site_args(&site));
+    let output = run_to_end(first).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The same frontier, and only a seed that is not valid: the URLs it holds are crawled.
+    let mut again = common_args(&frontier, &fetch_log);
+    again.push("not a url".to_string());
+    again.extend(resolve_args(&site));
+    let output = run_to_end(again).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("nothing to crawl"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("crawl stopped (Idle)"), "{stdout}");
+    let problems = site.expected().check_requests(&site.requests());
+    assert!(problems.is_empty(), "{problems:#?}");
+    site.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
