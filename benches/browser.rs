@@ -193,11 +193,7 @@ async fn main() {
     let (http_runs, browser_runs) = run_all(&site, &plan).await;
     let (counts, choice) = (&plan.tab_counts, &plan.choice);
     print_result(&Browser {
-        run: Run {
-            benchmark: Some("browser".to_string()),
-            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
-            date: None,
-        },
+        run: Run::at_commit("browser"),
         hosts: Some(plan.spec.hosts as u64),
         posts_per_host: Some(plan.spec.posts_per_host as u64),
         post_pages: Some(site.posts.len() as u64),

@@ -356,11 +356,7 @@ async fn main() {
         Spread::of(&runs.iter().map(|r| r.pages_per_second).collect::<Vec<_>>()).median
     };
     print_result(&EndToEnd {
-        run: squall_bench_schema::Run {
-            benchmark: Some("end_to_end".to_string()),
-            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
-            date: None,
-        },
+        run: squall_bench_schema::Run::at_commit("end_to_end"),
         hosts: Some(hosts as u64),
         pages_per_host: Some(pages as u64),
         site_urls: Some(urls.len() as u64),

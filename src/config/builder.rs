@@ -15,7 +15,7 @@ use crate::index::IndexerSettings;
 use crate::parse::ParserSettings;
 use crate::protocol::{AgentSettings, HttpConfig, ProtocolSettings, RobotsSettings};
 use crate::schedule::{ScheduleSettings, is_custom_interval_key};
-use crate::settings::KeyedSettings;
+use crate::settings::{KeyedSettings, units};
 use crate::spout::SpoutSettings;
 use crate::status::StatusSettings;
 use crate::warc::WarcSettings;
@@ -231,13 +231,13 @@ impl ConfigBuilder {
         for (key, value) in self.values {
             let Value::String(name) = &key else { continue };
             if is_custom_interval_key(name) {
-                let minutes = value.as_i64().ok_or_else(|| ConfigError::InvalidValue {
-                    key: name.clone(),
-                    message: "must be a whole number of minutes (-1 for never)".to_string(),
+                // Read as the fixed intervals are (whole minutes, negative for never).
+                let interval = units::minutes_or_never::deserialize(value).map_err(|_| {
+                    ConfigError::InvalidValue {
+                        key: name.clone(),
+                        message: "must be a whole number of minutes (-1 for never)".to_string(),
+                    }
                 })?;
-                let interval = u64::try_from(minutes)
-                    .ok()
-                    .map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
                 custom.push((name.clone(), interval));
             } else if known.iter().any(|k| k == name) {
                 strict.insert(key, value);

@@ -121,16 +121,12 @@ impl CrawlConfig {
     /// Run on every configuration read from keys, and again by the builder (a program may change
     /// fields in between).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |key: &str, message: &str| {
-            Err(ConfigError::InvalidValue {
-                key: key.to_string(),
-                message: message.to_string(),
-            })
-        };
         // The sections that read their own keys check themselves.
-        if let Err((key, message)) = self.check_keyed_stages() {
-            return invalid(key, &message);
-        }
+        self.check_keyed_stages()
+            .map_err(|(key, message)| ConfigError::InvalidValue {
+                key: key.to_string(),
+                message,
+            })?;
         self.scheduler().map(|_| ())
     }
 

@@ -27,12 +27,19 @@ impl Run {
         }
     }
 
+    /// A run of `benchmark` at the commit `scripts/bench` names (`SQUALL_BENCH_COMMIT`).
+    pub fn at_commit(benchmark: &str) -> Run {
+        Run {
+            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
+            ..Run::named(benchmark)
+        }
+    }
+
     /// A run of `benchmark` now, at the commit `scripts/bench` names.
     pub fn now(benchmark: &str) -> Run {
         Run {
-            benchmark: Some(benchmark.to_string()),
-            commit: std::env::var("SQUALL_BENCH_COMMIT").ok(),
             date: Some(chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string()),
+            ..Run::at_commit(benchmark)
         }
     }
 }
