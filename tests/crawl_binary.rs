@@ -488,3 +488,99 @@ async fn renders_a_javascript_site_with_the_browser_config() {
     }
     site.shutdown().await;
 }
+
+/// A crawl into an index behind a TLS gate (a CA made here, an API key checked on every request)
+/// with the key in the environment, named by `${ENV-...}` in a configuration file: `key` is what
+/// the environment holds. The output, and the gate's counts.
+async fn crawl_through_a_tls_gate(key: &str) -> (Output, squall_testsite::tls::TlsGate) {
+    use squall_testsite::tls::{GateOptions, TestCa, TlsGate};
+    let engine = support::opensearch::client().await;
+    let ca = TestCa::new("squall crawl test CA");
+    let gate = TlsGate::start(GateOptions {
+        upstream: support::opensearch::base_url(),
+        server: ca.server_identity(&["127.0.0.1"]),
+        api_key: Some(("crawler".to_string(), "right-secret-1f3a".to_string())),
+        client_ca_pem: None,
+    })
+    .await;
+    let site = support::crawler::start_site(3, 6).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let conf = dir.path().join("secure-conf.yaml");
+    let ca_file = ca.write_pem(dir.path(), "ca.pem");
+    std::fs::write(
+        &conf,
+        format!(
+            "es.api.key: \"${{ENV-SQUALL_TEST_ES_API_KEY}}\"\nes.tls.ca.file: {}\n",
+            ca_file.display()
+        ),
+    )
+    .expect("write the configuration");
+    let index = support::opensearch::unique_index("binary-tls");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut args = common_args(&dir.path().join("unused"), &fetch_log);
+    args.extend(
+        [
+            "--config",
+            &conf.display().to_string(),
+            "--frontier",
+            "opensearch",
+            "--es-url",
+            &gate.url(),
+            "--es-index",
+            &index,
+            "--es-shards",
+            "1",
+            "--es-replicas",
+            "0",
+            "--max-duration",
+            "120",
+        ]
+        .map(str::to_string),
+    );
+    args.extend(site_args(&site));
+    let key = key.to_string();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(crawl_binary())
+            .args(&args)
+            .env("SQUALL_TEST_ES_API_KEY", key)
+            .output()
+    })
+    .await
+    .expect("join")
+    .expect("run the crawl binary");
+    support::opensearch::delete_index(&engine, &index).await;
+    site.shutdown().await;
+    (output, gate)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawls_through_tls_with_an_api_key_from_the_environment_never_printing_it() {
+    let (output, gate) = crawl_through_a_tls_gate("crawler:right-secret-1f3a").await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("crawl stopped (Idle)"), "{stdout}");
+    assert!(
+        gate.forwarded_writes() > 0,
+        "nothing was written through the gate"
+    );
+    assert_eq!(gate.refused(), 0);
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains("right-secret-1f3a"),
+            "the key was printed: {text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_api_key_stops_the_crawl_at_once_and_writes_nothing() {
+    let (output, gate) = crawl_through_a_tls_gate("crawler:wrong-secret-9c2e").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("HTTP 401"), "{stderr}");
+    assert!(stderr.contains("refused the credentials"), "{stderr}");
+    assert!(!stderr.contains("wrong-secret-9c2e"), "{stderr}");
+    assert_eq!(gate.refused(), 1, "a refused key is not tried again");
+    assert_eq!(gate.forwarded(), 0);
+}

@@ -99,7 +99,7 @@ keyed_stages! {
 }
 
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ConfigBuilder {
     values: Mapping,
     /// The directories of the files read, in order.
@@ -151,6 +151,7 @@ impl ConfigBuilder {
             let Value::String(key) = key else {
                 return Err(ConfigError::Syntax(format!("key {key:?} is not a string")));
             };
+            let value = super::environment::expand_value(&key, value)?;
             self.values.insert(Value::String(key), value);
         }
         Ok(self)
@@ -308,8 +309,20 @@ pub(crate) fn unknown_key(name: &str, known: &[String]) -> ConfigError {
 }
 
 /// Keys other crates read, kept as written (see [`CrawlConfig::extension`]).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct ExtensionKeys(Mapping);
+
+impl std::fmt::Debug for ExtensionKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::environment::debug_keys(f, &self.0)
+    }
+}
+
+impl std::fmt::Debug for ConfigBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::environment::debug_keys(f, &self.values)
+    }
+}
 
 impl ExtensionKeys {
     /// Sets `key` to the text `value`, as a configuration file would (the value is read as YAML,

@@ -25,6 +25,7 @@
 //! `squall-browser` and `squall-urlfrontier`.
 
 mod builder;
+pub mod environment;
 mod error;
 mod example;
 pub mod flux;

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
+use squall::config::Secret;
 use squall::model::PartitionMode;
-use squall_engine::client::{ConnectionSettings, EsClient};
+use squall_engine::client::{ConnectionSettings, EsClient, PemFile};
 use squall_engine::migrate::{
     MAX_BATCH_SIZE, MigrationOptions, MigrationReport, Progress, Stage, migrate_with_progress,
 };
@@ -82,6 +83,53 @@ struct Cli {
     /// Accept any TLS certificate (test clusters only).
     #[arg(long)]
     tls_insecure: bool,
+    /// An API key (id:key, or the encoded form), from the environment; never printed.
+    #[arg(
+        long = "api-key-env",
+        env = "ES_API_KEY",
+        hide_env_values = true,
+        hide = true
+    )]
+    api_key: Option<String>,
+    /// A file whose first line is the API key (id:key, or the encoded form); ES_API_KEY in the
+    /// environment gives it too.
+    #[arg(long, value_name = "FILE", conflicts_with = "api_key")]
+    api_key_file: Option<PathBuf>,
+    /// The CA certificates (PEM) that signed the nodes' certificates.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+    /// A client certificate (PEM), with --client-key, for clusters that authenticate clients by
+    /// certificate.
+    #[arg(long, value_name = "FILE", requires = "client_key")]
+    client_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "client_cert")]
+    client_key: Option<PathBuf>,
+}
+
+/// The connection from the command line: addresses, credentials and TLS files (read now, so that a
+/// missing file fails before anything is contacted).
+fn connection(cli: &Cli) -> anyhow::Result<ConnectionSettings> {
+    let mut settings = ConnectionSettings::new(&cli.es_url).context("invalid --es-url")?;
+    settings.tls_insecure = cli.tls_insecure;
+    settings.api_key = match (&cli.api_key, &cli.api_key_file) {
+        (Some(key), _) => Some(Secret(key.trim().to_string())),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --api-key-file {}", path.display()))?;
+            Some(Secret(
+                text.lines().next().unwrap_or_default().trim().to_string(),
+            ))
+        }
+        (None, None) => None,
+    };
+    if let Some(path) = &cli.ca_file {
+        settings.ca_certificate = Some(PemFile::read(path)?);
+    }
+    if let (Some(cert), Some(key)) = (&cli.client_cert, &cli.client_key) {
+        settings.client_certificate = Some(PemFile::read_pair(cert, key)?);
+    }
+    Ok(settings)
 }
 
 fn parse_partition_mode(value: &str) -> Result<PartitionMode, String> {
@@ -138,8 +186,7 @@ async fn main() -> ExitCode {
 
 /// Runs the migration; `Ok(false)` when the checks found a mismatch.
 async fn run(cli: Cli) -> anyhow::Result<bool> {
-    let mut settings = ConnectionSettings::new(&cli.es_url).context("invalid --es-url")?;
-    settings.tls_insecure = cli.tls_insecure;
+    let settings = connection(&cli)?;
     // A quick first contact, so that a wrong address fails in seconds, not after every retry.
     let mut probe_settings = settings.clone();
     probe_settings.max_retries = 0;

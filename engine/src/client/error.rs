@@ -16,6 +16,19 @@ pub enum EsError {
         /// The last error.
         message: String,
     },
+    /// A node's TLS handshake failed: its certificate is not trusted (not signed by the CA given,
+    /// or not for its name), or it refused the client's certificate. Not retried: it would fail
+    /// the same way.
+    #[error(
+        "TLS with Elasticsearch/OpenSearch at {address} failed: {message} (is the CA file the one \
+         that signed the node's certificate, and does the node accept the client certificate?)"
+    )]
+    Tls {
+        /// The node's address.
+        address: String,
+        /// What the TLS layer said.
+        message: String,
+    },
     /// The engine answered with an error status.
     #[error("{method} {path} failed with HTTP {status}: {reason}")]
     Status {
@@ -74,9 +87,10 @@ impl EsError {
             {
                 ErrorKind::Unavailable
             }
-            EsError::Status { .. } | EsError::Config(_) | EsError::Decode { .. } => {
-                ErrorKind::Rejected
-            }
+            EsError::Status { .. }
+            | EsError::Config(_)
+            | EsError::Decode { .. }
+            | EsError::Tls { .. } => ErrorKind::Rejected,
         }
     }
 

@@ -4,11 +4,13 @@
 //! Requests go through the crate's raw `send`, so the same code serves Elasticsearch 7/8/9 and
 //! OpenSearch 1/2; where their APIs differ (point in time), [`EsClient::engine`] tells which is there.
 
+mod access;
 mod bulk;
 mod error;
 pub mod indices;
 mod method;
 mod nodes;
+mod pem;
 mod scripting;
 mod search;
 mod settings;
@@ -18,8 +20,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use elasticsearch::Elasticsearch;
-use elasticsearch::auth::Credentials;
-use elasticsearch::cert::CertificateValidation;
 use elasticsearch::http::headers::HeaderMap;
 use elasticsearch::http::transport::{SingleNodeConnectionPool, TransportBuilder};
 use serde_json::Value;
@@ -32,6 +32,7 @@ pub use bulk::{BulkAction, BulkItem, BulkOperation, BulkRequest, BulkResponse, I
 pub use error::{EsError, is_transient_status};
 pub use method::Method;
 use nodes::{NodePool, Pick};
+pub use pem::PemFile;
 pub use scripting::{UpdateMode, Updates};
 pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards, buckets};
 pub use settings::ConnectionSettings;
@@ -374,7 +375,17 @@ impl EsClient {
                 None,
             )
             .await;
-        let response = sent.map_err(|e| unreachable(squall::error_text::with_causes(&e)))?;
+        let response = sent.map_err(|e| {
+            let message = squall::error_text::with_causes(&e);
+            if access::is_tls_failure(&message) {
+                EsError::Tls {
+                    address: self.nodes.address(node).to_string(),
+                    message,
+                }
+            } else {
+                unreachable(message)
+            }
+        })?;
         let status = response.status_code().as_u16();
         let text = response
             .text()
@@ -384,7 +395,12 @@ impl EsClient {
             return Ok(text);
         }
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let (reason, cause) = error_reason(&value["error"], &text);
+        let (mut reason, cause) = error_reason(&value["error"], &text);
+        if status == 401 {
+            reason.push_str(
+                " (the cluster refused the credentials: the API key, or the user and password)",
+            );
+        }
         Err(EsError::Status {
             method: method.as_str().to_string(),
             path: path.to_string(),
@@ -438,18 +454,9 @@ fn parse_answer(path: &str, text: &str) -> Result<Value, EsError> {
 
 /// The connection to one node, with the settings' timeout, credentials and TLS choice.
 fn node_connection(address: &Url, settings: &ConnectionSettings) -> Result<Elasticsearch, EsError> {
-    let mut builder = TransportBuilder::new(SingleNodeConnectionPool::new(address.clone()))
+    let builder = TransportBuilder::new(SingleNodeConnectionPool::new(address.clone()))
         .timeout(settings.timeout);
-    if let Some(user) = &settings.user {
-        builder = builder.auth(Credentials::Basic(
-            user.clone(),
-            settings.password.clone().unwrap_or_default(),
-        ));
-    }
-    if settings.tls_insecure {
-        builder = builder.cert_validation(CertificateValidation::None);
-    }
-    let transport = builder
+    let transport = access::secure(builder, settings)?
         .build()
         .map_err(|e| EsError::Config(format!("cannot build the transport: {e}")))?;
     Ok(Elasticsearch::new(transport))

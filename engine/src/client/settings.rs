@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
+use squall::config::Secret;
 use url::Url;
 
-use super::{EsError, UpdateMode};
+use super::{EsError, PemFile, UpdateMode};
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
@@ -18,6 +19,14 @@ pub struct ConnectionSettings {
     pub user: Option<String>,
     /// Basic-auth password.
     pub password: Option<String>,
+    /// An API key (`id:key`, or the encoded form Elasticsearch gives), sent as
+    /// `Authorization: ApiKey ...`; not together with [`user`](Self::user).
+    pub api_key: Option<Secret>,
+    /// The CA certificates (PEM) the nodes' certificates must chain to, beside the system's roots.
+    pub ca_certificate: Option<PemFile>,
+    /// A client certificate with its private key (PEM), for clusters that authenticate clients by
+    /// certificate.
+    pub client_certificate: Option<PemFile>,
     /// Accept any TLS certificate (test clusters only).
     pub tls_insecure: bool,
     /// Time allowed for one request.
@@ -49,6 +58,9 @@ impl std::fmt::Debug for ConnectionSettings {
             )
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &self.api_key)
+            .field("ca_certificate", &self.ca_certificate)
+            .field("client_certificate", &self.client_certificate)
             .field("tls_insecure", &self.tls_insecure)
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
@@ -72,6 +84,9 @@ impl ConnectionSettings {
             addresses: Vec::new(),
             user: None,
             password: None,
+            api_key: None,
+            ca_certificate: None,
+            client_certificate: None,
             tls_insecure: false,
             timeout: Duration::from_secs(30),
             max_retries: 6,

@@ -9,6 +9,8 @@ use squall::config::{ConfigError, CrawlConfig};
 
 use crate::client::ConnectionSettings;
 use crate::client::indices::parse_time_value;
+use crate::setup::access_keys::AccessKeys;
+use crate::setup::shared_access;
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
@@ -16,7 +18,7 @@ pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
 /// The keys as written (prefix left out of the serde names).
 #[serde_as]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 struct Keys {
     /// A list, or one string separated by `,` or `;`.
     #[serde_as(as = "OneOrMany<_, PreferOne>")]
@@ -32,6 +34,10 @@ struct Keys {
     concurrent_requests: u32,
     sniff: bool,
     pipeline: String,
+    /// `es.indexer.user`, `es.indexer.api.key`, `es.indexer.tls.ca.file`, ...: the content
+    /// index's own credentials and TLS, key by key over the shared `es.*` ones.
+    #[serde(flatten)]
+    access: AccessKeys,
 }
 
 impl Default for Keys {
@@ -45,6 +51,7 @@ impl Default for Keys {
             concurrent_requests: 1,
             sniff: true,
             pipeline: String::new(),
+            access: AccessKeys::default(),
         }
     }
 }
@@ -89,8 +96,10 @@ impl ContentIndexConfig {
             message: message.to_string(),
         };
         let addresses: Vec<&str> = keys.addresses.iter().map(String::as_str).collect();
-        let connection = ConnectionSettings::for_addresses(&addresses)
+        let mut connection = ConnectionSettings::for_addresses(&addresses)
             .map_err(|e| invalid("es.indexer.addresses", &e.to_string()))?;
+        let access = keys.access.or(&shared_access(config)?);
+        access.apply("es.indexer.", &mut connection)?;
         if keys.bulk_actions == 0 {
             return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
         }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_with::{OneOrMany, formats::PreferOne, serde_as};
 use squall::config::{ConfigError, CrawlConfig};
 
+use super::access_keys::{AccessKeys, status_prefix};
 use super::query_keys::QuerySettings;
 use crate::client::ConnectionSettings;
 use crate::client::UpdateMode;
@@ -32,17 +33,13 @@ struct Keys {
     #[serde(rename = "addresses")]
     #[serde_as(as = "OneOrMany<_, PreferOne>")]
     shared_addresses: Vec<String>,
-    /// `es.status.user` / `es.status.password`: the status index's own basic-auth credentials.
-    #[serde(rename = "status.user")]
-    status_user: String,
-    #[serde(rename = "status.password")]
-    status_password: String,
-    /// `es.user` / `es.password`: basic-auth credentials shared by every component.
-    user: String,
-    password: String,
-    /// `es.disable.tls.validation`: accept any TLS certificate.
-    #[serde(rename = "disable.tls.validation")]
-    disable_tls_validation: bool,
+    /// `es.user`, `es.api.key`, `es.tls.ca.file`, ...: credentials and TLS shared by every
+    /// component.
+    #[serde(flatten)]
+    access: AccessKeys,
+    /// `es.status.user`, `es.status.api.key`, ...: the frontier's own, key by key over the shared.
+    #[serde(flatten, with = "status_prefix")]
+    status_access: AccessKeys,
     #[serde(rename = "status.request.timeout")]
     request_timeout: f64,
     #[serde(rename = "status.index.name")]
@@ -82,11 +79,8 @@ impl Default for Keys {
         Keys {
             addresses: Vec::new(),
             shared_addresses: Vec::new(),
-            status_user: String::new(),
-            status_password: String::new(),
-            user: String::new(),
-            password: String::new(),
-            disable_tls_validation: false,
+            access: AccessKeys::default(),
+            status_access: AccessKeys::default(),
             request_timeout: 30.0,
             index: "status".to_string(),
             shards: 10,
@@ -228,6 +222,13 @@ impl IndexFrontierConfig {
     }
 }
 
+/// The credentials and TLS keys every component shares (`es.user`, `es.api.key`, ...), for the
+/// components with keys of their own (the content indexer).
+pub(crate) fn shared_access(config: &CrawlConfig) -> Result<AccessKeys, ConfigError> {
+    let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
+    Ok(keys.access)
+}
+
 impl Keys {
     /// How to reach the cluster: the nodes of `es.status.addresses`, else of `es.addresses`, else
     /// the local default (a bad address refused, naming the key), with the status index's
@@ -247,20 +248,21 @@ impl Keys {
             None => ConnectionSettings::new(DEFAULT_ADDRESS)
                 .map_err(|e| invalid("es.status.addresses", e.to_string())),
         }?;
-        let either = |own: &str, other: &str| {
-            [own, other]
-                .into_iter()
-                .find(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        if let Some(user) = either(&self.status_user, &self.user) {
-            connection.user = Some(user);
-            connection.password = either(&self.status_password, &self.password);
-        }
-        connection.tls_insecure = self.disable_tls_validation;
+        let (access, prefix) = self.access();
+        access.apply(prefix, &mut connection)?;
         connection.timeout = seconds("es.status.request.timeout", self.request_timeout, 0.001)?;
         connection.update_mode = self.updates;
         Ok(connection)
+    }
+
+    /// The frontier's access keys (its own over the shared ones), and the prefix errors name.
+    fn access(&self) -> (AccessKeys, &'static str) {
+        let prefix = if self.status_access == AccessKeys::default() {
+            "es."
+        } else {
+            "es.status."
+        };
+        (self.status_access.or(&self.access), prefix)
     }
 
     /// The bucket field, reconciled with `es.status.routing.fieldname`: squall keeps the partition

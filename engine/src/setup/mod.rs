@@ -27,10 +27,12 @@
 //!
 //! [`EmbeddedFrontier`]: squall::frontier::EmbeddedFrontier
 
+pub(crate) mod access_keys;
 mod keys;
 mod open;
 mod query_keys;
 
+pub(crate) use keys::shared_access;
 pub use keys::{IndexFrontierConfig, PREFIXES, SpoutKind};
 pub use open::{OpenError, open, open_index_frontier};
 pub use query_keys::QuerySettings;

@@ -43,24 +43,11 @@ impl Substitutions {
         for (name, value) in &self.properties {
             out = out.replace(&format!("${{{name}}}"), value);
         }
-        let mut result = String::with_capacity(out.len());
-        let mut rest = out.as_str();
-        while let Some(start) = rest.find("${ENV-") {
-            let Some(end) = rest[start..].find('}') else {
-                break;
-            };
-            let name = &rest[start + 6..start + end];
-            let value = std::env::var(name).map_err(|_| FluxError::Substitution {
-                path: path.display().to_string(),
-                line: line_of(text, &format!("${{ENV-{name}}}")),
-                message: format!("environment variable {name} is not set"),
-            })?;
-            result.push_str(&rest[..start]);
-            result.push_str(&value);
-            rest = &rest[start + end + 1..];
-        }
-        result.push_str(rest);
-        Ok(result)
+        crate::config::environment::expand(&out).map_err(|name| FluxError::Substitution {
+            path: path.display().to_string(),
+            line: line_of(text, &format!("${{ENV-{name}}}")),
+            message: format!("environment variable {name} is not set"),
+        })
     }
 }
 

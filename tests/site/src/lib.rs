@@ -49,6 +49,10 @@
 //! infinite scroll), for crawlers that render pages in a headless browser.
 //! [`AppSite::expected`] tells what a rendering crawl finds, and
 //! [`app::navigations`] keeps only the document requests of a request log.
+//!
+//! [`tls`] has a throw-away certificate authority ([`tls::TestCa`]) and a TLS-terminating,
+//! credential-checking reverse proxy ([`tls::TlsGate`]), for tests that must prove TLS,
+//! client certificates and API keys against a real endpoint.
 
 pub mod app;
 mod expect;
@@ -62,6 +66,7 @@ mod spec;
 mod test_links;
 #[cfg(test)]
 mod tests;
+pub mod tls;
 
 pub use app::{AppExpectation, AppSite, AppSpec};
 pub use expect::{Expectation, ExpectedStatus, Scope};

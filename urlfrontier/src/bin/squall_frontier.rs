@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use squall::config::ConfigBuilder;
-use squall_urlfrontier::server::{LogLevels, ServerOptions};
+use squall::config::{ConfigBuilder, Secret};
+use squall_urlfrontier::server::{LogLevels, ServerAccess, ServerOptions, TlsFiles};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -61,9 +61,61 @@ struct Args {
     /// (`squall.*`) out: a server such as workers of other URLFrontier servers meet.
     #[arg(long)]
     reference_stats: bool,
+    /// Serve over TLS with this certificate chain (PEM), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A file whose first line is the bearer token every call must carry (gRPC metadata
+    /// `authorization: Bearer <token>`); SQUALL_FRONTIER_TOKEN in the environment gives it too.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The token from the environment (never printed).
+    #[arg(
+        long = "token-env",
+        env = "SQUALL_FRONTIER_TOKEN",
+        hide = true,
+        hide_env_values = true,
+        conflicts_with = "token_file"
+    )]
+    token: Option<String>,
+    /// Listen on an address other machines reach with neither TLS nor a token (refused
+    /// otherwise): anyone who reaches it can read and change the frontier.
+    #[arg(long)]
+    allow_open: bool,
 }
 
 impl Args {
+    /// TLS and the token as the flags and the environment give them.
+    fn access(&self) -> anyhow::Result<ServerAccess> {
+        let token = match (&self.token, &self.token_file) {
+            (Some(token), _) => Some(token.trim().to_string()),
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read --token-file {}", path.display()))?;
+                Some(text.lines().next().unwrap_or_default().trim().to_string())
+            }
+            (None, None) => None,
+        };
+        if token.as_ref().is_some_and(String::is_empty) {
+            anyhow::bail!("the token is empty (--token-file or SQUALL_FRONTIER_TOKEN)");
+        }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(certificate), Some(key)) => Some(TlsFiles {
+                certificate: certificate.clone(),
+                key: key.clone(),
+            }),
+            _ => None,
+        };
+        let access = ServerAccess {
+            tls,
+            token: token.map(Secret),
+        };
+        access.check_exposure(self.listen, self.allow_open)?;
+        Ok(access)
+    }
+
     fn shorthand_keys(&self) -> Vec<(&'static str, &str)> {
         [
             ("frontier.kind", &self.frontier),
@@ -141,6 +193,7 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
         builder = builder.set(assignment)?;
     }
     let config = builder.build()?;
+    let access = args.access()?;
     if let Some(addr) = args.metrics_addr {
         metrics_exporter_prometheus::PrometheusBuilder::new()
             .with_http_listener(addr)
@@ -153,6 +206,7 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     let options = ServerOptions {
         log_levels: Some(log_levels),
         reference_stats: args.reference_stats,
+        access,
     };
     let server = squall_urlfrontier::server::start_with(config, listener, options).await?;
     // One line on stdout that scripts and tests wait for.

@@ -33,6 +33,7 @@
 //!   any other refusal as `Rejected`.
 
 mod acks;
+mod connection;
 mod errors;
 mod messages;
 mod settings;
@@ -43,8 +44,8 @@ use std::sync::Arc;
 
 use squall::config::CrawlConfig;
 use squall::frontier::{Spout, StatusStore};
-use tonic::transport::{Channel, Endpoint};
 
+pub use connection::{BearerToken, Connection, connect};
 pub use errors::ClientError;
 pub use settings::{ClientSettings, DEFAULT_PORT, PREFIX};
 pub use spout::{IDLE_SETTLE, UrlFrontierSpout};
@@ -67,19 +68,4 @@ pub async fn open(config: &CrawlConfig) -> Result<OpenedFrontier, ClientError> {
     let spout = UrlFrontierSpout::new(channel.clone(), settings.clone());
     let store = UrlFrontierStore::new(channel, settings);
     Ok((Box::new(spout), Arc::new(store), description))
-}
-
-/// A connection to the server at `settings.address`, made now (within the connect timeout).
-pub async fn connect(settings: &ClientSettings) -> Result<Channel, ClientError> {
-    let failed = |reason: String| ClientError::Connect {
-        address: settings.address.clone(),
-        reason,
-    };
-    let endpoint = Endpoint::from_shared(settings.address.clone())
-        .map_err(|error| failed(squall::error_text::with_causes(&error)))?
-        .connect_timeout(settings.connect_timeout);
-    endpoint
-        .connect()
-        .await
-        .map_err(|error| failed(squall::error_text::with_causes(&error)))
 }

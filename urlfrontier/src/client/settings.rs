@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use squall::config::{ConfigError, CrawlConfig};
+use squall::config::{ConfigError, CrawlConfig, Secret};
 use squall::model::PartitionMode;
 use squall::settings::units;
 use url::Url;
@@ -21,9 +21,20 @@ pub const DEFAULT_PORT: u16 = 7071;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClientSettings {
-    /// `urlfrontier.address`: the server, `host:port` or `http://host:port` (port 7071 when none
-    /// is given; TLS is not supported); read as the URI tonic connects to, `http://host:port`.
+    /// `urlfrontier.address`: the server, `host:port`, `http://host:port`, or `https://host:port`
+    /// for TLS (port 7071 when none is given); read as the URI tonic connects to.
     pub address: String,
+    /// `urlfrontier.token`: the bearer token sent with every call (gRPC metadata
+    /// `authorization: Bearer <token>`), for a server that asks for one; empty: none. After
+    /// [`from_config`](Self::from_config), also the token read from `urlfrontier.token.file`.
+    pub token: Secret,
+    /// `urlfrontier.token.file`: a file whose first line is the token.
+    #[serde(rename = "token.file")]
+    pub token_file: String,
+    /// `urlfrontier.tls.ca.file`: the CA certificates (PEM) that signed the server's certificate,
+    /// trusted beside the system's roots (with an `https://` address).
+    #[serde(rename = "tls.ca.file")]
+    pub ca_file: String,
     /// `urlfrontier.crawlid`: the crawl read and written.
     #[serde(rename = "crawlid")]
     pub crawl_id: String,
@@ -54,6 +65,9 @@ impl Default for ClientSettings {
     fn default() -> Self {
         ClientSettings {
             address: format!("127.0.0.1:{DEFAULT_PORT}"),
+            token: Secret::default(),
+            token_file: String::new(),
+            ca_file: String::new(),
             crawl_id: "DEFAULT".to_string(),
             max_queues: 10,
             max_urls_per_queue: 10,
@@ -93,12 +107,42 @@ impl ClientSettings {
         }
         settings.address =
             server_uri(&settings.address).map_err(|reason| invalid("address", &reason))?;
+        settings.token = token(&settings).map_err(|(key, reason)| invalid(key, &reason))?;
+        if !settings.ca_file.trim().is_empty() && !settings.address.starts_with("https://") {
+            return Err(invalid(
+                "tls.ca.file",
+                "is set but urlfrontier.address is not https://",
+            ));
+        }
         settings.partition = config.fetcher.partition;
         Ok(settings)
     }
 }
 
-/// `host:port` or `http://host:port` as the URI tonic connects to, `http://host:port`.
+/// The token written in `urlfrontier.token` or read from `urlfrontier.token.file` (not both); the
+/// failing key and why (never the token).
+fn token(settings: &ClientSettings) -> Result<Secret, (&'static str, String)> {
+    let written = settings.token.0.trim();
+    let file = settings.token_file.trim();
+    match (written.is_empty(), file.is_empty()) {
+        (_, true) => Ok(Secret(written.to_string())),
+        (false, false) => Err((
+            "token",
+            "is set together with urlfrontier.token.file".into(),
+        )),
+        (true, false) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| ("token.file", format!("cannot read {file}: {e}")))?;
+            let first = text.lines().next().unwrap_or_default().trim();
+            if first.is_empty() {
+                return Err(("token.file", format!("{file} is empty")));
+            }
+            Ok(Secret(first.to_string()))
+        }
+    }
+}
+
+/// `host:port`, `http://host:port` or `https://host:port` as the URI tonic connects to.
 fn server_uri(address: &str) -> Result<String, String> {
     let address = address.trim();
     let written = if address.contains("://") {
@@ -107,9 +151,10 @@ fn server_uri(address: &str) -> Result<String, String> {
         format!("http://{address}")
     };
     let url = Url::parse(&written).map_err(|error| format!("`{address}`: {error}"))?;
-    if url.scheme() != "http" {
+    let scheme = url.scheme();
+    if scheme != "http" && scheme != "https" {
         return Err(format!(
-            "`{address}`: only plaintext gRPC is supported, write host:port or http://host:port"
+            "`{address}`: write host:port, http://host:port or https://host:port (TLS)"
         ));
     }
     let Some(host) = url.host_str() else {
@@ -121,7 +166,7 @@ fn server_uri(address: &str) -> Result<String, String> {
         ));
     }
     let port = url.port().unwrap_or(DEFAULT_PORT);
-    Ok(format!("http://{host}:{port}"))
+    Ok(format!("{scheme}://{host}:{port}"))
 }
 
 #[cfg(test)]
@@ -156,7 +201,11 @@ mod tests {
             Ok("http://[::1]:9000")
         );
         assert_eq!(read(" localhost ").as_deref(), Ok("http://localhost:7071"));
-        assert!(read("https://frontier:443").is_err_and(|e| e.contains("plaintext")));
+        assert_eq!(
+            read("https://frontier").as_deref(),
+            Ok("https://frontier:7071")
+        );
+        assert!(read("ftp://frontier:21").is_err_and(|e| e.contains("https://")));
         assert!(read("http://frontier:7071/api").is_err_and(|e| e.contains("path")));
         assert!(read("").is_err());
     }
@@ -180,7 +229,11 @@ mod tests {
         assert!(error("urlfrontier.max.buckets: 0\n").contains("urlfrontier.max.buckets"));
         assert!(error("urlfrontier.crawlid: ' '\n").contains("urlfrontier.crawlid"));
         assert!(error("urlfrontier.connect.timeout: 0\n").contains("urlfrontier.connect.timeout"));
-        assert!(error("urlfrontier.address: 'https://x:1'\n").contains("urlfrontier.address"));
+        assert!(error("urlfrontier.address: 'grpc://x:1'\n").contains("urlfrontier.address"));
+        assert!(error("urlfrontier.tls.ca.file: ca.pem\n").contains("urlfrontier.tls.ca.file"));
+        let both = "urlfrontier.token: abc\nurlfrontier.token.file: /nonexistent\n";
+        assert!(error(both).contains("urlfrontier.token"));
+        assert!(!error(both).contains("abc"));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 use tokio::time::{Instant, timeout_at};
-use tonic::transport::Channel;
 use tracing::{debug, warn};
 
+use super::Connection;
 use super::errors::{spout_error, timed_out};
 use super::messages::due_url;
 use super::settings::ClientSettings;
@@ -33,13 +33,13 @@ pub const IDLE_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
 #[derive(derive_more::Debug)]
 pub struct UrlFrontierSpout {
     #[debug(skip)]
-    client: UrlFrontierClient<Channel>,
+    client: UrlFrontierClient<Connection>,
     settings: ClientSettings,
 }
 
 impl UrlFrontierSpout {
     /// A spout over a connection to the server, configured by `settings`.
-    pub fn new(channel: Channel, settings: ClientSettings) -> Self {
+    pub fn new(channel: Connection, settings: ClientSettings) -> Self {
         UrlFrontierSpout {
             client: UrlFrontierClient::new(channel),
             settings,

@@ -6,9 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use squall::frontier::{QueueReport, StatusStore, StatusWrite, StoreError};
 use tokio::time::{Instant, timeout, timeout_at};
-use tonic::transport::Channel;
 use tracing::{debug, warn};
 
+use super::Connection;
 use super::acks::AckBook;
 use super::errors::{store_error, timed_out};
 use super::messages::{queue_reports, url_item};
@@ -29,13 +29,13 @@ use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 #[derive(derive_more::Debug)]
 pub struct UrlFrontierStore {
     #[debug(skip)]
-    client: UrlFrontierClient<Channel>,
+    client: UrlFrontierClient<Connection>,
     settings: ClientSettings,
 }
 
 impl UrlFrontierStore {
     /// A store over a connection to the server, configured by `settings`.
-    pub fn new(channel: Channel, settings: ClientSettings) -> Self {
+    pub fn new(channel: Connection, settings: ClientSettings) -> Self {
         UrlFrontierStore {
             client: UrlFrontierClient::new(channel),
             settings,

@@ -1,10 +1,12 @@
 //! The URLFrontier server over squall's frontiers.
+mod access;
 mod crawl;
 mod crawls;
 mod dispenser;
 mod service;
 mod writer;
 
+pub use access::{AccessError, ServerAccess, TlsFiles};
 pub use crawl::{Crawl, CrawlSettings};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use super::access::{AccessError, ServerAccess};
 use super::crawl::CrawlSettings;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::service::{FrontierService, LogLevels};
@@ -122,6 +123,12 @@ impl FrontierOpener for ConfigOpener {
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// Its TLS files cannot be used, or it would be open to others.
+    #[error(transparent)]
+    Access(#[from] AccessError),
+    /// TLS could not be set up with the certificate and key given.
+    #[error("TLS cannot be set up with the certificate and key given: {0}")]
+    Tls(String),
     /// The listener has no address.
     #[error("the listening socket has no address: {0}")]
     Listener(#[from] std::io::Error),
@@ -149,6 +156,8 @@ pub struct ServerOptions {
     /// `GetStats`, answering with the reference service's counts only: a server such as the
     /// workers of other URLFrontier servers meet, for testing them.
     pub reference_stats: bool,
+    /// TLS and the bearer token calls must carry (none by default: for loopback only).
+    pub access: ServerAccess,
 }
 
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
@@ -187,12 +196,23 @@ pub async fn start_with(
         }
         accepted
     });
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = options.access.tls_config()? {
+        // tonic's TLS takes the process's default crypto provider, which must be chosen when
+        // more than one is built in.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| StartError::Tls(squall::error_text::with_causes(&e)))?;
+    }
+    let checked = UrlFrontierServer::with_interceptor(service, options.access.checker());
     let task = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(UrlFrontierServer::new(service))
+        builder
+            .add_service(checked)
             .serve_with_incoming_shutdown(incoming, async move { stopped.cancelled().await }),
     );
-    info!(%addr, "URLFrontier server listening");
+    info!(%addr, tls = options.access.tls.is_some(), token = options.access.token.is_some(),
+        "URLFrontier server listening");
     Ok(RunningServer {
         addr,
         crawls,

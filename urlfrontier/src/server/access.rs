@@ -1,0 +1,184 @@
+//! Who may call the server: TLS with the operator's certificate, a bearer token checked on every
+//! call (gRPC metadata `authorization: Bearer <token>`), and the refusal to listen where others
+//! can reach it with neither.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use squall::config::Secret;
+use tonic::transport::{Identity, ServerTlsConfig};
+use tonic::{Request, Status};
+
+/// How the server is protected. The default is neither TLS nor a token: only for loopback.
+#[derive(Clone, Default, derive_more::Debug)]
+pub struct ServerAccess {
+    /// The server's certificate chain and private key, PEM; `None`: plaintext gRPC.
+    pub tls: Option<TlsFiles>,
+    /// The bearer token every call must carry; `None`: calls need none.
+    pub token: Option<Secret>,
+}
+
+/// A certificate chain and its private key, both PEM files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, the server's own first.
+    pub certificate: PathBuf,
+    /// Its private key.
+    pub key: PathBuf,
+}
+
+/// Why the server may not start as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// A TLS file cannot be read or used.
+    #[error("TLS file {path}: {message}")]
+    TlsFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A non-loopback address with neither TLS nor a token, and no explicit consent.
+    #[error(
+        "refusing to listen on {0} with neither TLS nor a token: anyone who reaches it could read \
+         and change the frontier. Give a certificate and key (--tls-cert, --tls-key) and a token \
+         (--token-file, or SQUALL_FRONTIER_TOKEN), or say --allow-open to serve it open anyway"
+    )]
+    Exposed(SocketAddr),
+}
+
+impl ServerAccess {
+    /// Fails when `addr` is reachable from other machines (not loopback) and the server would
+    /// have neither TLS nor a token, unless `allow_open` says to serve it open anyway.
+    pub fn check_exposure(&self, addr: SocketAddr, allow_open: bool) -> Result<(), AccessError> {
+        let protected = self.tls.is_some() || self.token.is_some();
+        if protected || allow_open || addr.ip().is_loopback() {
+            return Ok(());
+        }
+        Err(AccessError::Exposed(addr))
+    }
+
+    /// tonic's TLS settings from the files, read now.
+    pub(super) fn tls_config(&self) -> Result<Option<ServerTlsConfig>, AccessError> {
+        let Some(files) = &self.tls else {
+            return Ok(None);
+        };
+        let certificate = read_pem(&files.certificate)?;
+        let key = read_pem(&files.key)?;
+        Ok(Some(
+            ServerTlsConfig::new().identity(Identity::from_pem(certificate, key)),
+        ))
+    }
+
+    /// The check every call passes before it reaches the service.
+    pub(super) fn checker(&self) -> TokenCheck {
+        TokenCheck {
+            expected: self
+                .token
+                .as_ref()
+                .map(|token| format!("Bearer {}", token.0.trim())),
+        }
+    }
+}
+
+/// Reads a PEM file, refusing one without a PEM block.
+fn read_pem(path: &Path) -> Result<Vec<u8>, AccessError> {
+    let failed = |message: String| AccessError::TlsFile {
+        path: path.display().to_string(),
+        message,
+    };
+    let pem = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+    if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(failed("holds no PEM block (-----BEGIN ...)".to_string()));
+    }
+    Ok(pem)
+}
+
+/// Lets a call through when it carries the expected `authorization` metadata (or when no token is
+/// set); answers UNAUTHENTICATED otherwise, without saying what was expected.
+#[derive(Clone, derive_more::Debug)]
+pub(super) struct TokenCheck {
+    #[debug(skip)]
+    expected: Option<String>,
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let Some(expected) = &self.expected else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .map(|value| value.as_bytes())
+            .unwrap_or_default();
+        if constant_time_equal(given, expected.as_bytes()) {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated(
+                "this URLFrontier server needs a bearer token: metadata `authorization: Bearer \
+                 <token>` (squall's urlfrontier.token)",
+            ))
+        }
+    }
+}
+
+/// Whether two byte strings are equal, in a time that depends on their lengths only.
+fn constant_time_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::service::Interceptor;
+
+    fn call_with(check: &mut TokenCheck, header: Option<&str>) -> Result<(), Status> {
+        let mut request = Request::new(());
+        if let Some(header) = header {
+            request
+                .metadata_mut()
+                .insert("authorization", header.parse().expect("ascii"));
+        }
+        check.call(request).map(|_| ())
+    }
+
+    #[test]
+    fn a_call_passes_only_with_the_token() {
+        let access = ServerAccess {
+            tls: None,
+            token: Some(Secret("s3cret".to_string())),
+        };
+        let mut check = access.checker();
+        assert!(call_with(&mut check, Some("Bearer s3cret")).is_ok());
+        for wrong in [
+            None,
+            Some("Bearer s3cre"),
+            Some("Bearer s3cret2"),
+            Some("s3cret"),
+        ] {
+            let status = call_with(&mut check, wrong).expect_err("refused");
+            assert_eq!(status.code(), tonic::Code::Unauthenticated);
+            assert!(!status.message().contains("s3cret"));
+        }
+        let mut open = ServerAccess::default().checker();
+        assert!(call_with(&mut open, None).is_ok());
+        assert!(!format!("{access:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn only_loopback_may_be_served_open_without_consent() {
+        let open = ServerAccess::default();
+        let any: SocketAddr = "0.0.0.0:7071".parse().expect("address");
+        let loopback: SocketAddr = "127.0.0.1:7071".parse().expect("address");
+        let error = open.check_exposure(any, false).expect_err("exposed");
+        assert!(error.to_string().contains("0.0.0.0:7071"), "{error}");
+        assert!(open.check_exposure(any, true).is_ok());
+        assert!(open.check_exposure(loopback, false).is_ok());
+        let with_token = ServerAccess {
+            tls: None,
+            token: Some(Secret("t".to_string())),
+        };
+        assert!(with_token.check_exposure(any, false).is_ok());
+    }
+}
