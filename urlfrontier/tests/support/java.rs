@@ -23,6 +23,12 @@ pub fn workspace_root() -> PathBuf {
 /// `host:port` of a plaintext gRPC server; `crawl` should be a crawl ID the server has not seen.
 /// Fails, saying what to install, when `java` or `mvn` is missing.
 pub fn run_interop_check(address: &str, crawl: &str) -> Result<Output> {
+    run_interop_check_with(address, crawl, &[])
+}
+
+/// [`run_interop_check`] with more of the program's options: `--ca-file PEM` (TLS trusting that
+/// CA) and `--token-file FILE` (a bearer token on every call).
+pub fn run_interop_check_with(address: &str, crawl: &str, options: &[String]) -> Result<Output> {
     for (program, package) in [("java", "Java 17"), ("mvn", "Maven 3.8+")] {
         if !on_path(program) {
             bail!(
@@ -35,6 +41,7 @@ pub fn run_interop_check(address: &str, crawl: &str) -> Result<Output> {
     let script = root.join("scripts/urlfrontier-java");
     Command::new(&script)
         .args(["run", "--address", address, "--crawl", crawl])
+        .args(options)
         .current_dir(&root)
         .output()
         .with_context(|| format!("could not run {}", script.display()))

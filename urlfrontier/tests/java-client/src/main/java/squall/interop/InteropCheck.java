@@ -33,14 +33,24 @@ import crawlercommons.urlfrontier.Urlfrontier.StringList;
 import crawlercommons.urlfrontier.Urlfrontier.URLInfo;
 import crawlercommons.urlfrontier.Urlfrontier.URLItem;
 import crawlercommons.urlfrontier.Urlfrontier.URLStatusRequest;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -102,26 +112,27 @@ public final class InteropCheck {
     }
   }
 
-  public static void main(String[] args) throws InterruptedException {
-    String address = null;
-    String crawl = "interop-" + System.currentTimeMillis();
+  public static void main(String[] args) throws InterruptedException, IOException {
+    Map<String, String> options = new HashMap<>();
+    options.put("--crawl", "interop-" + System.currentTimeMillis());
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
-      if ((arg.equals("--address") || arg.equals("--crawl")) && i + 1 < args.length) {
-        if (arg.equals("--address")) {
-          address = args[++i];
-        } else {
-          crawl = args[++i];
-        }
+      boolean known = arg.equals("--address") || arg.equals("--crawl")
+          || arg.equals("--ca-file") || arg.equals("--token-file");
+      if (known && i + 1 < args.length) {
+        options.put(arg, args[++i]);
       } else {
         usage("unexpected argument '" + arg + "'");
       }
     }
+    String address = options.get("--address");
+    String crawl = options.get("--crawl");
     if (address == null) {
       usage("--address is required");
     }
     System.out.println("InteropCheck: server " + address + ", crawl " + crawl);
-    ManagedChannel channel = ManagedChannelBuilder.forTarget(address).usePlaintext().build();
+    ManagedChannel channel =
+        channel(address, options.get("--ca-file"), options.get("--token-file"));
     boolean allHeld;
     try {
       allHeld = new InteropCheck(channel, crawl).runAll();
@@ -132,9 +143,35 @@ public final class InteropCheck {
     System.exit(allHeld ? 0 : 1);
   }
 
+  /**
+   * A channel to the server: plaintext, or TLS trusting the CA in caFile; with a tokenFile, every
+   * call carries its first line as a bearer token (metadata "authorization: Bearer TOKEN").
+   */
+  static ManagedChannel channel(String address, String caFile, String tokenFile)
+      throws IOException {
+    ManagedChannelBuilder<?> builder;
+    if (caFile != null) {
+      ChannelCredentials tls =
+          TlsChannelCredentials.newBuilder().trustManager(new File(caFile)).build();
+      builder = Grpc.newChannelBuilder(address, tls);
+    } else {
+      builder = ManagedChannelBuilder.forTarget(address).usePlaintext();
+    }
+    if (tokenFile != null) {
+      String token = Files.readAllLines(Path.of(tokenFile)).get(0).trim();
+      Metadata headers = new Metadata();
+      headers.put(
+          Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+      builder.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
+    }
+    return builder.build();
+  }
+
   static void usage(String problem) {
     System.err.println("InteropCheck: " + problem);
-    System.err.println("usage: InteropCheck --address HOST:PORT [--crawl CRAWL_ID]");
+    System.err.println(
+        "usage: InteropCheck --address HOST:PORT [--crawl CRAWL_ID] [--ca-file PEM]"
+            + " [--token-file FILE]");
     System.exit(2);
   }
 
