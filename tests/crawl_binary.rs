@@ -91,6 +91,10 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     // Across both runs: every reachable page requested exactly once, nothing out of scope.
     let problems = site.expected().check_requests(&site.requests());
     assert!(problems.is_empty(), "{problems:#?}");
+    // Politeness held across the restart: the resumed crawl's first fetch of each host started
+    // at least fetcher.server.delay (0.05 s) after the interrupted run's last fetch of it ended.
+    let impolite = impolite_after_restart(&fetch_log, after_first, Duration::from_millis(50));
+    assert!(impolite.is_empty(), "{impolite:#?}");
     let log = std::fs::read_to_string(&fetch_log).expect("fetch log");
     let mut urls: Vec<String> = log
         .lines()
@@ -107,6 +111,79 @@ async fn interrupted_by_a_signal_and_started_again_it_completes_without_refetchi
     urls.dedup();
     assert_eq!(urls.len(), reachable, "a page was fetched twice");
     site.shutdown().await;
+}
+
+/// Interrupted (SIGINT) while every host is being fetched 1 s apart and resumed at once on the
+/// same embedded frontier: the resumed crawl's first fetch of each host keeps the delay from the
+/// interrupted run's last one (the frontier remembers when each host was last fetched).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_holds_across_an_interrupted_and_resumed_crawl() {
+    let site = support::crawler::start_site(4, 8).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut args = common_args(&dir.path().join("frontier"), &fetch_log);
+    args.extend(set_args(&["fetcher.server.delay=1"]));
+    args.extend(site_args(&site));
+    let mut child = Command::new(crawl_binary())
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the crawl");
+    let started = Instant::now();
+    // Two rounds over the hosts: each host has just been fetched when the signal comes.
+    while lines(&fetch_log) < 8 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        assert!(child.try_wait().expect("wait").is_none(), "ended early");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    assert!(child.wait().expect("first run").success());
+    let restart_line = lines(&fetch_log);
+    let second = run_to_end(args).await;
+    assert!(second.status.success(), "second run: {second:?}");
+    assert!(
+        lines(&fetch_log) > restart_line,
+        "the resumed run fetched nothing"
+    );
+    let impolite = impolite_after_restart(&fetch_log, restart_line, Duration::from_secs(1));
+    assert!(impolite.is_empty(), "{impolite:#?}");
+    site.shutdown().await;
+}
+
+/// The hosts whose first fetch after the restart (the log's lines from `restart_line` on) started
+/// less than `delay` after their last fetch before it ended, with the two lines. The log's times
+/// are cut to milliseconds, so a gap one millisecond short is allowed.
+fn impolite_after_restart(
+    log: &std::path::Path,
+    restart_line: usize,
+    delay: Duration,
+) -> Vec<String> {
+    let (fetches, problems) = support::fetch_log::read_log(0, log);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let (before, after) = fetches.split_at(restart_line.min(fetches.len()));
+    let allowed =
+        chrono::TimeDelta::from_std(delay).expect("delay") - chrono::TimeDelta::milliseconds(1);
+    let mut impolite = Vec::new();
+    for first_after in support::fetch_log::by_host(after)
+        .values()
+        .filter_map(|list| list.first())
+    {
+        let last_before = before
+            .iter()
+            .filter(|f| f.key == first_after.key)
+            .max_by_key(|f| f.finished);
+        if let Some(last) = last_before
+            && first_after.started - last.finished < allowed
+        {
+            impolite.push(format!("{}\n  then {}", last.line, first_after.line));
+        }
+    }
+    impolite
 }
 
 /// Runs the crawl binary with `args` to its end, on a blocking thread.
@@ -166,6 +243,52 @@ fn an_unusable_frontier_path_is_named() {
     assert!(
         stderr.contains(&path) && stderr.contains("unusable"),
         "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_frontier_is_named_and_left_as_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier");
+    {
+        let store = squall::frontier::EmbeddedFrontier::open(&frontier).expect("open");
+        let writes: Vec<_> = (0..500)
+            .map(|i| squall::frontier::StatusWrite {
+                url: squall::model::CrawlUrl::seed(
+                    url::Url::parse(&format!("http://h{}.test/{i}", i % 20)).expect("url"),
+                ),
+                key: format!("h{}.test", i % 20),
+                status: squall::model::Status::Discovered,
+                next_fetch: Some(chrono::Utc::now()),
+                queue: Default::default(),
+            })
+            .collect();
+        use squall::frontier::StatusStore;
+        assert!(store.store(writes).await.iter().all(Result::is_ok));
+    }
+    let file = frontier.join("frontier.redb");
+    let mut bytes = std::fs::read(&file).expect("read");
+    let len = bytes.len();
+    bytes[len / 2..len / 2 + 4096].fill(0);
+    std::fs::write(&file, &bytes).expect("damage it");
+    let output = run(&[
+        "--set",
+        "http.agent.name=t",
+        "--frontier-path",
+        &frontier.display().to_string(),
+        "--until-idle",
+        "http://h1.test/",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&*file.to_string_lossy()) && stderr.contains("is damaged"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&file).expect("still there"),
+        bytes,
+        "the file was changed"
     );
 }
 

@@ -329,7 +329,7 @@ async fn retry_after_holds_and_crawl_delays_are_shared_through_the_queue() {
     let until = Utc::now() + TimeDelta::hours(1);
     held.queue = QueueReport {
         blocked_until: Some(until),
-        crawl_delay: None,
+        ..QueueReport::default()
     };
     let mut slow = write(
         "http://slow.test/1",
@@ -423,6 +423,73 @@ async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
         }
     }
     assert_eq!(seen.len(), hosts * per_host, "every URL of every queue");
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
+
+/// A queue given back (the process stopping, or done with it) is not claimed again, by any
+/// process, before the politeness delay has run from its last fetch: a crawl resumed at once, or
+/// another process taking over, keeps `fetcher.server.delay` from the first fetch.
+#[tokio::test]
+async fn a_queue_given_back_is_not_claimed_again_before_its_politeness_delay() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let writes = (0..3)
+        .map(|i| {
+            discovered(
+                &format!("http://polite.test/{i}"),
+                "polite.test",
+                TimeDelta::seconds(-1),
+            )
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let polite = |owner: &str| QueueSpoutSettings {
+        politeness_delay: Duration::from_secs(3),
+        ..settings(&urls, &queues, owner)
+    };
+    let mut first = QueueSpout::new(client.clone(), polite("first"));
+    let handed = first.next_batch(&BusyUrls::none()).await.expect("first");
+    assert_eq!(handed.len(), 3);
+    // The URLs leave the topology (fetched, and failed back so that they stay due), then the
+    // process stops and gives its queue back.
+    let _ = first.next_batch(&BusyUrls::none()).await.expect("settles");
+    for due in &handed {
+        first.fail(&due.url).await;
+    }
+    let last_fetch = Utc::now();
+    first.close().await;
+    let doc = support::queue_doc(&client, &queues, "polite.test")
+        .await
+        .expect("queue");
+    let until = doc["_source"]["leaseUntil"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let until = chrono::DateTime::parse_from_rfc3339(&until).expect("leaseUntil is a date");
+    assert!(
+        until >= last_fetch + TimeDelta::milliseconds(2900),
+        "given back until {until}"
+    );
+
+    let mut second = QueueSpout::new(client.clone(), polite("second"));
+    let mut taken = Vec::new();
+    for _ in 0..40 {
+        taken = second.next_batch(&BusyUrls::none()).await.expect("second");
+        if !taken.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let claimed = Utc::now();
+    assert_eq!(taken.len(), 3, "taken over once the delay ran");
+    assert!(
+        claimed >= last_fetch + TimeDelta::seconds(3),
+        "claimed {} ms after the last fetch",
+        (claimed - last_fetch).num_milliseconds()
+    );
     support::delete_index(&client, &urls).await;
     support::delete_index(&client, &queues).await;
 }

@@ -221,7 +221,7 @@ async fn stop_fetching(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontier::{QueueHints, QueueReport};
+    use crate::frontier::QueueHints;
     use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
     use crate::model::Status;
@@ -319,8 +319,8 @@ mod tests {
             crate::frontier::Lease::until(std::time::Instant::now() + Duration::from_secs(60));
         lost.revoke();
         let hints = |lease: &crate::frontier::Lease| QueueHints {
-            crawl_delay: None,
             lease: Some(lease.clone()),
+            ..QueueHints::default()
         };
         let (pages, failed) = fetch_with_hints(&[
             ("held.test", "/held", hints(&valid)),
@@ -372,8 +372,8 @@ mod tests {
                 url,
                 key: "127.0.0.1".to_string(),
                 hints: crate::frontier::QueueHints {
-                    crawl_delay: None,
                     lease: Some(lease),
+                    ..Default::default()
                 },
             })
             .await
@@ -406,13 +406,10 @@ mod tests {
         );
         assert_eq!(busy.queue.crawl_delay, Some(Duration::from_secs(2)));
         let ok = &pages["/ok"];
-        assert_eq!(
-            ok.queue,
-            QueueReport {
-                blocked_until: None,
-                crawl_delay: Some(Duration::from_secs(2)),
-            }
-        );
+        assert_eq!(ok.queue.blocked_until, None);
+        assert_eq!(ok.queue.crawl_delay, Some(Duration::from_secs(2)));
+        let ended = ok.queue.last_fetch.expect("the fetch reached the server");
+        assert!(ended >= before && ended <= chrono::Utc::now(), "{ended}");
         for page in pages.values() {
             assert!(
                 page.tuple.url.metadata.iter().next().is_none(),

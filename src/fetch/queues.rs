@@ -151,6 +151,11 @@ impl HostQueues {
         if let Some(delay) = tuple.hints.crawl_delay {
             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
         }
+        // What the frontier remembers of the queue's last fetch and hold (before a restart, or
+        // by another process): the queue's delay runs from then.
+        if let Some(start) = remembered_start(&self.settings, queue.crawl_delay, &tuple.hints) {
+            queue.next_allowed = queue.next_allowed.max(start);
+        }
         queue.items.push_back(tuple);
         self.queued += 1;
         if queue.place == Place::Nowhere {
@@ -292,6 +297,24 @@ pub(super) fn fail_fenced(key: &str, tuple: Tuple, moment: &str) {
     ));
 }
 
+/// The earliest a queue may fetch by what the frontier remembers of it (`hints`): the end of its
+/// last fetch plus its delay, or the server's Retry-After hold, whichever is later; `None` when
+/// both have passed. A wait is never longer than the delay or `fetcher.max.retry.after`, so that a
+/// clock far ahead on another machine cannot stop a queue.
+fn remembered_start(
+    settings: &FetcherSettings,
+    crawl_delay: Option<Duration>,
+    hints: &crate::frontier::QueueHints,
+) -> Option<Instant> {
+    let delay = queue_delay(settings, crawl_delay);
+    let after_last = hints
+        .last_fetch
+        .and_then(|ended| ended.checked_add_signed(chrono::TimeDelta::from_std(delay).ok()?));
+    let latest = after_last.max(hints.blocked_until)?;
+    let wait = (latest - chrono::Utc::now()).to_std().ok()?;
+    Some(Instant::now() + wait.min(delay.max(settings.max_retry_after)))
+}
+
 /// The delay a queue keeps between fetches, given its robots.txt Crawl-delay: the server delay
 /// (or the min delay when the queue allows several fetches at once), robots.txt's within
 /// `fetcher.max.crawl.delay`, never below the server delay when `fetcher.server.delay.force` is set.
@@ -390,6 +413,45 @@ mod tests {
         assert_eq!(early.wake, Some(finished + Duration::from_millis(500)));
         let ready = queues.take_ready(finished + Duration::from_millis(500), 10);
         assert_eq!(keys(&ready), ["a"]);
+    }
+
+    #[test]
+    fn a_remembered_last_fetch_or_hold_delays_the_first_fetch_after_a_restart() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 1000));
+        let mut resumed = tuple("a", "/1", &acks);
+        resumed.hints.last_fetch = Some(chrono::Utc::now() - chrono::TimeDelta::milliseconds(200));
+        let before = Instant::now();
+        queues.enqueue(resumed);
+        let waiting = queues.take_ready(before, 10);
+        assert!(
+            waiting.fetches.is_empty(),
+            "0.2 s after the last fetch, 1 s apart"
+        );
+        let wake = waiting.wake.expect("it waits for the rest of its delay");
+        let left = wake.duration_since(before);
+        assert!(
+            left > Duration::from_millis(700) && left <= Duration::from_millis(800),
+            "{left:?}"
+        );
+        assert_eq!(keys(&queues.take_ready(wake, 10)), ["a"]);
+
+        let mut long_ago = tuple("b", "/1", &acks);
+        long_ago.hints.last_fetch = Some(chrono::Utc::now() - chrono::TimeDelta::seconds(5));
+        queues.enqueue(long_ago);
+        assert_eq!(keys(&queues.take_ready(Instant::now(), 10)), ["b"]);
+
+        let mut held = tuple("c", "/1", &acks);
+        held.hints.blocked_until = Some(chrono::Utc::now() + chrono::TimeDelta::seconds(30));
+        let before = Instant::now();
+        queues.enqueue(held);
+        let waiting = queues.take_ready(before, 10);
+        assert!(
+            waiting.fetches.is_empty(),
+            "held by a remembered Retry-After"
+        );
+        let held_for = waiting.wake.expect("wakes").duration_since(before);
+        assert!(held_for > Duration::from_secs(29), "{held_for:?}");
     }
 
     #[test]

@@ -112,6 +112,7 @@ async fn fetch(
         queue: QueueReport {
             blocked_until,
             crawl_delay: site.crawl_delay,
+            last_fetch: Some(chrono::Utc::now()),
         },
     };
     Completed {
@@ -167,8 +168,8 @@ fn refused(key: String, mut tuple: Tuple, denied: Denied, site: SiteNotes) -> Co
         },
         sitemaps: site.sitemaps,
         queue: QueueReport {
-            blocked_until: None,
             crawl_delay: site.crawl_delay,
+            ..QueueReport::default()
         },
     };
     let learned = Learned {

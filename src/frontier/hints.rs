@@ -104,6 +104,13 @@ pub struct QueueHints {
     /// The lease under which this process holds the queue, for frontiers shared by several
     /// processes; `None` when the frontier has no leases (the URL may always be fetched).
     pub lease: Option<Lease>,
+    /// When the queue's last fetch that reached its server ended, as the frontier remembers it
+    /// (from this process before a restart, or from another): the fetcher waits the queue's delay
+    /// from then.
+    pub last_fetch: Option<DateTime<Utc>>,
+    /// Until when the server asked for no more requests (a Retry-After remembered across a
+    /// restart): the fetcher starts nothing of the queue before.
+    pub blocked_until: Option<DateTime<Utc>>,
 }
 
 impl QueueHints {
@@ -135,12 +142,36 @@ pub struct QueueReport {
     pub blocked_until: Option<DateTime<Utc>>,
     /// The Crawl-delay the queue's robots.txt asks for.
     pub crawl_delay: Option<Duration>,
+    /// When this fetch ended, if it reached the server: the queue's delay runs from then, also
+    /// for a process that takes the queue over or a crawl resumed after a restart.
+    pub last_fetch: Option<DateTime<Utc>>,
 }
 
 impl QueueReport {
     /// Whether there is nothing to report.
     pub fn is_empty(&self) -> bool {
-        self.blocked_until.is_none() && self.crawl_delay.is_none()
+        self.blocked_until.is_none() && self.crawl_delay.is_none() && self.last_fetch.is_none()
+    }
+
+    /// `self` with what `later` reports over it: the later of the two fetch ends and holds, the
+    /// newer crawl delay.
+    pub fn merged(self, later: &QueueReport) -> QueueReport {
+        let latest = |a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>| a.max(b);
+        QueueReport {
+            blocked_until: latest(self.blocked_until, later.blocked_until),
+            crawl_delay: later.crawl_delay.or(self.crawl_delay),
+            last_fetch: latest(self.last_fetch, later.last_fetch),
+        }
+    }
+
+    /// What a frontier that remembers this report tells the fetcher about the queue.
+    pub fn hints(&self) -> QueueHints {
+        QueueHints {
+            crawl_delay: self.crawl_delay,
+            lease: None,
+            last_fetch: self.last_fetch,
+            blocked_until: self.blocked_until,
+        }
     }
 }
 
@@ -166,8 +197,8 @@ mod tests {
         assert!(QueueHints::default().may_fetch());
         let lease = Lease::until(Instant::now() + Duration::from_secs(5));
         let hints = QueueHints {
-            crawl_delay: None,
             lease: Some(lease.clone()),
+            ..QueueHints::default()
         };
         assert!(hints.may_fetch());
         lease.revoke();

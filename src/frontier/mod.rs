@@ -25,7 +25,9 @@ mod store;
 
 pub use busy::BusyUrls;
 pub use catalog::{Catalog, QueuePage, StoredUrl, UrlQuery};
-pub use embedded::{EmbeddedFrontier, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus};
+pub use embedded::{
+    EmbeddedFrontier, EmbeddedOptions, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus,
+};
 pub use error::{ErrorKind, SpoutError, StoreError};
 pub use hints::{Lease, QueueHints, QueueReport};
 pub use settings::{FrontierKind, FrontierSettings};

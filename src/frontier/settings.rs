@@ -36,10 +36,21 @@ keyed_settings! {
         "frontier.max.buckets" => max_buckets: usize = 1000,
         /// `frontier.max.urls.per.bucket`: due URLs read per queue per frontier query.
         "frontier.max.urls.per.bucket" => max_urls_per_bucket: usize = 2,
+        /// `frontier.check.on.open`: check every page of the embedded frontier's file when it is
+        /// opened (0.4 to 0.7 s for a million URLs), so that a damaged file is an error at once,
+        /// not a failure in the middle of a crawl.
+        "frontier.check.on.open" => check_on_open: bool = true,
     }
 }
 
 impl FrontierSettings {
+    /// How the embedded frontier's file is opened.
+    pub fn embedded_options(&self) -> super::EmbeddedOptions {
+        super::EmbeddedOptions {
+            check_integrity: self.check_on_open,
+        }
+    }
+
     /// The limits of one query, set by `frontier.max.buckets` and `frontier.max.urls.per.bucket`.
     pub fn query_limits(&self) -> QueryLimits {
         QueryLimits {

@@ -385,6 +385,7 @@ mod tests {
         let report = QueueReport {
             blocked_until: Some(Utc::now()),
             crawl_delay: Some(Duration::from_millis(2500)),
+            last_fetch: Some(Utc::now()),
         };
         let (input, output) = mpsc::channel(1);
         input

@@ -131,10 +131,7 @@ async fn squalls_client_with_the_token_and_the_ca_writes_and_reads() {
     assert!(written.iter().all(Result::is_ok), "{written:?}");
     let mut handed_out = Vec::new();
     for _ in 0..50 {
-        handed_out = spout
-            .next_batch(&BusyUrls::none())
-            .await
-            .expect("GetURLs");
+        handed_out = spout.next_batch(&BusyUrls::none()).await.expect("GetURLs");
         if !handed_out.is_empty() {
             break;
         }
@@ -170,10 +167,7 @@ async fn a_call_without_the_right_token_is_refused_and_changes_nothing() {
     let (mut spout, _, _) = squall_urlfrontier::client::open(&right)
         .await
         .expect("open");
-    let batch = spout
-        .next_batch(&BusyUrls::none())
-        .await
-        .expect("GetURLs");
+    let batch = spout.next_batch(&BusyUrls::none()).await.expect("GetURLs");
     assert!(batch.is_empty(), "{batch:?}");
 }
 

@@ -57,6 +57,9 @@ pub(crate) struct Claim {
     early_look: Option<DateTime<Utc>>,
     /// Reads made since it last ran out of work (see [`note_idle`](Self::note_idle)).
     idle_looks: u32,
+    /// When a URL handed out last left the topology (fetched, or failed back): no earlier than
+    /// the end of the queue's last fetch.
+    last_done: Option<DateTime<Utc>>,
 }
 
 impl Claim {
@@ -78,6 +81,7 @@ impl Claim {
             next: None,
             due_left: None,
             reread_at: None,
+            last_done: None,
             early_look: None,
             idle_looks: 0,
         }
@@ -194,6 +198,10 @@ impl Claim {
         let hints = QueueHints {
             crawl_delay: self.crawl_delay,
             lease: Some(self.tenure.lease.clone()),
+            // A queue given back is not claimed again before its politeness delay has run from
+            // its last fetch (see `given_back_at`), nor while a Retry-After holds it.
+            last_fetch: None,
+            blocked_until: None,
         };
         let mut given = 0;
         while given < room {
@@ -226,6 +234,9 @@ impl Claim {
             .drain(..)
             .partition(|url| busy.in_topology(url));
         self.outstanding = in_topology;
+        if !done.is_empty() {
+            self.last_done = Some(Utc::now());
+        }
         self.recently_done
             .extend(done.into_iter().map(|url| (url, seen)));
         self.recently_done
@@ -239,8 +250,20 @@ impl Claim {
         self.recently_done.retain(|(done, _)| done != url);
         if had {
             self.note_due_left(None);
+            self.last_done = Some(Utc::now());
         }
         had
+    }
+
+    /// The time to write as the queue's `leaseUntil` when it is given back at `now`: no process
+    /// claims it before, so the first fetch of whoever takes it next (another process, or this
+    /// crawl resumed) keeps `delay` (or the queue's crawl delay, when longer) after its last fetch.
+    pub fn given_back_at(&self, now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+        let delay = self.crawl_delay.map_or(delay, |crawl| crawl.max(delay));
+        let polite = self
+            .last_done
+            .and_then(|done| done.checked_add_signed(TimeDelta::from_std(delay).ok()?));
+        polite.map_or(now, |polite| polite.max(now))
     }
 
     /// Notes whether the queue ran out of work (read through, nothing ready, nothing out). While it

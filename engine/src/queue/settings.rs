@@ -43,6 +43,10 @@ pub struct QueueSpoutSettings {
     pub max_hold: Duration,
     /// How long a write takes to show in queries (the indices' refresh interval).
     pub refresh_interval: Duration,
+    /// The fetcher's delay between two fetches of a queue (`fetcher.server.delay`): a queue given
+    /// back is not claimed again (by any process) before this long after its last fetch, or its
+    /// crawl delay when longer. Zero by default; the frontier opened from configuration sets it.
+    pub politeness_delay: Duration,
 }
 
 impl QueueSpoutSettings {
@@ -63,6 +67,7 @@ impl QueueSpoutSettings {
             waiting_per_queue: 10,
             max_hold: Duration::from_secs(30),
             refresh_interval: Duration::from_secs(1),
+            politeness_delay: Duration::ZERO,
         }
     }
 

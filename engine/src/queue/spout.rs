@@ -190,14 +190,15 @@ impl QueueSpout {
     /// Takes the claims of `keys` out ([`take_claim`](Self::take_claim)) and gives the edits that
     /// drop their leases without touching `nextDue`.
     fn drops(&mut self, keys: Vec<String>, force: bool) -> Vec<KeyedEdit> {
-        let now = format_date(Utc::now());
+        let now = Utc::now();
+        let delay = self.settings.politeness_delay;
         keys.into_iter()
             .filter_map(|key| {
                 let claim = self.take_claim(&key, force)?;
                 Some(KeyedEdit {
                     edit: QueueEdit::DropLease {
                         owner: claim.tenure.holder.clone(),
-                        now: now.clone(),
+                        now: format_date(claim.given_back_at(now, delay)),
                     },
                     key,
                     upsert: None,
@@ -380,7 +381,7 @@ impl QueueSpout {
             .filter(|(_, claim)| claim.drained(now))
             .map(|(key, _)| key.clone())
             .collect();
-        let now = format_date(now);
+        let delay = self.settings.politeness_delay;
         let mut edits = Vec::new();
         for key in drained {
             let Some(claim) = self.take_claim(&key, false) else {
@@ -391,7 +392,7 @@ impl QueueSpout {
                     owner: claim.tenure.holder.clone(),
                     next: claim.next_due().map(format_date),
                     seen_before: claim.seen_before.clone(),
-                    now: now.clone(),
+                    now: format_date(claim.given_back_at(now, delay)),
                 },
                 key,
                 upsert: None,

@@ -51,7 +51,7 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
     match config.frontier.kind {
         FrontierKind::Embedded => {
             let path = &config.frontier.path;
-            let frontier = EmbeddedFrontier::open(path)?;
+            let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options())?;
             let limits = config.frontier.query_limits();
             let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
             Ok(Frontier {
@@ -132,6 +132,7 @@ async fn queue_frontier(
         .max_urls_per_bucket
         .unwrap_or(config.frontier.max_urls_per_bucket);
     settings.refresh_interval = visibility;
+    settings.politeness_delay = config.fetcher.server_delay;
     if let Some(owner) = &index.owner {
         settings.owner = owner.clone();
     }

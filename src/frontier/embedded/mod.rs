@@ -10,6 +10,8 @@
 //! - `schedule`: (key, due millis, URL) → (), the due URLs of each queue in order
 //! - `queue_heads`: key → earliest due millis of that queue
 //! - `due_queues`: (earliest due millis, key) → (), the queues in order of their earliest due URL
+//! - `queue_notes`: key → the queue's last fetch, Retry-After hold and Crawl-delay, so that a
+//!   resumed crawl keeps its politeness from the first fetch (`notes.rs`)
 //!
 //! The frontier is also a [`Catalog`](crate::frontier::Catalog) (in `catalog.rs`): its URLs and
 //! queues listed, counted and deleted, the four tables kept consistent.
@@ -28,6 +30,10 @@ use super::{BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusW
 use crate::model::{CrawlUrl, Metadata, Status};
 
 mod catalog;
+mod notes;
+mod opening;
+
+pub use opening::EmbeddedOptions;
 
 const URLS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("urls");
 const SCHEDULE: TableDefinition<'_, (&str, u64, &str), ()> = TableDefinition::new("schedule");
@@ -45,6 +51,28 @@ pub enum FrontierError {
         /// What is wrong with it.
         message: String,
     },
+    /// The directory holds other files and no frontier: it is not taken over.
+    #[error(
+        "frontier path {path} is not a squall frontier: it holds other files ({found}) and no \
+         frontier.redb; give a new or empty directory"
+    )]
+    NotAFrontier {
+        /// The directory.
+        path: PathBuf,
+        /// A few of the files it holds.
+        found: String,
+    },
+    /// The frontier's file is not a frontier, or is damaged; it was left as it is.
+    #[error(
+        "the embedded frontier {path} is damaged or is not a squall frontier: {message}. It was \
+         left as it is: restore it from a copy, or move it aside to start a new crawl"
+    )]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The database failed.
     #[error("embedded frontier storage error: {0}")]
     Storage(#[from] redb::Error),
@@ -56,7 +84,9 @@ impl FrontierError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             FrontierError::Storage(error) => storage_error_kind(error),
-            FrontierError::Path { .. } => ErrorKind::Rejected,
+            FrontierError::Path { .. }
+            | FrontierError::NotAFrontier { .. }
+            | FrontierError::Damaged { .. } => ErrorKind::Rejected,
         }
     }
 }
@@ -133,24 +163,25 @@ pub struct EmbeddedFrontier {
 }
 
 impl EmbeddedFrontier {
-    /// Opens the frontier kept in directory `dir` (file `frontier.redb`), creating it if needed.
+    /// Opens the frontier kept in directory `dir` (file `frontier.redb`), creating it if needed,
+    /// and checks the whole file ([`EmbeddedOptions`]' defaults). A directory holding other files, or
+    /// a file that is not a frontier or is damaged, is an error that names it; nothing is
+    /// written to it then.
     pub fn open(dir: &Path) -> Result<Self, FrontierError> {
-        let unusable = |message: String| FrontierError::Path {
-            path: dir.to_path_buf(),
-            message,
-        };
-        if dir.exists() && !dir.is_dir() {
-            return Err(unusable("it exists and is not a directory".to_string()));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| unusable(e.to_string()))?;
-        let path = dir.join("frontier.redb");
-        let db = Database::create(&path).map_err(|e| unusable(e.to_string()))?;
+        Self::open_with(dir, EmbeddedOptions::default())
+    }
+
+    /// [`open`](Self::open) with `options`.
+    pub fn open_with(dir: &Path, options: EmbeddedOptions) -> Result<Self, FrontierError> {
+        let (db, path) = opening::open_database(dir, options)?;
         let txn = db.begin_write().map_err(redb::Error::from)?;
         {
             txn.open_table(URLS).map_err(redb::Error::from)?;
             txn.open_table(SCHEDULE).map_err(redb::Error::from)?;
             txn.open_table(QUEUE_HEADS).map_err(redb::Error::from)?;
             txn.open_table(DUE_QUEUES).map_err(redb::Error::from)?;
+            txn.open_table(notes::QUEUE_NOTES)
+                .map_err(redb::Error::from)?;
         }
         txn.commit().map_err(redb::Error::from)?;
         Ok(EmbeddedFrontier {
@@ -213,8 +244,10 @@ impl EmbeddedFrontier {
         {
             let mut urls = txn.open_table(URLS)?;
             let mut schedule = txn.open_table(SCHEDULE)?;
+            let mut queue_notes = txn.open_table(notes::QUEUE_NOTES)?;
             let mut touched: BTreeSet<String> = BTreeSet::new();
             for write in batch {
+                notes::remember(&mut queue_notes, &write.key, &write.queue)?;
                 let url = write.url.url.as_str();
                 let existing = match urls.get(url)? {
                     Some(value) => match serde_json::from_slice::<Record>(value.value()) {
@@ -298,6 +331,7 @@ impl EmbeddedFrontier {
         let due_queues = txn.open_table(DUE_QUEUES)?;
         let schedule = txn.open_table(SCHEDULE)?;
         let urls = txn.open_table(URLS)?;
+        let queue_notes = txn.open_table(notes::QUEUE_NOTES)?;
         let now = millis_key(now.timestamp_millis());
         let mut batch = Vec::new();
         let mut buckets = 0;
@@ -307,6 +341,7 @@ impl EmbeddedFrontier {
             }
             let (queue, _) = entry?;
             let (_, key) = queue.value();
+            let hints = notes::hints(&queue_notes, key)?;
             let mut taken = 0;
             let mut held = 0;
             for item in schedule.range((key, 0u64, "")..(key, now.saturating_add(1), ""))? {
@@ -338,7 +373,9 @@ impl EmbeddedFrontier {
                     url: parsed,
                     metadata: record.metadata,
                 };
-                batch.push(DueUrl::new(url, key));
+                let mut due = DueUrl::new(url, key);
+                due.hints = hints.clone();
+                batch.push(due);
                 taken += 1;
             }
             if taken > 0 {

@@ -72,7 +72,8 @@ fn url_info(
 pub(crate) fn queue_reports(batch: &[StatusWrite]) -> BTreeMap<String, QueueReport> {
     let mut reports: BTreeMap<String, QueueReport> = BTreeMap::new();
     for write in batch {
-        if write.queue.is_empty() || write.key.is_empty() {
+        let told = write.queue.crawl_delay.is_some() || write.queue.blocked_until.is_some();
+        if !told || write.key.is_empty() {
             continue;
         }
         let report = reports.entry(write.key.clone()).or_default();
@@ -222,11 +223,12 @@ mod tests {
         b.queue = QueueReport {
             crawl_delay: Some(Duration::from_secs(5)),
             blocked_until: hold(100),
+            last_fetch: None,
         };
         let mut c = a.clone();
         c.queue = QueueReport {
-            crawl_delay: None,
             blocked_until: hold(50),
+            ..QueueReport::default()
         };
         let mut keyless = a.clone();
         keyless.key = String::new();
@@ -238,6 +240,7 @@ mod tests {
             QueueReport {
                 crawl_delay: Some(Duration::from_secs(5)),
                 blocked_until: hold(100),
+                last_fetch: None,
             }
         );
     }
