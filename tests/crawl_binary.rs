@@ -707,3 +707,57 @@ async fn a_wrong_api_key_stops_the_crawl_at_once_and_writes_nothing() {
     assert_eq!(gate.refused(), 1, "a refused key is not tried again");
     assert_eq!(gate.forwarded(), 0);
 }
+
+/// The content file on a full device (`/dev/full`: every write fails with ENOSPC): each page's URL
+/// fails and stays due, the error names the file and the cause, and the crawl resumed with room
+/// indexes every page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_under_the_content_file_loses_no_page() {
+    let site = support::crawler::start_site(2, 4).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frontier = dir.path().join("frontier");
+    let fetch_log = dir.path().join("fetch.jsonl");
+    let mut args = common_args(&frontier, &fetch_log);
+    args.extend(set_args(&["indexer.kind=file", "indexer.file=/dev/full"]));
+    args.extend(["--max-duration".to_string(), "8".to_string()]);
+    args.extend(site_args(&site));
+    let full = run_to_end(args).await;
+    let stderr = String::from_utf8_lossy(&full.stderr);
+    assert!(
+        stderr.contains("writing /dev/full: No space left on device"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&full.stdout);
+    assert!(stdout.contains("they stay due"), "{stdout}");
+    let seeds = site.seeds();
+    {
+        let stored = squall::frontier::EmbeddedFrontier::open(&frontier).expect("the frontier");
+        for seed in &seeds {
+            let status = stored.lookup(seed).expect("lookup").map(|s| s.status);
+            assert_eq!(
+                status,
+                Some(squall::model::Status::Discovered),
+                "{seed} is still due"
+            );
+        }
+    }
+
+    // Room again: the resumed crawl indexes every page, the seeds among them.
+    let content = dir.path().join("content.jsonl");
+    let mut args = common_args(&frontier, &fetch_log);
+    args.extend(set_args(&[
+        "indexer.kind=file",
+        &format!("indexer.file={}", content.display()),
+    ]));
+    args.extend(site_args(&site));
+    let resumed = run_to_end(args).await;
+    assert!(resumed.status.success(), "{resumed:?}");
+    let indexed = std::fs::read_to_string(&content).expect("the content file");
+    for seed in &seeds {
+        assert!(
+            indexed.contains(&format!("\"url\":\"{seed}\"")),
+            "{seed} not indexed"
+        );
+    }
+    site.shutdown().await;
+}

@@ -29,10 +29,12 @@
 
 pub(crate) mod access_keys;
 mod keys;
+mod mapping;
 mod open;
 mod query_keys;
 
 pub(crate) use keys::shared_access;
 pub use keys::{IndexFrontierConfig, PREFIXES, SpoutKind};
+pub use mapping::ForeignMapping;
 pub use open::{OpenError, open, open_index_frontier};
 pub use query_keys::QuerySettings;

@@ -9,8 +9,11 @@ use squall::spout::SpoutInstances;
 use tracing::{info, warn};
 
 use super::keys::{IndexFrontierConfig, SpoutKind};
+use super::mapping::{
+    ForeignMapping, MappingCheckError, check_mapping, queue_fields, status_fields,
+};
 use crate::catalog::EsCatalog;
-use crate::client::indices::{ensure_index, refresh_interval};
+use crate::client::indices::{IndexState, ensure_index, refresh_interval};
 use crate::client::{EsClient, EsError};
 use crate::queue::schema::queues_index_body;
 use crate::queue::{QueueSpout, QueueSpoutSettings};
@@ -41,6 +44,18 @@ pub enum OpenError {
     /// `es.status.routing` contradicts how the existing status index is routed.
     #[error(transparent)]
     Routing(#[from] RoutingMismatch),
+    /// An existing index's mapping is not one squall can use.
+    #[error(transparent)]
+    ForeignMapping(#[from] ForeignMapping),
+}
+
+impl From<MappingCheckError> for OpenError {
+    fn from(error: MappingCheckError) -> Self {
+        match error {
+            MappingCheckError::Engine(error) => OpenError::Engine(error),
+            MappingCheckError::Foreign(foreign) => OpenError::ForeignMapping(foreign),
+        }
+    }
 }
 
 /// Opens the frontier `config` describes (`frontier.kind`, and the `es.*` keys for OpenSearch).
@@ -91,6 +106,20 @@ pub async fn open_index_frontier(
     } else {
         ensure_status_index(&client, &settings).await?
     };
+    if state == IndexState::Existing {
+        let role = if index.spout == SpoutKind::Queue {
+            "the urls index"
+        } else {
+            "the status index"
+        };
+        check_mapping(
+            &client,
+            &index.index,
+            role,
+            &status_fields(&index.bucket_field),
+        )
+        .await?;
+    }
     info!(index = %index.index, ?engine, ?state, "status index ready");
     let found = format!("{engine:?}, index `{}` ({state:?})", index.index);
     // Writes show in queries after a refresh; with refresh off, allow a long margin.
@@ -115,6 +144,15 @@ async fn queue_frontier(
 ) -> Result<Frontier, OpenError> {
     let body = queues_index_body(1, index.replicas, REFRESH);
     let state = ensure_index(&client, &index.queues_index, body).await?;
+    if state == IndexState::Existing {
+        check_mapping(
+            &client,
+            &index.queues_index,
+            "the queues index",
+            &queue_fields(),
+        )
+        .await?;
+    }
     info!(index = %index.queues_index, ?state, "queues index ready");
     let key_field = KeyField::parse(&index.bucket_field);
     let mut settings = QueueSpoutSettings::new(&index.index, &index.queues_index);

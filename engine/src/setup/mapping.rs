@@ -1,0 +1,192 @@
+//! An existing index is used as it is, but only when it is one squall can use: the fields it
+//! reads and writes must be mapped with types it can query. An index with a foreign mapping (a
+//! product catalogue named by mistake, an index whose `url` is text) is refused before anything is
+//! written to it.
+
+use serde_json::Value;
+
+use crate::client::{EsClient, EsError, Method};
+
+/// What is wrong with an existing index's mapping.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "index `{index}` is not one squall can use as {role}: {problem}. Nothing was written to it; \
+     name another index, or a new one that squall creates"
+)]
+pub struct ForeignMapping {
+    /// The index (or alias) named.
+    pub index: String,
+    /// What squall wanted it for.
+    pub role: String,
+    /// The first field found missing or of another type.
+    pub problem: String,
+}
+
+/// A field squall needs, and the types it can work with.
+pub(crate) struct Needed<'a> {
+    /// Its path (`url`, `metadata.hostname`).
+    pub path: &'a str,
+    /// The types that serve (`keyword`; `date`, `date_nanos`).
+    pub types: &'static [&'static str],
+    /// Whether the field may be missing from the mapping (a metadata field that no document has
+    /// yet is mapped by the index's dynamic templates when one comes).
+    pub optional: bool,
+}
+
+/// The fields of a status index (or urls index) whose partition key is in `key_field`.
+pub(crate) fn status_fields(key_field: &str) -> Vec<Needed<'_>> {
+    const KEYWORD: &[&str] = &["keyword"];
+    const DATE: &[&str] = &["date", "date_nanos"];
+    vec![
+        Needed {
+            path: "url",
+            types: KEYWORD,
+            optional: false,
+        },
+        Needed {
+            path: "status",
+            types: KEYWORD,
+            optional: false,
+        },
+        Needed {
+            path: "nextFetchDate",
+            types: DATE,
+            optional: false,
+        },
+        Needed {
+            path: key_field,
+            types: KEYWORD,
+            optional: key_field.starts_with("metadata."),
+        },
+    ]
+}
+
+/// The fields of a queues index.
+pub(crate) fn queue_fields() -> Vec<Needed<'static>> {
+    const KEYWORD: &[&str] = &["keyword"];
+    const DATE: &[&str] = &["date", "date_nanos"];
+    vec![
+        Needed {
+            path: "key",
+            types: KEYWORD,
+            optional: false,
+        },
+        Needed {
+            path: "nextDue",
+            types: DATE,
+            optional: false,
+        },
+        Needed {
+            path: "leaseOwner",
+            types: KEYWORD,
+            optional: false,
+        },
+        Needed {
+            path: "leaseUntil",
+            types: DATE,
+            optional: false,
+        },
+    ]
+}
+
+/// Checks the mapping of every index behind `index` for `needed`; `role` names what the index is
+/// for in the message ("the status index").
+pub(crate) async fn check_mapping(
+    client: &EsClient,
+    index: &str,
+    role: &str,
+    needed: &[Needed<'_>],
+) -> Result<(), MappingCheckError> {
+    let answer = client
+        .request(Method::Get, &format!("/{index}/_mapping"), &[], None)
+        .await?;
+    let Value::Object(indices) = answer else {
+        return Ok(());
+    };
+    for mapping in indices.values() {
+        if let Some(problem) = first_problem(&mapping["mappings"], needed) {
+            return Err(MappingCheckError::Foreign(ForeignMapping {
+                index: index.to_string(),
+                role: role.to_string(),
+                problem,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Why an index could not be checked, or what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum MappingCheckError {
+    /// The mapping could not be read.
+    #[error(transparent)]
+    Engine(#[from] EsError),
+    /// The mapping is not one squall can use.
+    #[error(transparent)]
+    Foreign(#[from] ForeignMapping),
+}
+
+/// The first needed field that `mappings` lacks or maps with another type.
+fn first_problem(mappings: &Value, needed: &[Needed<'_>]) -> Option<String> {
+    needed
+        .iter()
+        .find_map(|field| match field_type(mappings, field.path) {
+            Some(kind) if field.types.contains(&kind) => None,
+            Some(kind) => Some(format!(
+                "field `{}` is mapped as {kind}, where squall needs {}",
+                field.path,
+                field.types.join(" or ")
+            )),
+            None if field.optional => None,
+            None => Some(format!("it has no field `{}` in its mapping", field.path)),
+        })
+}
+
+/// The type of the field at `path` (`a.b`: property `b` of object `a`).
+fn field_type<'a>(mappings: &'a Value, path: &str) -> Option<&'a str> {
+    let mut node = mappings;
+    for part in path.split('.') {
+        node = node.get("properties")?.get(part)?;
+    }
+    match node.get("type").and_then(Value::as_str) {
+        Some(kind) => Some(kind),
+        None if node.get("properties").is_some() => Some("object"),
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_status_mapping_passes_and_a_foreign_one_is_named() {
+        let status = json!({ "properties": {
+            "url": { "type": "keyword" }, "status": { "type": "keyword" },
+            "nextFetchDate": { "type": "date" }, "key": { "type": "keyword" },
+            "metadata": { "dynamic": "true", "properties": { "hostname": { "type": "keyword" } } } } });
+        assert_eq!(first_problem(&status, &status_fields("key")), None);
+        assert_eq!(
+            first_problem(&status, &status_fields("metadata.hostname")),
+            None
+        );
+        assert_eq!(
+            first_problem(&status, &status_fields("metadata.domain")),
+            None
+        );
+        let products = json!({ "properties": {
+            "name": { "type": "text" }, "price": { "type": "float" } } });
+        assert_eq!(
+            first_problem(&products, &status_fields("key")).as_deref(),
+            Some("it has no field `url` in its mapping")
+        );
+        let text_url = json!({ "properties": {
+            "url": { "type": "text", "fields": { "keyword": { "type": "keyword" } } } } });
+        assert_eq!(
+            first_problem(&text_url, &status_fields("key")).as_deref(),
+            Some("field `url` is mapped as text, where squall needs keyword")
+        );
+        assert!(first_problem(&json!({}), &queue_fields()).is_some());
+    }
+}
