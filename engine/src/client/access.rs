@@ -145,6 +145,20 @@ mod tests {
     }
 
     #[test]
+    fn basic_auth_and_api_keys_make_the_headers_the_engines_expect() {
+        let basic = Authorization::Basic("elastic".into(), Secret("changeme".into()));
+        let header = basic.header().expect("a header");
+        assert_eq!(header.to_str().ok(), Some("Basic ZWxhc3RpYzpjaGFuZ2VtZQ=="));
+        assert!(header.is_sensitive());
+        let key = Authorization::ApiKey(Secret("aWQ6a2V5".into()));
+        assert_eq!(
+            key.header().expect("a header").to_str().ok(),
+            Some("ApiKey aWQ6a2V5")
+        );
+        assert!(Authorization::None.header().is_none());
+    }
+
+    #[test]
     fn tls_failures_are_told_from_other_connection_failures() {
         assert!(is_tls_failure(
             "error sending request: invalid peer certificate: UnknownIssuer"
