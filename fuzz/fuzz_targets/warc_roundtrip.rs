@@ -11,7 +11,8 @@
 //! - each record's `Content-Length` is its block's length, its block is what was written (the
 //!   request as sent; the status line, headers and body bytes as received), its `WARC-Target-URI`
 //!   the URL, its date the exchange's to the microsecond, its digests the block's and payload's
-//!   SHA-1, and its links (`WARC-Concurrent-To`, `WARC-Warcinfo-ID`) name the right records.
+//!   SHA-1, and its links (`WARC-Concurrent-To`, `WARC-Warcinfo-ID`) name the right records;
+//! - the writer's thread ends once the writer is finished.
 #![no_main]
 
 use std::collections::HashSet;
@@ -81,6 +82,11 @@ fn dir() -> &'static PathBuf {
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         dir
     })
+}
+
+/// The threads of this process.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, Iterator::count)
 }
 
 /// The exchange `fetched` describes, and the URL it is for; `None` when its URL or status is not
@@ -297,6 +303,7 @@ fuzz_target!(|input: Input| {
         request_records: input.request_records,
         ..defaults
     };
+    let threads_before = threads();
     let (sink, writer) = squall::warc::start(settings).expect("the writer starts");
     for exchange in &exchanges {
         futures::executor::block_on(sink.archive(exchange.clone())).expect("archived");
@@ -304,6 +311,16 @@ fuzz_target!(|input: Input| {
     drop(sink);
     let report = futures::executor::block_on(writer.finish()).expect("the writer finishes");
     assert_eq!(report.failed, 0);
+    // The writer's thread ends once finished: waited for, so that no allocation of its own (its
+    // thread-locals) is still live when libFuzzer looks for leaks after the run.
+    let waited = std::time::Instant::now();
+    while threads() > threads_before && waited.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_micros(20));
+    }
+    assert!(
+        threads() <= threads_before,
+        "the writer's thread runs on after finishing"
+    );
 
     let mut on_disk: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("the directory lists")
