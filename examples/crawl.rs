@@ -23,7 +23,8 @@ use serde_json::json;
 use squall::config::flux::{FluxTopology, Substitutions};
 use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
 use squall::frontier::{Catalog, Spout, StatusStore, UrlQuery};
-use squall::message::{CrawlEvent, CrawlObserver, CrawlStats};
+use squall::live::{LiveCrawl, LiveSettings, Progress};
+use squall::message::{CrawlEvent, CrawlObserver};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
 use tracing_subscriber::EnvFilter;
@@ -144,6 +145,11 @@ struct Args {
     /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Serve the live status page (and its data at /status.json) on ADDR, or on PORT of the
+    /// loopback address: rates, stages, the frontier, the busiest and slowest hosts, the last
+    /// errors. It shows the URLs being crawled: keep it on loopback unless that is fine.
+    #[arg(long, value_name = "ADDR|PORT", value_parser = parse_status_addr)]
+    status_addr: Option<SocketAddr>,
     /// Serve a generated multi-host demo site on loopback and crawl it (adds its seeds).
     #[arg(long)]
     demo_site: bool,
@@ -284,10 +290,27 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let (spout, store, catalog) = open_frontier(&config).await?;
+    let (spout, store, catalog, description) = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;
     let content = open_content_index(&config).await?;
-    let mut crawler = CrawlerBuilder::new(config).spout(spout).status_store(store);
+    let live = LiveCrawl::new(LiveSettings::default());
+    live.set_subtitle(format!("frontier: {description}"));
+    let watched = args.status_addr.is_some() || std::io::stderr().is_terminal();
+    if let (true, Some(catalog)) = (watched, &catalog) {
+        live.count_frontier(Arc::clone(catalog));
+    }
+    let _status_page = match args.status_addr {
+        Some(addr) => {
+            let page = squall::live::serve(addr, Arc::new(live.clone())).await?;
+            eprintln!("status page: {}", page.url());
+            Some(page)
+        }
+        None => None,
+    };
+    let mut crawler = CrawlerBuilder::new(config)
+        .spout(spout)
+        .status_store(store)
+        .live(&live);
     if let Some(content) = content {
         crawler = crawler.content_store(content);
     }
@@ -333,7 +356,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             }
         }
     });
-    let progress = tokio::spawn(show_progress(crawler.stats(), crawler.state()));
+    let progress = tokio::spawn(show_progress(live.clone()));
 
     let max_duration = match args.max_duration {
         Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
@@ -422,37 +445,40 @@ fn summary_json(summary: &CrawlSummary) -> serde_json::Value {
     })
 }
 
-async fn show_progress(
-    stats: Arc<CrawlStats>,
-    state: tokio::sync::watch::Receiver<squall::spout::RunnerState>,
-) {
-    let started = std::time::Instant::now();
-    let line = |stats: &CrawlStats| {
-        let s = *state.borrow();
-        let elapsed = started.elapsed().as_secs_f64().max(0.001);
-        format!(
-            "{} pages ({:.1}/s), {} hosts, {} in flight, {} buffered, {} MiB",
-            stats.pages(),
-            stats.pages() as f64 / elapsed,
-            stats.hosts(),
-            s.in_flight,
-            s.buffered,
-            stats.bytes() / (1024 * 1024)
-        )
-    };
+async fn show_progress(live: LiveCrawl) {
     if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.enable_steady_tick(Duration::from_millis(200));
         loop {
-            bar.set_message(line(&stats));
+            bar.set_message(progress_line(&live.progress()));
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     } else {
         loop {
             tokio::time::sleep(Duration::from_secs(5)).await;
-            eprintln!("progress: {}", line(&stats));
+            eprintln!("progress: {}", progress_line(&live.progress()));
         }
     }
+}
+
+/// "1234 pages (12.5/s), 3 MiB, 2 errors, 40 in flight, 800 to fetch, ETA 1m04s".
+fn progress_line(progress: &Progress) -> String {
+    let mut line = format!(
+        "{} pages ({:.1}/s), {} MiB, {} errors, {} in flight",
+        progress.pages,
+        progress.rate,
+        progress.bytes / (1024 * 1024),
+        progress.errors,
+        progress.in_flight,
+    );
+    if let Some(discovered) = progress.discovered {
+        line.push_str(&format!(", {discovered} to fetch"));
+    }
+    if let Some(eta) = progress.eta() {
+        let secs = eta.as_secs();
+        line.push_str(&format!(", ETA {}m{:02}s", secs / 60, secs % 60));
+    }
+    line
 }
 
 /// The frontier `frontier.kind` names: a URLFrontier server (`urlfrontier.*` keys,
@@ -461,19 +487,35 @@ async fn open_frontier(config: &CrawlConfig) -> anyhow::Result<OpenedFrontier> {
     if config.frontier.kind == FrontierKind::Urlfrontier {
         let (spout, store, description) = squall_urlfrontier::client::open(config).await?;
         eprintln!("frontier: {description}");
-        return Ok((spout, store, None));
+        return Ok((spout, store, None, description));
     }
     let frontier = squall_engine::setup::open(config).await?;
     eprintln!("frontier: {}", frontier.description);
-    Ok((frontier.spout, frontier.store, Some(frontier.catalog)))
+    Ok((
+        frontier.spout,
+        frontier.store,
+        Some(frontier.catalog),
+        frontier.description,
+    ))
 }
 
-/// A frontier's spout and store, and what counts its URLs (`None`: a URLFrontier server).
+/// A frontier's spout and store, what counts its URLs (`None`: a URLFrontier server), and a line
+/// that names it.
 type OpenedFrontier = (
     Box<dyn Spout>,
     Arc<dyn StatusStore>,
     Option<Arc<dyn Catalog>>,
+    String,
 );
+
+/// `--status-addr`: an address, or a port of the loopback address.
+fn parse_status_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("{text:?} is neither an address (127.0.0.1:9899) nor a port"))
+}
 
 /// With no seed injected, a frontier that holds no URL leaves nothing to crawl: an error, rather
 /// than a crawl that waits forever. A frontier that cannot be counted (a URLFrontier server) is

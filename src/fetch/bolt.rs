@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
+use super::board::QueueBoard;
 use super::inflight::{InFlight, Joined};
 use super::partition::Partitioner;
 use super::queue_keys::{QueueKeys, unresolved};
@@ -37,6 +38,7 @@ pub struct FetcherBolt {
     settings: FetcherSettings,
     observer: Arc<dyn CrawlObserver>,
     partitioner: Option<Partitioner>,
+    board: Option<QueueBoard>,
 }
 
 impl FetcherBolt {
@@ -53,6 +55,7 @@ impl FetcherBolt {
             settings,
             observer: Arc::new(NoObserver),
             partitioner: None,
+            board: None,
         }
     }
 
@@ -71,6 +74,12 @@ impl FetcherBolt {
         self
     }
 
+    /// Publishes the queues on `board` once a second, for a live view ([`QueueBoard`]).
+    pub fn published_on(mut self, board: QueueBoard) -> Self {
+        self.board = Some(board);
+        self
+    }
+
     /// Runs until the input closes and every queue is empty, or until `stop`: then queued URLs are
     /// failed back to the spout, and fetches already started finish and are passed on.
     pub async fn run(
@@ -80,6 +89,7 @@ impl FetcherBolt {
         stop: CancellationToken,
     ) {
         let settings = self.settings.clone();
+        let board = self.board.clone();
         let mut keys = QueueKeys::new(self.partitioner.clone());
         let context = Arc::new(self.into_context());
         let mut queues = HostQueues::new(settings.clone());
@@ -88,11 +98,18 @@ impl FetcherBolt {
         while !stop.is_cancelled() {
             let wake = start_ready(&context, &mut queues, &mut running);
             record_gauges(&queues, &running);
+            publish(board.as_ref(), &queues, &running);
             if !input_open && queues.queued() == 0 && running.is_empty() && keys.pending() == 0 {
                 break;
             }
             let can_take = input_open && queues.has_room_for(keys.pending());
-            let sleep_until = wake.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
+            // With a board, the loop wakes every second so that the view never goes stale.
+            let idle_wake = if board.is_some() {
+                Duration::from_secs(1)
+            } else {
+                IDLE_WAKE
+            };
+            let sleep_until = wake.unwrap_or_else(|| Instant::now() + idle_wake);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 received = input.recv(), if can_take => match received {
@@ -186,6 +203,15 @@ fn completed(queues: &mut HostQueues, joined: Joined) -> Option<FetchedPage> {
             }
             None
         }
+    }
+}
+
+/// Publishes the queues on the board, when there is one and a second has passed.
+fn publish(board: Option<&QueueBoard>, queues: &HostQueues, running: &InFlight) {
+    let Some(board) = board else { return };
+    let now = Instant::now();
+    if board.due(now) {
+        board.publish(queues.view(now, running.len(), board.rows()), now);
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`FetcherBolt`] runs the queues; [`Partitioner`] names a URL's queue; [`FetcherSettings`] are
 //! its `fetcher.*` keys.
 
+mod board;
 mod bolt;
 mod checks;
 mod inflight;
@@ -14,6 +15,7 @@ mod queues;
 mod settings;
 mod task;
 
+pub use board::{FetcherView, QueueBoard, QueueView};
 pub use bolt::FetcherBolt;
 pub use partition::Partitioner;
 pub use settings::FetcherSettings;

@@ -22,6 +22,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::debug;
 
+use super::board::{FetcherView, QueueView};
 use super::settings::FetcherSettings;
 use crate::message::Tuple;
 
@@ -47,6 +48,8 @@ struct HostQueue {
     in_flight: usize,
     next_allowed: Instant,
     crawl_delay: Option<Duration>,
+    /// The end of the last Retry-After hold the server asked for.
+    held_until: Option<Instant>,
     place: Place,
 }
 
@@ -57,6 +60,7 @@ impl HostQueue {
             in_flight: 0,
             next_allowed: Instant::now(),
             crawl_delay: None,
+            held_until: None,
             place: Place::Nowhere,
         }
     }
@@ -256,6 +260,9 @@ impl HostQueues {
                 .checked_add(hold)
                 .unwrap_or(finished + self.settings.max_retry_after);
             queue.next_allowed = queue.next_allowed.max(until);
+            if learned.hold.is_some() {
+                queue.held_until = Some(until);
+            }
         }
         // A queue that waited for a thread takes its turn again (the ring files it under its
         // delay when that still runs).
@@ -273,6 +280,50 @@ impl HostQueues {
         }
         self.queues.retain(|_, queue| !queue.is_idle(now));
         self.last_sweep = now;
+    }
+
+    /// The queues as a live view shows them: totals, the `rows` queues holding the most URLs, and
+    /// the waiting queue that may fetch soonest. One pass over the queues.
+    pub fn view(&self, now: Instant, active: usize, rows: usize) -> FetcherView {
+        let mut by_size: Vec<(&String, &HostQueue)> = self.queues.iter().collect();
+        let rows = rows.min(by_size.len());
+        if rows > 0 {
+            by_size.select_nth_unstable_by(rows - 1, |a, b| b.1.items.len().cmp(&a.1.items.len()));
+        }
+        by_size.truncate(rows);
+        by_size.sort_by(|a, b| b.1.items.len().cmp(&a.1.items.len()).then(a.0.cmp(b.0)));
+        let busiest = by_size
+            .into_iter()
+            .map(|(key, queue)| QueueView {
+                key: key.clone(),
+                queued: queue.items.len(),
+                in_flight: queue.in_flight,
+                next_fetch_in: queue.next_allowed.saturating_duration_since(now),
+                crawl_delay: queue.crawl_delay,
+                held_for: queue
+                    .held_until
+                    .map(|until| until.saturating_duration_since(now))
+                    .filter(|left| !left.is_zero()),
+            })
+            .collect();
+        let next_wake = self
+            .sleeping
+            .iter()
+            .map(|Reverse(entry)| entry)
+            .filter(|(at, key)| {
+                self.queues
+                    .get(key)
+                    .is_some_and(|queue| queue.place == Place::Sleeping(*at))
+            })
+            .min()
+            .map(|(at, key)| (key.clone(), at.saturating_duration_since(now)));
+        FetcherView {
+            queued: self.queued,
+            queues: self.queues.len(),
+            active,
+            busiest,
+            next_wake,
+        }
     }
 
     /// Empties every queue, returning the URLs that waited.
@@ -481,6 +532,44 @@ mod tests {
         queues.complete("a", &busy, at);
         let wake = queues.take_ready(at, 10).wake;
         assert_eq!(wake, Some(at + Duration::from_secs(60)), "Retry-After");
+    }
+
+    #[test]
+    fn the_view_shows_the_busiest_queues_their_holds_and_the_next_wake() {
+        let (acks, _acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings(1, 1_000));
+        queues.enqueue(tuple("a", "/1", &acks));
+        queues.enqueue(tuple("a", "/2", &acks));
+        queues.enqueue(tuple("b", "/1", &acks));
+        queues.enqueue(tuple("b", "/2", &acks));
+        let start = Instant::now();
+        queues.take_ready(start, 10);
+        let busy = Learned {
+            hold: Some(Duration::from_secs(60)),
+            ..REACHED
+        };
+        queues.complete("a", &busy, start);
+        queues.complete("b", &REACHED, start);
+        queues.take_ready(start, 10);
+        let later = start + Duration::from_millis(400);
+        let view = queues.view(later, 0, 1);
+        assert_eq!((view.queued, view.queues, view.active), (2, 2, 0));
+        assert_eq!(view.busiest.len(), 1, "one row asked for");
+        let a = queues.view(later, 0, 5).busiest;
+        let held = a.iter().find(|q| q.key == "a").expect("queue a");
+        assert_eq!(
+            held.held_for,
+            Some(Duration::from_millis(59_600)),
+            "Retry-After left"
+        );
+        assert_eq!(held.next_fetch_in, Duration::from_millis(59_600));
+        let b = a.iter().find(|q| q.key == "b").expect("queue b");
+        assert_eq!((b.queued, b.held_for), (1, None));
+        assert_eq!(
+            view.next_wake,
+            Some(("b".to_string(), Duration::from_millis(600))),
+            "b waits out its 1 s delay first"
+        );
     }
 
     #[test]

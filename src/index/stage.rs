@@ -11,7 +11,7 @@ use super::document::{Skipped, build_document};
 use super::settings::IndexerSettings;
 use super::{ContentDocument, ContentStore, IndexError};
 use crate::frontier::ErrorKind;
-use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
+use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
 use crate::model::{Status, keys};
 
 /// The content-indexer stage.
@@ -163,6 +163,7 @@ impl ContentIndexer {
             fetch: update.fetch,
             outlinks: update.outlinks.len(),
             written: false,
+            error: EventError::of(&update.url),
         });
         update.ack.fail(error.message);
     }

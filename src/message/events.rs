@@ -35,7 +35,32 @@ pub enum CrawlEvent {
         outlinks: usize,
         /// Whether the writes succeeded (if not, the URL was failed back to the spout).
         written: bool,
+        /// Why the URL failed, when its status says it did: the `error.cause` and `error.message`
+        /// it was given (a write that failed is told by `written`, not here).
+        error: Option<EventError>,
     },
+}
+
+/// Why a URL failed, as its metadata records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventError {
+    /// The `error.cause` (`timeout`, `robots.txt`, `http`, ... see
+    /// [`FetchFailure`](super::FetchFailure)).
+    pub cause: String,
+    /// The `error.message`, when there is one.
+    pub message: Option<String>,
+}
+
+impl EventError {
+    /// The error a URL's metadata records, if any.
+    pub fn of(url: &crate::model::CrawlUrl) -> Option<Self> {
+        use crate::model::keys;
+        let cause = url.metadata.first(keys::ERROR_CAUSE)?;
+        Some(EventError {
+            cause: cause.to_string(),
+            message: url.metadata.first(keys::ERROR_MESSAGE).map(str::to_string),
+        })
+    }
 }
 
 /// Receives crawl events. Called on the fetcher's and the status updater's tasks: keep it quick.

@@ -9,7 +9,7 @@ mod events;
 mod tuple;
 
 pub use ack::{AckHandle, AckMessage};
-pub use events::{CrawlEvent, CrawlObserver, CrawlStats, NoObserver, Observers};
+pub use events::{CrawlEvent, CrawlObserver, CrawlStats, EventError, NoObserver, Observers};
 pub use tuple::{
     FetchFailure, FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, PageContent,
     StatusUpdate, Tuple,

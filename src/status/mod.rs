@@ -20,7 +20,7 @@ use tracing::{debug, warn};
 
 use crate::fetch::Partitioner;
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
-use crate::message::{CrawlEvent, CrawlObserver, StatusUpdate};
+use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
 
@@ -284,6 +284,7 @@ impl StatusUpdater {
                 fetch,
                 outlinks: outlinks.len(),
                 written,
+                error: EventError::of(&url),
             });
             match failure {
                 None => ack.ack(),

@@ -13,6 +13,7 @@ use crate::filter::UrlFilter;
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
 use crate::index::{ContentIndexer, ContentStore};
+use crate::live::LiveCrawl;
 use crate::message::{CrawlObserver, CrawlStats, Observers};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::protocol::Protocol;
@@ -48,6 +49,7 @@ pub struct CrawlerBuilder {
     protocols: Vec<(String, Arc<dyn Protocol>)>,
     named_protocols: Vec<(String, Arc<dyn Protocol>)>,
     content_store: Option<Arc<dyn ContentStore>>,
+    live: Option<LiveCrawl>,
 }
 
 impl CrawlerBuilder {
@@ -65,6 +67,7 @@ impl CrawlerBuilder {
             protocols: Vec::new(),
             named_protocols: Vec::new(),
             content_store: None,
+            live: None,
         }
     }
 
@@ -144,6 +147,14 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Shows the crawl in `view` (a status page's data): its observer sees every event, the
+    /// fetcher publishes its queues on its board, and it follows the spout runner's state.
+    pub fn live(mut self, view: &LiveCrawl) -> Self {
+        self.observers.push(view.observer());
+        self.live = Some(view.clone());
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let config = self.config;
@@ -174,9 +185,12 @@ impl CrawlerBuilder {
         named.insert(0, ("http".to_string(), Arc::new(http)));
         let mut protocols = stages::protocols(&config.protocols, named)?;
         protocols.extend(self.protocols);
-        let fetcher = FetcherBolt::new(protocols, robots, config.fetcher.clone())
+        let mut fetcher = FetcherBolt::new(protocols, robots, config.fetcher.clone())
             .observed_by(Arc::clone(&observer))
             .queued_by(partitioner.clone());
+        if let Some(view) = &self.live {
+            fetcher = fetcher.published_on(view.queue_board());
+        }
         let indexer = content_store
             .map(|store| ContentIndexer::new(store, config.indexer.clone(), Arc::clone(&observer)));
         let parser = ParserBolt::new(
@@ -184,7 +198,7 @@ impl CrawlerBuilder {
             filters.clone(),
             parse_filters,
         );
-        Ok(Crawler::new(super::run::Parts {
+        let crawler = Crawler::new(super::run::Parts {
             updater_settings: stages::updater_settings(
                 &config,
                 Arc::clone(&scheduler),
@@ -207,7 +221,11 @@ impl CrawlerBuilder {
             },
             scheduler,
             archive,
-        }))
+        });
+        if let Some(view) = &self.live {
+            view.watch_runner(crawler.state());
+        }
+        Ok(crawler)
     }
 }
 

@@ -12,4 +12,5 @@ pub mod opensearch;
 pub mod proxy;
 pub mod site_politeness;
 pub mod socks;
+pub mod status_page;
 pub mod stormcrawler;

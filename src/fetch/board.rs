@@ -1,0 +1,99 @@
+//! The fetcher's queues as a live view shows them: [`QueueBoard`] is a slot the fetcher writes a
+//! [`FetcherView`] into at most once a second, and that a status page reads whenever it likes.
+//!
+//! Publishing costs one pass over the queues a second (the busiest few are kept), and nothing when
+//! no board is attached; reading costs a lock and a copy of a few rows.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// How often the fetcher publishes.
+const PUBLISH_EVERY: Duration = Duration::from_secs(1);
+
+/// One queue of the fetcher, when it was published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueView {
+    /// The partition key (host, domain or IP).
+    pub key: String,
+    /// URLs waiting in the queue.
+    pub queued: usize,
+    /// Fetches of the queue in progress.
+    pub in_flight: usize,
+    /// How long until the queue may start its next fetch (zero: it may now).
+    pub next_fetch_in: Duration,
+    /// The delay between two fetches robots.txt (Crawl-delay) or the frontier asked for, when one did.
+    pub crawl_delay: Option<Duration>,
+    /// What is left of the hold the server asked for with Retry-After, when one runs.
+    pub held_for: Option<Duration>,
+}
+
+/// The fetcher's queues, when it was published.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetcherView {
+    /// URLs waiting over all queues.
+    pub queued: usize,
+    /// Queues known to the fetcher (waiting URLs, fetches in flight, or a delay still running).
+    pub queues: usize,
+    /// Fetches in progress.
+    pub active: usize,
+    /// The queues holding the most URLs, most first (at most the board's row count).
+    pub busiest: Vec<QueueView>,
+    /// The waiting queue that may fetch soonest, and in how long, when one waits for its delay.
+    pub next_wake: Option<(String, Duration)>,
+}
+
+/// A slot for the fetcher's [`FetcherView`]; clones share it.
+#[derive(Debug, Clone)]
+pub struct QueueBoard {
+    shared: Arc<Mutex<Published>>,
+    rows: usize,
+}
+
+#[derive(Debug, Default)]
+struct Published {
+    view: FetcherView,
+    at: Option<Instant>,
+}
+
+impl QueueBoard {
+    /// A board keeping the `rows` busiest queues.
+    pub fn new(rows: usize) -> Self {
+        QueueBoard {
+            shared: Arc::default(),
+            rows,
+        }
+    }
+
+    /// The last view published (empty before the fetcher's first).
+    pub fn view(&self) -> FetcherView {
+        match self.shared.lock() {
+            Ok(published) => published.view.clone(),
+            Err(poisoned) => poisoned.into_inner().view.clone(),
+        }
+    }
+
+    /// How many of the busiest queues a view keeps.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether a second has passed since the last publication.
+    pub(super) fn due(&self, now: Instant) -> bool {
+        let Ok(published) = self.shared.lock() else {
+            return false;
+        };
+        published
+            .at
+            .is_none_or(|at| now.duration_since(at) >= PUBLISH_EVERY)
+    }
+
+    /// Publishes `view`, made at `now`.
+    pub(super) fn publish(&self, view: FetcherView, now: Instant) {
+        if let Ok(mut published) = self.shared.lock() {
+            published.view = view;
+            published.at = Some(now);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The crawler's live view: [`LiveCrawl`] gathers what a person watching a crawl wants to see (rates
+//! over the last minutes, each stage's totals and latencies, the frontier's counts, the busiest and
+//! slowest hosts, the last errors, what the crawl waits on) into the [`StatusDocument`] that the
+//! status page draws and `/status.json` serves.
+//!
+//! Memory is fixed: rates keep the last few minutes, latencies the last minute, hosts a bounded
+//! number, errors the last 25. The cost is a few atomic additions per event, a sample a second,
+//! and a document made at most twice a second, only when someone asks.
+//!
+//! ```no_run
+//! # async fn example(builder: squall::CrawlerBuilder) -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! use squall::live::{self, LiveCrawl, LiveSettings};
+//!
+//! let view = LiveCrawl::new(LiveSettings::default());
+//! let crawler = builder.live(&view).build()?;
+//! let page = live::serve("127.0.0.1:9899".parse()?, Arc::new(view.clone())).await?;
+//! println!("status page: {}", page.url());
+//! crawler.run(squall::RunLimits::default()).await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod compose;
+mod frontier;
+mod hosts;
+mod tables;
+mod tally;
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use self::frontier::FrontierCounts;
+use self::tally::Tally;
+use super::document::StatusDocument;
+use super::series::RateTrack;
+use super::server::DocumentSource;
+use crate::fetch::QueueBoard;
+use crate::frontier::Catalog;
+use crate::message::CrawlObserver;
+use crate::spout::RunnerState;
+
+/// Latency windows are moved on every this many steps (10 s at the default step).
+const LATENCY_SLOT_STEPS: u64 = 10;
+/// Slots of a latency window (with the above: the last minute).
+const LATENCY_SLOTS: usize = 6;
+/// The steps the "per second" figures average (10 s at the default step).
+const RECENT_STEPS: usize = 10;
+
+/// What the live view keeps and how often it looks.
+#[derive(Debug, Clone)]
+pub struct LiveSettings {
+    /// The time between two samples of the rates (default 1 s).
+    pub step: Duration,
+    /// How many samples a chart shows (default 300: five minutes).
+    pub history: usize,
+    /// Rows of the host tables (default 10).
+    pub rows: usize,
+    /// Hosts whose figures are remembered (default 2,000; the least recently seen go first).
+    pub hosts_remembered: u64,
+    /// The shortest time between two counts of the frontier (default 5 s; see
+    /// [`LiveCrawl::count_frontier`]).
+    pub frontier_period: Duration,
+}
+
+impl Default for LiveSettings {
+    fn default() -> Self {
+        LiveSettings {
+            step: Duration::from_secs(1),
+            history: 300,
+            rows: 10,
+            hosts_remembered: 2_000,
+            frontier_period: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A crawl's live view; clones share it. See the [module docs](self).
+#[derive(Clone)]
+pub struct LiveCrawl {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: LiveSettings,
+    started: Instant,
+    subtitle: Mutex<String>,
+    tally: Arc<Tally>,
+    board: QueueBoard,
+    runner: Mutex<Option<watch::Receiver<RunnerState>>>,
+    frontier: Arc<Mutex<FrontierCounts>>,
+    counting: std::sync::atomic::AtomicBool,
+    tracks: Mutex<Tracks>,
+    cached: Mutex<Option<(Instant, Arc<StatusDocument>)>>,
+    sequence: AtomicU64,
+}
+
+/// The rates the charts show.
+struct Tracks {
+    emitted: RateTrack,
+    fetched: RateTrack,
+    written: RateTrack,
+    acked: RateTrack,
+    bytes: RateTrack,
+    errors: RateTrack,
+    causes: Vec<(String, RateTrack)>,
+    steps: u64,
+}
+
+impl LiveCrawl {
+    /// A live view with nothing seen yet. Call it inside a tokio runtime: it samples the rates on
+    /// a task of its own, which ends when the last clone is dropped.
+    pub fn new(settings: LiveSettings) -> Self {
+        let track = || RateTrack::new(0, settings.history);
+        let inner = Arc::new(Inner {
+            started: Instant::now(),
+            subtitle: Mutex::new(String::new()),
+            tally: Arc::new(Tally::new(LATENCY_SLOTS, settings.hosts_remembered)),
+            board: QueueBoard::new(settings.rows),
+            runner: Mutex::new(None),
+            frontier: Arc::default(),
+            counting: Default::default(),
+            tracks: Mutex::new(Tracks {
+                emitted: track(),
+                fetched: track(),
+                written: track(),
+                acked: track(),
+                bytes: track(),
+                errors: track(),
+                causes: Vec::new(),
+                steps: 0,
+            }),
+            cached: Mutex::new(None),
+            sequence: AtomicU64::new(0),
+            settings,
+        });
+        spawn_sampler(Arc::downgrade(&inner));
+        LiveCrawl { inner }
+    }
+
+    /// The observer to register with the crawler (done by [`CrawlerBuilder::live`]).
+    ///
+    /// [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
+    pub fn observer(&self) -> Arc<dyn CrawlObserver> {
+        self.inner.tally.clone()
+    }
+
+    /// The board the fetcher publishes its queues on (given to it by [`CrawlerBuilder::live`]).
+    ///
+    /// [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
+    pub fn queue_board(&self) -> QueueBoard {
+        self.inner.board.clone()
+    }
+
+    /// Follows the spout runner's state (done by [`CrawlerBuilder::live`]).
+    ///
+    /// [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
+    pub fn watch_runner(&self, state: watch::Receiver<RunnerState>) {
+        if let Ok(mut runner) = self.inner.runner.lock() {
+            *runner = Some(state);
+        }
+    }
+
+    /// Counts the frontier's URLs by status in the background, for the page's frontier table: at
+    /// most every [`frontier_period`](LiveSettings::frontier_period), and never more than 2 % of
+    /// the time (the pause after a count is 50 times what it took). Once; later calls do nothing.
+    pub fn count_frontier(&self, catalog: Arc<dyn Catalog>) {
+        use std::sync::atomic::Ordering;
+        if self.inner.counting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        frontier::spawn_counter(
+            catalog,
+            Arc::clone(&self.inner.frontier),
+            Arc::downgrade(&self.inner),
+            self.inner.settings.frontier_period,
+        );
+    }
+
+    /// The line under the page's title (e.g. the frontier and the engine).
+    pub fn set_subtitle(&self, subtitle: impl Into<String>) {
+        if let Ok(mut line) = self.inner.subtitle.lock() {
+            *line = subtitle.into();
+        }
+    }
+}
+
+/// The few numbers a one-line progress display shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Progress {
+    /// Pages fetched (a server answered).
+    pub pages: u64,
+    /// Fetches per second over the last 10 s.
+    pub rate: f64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// URLs that failed, or whose writes failed.
+    pub errors: u64,
+    /// URLs emitted and not yet acked or failed.
+    pub in_flight: usize,
+    /// URLs the frontier holds as DISCOVERED (never fetched), when it was counted.
+    pub discovered: Option<u64>,
+}
+
+impl Progress {
+    /// How long the DISCOVERED URLs take at the current rate (None when unknown or not moving).
+    pub fn eta(&self) -> Option<Duration> {
+        let left = self.discovered? as f64;
+        (self.rate > 0.0).then(|| Duration::from_secs_f64(left / self.rate))
+    }
+}
+
+impl LiveCrawl {
+    /// The numbers of a progress line, as of now.
+    pub fn progress(&self) -> Progress {
+        use std::sync::atomic::Ordering;
+        let inner = &self.inner;
+        let rate = inner
+            .tracks
+            .lock()
+            .map(|tracks| tracks.fetched.recent(RECENT_STEPS))
+            .unwrap_or_default();
+        let discovered = inner.frontier.lock().ok().and_then(|counts| {
+            counts.at?;
+            let found = counts
+                .by_status
+                .iter()
+                .find(|(s, _)| *s == crate::Status::Discovered);
+            Some(found.map_or(0, |(_, n)| *n))
+        });
+        Progress {
+            pages: inner.tally.answered.load(Ordering::Relaxed),
+            rate,
+            bytes: inner.tally.bytes.load(Ordering::Relaxed),
+            errors: inner.tally.errors.load(Ordering::Relaxed),
+            in_flight: compose::runner_state(inner).in_flight,
+            discovered,
+        }
+    }
+}
+
+impl DocumentSource for LiveCrawl {
+    fn document(&self) -> Arc<StatusDocument> {
+        compose::cached_document(&self.inner)
+    }
+}
+
+/// Samples the rates once a step, until the view is dropped.
+fn spawn_sampler(inner: Weak<Inner>) {
+    let step = inner
+        .upgrade()
+        .map_or(Duration::from_secs(1), |inner| inner.settings.step);
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(step);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        let mut last = Instant::now();
+        loop {
+            ticks.tick().await;
+            let Some(inner) = inner.upgrade() else { return };
+            let now = Instant::now();
+            compose::sample(&inner, now.duration_since(last).as_secs_f64());
+            last = now;
+        }
+    });
+}

@@ -1,0 +1,23 @@
+//! Live views of a running crawl (or a frontier server): a status page a person reads at a
+//! glance, and the same data as JSON for scripts.
+//!
+//! - [`LiveCrawl`] watches a crawler (attach it with [`CrawlerBuilder::live`]) and makes its
+//!   [`StatusDocument`]: rates over the last minutes, the stages with latency percentiles, the
+//!   frontier's counts, the busiest and slowest hosts, the last errors, what the crawl waits on.
+//! - [`serve`] serves any [`DocumentSource`] as a page (`/`, one HTML file with nothing fetched
+//!   from elsewhere) and as JSON (`/status.json`); `squall-frontier` serves its own document with
+//!   the same page.
+//!
+//! [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
+
+mod crawl;
+pub mod document;
+mod latency;
+mod series;
+mod server;
+
+pub use crawl::{LiveCrawl, LiveSettings, Progress};
+pub use document::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
+pub use latency::{LatencyWindow, Percentiles};
+pub use series::RateTrack;
+pub use server::{DocumentSource, PAGE, ServeError, StatusServer, serve};

@@ -1,0 +1,131 @@
+//! The crawler's live status page (`--status-addr`), read in a real headless Chromium while the
+//! crawl binary crawls its demo site: what the page draws is what `/status.json` says, it changes
+//! as the crawl goes on, and it asks nothing of any other server. A screenshot is saved to
+//! `target/test-output/status-page.png`.
+
+use std::time::{Duration, Instant};
+
+mod support;
+
+use support::crawl_process::CrawlProcess;
+use support::status_page::{Chromium, OpenPage, assert_drawn, figure, screenshot_path};
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+/// Starts the crawl binary on its demo site with the status page on a port of its choosing, and
+/// returns it with the page's URL (from the line it prints).
+fn start_demo_crawl(dir: &std::path::Path) -> (CrawlProcess, String) {
+    let args: Vec<String> = [
+        "--demo-site",
+        "--demo-port",
+        &free_port().to_string(),
+        "--status-addr",
+        "127.0.0.1:0",
+        "--frontier-path",
+        &dir.join("frontier").display().to_string(),
+        "--max-duration",
+        "120",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    let mut crawl = CrawlProcess::start(0, dir, &args, &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, stderr) = crawl.output();
+        if let Some(url) = stderr
+            .lines()
+            .find_map(|line| line.strip_prefix("status page: "))
+        {
+            return (crawl, url.trim().to_string());
+        }
+        assert!(crawl.running(), "the crawl ended early:\n{}", crawl.tail());
+        assert!(
+            Instant::now() < deadline,
+            "no status page line:\n{}",
+            crawl.tail()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut crawl, base) = start_demo_crawl(dir.path());
+    let http = reqwest::Client::new();
+    let chromium = Chromium::launch().await;
+    let page = OpenPage::open(&chromium, &base).await;
+
+    // Let the crawl fetch a little, then read the page and the JSON of one document.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (drawn, first) = page.matched_reading(&http).await;
+    assert_drawn(&drawn, &first);
+    let pages = figure(&first, "pages");
+    assert!(pages > 0.0, "the demo crawl fetched pages: {first}");
+    for table in [
+        "stages",
+        "frontier",
+        "busiest_hosts",
+        "slowest_hosts",
+        "errors",
+    ] {
+        let rows = first["tables"]
+            .as_array()
+            .and_then(|tables| tables.iter().find(|t| t["id"] == table))
+            .and_then(|t| t["rows"].as_array())
+            .map_or(0, Vec::len);
+        assert!(
+            rows > 0,
+            "table {table} has rows (the demo site has slow and failing pages)"
+        );
+    }
+
+    // A few seconds on, the page shows a later document, with more pages and longer lines.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (drawn, later) = page.matched_reading(&http).await;
+    assert_drawn(&drawn, &later);
+    assert!(later["sequence"].as_f64() > first["sequence"].as_f64());
+    assert!(
+        figure(&later, "pages") > pages,
+        "pages went from {pages} to {}",
+        figure(&later, "pages")
+    );
+    let fetched_points = |json: &serde_json::Value| {
+        let charts = json["charts"].as_array().expect("charts");
+        let urls = charts
+            .iter()
+            .find(|c| c["id"] == "urls")
+            .expect("the urls chart");
+        let series = urls["series"].as_array().expect("series");
+        let fetched = series
+            .iter()
+            .find(|s| s["id"] == "fetched")
+            .expect("fetched");
+        fetched["values"].as_array().map_or(0, Vec::len)
+    };
+    assert!(
+        fetched_points(&later) > fetched_points(&first),
+        "the chart grew"
+    );
+
+    let shot = screenshot_path("status-page.png");
+    page.screenshot(&shot).await;
+    let size = std::fs::metadata(&shot).map_or(0, |m| m.len());
+    assert!(
+        size > 20_000,
+        "a screenshot of the page: {} ({size} bytes)",
+        shot.display()
+    );
+    println!("screenshot: {}", shot.display());
+
+    assert_eq!(
+        page.foreign_requests(),
+        Vec::<String>::new(),
+        "the page asks only its own server"
+    );
+    crawl.kill();
+}
