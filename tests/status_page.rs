@@ -129,3 +129,115 @@ async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
     );
     crawl.kill();
 }
+
+/// Starts a URLFrontier server in this process on an embedded frontier of `dir`, with its status
+/// page on a port of its choosing.
+async fn start_frontier_server(dir: &std::path::Path) -> squall_urlfrontier::server::RunningServer {
+    let config = squall::config::ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.path", &dir.join("served").display().to_string()))
+        .and_then(squall::config::ConfigBuilder::build)
+        .expect("server config");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listen");
+    let options = squall_urlfrontier::server::ServerOptions {
+        status_addr: Some("127.0.0.1:0".parse().expect("address")),
+        ..Default::default()
+    };
+    squall_urlfrontier::server::start_with(config, listener, options)
+        .await
+        .expect("the server starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn squall_frontiers_status_page_draws_its_crawls_calls_and_workers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start_frontier_server(dir.path()).await;
+    let base = server.status_url().expect("a status page");
+    // A worker: the crawl binary crawling its demo site from the server.
+    let args: Vec<String> = [
+        "--demo-site",
+        "--demo-port",
+        &free_port().to_string(),
+        "--frontier",
+        "urlfrontier",
+        "--frontier-url",
+        &server.addr().to_string(),
+        "--max-duration",
+        "120",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    let mut worker = CrawlProcess::start(0, dir.path(), &args, &[]);
+    let http = reqwest::Client::new();
+    let chromium = Chromium::launch().await;
+    let page = OpenPage::open(&chromium, &base).await;
+
+    // Wait until the worker has called and its URLs are counted, then compare page and JSON.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (drawn, first) = loop {
+        let (drawn, json) = page.matched_reading(&http).await;
+        if figure(&json, "workers") >= 1.0 && figure(&json, "urls") > 0.0 {
+            break (drawn, json);
+        }
+        assert!(
+            worker.running(),
+            "the worker ended early:\n{}",
+            worker.tail()
+        );
+        assert!(Instant::now() < deadline, "no worker or URL shown: {json}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_drawn(&drawn, &first);
+    let rows = |json: &serde_json::Value, id: &str| {
+        json["tables"]
+            .as_array()
+            .and_then(|tables| tables.iter().find(|t| t["id"] == id))
+            .and_then(|t| t["rows"].as_array().cloned())
+            .unwrap_or_default()
+    };
+    let kinds: Vec<String> = rows(&first, "calls")
+        .iter()
+        .filter_map(|row| row["kind"].as_str().map(str::to_string))
+        .collect();
+    for kind in ["GetURLs", "PutURLs"] {
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} among the calls: {kinds:?}"
+        );
+    }
+    assert_eq!(rows(&first, "crawls")[0]["crawl"], "DEFAULT");
+
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (drawn, later) = page.matched_reading(&http).await;
+    assert_drawn(&drawn, &later);
+    let calls = |json: &serde_json::Value| -> f64 {
+        rows(json, "calls")
+            .iter()
+            .filter_map(|row| row["total"].as_f64())
+            .sum()
+    };
+    assert!(
+        calls(&later) > calls(&first),
+        "calls went on: {} then {}",
+        calls(&first),
+        calls(&later)
+    );
+
+    let shot = screenshot_path("squall-frontier-status-page.png");
+    page.screenshot(&shot).await;
+    assert!(
+        std::fs::metadata(&shot).map_or(0, |m| m.len()) > 20_000,
+        "{}",
+        shot.display()
+    );
+    println!("screenshot: {}", shot.display());
+    assert_eq!(
+        page.foreign_requests(),
+        Vec::<String>::new(),
+        "the page asks only its own server"
+    );
+    worker.kill();
+    server.shutdown().await;
+}

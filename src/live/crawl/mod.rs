@@ -61,7 +61,7 @@ pub struct LiveSettings {
     pub rows: usize,
     /// Hosts whose figures are remembered (default 2,000; the least recently seen go first).
     pub hosts_remembered: u64,
-    /// The shortest time between two counts of the frontier (default 5 s; see
+    /// The shortest time between two counts of the frontier (default 2 s; see
     /// [`LiveCrawl::count_frontier`]).
     pub frontier_period: Duration,
 }
@@ -73,7 +73,7 @@ impl Default for LiveSettings {
             history: 300,
             rows: 10,
             hosts_remembered: 2_000,
-            frontier_period: Duration::from_secs(5),
+            frontier_period: Duration::from_secs(2),
         }
     }
 }

@@ -57,6 +57,10 @@ struct Args {
     /// Serve Prometheus metrics on ADDR.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Serve the live status page (and its data at /status.json) on ADDR, or on PORT of the
+    /// loopback address: crawls, URLs by status, in process, calls per second, workers.
+    #[arg(long, value_name = "ADDR|PORT", value_parser = parse_status_addr)]
+    status_addr: Option<SocketAddr>,
     /// Answer GetStats with the reference service's counts only, leaving squall's own
     /// (`squall.*`) out: a server such as workers of other URLFrontier servers meet.
     #[arg(long)]
@@ -207,14 +211,27 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
         log_levels: Some(log_levels),
         reference_stats: args.reference_stats,
         access,
+        status_addr: args.status_addr,
     };
     let server = squall_urlfrontier::server::start_with(config, listener, options).await?;
     // One line on stdout that scripts and tests wait for.
     println!("listening on {}", server.addr());
+    if let Some(url) = server.status_url() {
+        eprintln!("status page: {url}");
+    }
     shutdown_signal().await;
     eprintln!("stopping: finishing calls in progress, giving back what is held");
     server.shutdown().await;
     Ok(())
+}
+
+/// `--status-addr`: an address, or a port of the loopback address.
+fn parse_status_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("{text:?} is neither an address (127.0.0.1:9899) nor a port"))
 }
 
 /// Ctrl-C or SIGTERM.

@@ -3,6 +3,7 @@ mod access;
 mod crawl;
 mod crawls;
 mod dispenser;
+mod live;
 mod service;
 mod writer;
 
@@ -10,6 +11,7 @@ pub use access::{AccessError, ServerAccess, TlsFiles};
 pub use crawl::{Crawl, CrawlSettings};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};
+pub use live::{CallBoard, CrawlCounts, FrontierLive, PeerCalls};
 pub use service::{FrontierService, IDLE_COUNT, LogLevels};
 pub use writer::PutOutcome;
 mod start;

@@ -13,9 +13,14 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+use squall::live::StatusServer;
+use tonic::codegen::http;
+use tower::util::MapRequestLayer;
+
 use super::access::{AccessError, ServerAccess};
 use super::crawl::CrawlSettings;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
+use super::live::{CallBoard, FrontierLive};
 use super::service::{FrontierService, LogLevels};
 use crate::proto::url_frontier_server::UrlFrontierServer;
 use squall::frontier::Frontier;
@@ -135,6 +140,9 @@ pub enum StartError {
     /// The default crawl's frontier could not be opened.
     #[error(transparent)]
     Crawl(#[from] CrawlError),
+    /// The status page could not be served.
+    #[error(transparent)]
+    StatusPage(#[from] squall::live::ServeError),
 }
 
 /// A server running in the background.
@@ -144,6 +152,7 @@ pub struct RunningServer {
     crawls: Arc<Crawls>,
     stop: CancellationToken,
     task: JoinHandle<Result<(), tonic::transport::Error>>,
+    status_page: Option<StatusServer>,
 }
 
 /// What a server offers beyond its configuration's frontier.
@@ -158,6 +167,8 @@ pub struct ServerOptions {
     pub reference_stats: bool,
     /// TLS and the bearer token calls must carry (none by default: for loopback only).
     pub access: ServerAccess,
+    /// Where to serve the live status page and its `/status.json` (none by default).
+    pub status_addr: Option<SocketAddr>,
 }
 
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
@@ -177,6 +188,13 @@ pub async fn start_with(
     options: ServerOptions,
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
+    let subtitle = match config.frontier.kind {
+        FrontierKind::Embedded => format!(
+            "URLFrontier server on {addr} · embedded frontier in {}",
+            config.frontier.path.display()
+        ),
+        _ => format!("URLFrontier server on {addr} · frontier in Elasticsearch/OpenSearch"),
+    };
     let settings = CrawlSettings::from_config(&config);
     let partition = config.fetcher.partition;
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
@@ -206,8 +224,22 @@ pub async fn start_with(
             .map_err(|e| StartError::Tls(squall::error_text::with_causes(&e)))?;
     }
     let checked = UrlFrontierServer::with_interceptor(service, options.access.checker());
+    let calls = Arc::new(CallBoard::default());
+    let counted = Arc::clone(&calls);
+    let counting = MapRequestLayer::new(move |request: http::Request<tonic::body::Body>| {
+        counted.observe(&request);
+        request
+    });
+    let status_page = match options.status_addr {
+        Some(status_addr) => {
+            let live = FrontierLive::new(Arc::clone(&crawls), calls, subtitle);
+            Some(squall::live::serve(status_addr, Arc::new(live)).await?)
+        }
+        None => None,
+    };
     let task = tokio::spawn(
         builder
+            .layer(counting)
             .add_service(checked)
             .serve_with_incoming_shutdown(incoming, async move { stopped.cancelled().await }),
     );
@@ -218,6 +250,7 @@ pub async fn start_with(
         crawls,
         stop,
         task,
+        status_page,
     })
 }
 
@@ -225,6 +258,11 @@ impl RunningServer {
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The URL of its status page, when it serves one.
+    pub fn status_url(&self) -> Option<String> {
+        self.status_page.as_ref().map(StatusServer::url)
     }
 
     /// The crawls it serves.
