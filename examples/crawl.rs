@@ -295,7 +295,13 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     let content = open_content_index(&config).await?;
     let live = LiveCrawl::new(LiveSettings::default());
     live.set_subtitle(format!("frontier: {description}"));
-    let watched = args.status_addr.is_some() || std::io::stderr().is_terminal();
+    let topology = flux.as_ref().map_or("squall", |flux| flux.name.as_str());
+    let metrics = squall_engine::metrics::start(&config, &live, topology).await?;
+    if let Some(metrics) = &metrics {
+        eprintln!("metrics index: {}", metrics.index());
+    }
+    let watched =
+        args.status_addr.is_some() || metrics.is_some() || std::io::stderr().is_terminal();
     if let (true, Some(catalog)) = (watched, &catalog) {
         live.count_frontier(Arc::clone(catalog));
     }
@@ -371,6 +377,9 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     };
     let summary = crawler.run(limits).await;
     progress.abort();
+    if let Some(metrics) = metrics {
+        metrics.finish().await;
+    }
     if let Some(log) = fetch_log {
         log.flush()?;
     }

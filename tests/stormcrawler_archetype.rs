@@ -162,7 +162,7 @@ fn check_warning(stderr: &str) {
         "parser.mimetype.whitelist",
         "textextractor.include.pattern",
         "opensearch.status.bulkActions",
-        "opensearch.metrics.index.name",
+        "opensearch.metrics.sniff",
     ] {
         assert!(
             warnings[0].contains(key),
@@ -174,6 +174,8 @@ fn check_warning(stderr: &str) {
         "indexer.md.mapping",
         "urlfilters.config.file",
         "fetcher.threads.number",
+        "opensearch.metrics.index.name",
+        "topology.metrics.consumer.register",
     ] {
         assert!(
             !warnings[0].contains(implemented),

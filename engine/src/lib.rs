@@ -46,6 +46,7 @@
 pub mod catalog;
 pub mod client;
 pub mod indexer;
+pub mod metrics;
 pub mod migrate;
 pub mod queue;
 pub mod setup;

@@ -7,7 +7,7 @@ use serde_norway::{Mapping, Value};
 use super::keys::field_names;
 use super::stormcrawler::ignored_reason;
 use super::topology::TopologySettings;
-use super::{ConfigError, CrawlConfig, EXTENSION_PREFIXES};
+use super::{ConfigError, CrawlConfig, EXTENSION_KEYS, EXTENSION_PREFIXES};
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
 use crate::frontier::FrontierSettings;
@@ -242,6 +242,8 @@ impl ConfigBuilder {
                 custom.push((name.clone(), interval));
             } else if known.iter().any(|k| k == name) {
                 strict.insert(key, value);
+            } else if EXTENSION_KEYS.contains(&name.as_str()) {
+                extensions.insert(key, value);
             } else if ignored_reason(name).is_some() {
                 ignored.push(name.clone());
             } else if EXTENSION_PREFIXES.iter().any(|p| name.starts_with(p)) {
@@ -330,6 +332,22 @@ impl ExtensionKeys {
     pub fn set(&mut self, key: &str, value: &str) {
         let value = serde_norway::from_str(value).unwrap_or_else(|_| Value::from(value));
         self.0.insert(Value::from(key), value);
+    }
+
+    /// The value of `key`, read into `T` (the error names the key).
+    pub(super) fn key<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        let Some(value) = self.0.get(Value::from(key)) else {
+            return Ok(None);
+        };
+        serde_norway::from_value(value.clone())
+            .map(Some)
+            .map_err(|error| ConfigError::InvalidValue {
+                key: key.to_string(),
+                message: error.to_string(),
+            })
     }
 
     /// Reads the keys under `prefixes` (those going on with one of `others` left out) into `T`,

@@ -62,6 +62,11 @@ use crate::warc::WarcSettings;
 /// the frontier), not by this one.
 pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch.", "browser.", "urlfrontier."];
 
+/// Single keys read by other crates: `topology.metrics.consumer.register`, Storm's list of metrics
+/// consumers, whose StormCrawler `MetricsConsumer` entry turns on the metrics index of
+/// `squall-engine`.
+pub const EXTENSION_KEYS: &[&str] = &["topology.metrics.consumer.register"];
+
 /// Everything a crawl is configured with, one typed section per stage. Build it with
 /// [`ConfigBuilder`] (or [`CrawlConfig::from_yaml_str`]); every section's field docs name the key.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +155,14 @@ impl CrawlConfig {
         T: serde::de::DeserializeOwned + serde::Serialize + Default,
     {
         self.extensions.section(prefixes, &[])
+    }
+
+    /// The value of one of the [`EXTENSION_KEYS`], read into `T` (`None` when it is not set).
+    pub fn extension_key<T>(&self, key: &str) -> Result<Option<T>, ConfigError>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        self.extensions.key(key)
     }
 
     /// Like [`extension`](Self::extension), leaving out the keys under `prefixes` that go on with

@@ -24,13 +24,13 @@ const IGNORED: &[(&str, &str)] = &[
     ("fetcher.threads.start.delay", "no thread start-up stagger"),
     (
         "fetcher.metrics.time.bucket.secs",
-        "metrics are Prometheus counters",
+        "the metrics index is written every es.metrics.interval",
     ),
     ("fetcher.max.throttle.sleep", "no SimpleFetcherBolt"),
     ("fetcherbolt.queue.debug.filepath", "no queue dump"),
     (
         "stormcrawler.metrics.version",
-        "metrics are Prometheus counters",
+        "squall's metrics have one naming (docs/live-view.md)",
     ),
     ("urlbuffer.class", "the spout runner has one buffer"),
     ("http.accept.language", "not sent"),
@@ -167,14 +167,7 @@ const IGNORED_ENGINE: &[(&str, &str)] = &[
         "see es.status.request.timeout",
     ),
     ("status.max.start.offset.pages", "not implemented"),
-    (
-        "metrics.addresses",
-        "no metrics index: metrics are Prometheus counters",
-    ),
-    ("metrics.index.name", "no metrics index"),
-    ("metrics.sniff", "no metrics index"),
-    ("metrics.user", "no metrics index"),
-    ("metrics.password", "no metrics index"),
+    ("metrics.sniff", "squall uses the addresses given"),
     ("indexer.user", "not implemented"),
     ("indexer.password", "not implemented"),
 ];
@@ -226,7 +219,8 @@ mod tests {
     fn storm_keys_and_engine_keys_are_recognised() {
         assert!(ignored_reason("topology.workers").is_some());
         assert!(ignored_reason("opensearch.status.bulkActions").is_some());
-        assert!(ignored_reason("es.metrics.index.name").is_some());
+        assert!(ignored_reason("es.metrics.sniff").is_some());
+        assert!(ignored_reason("es.metrics.index.name").is_none());
         assert!(ignored_reason("http.agent.nmae").is_none());
         assert!(ignored_reason("status.bulkActions").is_none());
     }

@@ -318,7 +318,7 @@ fn stormcrawler_archetype_files_load_as_they_are() {
         "http.protocol.implementation",
         "textextractor.include.pattern",
         "opensearch.status.bulkActions",
-        "opensearch.metrics.index.name",
+        "opensearch.metrics.sniff",
     ] {
         assert!(
             config.ignored_keys.iter().any(|k| k == key),
@@ -326,7 +326,12 @@ fn stormcrawler_archetype_files_load_as_they_are() {
             config.ignored_keys
         );
     }
-    for key in ["topology.max.spout.pending", "fetcher.threads.number"] {
+    for key in [
+        "topology.max.spout.pending",
+        "fetcher.threads.number",
+        "opensearch.metrics.index.name",
+        "topology.metrics.consumer.register",
+    ] {
         assert!(!config.ignored_keys.iter().any(|k| k == key), "{key}");
     }
 }

@@ -16,7 +16,7 @@ mod latency;
 mod series;
 mod server;
 
-pub use crawl::{LiveCrawl, LiveSettings, Progress};
+pub use crawl::{LiveCrawl, LiveSettings, Progress, Totals};
 pub use document::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
 pub use latency::{LatencyWindow, Percentiles};
 pub use series::RateTrack;

@@ -184,6 +184,14 @@ impl SpoutRunner {
         state: watch::Sender<RunnerState>,
         stop: CancellationToken,
     ) {
+        // The counters are served from the start (at 0), so that dashboards show no gap.
+        for counter in [
+            "squall_spout_emitted_total",
+            "squall_spout_acked_total",
+            "squall_spout_failed_total",
+        ] {
+            metrics::counter!(counter).increment(0);
+        }
         // Only the tuples hold senders from here on, so `acks` ends once the last one resolves.
         let emit_sender = ack_sender;
         while !stop.is_cancelled() {

@@ -133,6 +133,9 @@ impl StatusUpdater {
 
     /// Runs until `input` closes, then writes what is left.
     pub async fn run(self, mut input: mpsc::Receiver<StatusUpdate>) {
+        // Served from the start (at 0), so that dashboards show no gap.
+        metrics::counter!("squall_status_writes_total").increment(0);
+        metrics::counter!("squall_status_write_failures_total").increment(0);
         let mut batch: Vec<StatusUpdate> = Vec::new();
         let mut writes = 0usize;
         let mut oldest: Option<Instant> = None;

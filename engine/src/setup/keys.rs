@@ -16,6 +16,10 @@ use crate::client::UpdateMode;
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
 pub const PREFIXES: &[&str] = &["es.", "opensearch."];
 
+/// Keys under the prefixes that other sections read: the content indexer's (`es.indexer.*`,
+/// crate::indexer) and the metrics index's (`es.metrics.*`, crate::metrics).
+pub const OTHER_SECTIONS: &[&str] = &["indexer.", "metrics."];
+
 /// The address used when neither `es.status.addresses` nor `es.addresses` names one.
 const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
 
@@ -199,8 +203,7 @@ impl IndexFrontierConfig {
     /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
     /// defaults, unknown ones are an error with a did-you-mean.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        // The content indexer's keys (`es.indexer.*`) are read by crate::indexer.
-        let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
+        let keys: Keys = config.extension_except(PREFIXES, OTHER_SECTIONS)?;
         Ok(IndexFrontierConfig {
             connection: keys.connection()?,
             query: keys.query.clone().checked()?,
@@ -225,7 +228,7 @@ impl IndexFrontierConfig {
 /// The credentials and TLS keys every component shares (`es.user`, `es.api.key`, ...), for the
 /// components with keys of their own (the content indexer).
 pub(crate) fn shared_access(config: &CrawlConfig) -> Result<AccessKeys, ConfigError> {
-    let keys: Keys = config.extension_except(PREFIXES, &["indexer."])?;
+    let keys: Keys = config.extension_except(PREFIXES, OTHER_SECTIONS)?;
     Ok(keys.access)
 }
 
@@ -379,7 +382,7 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/opensearch-conf.yaml");
-        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, &["indexer."]) {
+        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, OTHER_SECTIONS) {
             panic!("examples/opensearch-conf.yaml: {error}");
         }
     }

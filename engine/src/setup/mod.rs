@@ -34,7 +34,7 @@ mod open;
 mod query_keys;
 
 pub(crate) use keys::shared_access;
-pub use keys::{IndexFrontierConfig, PREFIXES, SpoutKind};
+pub use keys::{IndexFrontierConfig, OTHER_SECTIONS, PREFIXES, SpoutKind};
 pub use mapping::ForeignMapping;
 pub use open::{OpenError, open, open_index_frontier};
 pub use query_keys::QuerySettings;

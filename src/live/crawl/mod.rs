@@ -242,6 +242,65 @@ impl LiveCrawl {
     }
 }
 
+/// Running totals and current levels of a crawl, for writers of metrics (such as the metrics
+/// index of `squall-engine`): totals only grow, levels are as of now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Fetch attempts completed (answered or not).
+    pub fetches: u64,
+    /// Fetch attempts a server answered.
+    pub answered: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// URLs whose writes were made.
+    pub written: u64,
+    /// URLs whose writes failed.
+    pub write_failures: u64,
+    /// URLs that failed (FETCH_ERROR, ERROR) or whose writes failed.
+    pub errors: u64,
+    /// The same errors by cause (`HTTP 404`, `timeout`, `robots.txt`, ...).
+    pub causes: Vec<(String, u64)>,
+    /// The spout runner: emitted, acked, failed, in flight, buffered.
+    pub runner: RunnerState,
+    /// The fetcher's queues (their totals; the busiest are left out).
+    pub fetcher: crate::fetch::FetcherView,
+    /// The frontier's URLs by status, when it was counted.
+    pub frontier: Option<Vec<(crate::Status, u64)>>,
+    /// Fetch times over the last minute, when there were fetches.
+    pub fetch_latency: Option<crate::live::Percentiles>,
+}
+
+impl LiveCrawl {
+    /// The running totals and current levels.
+    pub fn totals(&self) -> Totals {
+        use std::sync::atomic::Ordering;
+        let inner = &self.inner;
+        let tally = &inner.tally;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let mut fetcher = inner.board.view();
+        fetcher.busiest.clear();
+        let frontier = inner
+            .frontier
+            .lock()
+            .ok()
+            .filter(|counts| counts.at.is_some())
+            .map(|counts| counts.by_status.clone());
+        Totals {
+            fetches: load(&tally.fetches),
+            answered: load(&tally.answered),
+            bytes: load(&tally.bytes),
+            written: load(&tally.written),
+            write_failures: load(&tally.write_failures),
+            errors: load(&tally.errors),
+            causes: tally.causes(),
+            runner: compose::runner_state(inner),
+            fetcher,
+            frontier,
+            fetch_latency: tally.fetch_latency.percentiles(),
+        }
+    }
+}
+
 impl DocumentSource for LiveCrawl {
     fn document(&self) -> Arc<StatusDocument> {
         compose::cached_document(&self.inner)
