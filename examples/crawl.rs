@@ -22,7 +22,7 @@ use clap::Parser;
 use serde_json::json;
 use squall::config::flux::{FluxTopology, Substitutions};
 use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
-use squall::frontier::{Catalog, Spout, StatusStore, UrlQuery};
+use squall::frontier::{Catalog, LeaseView, Spout, StatusStore, UrlQuery};
 use squall::live::{LiveCrawl, LiveSettings, Progress};
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
@@ -290,11 +290,20 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
-    let (spout, store, catalog, description) = open_frontier(&config).await?;
+    let OpenedFrontier {
+        spout,
+        store,
+        catalog,
+        leases,
+        description,
+    } = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;
     let content = open_content_index(&config).await?;
     let live = LiveCrawl::new(LiveSettings::default());
     live.set_subtitle(format!("frontier: {description}"));
+    if let Some(leases) = leases {
+        live.show_leases(leases);
+    }
     let topology = flux.as_ref().map_or("squall", |flux| flux.name.as_str());
     let metrics = squall_engine::metrics::start(&config, &live, topology).await?;
     if let Some(metrics) = &metrics {
@@ -496,26 +505,34 @@ async fn open_frontier(config: &CrawlConfig) -> anyhow::Result<OpenedFrontier> {
     if config.frontier.kind == FrontierKind::Urlfrontier {
         let (spout, store, description) = squall_urlfrontier::client::open(config).await?;
         eprintln!("frontier: {description}");
-        return Ok((spout, store, None, description));
+        return Ok(OpenedFrontier {
+            spout,
+            store,
+            catalog: None,
+            leases: None,
+            description,
+        });
     }
     let frontier = squall_engine::setup::open(config).await?;
     eprintln!("frontier: {}", frontier.description);
-    Ok((
-        frontier.spout,
-        frontier.store,
-        Some(frontier.catalog),
-        frontier.description,
-    ))
+    Ok(OpenedFrontier {
+        spout: frontier.spout,
+        store: frontier.store,
+        catalog: Some(frontier.catalog),
+        leases: frontier.leases,
+        description: frontier.description,
+    })
 }
 
-/// A frontier's spout and store, what counts its URLs (`None`: a URLFrontier server), and a line
-/// that names it.
-type OpenedFrontier = (
-    Box<dyn Spout>,
-    Arc<dyn StatusStore>,
-    Option<Arc<dyn Catalog>>,
-    String,
-);
+/// A frontier's spout and store, what counts its URLs (`None`: a URLFrontier server), the leases
+/// it holds (the queue frontier), and a line that names it.
+struct OpenedFrontier {
+    spout: Box<dyn Spout>,
+    store: Arc<dyn StatusStore>,
+    catalog: Option<Arc<dyn Catalog>>,
+    leases: Option<Arc<dyn LeaseView>>,
+    description: String,
+}
 
 /// `--status-addr`: an address, or a port of the loopback address.
 fn parse_status_addr(text: &str) -> Result<SocketAddr, String> {

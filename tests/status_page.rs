@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use support::binary::queue_frontier_args;
+use support::opensearch;
+
 use support::crawl_process::CrawlProcess;
 use support::status_page::{Chromium, OpenPage, assert_drawn, figure, screenshot_path};
 
@@ -17,9 +20,10 @@ fn free_port() -> u16 {
 }
 
 /// Starts the crawl binary on its demo site with the status page on a port of its choosing, and
-/// returns it with the page's URL (from the line it prints).
-fn start_demo_crawl(dir: &std::path::Path) -> (CrawlProcess, String) {
-    let args: Vec<String> = [
+/// returns it with the page's URL (from the line it prints); `frontier` are the arguments that
+/// choose the frontier.
+fn start_demo_crawl(dir: &std::path::Path, frontier: &[String]) -> (CrawlProcess, String) {
+    let mut args: Vec<String> = [
         "--demo-site",
         "--demo-port",
         &free_port().to_string(),
@@ -32,6 +36,7 @@ fn start_demo_crawl(dir: &std::path::Path) -> (CrawlProcess, String) {
     ]
     .map(str::to_string)
     .to_vec();
+    args.extend_from_slice(frontier);
     let mut crawl = CrawlProcess::start(0, dir, &args, &[]);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -55,7 +60,7 @@ fn start_demo_crawl(dir: &std::path::Path) -> (CrawlProcess, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (mut crawl, base) = start_demo_crawl(dir.path());
+    let (mut crawl, base) = start_demo_crawl(dir.path(), &[]);
     let http = reqwest::Client::new();
     let chromium = Chromium::launch().await;
     let page = OpenPage::open(&chromium, &base).await;
@@ -240,4 +245,52 @@ async fn squall_frontiers_status_page_draws_its_crawls_calls_and_workers() {
     );
     worker.kill();
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_queue_frontier_the_page_lists_the_leases_this_process_holds() {
+    let client = opensearch::client().await;
+    let urls = opensearch::unique_index("page-urls");
+    let queues = opensearch::unique_index("page-queues");
+    let frontier =
+        queue_frontier_args(&opensearch::base_url(), &urls, &queues, (1, 0), "page-test");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut crawl, base) = start_demo_crawl(dir.path(), &frontier);
+    let http = reqwest::Client::new();
+    let chromium = Chromium::launch().await;
+    let page = OpenPage::open(&chromium, &base).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (drawn, json) = loop {
+        let (drawn, json) = page.matched_reading(&http).await;
+        let held = json["tables"]
+            .as_array()
+            .and_then(|tables| tables.iter().find(|t| t["id"] == "leases"))
+            .and_then(|t| t["rows"].as_array())
+            .map_or(0, Vec::len);
+        if held > 0 {
+            break (drawn, json);
+        }
+        assert!(crawl.running(), "the crawl ended early:\n{}", crawl.tail());
+        assert!(Instant::now() < deadline, "no lease shown: {json}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_drawn(&drawn, &json);
+    let leases = json["tables"]
+        .as_array()
+        .and_then(|tables| tables.iter().find(|t| t["id"] == "leases"))
+        .expect("the leases table");
+    for row in leases["rows"].as_array().expect("rows") {
+        let left = row["expires_in_s"].as_f64().expect("seconds left");
+        assert!(
+            left > 0.0 && left <= 60.0,
+            "a lease of the default 60 s ttl: {row}"
+        );
+        assert!(
+            row["queue"].as_str().is_some_and(|q| q.ends_with(".test")),
+            "{row}"
+        );
+    }
+    crawl.kill();
+    opensearch::delete_index(&client, &urls).await;
+    opensearch::delete_index(&client, &queues).await;
 }

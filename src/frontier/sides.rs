@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use super::{Catalog, Spout, StatusStore};
 
 /// A frontier ready to use: what reads its due URLs, what takes status writes, and what lists,
@@ -22,4 +24,23 @@ pub struct Frontier {
     /// One line for people: where the frontier is (for an engine: its indices and how they were
     /// found, created now or existing, the routing and the spout).
     pub description: String,
+    /// The queues this process holds under leases, for a frontier shared by several processes
+    /// (the queue frontier); `None` for one without leases.
+    #[debug(skip)]
+    pub leases: Option<Arc<dyn LeaseView>>,
+}
+
+/// A queue this process holds under a lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldLease {
+    /// The queue's key.
+    pub key: String,
+    /// How long the lease holds from now, unless renewed.
+    pub remaining: Duration,
+}
+
+/// The leases a frontier shared by several processes holds for this one, for live views.
+pub trait LeaseView: Send + Sync {
+    /// The queues held now, in key order.
+    fn held(&self) -> Vec<HeldLease>;
 }

@@ -106,5 +106,5 @@ mod upkeep;
 mod writer;
 
 pub use settings::{QueueSpoutSettings, default_owner};
-pub use spout::QueueSpout;
+pub use spout::{QueueLeases, QueueSpout};
 pub use writer::QueueStatusStore;

@@ -75,6 +75,26 @@ pub struct QueueSpout {
     recent: RecentQueues,
 }
 
+/// The queues a [`QueueSpout`] holds and how long their leases have left, shared with the spout.
+#[derive(Debug, Clone)]
+pub struct QueueLeases(Held);
+
+impl squall::frontier::LeaseView for QueueLeases {
+    fn held(&self) -> Vec<squall::frontier::HeldLease> {
+        let mut held: Vec<squall::frontier::HeldLease> = self
+            .0
+            .map()
+            .iter()
+            .map(|entry| squall::frontier::HeldLease {
+                key: entry.key().clone(),
+                remaining: entry.value().lease.remaining(),
+            })
+            .collect();
+        held.sort_by(|a, b| a.key.cmp(&b.key));
+        held
+    }
+}
+
 /// How long after a claim that found nothing the next one waits, unless queues are known to wait.
 const CLAIM_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -116,6 +136,11 @@ impl QueueSpout {
             self.settings.key_field.clone(),
         )
         .with_held(self.held.clone())
+    }
+
+    /// What this spout holds, readable from elsewhere while it runs (a live view's leases).
+    pub fn leases(&self) -> QueueLeases {
+        QueueLeases(self.held.clone())
     }
 
     /// The keys this process holds now.

@@ -74,6 +74,7 @@ pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
                 store: Arc::new(frontier.clone()),
                 catalog: Arc::new(frontier),
                 description: format!("embedded frontier in {}", path.display()),
+                leases: None,
             })
         }
         FrontierKind::Opensearch => open_index_frontier(config, &index).await,
@@ -182,6 +183,7 @@ async fn queue_frontier(
     );
     let spout = QueueSpout::new(client.clone(), settings);
     let store = spout.status_store();
+    let leases = spout.leases();
     let catalog =
         EsCatalog::queue_frontier(client.clone(), &index.index, &index.queues_index, key_field);
     Ok(Frontier {
@@ -189,6 +191,7 @@ async fn queue_frontier(
         store: Arc::new(store),
         catalog: Arc::new(catalog),
         description,
+        leases: Some(Arc::new(leases)),
     })
 }
 
@@ -258,6 +261,7 @@ async fn status_index_frontier(
             "es.status.routing {routing}, {:?} spout × {instances}",
             index.spout
         ),
+        leases: None,
     })
 }
 

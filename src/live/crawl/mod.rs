@@ -39,7 +39,7 @@ use super::document::StatusDocument;
 use super::series::RateTrack;
 use super::server::DocumentSource;
 use crate::fetch::QueueBoard;
-use crate::frontier::Catalog;
+use crate::frontier::{Catalog, LeaseView};
 use crate::message::CrawlObserver;
 use crate::spout::RunnerState;
 
@@ -93,6 +93,7 @@ struct Inner {
     runner: Mutex<Option<watch::Receiver<RunnerState>>>,
     frontier: Arc<Mutex<FrontierCounts>>,
     counting: std::sync::atomic::AtomicBool,
+    leases: Mutex<Option<Arc<dyn LeaseView>>>,
     tracks: Mutex<Tracks>,
     cached: Mutex<Option<(Instant, Arc<StatusDocument>)>>,
     sequence: AtomicU64,
@@ -123,6 +124,7 @@ impl LiveCrawl {
             runner: Mutex::new(None),
             frontier: Arc::default(),
             counting: Default::default(),
+            leases: Mutex::new(None),
             tracks: Mutex::new(Tracks {
                 emitted: track(),
                 fetched: track(),
@@ -178,6 +180,14 @@ impl LiveCrawl {
             Arc::downgrade(&self.inner),
             self.inner.settings.frontier_period,
         );
+    }
+
+    /// Shows the queues this process holds under leases, and how long each lease has left (the
+    /// queue frontier: `Frontier::leases`).
+    pub fn show_leases(&self, leases: Arc<dyn LeaseView>) {
+        if let Ok(mut shown) = self.inner.leases.lock() {
+            *shown = Some(leases);
+        }
     }
 
     /// The line under the page's title (e.g. the frontier and the engine).

@@ -12,15 +12,44 @@ use crate::live::latency::{LatencyWindow, Percentiles};
 use crate::live::series::{RateTrack, round};
 use crate::spout::RunnerState;
 
+/// Leases listed at most.
+const LEASE_ROWS: usize = 50;
+
 /// Every table, in the order the page shows them.
 pub(super) fn tables(inner: &Inner, runner: &RunnerState, fetcher: &FetcherView) -> Vec<Table> {
-    vec![
-        stages(inner, runner),
-        frontier(inner),
+    let mut tables = vec![stages(inner, runner), frontier(inner)];
+    tables.extend(leases(inner));
+    tables.extend([
         busiest_hosts(inner, fetcher),
         slowest_hosts(inner),
         recent_errors(inner),
-    ]
+    ]);
+    tables
+}
+
+/// The queues this process holds under leases, when the frontier has leases.
+fn leases(inner: &Inner) -> Option<Table> {
+    let view = inner.leases.lock().ok()?.clone()?;
+    let held = view.held();
+    let mut table = Table::new(
+        "leases",
+        &format!("Leases this process holds ({})", held.len()),
+        vec![
+            Column::new("queue", "queue", Unit::Count),
+            Column::new("expires_in_s", "expires in (unless renewed)", Unit::Seconds),
+        ],
+        "this process holds no queue",
+    );
+    for lease in held.iter().take(LEASE_ROWS) {
+        table.row([
+            ("queue", json!(lease.key)),
+            (
+                "expires_in_s",
+                json!(round(lease.remaining.as_secs_f64(), 1)),
+            ),
+        ]);
+    }
+    Some(table)
 }
 
 fn stages(inner: &Inner, runner: &RunnerState) -> Table {
