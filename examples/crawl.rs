@@ -150,6 +150,9 @@ struct Args {
     /// errors. It shows the URLs being crawled: keep it on loopback unless that is fine.
     #[arg(long, value_name = "ADDR|PORT", value_parser = parse_status_addr)]
     status_addr: Option<SocketAddr>,
+    /// Print no progress (neither the terminal's progress display nor the plain line every 5 s).
+    #[arg(long)]
+    no_progress: bool,
     /// Serve a generated multi-host demo site on loopback and crawl it (adds its seeds).
     #[arg(long)]
     demo_site: bool,
@@ -290,42 +293,21 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot serve metrics on {addr}"))?;
     }
 
+    let mut opened = open_frontier(&config).await?;
+    let browser = start_browser(&config, &resolve).await?;
+    let content = open_content_index(&config).await?;
+    let topology = flux.as_ref().map_or("squall", |flux| flux.name.as_str());
+    let watching = watch(&args, &config, &mut opened, topology).await?;
     let OpenedFrontier {
         spout,
         store,
         catalog,
-        leases,
-        description,
-    } = open_frontier(&config).await?;
-    let browser = start_browser(&config, &resolve).await?;
-    let content = open_content_index(&config).await?;
-    let live = LiveCrawl::new(LiveSettings::default());
-    live.set_subtitle(format!("frontier: {description}"));
-    if let Some(leases) = leases {
-        live.show_leases(leases);
+        ..
+    } = opened;
+    let mut crawler = CrawlerBuilder::new(config).spout(spout).status_store(store);
+    if let Some(watching) = &watching {
+        crawler = crawler.live(&watching.live);
     }
-    let topology = flux.as_ref().map_or("squall", |flux| flux.name.as_str());
-    let metrics = squall_engine::metrics::start(&config, &live, topology).await?;
-    if let Some(metrics) = &metrics {
-        eprintln!("metrics index: {}", metrics.index());
-    }
-    let watched =
-        args.status_addr.is_some() || metrics.is_some() || std::io::stderr().is_terminal();
-    if let (true, Some(catalog)) = (watched, &catalog) {
-        live.count_frontier(Arc::clone(catalog));
-    }
-    let _status_page = match args.status_addr {
-        Some(addr) => {
-            let page = squall::live::serve(addr, Arc::new(live.clone())).await?;
-            eprintln!("status page: {}", page.url());
-            Some(page)
-        }
-        None => None,
-    };
-    let mut crawler = CrawlerBuilder::new(config)
-        .spout(spout)
-        .status_store(store)
-        .live(&live);
     if let Some(content) = content {
         crawler = crawler.content_store(content);
     }
@@ -371,7 +353,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
             }
         }
     });
-    let progress = tokio::spawn(show_progress(live.clone()));
+    let progress = watching
+        .as_ref()
+        .filter(|_| !args.no_progress)
+        .map(|watching| tokio::spawn(show_progress(watching.live.clone())));
 
     let max_duration = match args.max_duration {
         Some(secs) => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
@@ -385,8 +370,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         until_idle: args.until_idle,
     };
     let summary = crawler.run(limits).await;
-    progress.abort();
-    if let Some(metrics) = metrics {
+    if let Some(progress) = progress {
+        progress.abort();
+    }
+    if let Some(metrics) = watching.and_then(|watching| watching.metrics) {
         metrics.finish().await;
     }
     if let Some(log) = fetch_log {
@@ -401,6 +388,54 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         site.shutdown().await;
     }
     Ok(())
+}
+
+/// The live view and what shows it: the status page, the metrics index, the progress line.
+struct Watching {
+    live: LiveCrawl,
+    metrics: Option<squall_engine::metrics::MetricsReporter>,
+    _page: Option<squall::live::StatusServer>,
+}
+
+/// Starts the live view when something shows it (`--status-addr`, the metrics index, the
+/// progress line unless `--no-progress`): the frontier is counted in the background for them.
+async fn watch(
+    args: &Args,
+    config: &CrawlConfig,
+    frontier: &mut OpenedFrontier,
+    topology: &str,
+) -> anyhow::Result<Option<Watching>> {
+    let metrics_on = squall_engine::metrics::MetricsIndexConfig::from_config(config)?.is_some();
+    if args.no_progress && args.status_addr.is_none() && !metrics_on {
+        return Ok(None);
+    }
+    let live = LiveCrawl::new(LiveSettings::default());
+    live.set_subtitle(format!("frontier: {}", frontier.description));
+    if let Some(leases) = frontier.leases.take() {
+        live.show_leases(leases);
+    }
+    let metrics = squall_engine::metrics::start(config, &live, topology).await?;
+    if let Some(metrics) = &metrics {
+        eprintln!("metrics index: {}", metrics.index());
+    }
+    let counted =
+        args.status_addr.is_some() || metrics.is_some() || std::io::stderr().is_terminal();
+    if let (true, Some(catalog)) = (counted, &frontier.catalog) {
+        live.count_frontier(Arc::clone(catalog));
+    }
+    let page = match args.status_addr {
+        Some(addr) => {
+            let page = squall::live::serve(addr, Arc::new(live.clone())).await?;
+            eprintln!("status page: {}", page.url());
+            Some(page)
+        }
+        None => None,
+    };
+    Ok(Some(Watching {
+        live,
+        metrics,
+        _page: page,
+    }))
 }
 
 /// The flux of `--flux`, read with `--flux-filter`'s properties; what squall does differently

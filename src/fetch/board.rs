@@ -1,8 +1,10 @@
 //! The fetcher's queues as a live view shows them: [`QueueBoard`] is a slot the fetcher writes a
-//! [`FetcherView`] into at most once a second, and that a status page reads whenever it likes.
+//! [`FetcherView`] into at most once a second while someone reads it, and that a status page reads
+//! whenever it likes.
 //!
 //! Publishing costs one pass over the queues a second (the busiest few are kept), and nothing when
-//! no board is attached; reading costs a lock and a copy of a few rows.
+//! no board is attached or nobody read it in the last ten seconds; reading costs a lock and a copy
+//! of a few rows.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,6 +13,8 @@ use tokio::time::Instant;
 
 /// How often the fetcher publishes.
 const PUBLISH_EVERY: Duration = Duration::from_secs(1);
+/// The fetcher publishes while the board was read within this long.
+const READ_WITHIN: Duration = Duration::from_secs(10);
 
 /// One queue of the fetcher, when it was published.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +59,7 @@ pub struct QueueBoard {
 struct Published {
     view: FetcherView,
     at: Option<Instant>,
+    read: Option<Instant>,
 }
 
 impl QueueBoard {
@@ -66,12 +71,15 @@ impl QueueBoard {
         }
     }
 
-    /// The last view published (empty before the fetcher's first).
+    /// The last view published (empty before the fetcher's first); the fetcher publishes within
+    /// a second of a read, and every second while reads go on.
     pub fn view(&self) -> FetcherView {
-        match self.shared.lock() {
-            Ok(published) => published.view.clone(),
-            Err(poisoned) => poisoned.into_inner().view.clone(),
-        }
+        let mut published = match self.shared.lock() {
+            Ok(published) => published,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        published.read = Some(Instant::now());
+        published.view.clone()
     }
 
     /// How many of the busiest queues a view keeps.
@@ -79,14 +87,18 @@ impl QueueBoard {
         self.rows
     }
 
-    /// Whether a second has passed since the last publication.
+    /// Whether the board was read lately and a second has passed since the last publication.
     pub(super) fn due(&self, now: Instant) -> bool {
         let Ok(published) = self.shared.lock() else {
             return false;
         };
-        published
-            .at
-            .is_none_or(|at| now.duration_since(at) >= PUBLISH_EVERY)
+        let read_lately = published
+            .read
+            .is_some_and(|read| now.duration_since(read) < READ_WITHIN);
+        read_lately
+            && published
+                .at
+                .is_none_or(|at| now.duration_since(at) >= PUBLISH_EVERY)
     }
 
     /// Publishes `view`, made at `now`.

@@ -100,6 +100,39 @@ pub trait Catalog: Send + Sync {
 
     /// Deletes every URL and queue, returning how many URLs went.
     async fn delete_all(&self) -> Result<u64, StoreError>;
+
+    /// The counts a live view shows, in one go: URLs by status, scheduled, the queues holding them
+    /// and (where it is cheap) the queues due now. The default asks [`count_by_status`],
+    /// [`count`] and [`count_queues`]; a frontier that can count them in one pass does.
+    ///
+    /// [`count_by_status`]: Catalog::count_by_status
+    /// [`count`]: Catalog::count
+    /// [`count_queues`]: Catalog::count_queues
+    async fn census(&self) -> Result<Census, StoreError> {
+        let scheduled = UrlQuery {
+            scheduled: Some(true),
+            ..UrlQuery::default()
+        };
+        Ok(Census {
+            by_status: self.count_by_status().await?,
+            scheduled: self.count(&scheduled).await?,
+            queues_scheduled: self.count_queues(&scheduled).await?,
+            queues_due_now: None,
+        })
+    }
+}
+
+/// What a frontier holds, counted for a live view ([`Catalog::census`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Census {
+    /// URLs by status (statuses with none left out).
+    pub by_status: Vec<(Status, u64)>,
+    /// URLs due now or later.
+    pub scheduled: u64,
+    /// Queues holding URLs due now or later.
+    pub queues_scheduled: u64,
+    /// Queues whose earliest URL is due now, when the frontier counts them cheaply.
+    pub queues_due_now: Option<u64>,
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ mod spout;
 mod store;
 
 pub use busy::BusyUrls;
-pub use catalog::{Catalog, QueuePage, StoredUrl, UrlQuery};
+pub use catalog::{Catalog, Census, QueuePage, StoredUrl, UrlQuery};
 pub use embedded::{
     EmbeddedFrontier, EmbeddedOptions, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus,
 };

@@ -146,7 +146,10 @@ impl OpenPage {
                     .push(event.request.url.clone());
             }
         });
-        page.goto(base).await.expect("open the status page");
+        // The page asks every second here (every 5 s by default), so that the test is quick.
+        page.goto(format!("{base}?refresh=1"))
+            .await
+            .expect("open the status page");
         OpenPage {
             page,
             base: base.to_string(),
@@ -155,7 +158,7 @@ impl OpenPage {
     }
 
     /// What the page drew and what `/status.json` said of the same document (same sequence),
-    /// read until they are of one document (the page asks every second; the server makes a new
+    /// read until they are of one document (the page asks every second here; the server makes a new
     /// document at most twice a second).
     pub async fn matched_reading(&self, http: &reqwest::Client) -> (Drawn, Value) {
         for _ in 0..200 {

@@ -6,6 +6,7 @@ mod browser;
 mod end_to_end;
 mod format;
 mod input;
+mod live_view;
 mod machine;
 mod markdown;
 mod one_host;

@@ -21,6 +21,7 @@ pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: 
         crate::browser::section(results.browser.as_ref()),
         crate::urlfrontier::section(results.urlfrontier.as_ref()),
         crate::urlfrontier_servers::section(results.urlfrontier_servers.as_ref()),
+        crate::live_view::section(results.live_view.as_ref()),
         plots_section(plots, link_prefix),
     ]
     .join("\n")

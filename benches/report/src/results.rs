@@ -7,6 +7,7 @@ use anyhow::Result;
 use crate::browser::Browser;
 use crate::end_to_end::EndToEnd;
 use crate::input::read_optional;
+use crate::live_view::LiveView;
 use crate::machine::Machine;
 use crate::one_host::OneHost;
 use crate::scale_out::ScaleOut;
@@ -39,6 +40,8 @@ pub struct Results {
     pub urlfrontier: Option<UrlFrontier>,
     /// `urlfrontier_servers.json`.
     pub urlfrontier_servers: Option<UrlFrontierServers>,
+    /// `live_view.json`.
+    pub live_view: Option<LiveView>,
 }
 
 impl Results {
@@ -55,6 +58,7 @@ impl Results {
             browser: read_optional(dir, "browser.json")?,
             urlfrontier: read_optional(dir, "urlfrontier.json")?,
             urlfrontier_servers: read_optional(dir, "urlfrontier_servers.json")?,
+            live_view: read_optional(dir, "live_view.json")?,
         })
     }
 }

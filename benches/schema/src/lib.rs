@@ -18,6 +18,7 @@
 
 pub mod browser;
 pub mod end_to_end;
+pub mod live_view;
 pub mod machine;
 pub mod one_host;
 mod run;

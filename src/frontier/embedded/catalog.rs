@@ -9,6 +9,7 @@
 use std::collections::{BTreeSet, BinaryHeap};
 
 use async_trait::async_trait;
+use chrono::Utc;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use url::Url;
 
@@ -16,7 +17,7 @@ use super::{
     DUE_QUEUES, EmbeddedFrontier, QUEUE_HEADS, Record, SCHEDULE, URLS, from_millis,
     storage_error_kind,
 };
-use crate::frontier::{Catalog, QueuePage, StoreError, StoredUrl, UrlQuery};
+use crate::frontier::{Catalog, Census, QueuePage, StoreError, StoredUrl, UrlQuery};
 use crate::model::{CrawlUrl, Status};
 
 /// A database failure as a catalog error, of the kind [`storage_error_kind`] says.
@@ -279,6 +280,11 @@ impl Catalog for EmbeddedFrontier {
             })
             .await?;
         Ok(counts.into_iter().filter(|(_, n)| *n > 0).collect())
+    }
+
+    async fn census(&self) -> Result<Census, StoreError> {
+        self.catalog_work("census", |f| f.census_blocking(Utc::now()).map_err(storage))
+            .await
     }
 
     async fn queues(&self, start: u64, size: u64) -> Result<QueuePage, StoreError> {

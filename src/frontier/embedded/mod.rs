@@ -30,6 +30,7 @@ use super::{BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusW
 use crate::model::{CrawlUrl, Metadata, Status};
 
 mod catalog;
+mod census;
 mod notes;
 mod opening;
 

@@ -1,16 +1,18 @@
 //! The frontier's counts for the page: URLs by status, those scheduled, the queues holding them.
 //! Counting a large frontier costs the engine (or the embedded store) real work, so the counts are
-//! taken in the background, and the pause after each count is fifty times what it took (at least
-//! the configured period): counting takes at most 2 % of the time however large the frontier.
+//! taken in the background ([`Catalog::census`]: one pass where the frontier can) while someone
+//! reads them (in the last minute), and the pause after each count is a hundred times what it took
+//! (at least the configured period): counting takes at most 1 % of a thread's time however large
+//! the frontier.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::frontier::{Catalog, UrlQuery};
+use crate::frontier::Catalog;
 use crate::model::Status;
 
 /// How much longer than a count the pause after it is.
-const PAUSE_FACTOR: u32 = 50;
+const PAUSE_FACTOR: u32 = 100;
 
 /// What the last count found.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,6 +23,8 @@ pub(crate) struct FrontierCounts {
     pub scheduled: u64,
     /// Queues holding URLs due now or later.
     pub queues: u64,
+    /// Queues whose earliest URL is due now, when the frontier counts them.
+    pub queues_due_now: Option<u64>,
     /// When the count was taken.
     pub at: Option<Instant>,
     /// How long it took.
@@ -29,15 +33,43 @@ pub(crate) struct FrontierCounts {
     pub error: Option<String>,
 }
 
-/// Counts `catalog` into `counts` until `owner` is dropped.
+/// While the counts are read lately: a frontier nobody looks at is not counted.
+const READ_WITHIN: Duration = Duration::from_secs(60);
+
+/// When the counts were last read; shared by the counter and their readers.
+#[derive(Debug, Default)]
+pub(crate) struct Readers(Mutex<Option<Instant>>);
+
+impl Readers {
+    /// Someone reads the counts now.
+    pub fn read(&self) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = Some(Instant::now());
+        }
+    }
+
+    fn lately(&self) -> bool {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|last| *last)
+            .is_some_and(|last| last.elapsed() < READ_WITHIN)
+    }
+}
+
+/// Counts `catalog` into `counts` while `readers` read them, until `owner` is dropped.
 pub(crate) fn spawn_counter<T: Send + Sync + 'static>(
     catalog: Arc<dyn Catalog>,
     counts: Arc<Mutex<FrontierCounts>>,
-    owner: Weak<T>,
-    period: Duration,
+    readers: Arc<Readers>,
+    (owner, period): (Weak<T>, Duration),
 ) {
     tokio::spawn(async move {
         while owner.strong_count() > 0 {
+            if !readers.lately() {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
             let started = Instant::now();
             let result = count(catalog.as_ref()).await;
             let took = started.elapsed();
@@ -53,20 +85,12 @@ pub(crate) fn spawn_counter<T: Send + Sync + 'static>(
 }
 
 async fn count(catalog: &dyn Catalog) -> Result<FrontierCounts, String> {
-    let scheduled = UrlQuery {
-        scheduled: Some(true),
-        ..UrlQuery::default()
-    };
-    let by_status = catalog.count_by_status().await.map_err(|e| e.to_string())?;
-    let due = catalog.count(&scheduled).await.map_err(|e| e.to_string())?;
-    let queues = catalog
-        .count_queues(&scheduled)
-        .await
-        .map_err(|e| e.to_string())?;
+    let census = catalog.census().await.map_err(|e| e.to_string())?;
     Ok(FrontierCounts {
-        by_status,
-        scheduled: due,
-        queues,
+        by_status: census.by_status,
+        scheduled: census.scheduled,
+        queues: census.queues_scheduled,
+        queues_due_now: census.queues_due_now,
         at: Some(Instant::now()),
         took: Duration::ZERO,
         error: None,

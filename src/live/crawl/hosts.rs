@@ -1,11 +1,11 @@
 //! Each host's figures as the crawl's events tell them: fetches, errors, the mean fetch time and
-//! the last answer. At most a fixed number of hosts are remembered (those seen least recently go
-//! first), so memory stays the same however long the crawl runs.
+//! the last answer. At most a fixed number of hosts are remembered (and a quarter more before the
+//! least recently seen are forgotten, all at once), so memory stays the same however long the crawl
+//! runs, and an event costs one short lock.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
-
-use moka::sync::Cache;
 
 use crate::model::Status;
 
@@ -37,21 +37,46 @@ impl HostFigures {
 /// The hosts' figures, the most recently seen kept.
 #[derive(Debug)]
 pub(crate) struct HostTable {
-    hosts: Cache<String, Arc<Mutex<HostFigures>>>,
+    hosts: Mutex<Hosts>,
+    capacity: usize,
+}
+
+#[derive(Debug, Default)]
+struct Hosts {
+    figures: HashMap<String, (u64, HostFigures)>,
+    /// Counts the updates: an entry's stamp says when it was last seen.
+    clock: u64,
 }
 
 impl HostTable {
     /// Remembers `capacity` hosts at most.
     pub fn new(capacity: u64) -> Self {
         HostTable {
-            hosts: Cache::new(capacity),
+            hosts: Mutex::default(),
+            capacity: usize::try_from(capacity).unwrap_or(usize::MAX).max(1),
         }
     }
 
     fn update(&self, key: &str, change: impl FnOnce(&mut HostFigures)) {
-        let entry = self.hosts.get_with_by_ref(key, Arc::default);
-        if let Ok(mut figures) = entry.lock() {
-            change(&mut figures);
+        let Ok(mut hosts) = self.hosts.lock() else {
+            return;
+        };
+        hosts.clock += 1;
+        let clock = hosts.clock;
+        match hosts.figures.get_mut(key) {
+            Some((seen, figures)) => {
+                *seen = clock;
+                change(figures);
+            }
+            None => {
+                let mut figures = HostFigures::default();
+                change(&mut figures);
+                hosts.figures.insert(key.to_string(), (clock, figures));
+                // A quarter over: the least recently seen go, so that this costs little per host.
+                if hosts.figures.len() > self.capacity + self.capacity / 4 {
+                    forget_oldest(&mut hosts.figures, self.capacity);
+                }
+            }
         }
     }
 
@@ -76,26 +101,49 @@ impl HostTable {
 
     /// `key`'s figures, if it is remembered.
     pub fn get(&self, key: &str) -> Option<HostFigures> {
-        let entry = self.hosts.get(key)?;
-        entry.lock().ok().map(|figures| figures.clone())
+        let hosts = self.hosts.lock().ok()?;
+        hosts.figures.get(key).map(|(_, figures)| figures.clone())
     }
 
     /// The `rows` hosts whose fetches took longest on average, slowest first.
     pub fn slowest(&self, rows: usize) -> Vec<(String, HostFigures)> {
-        let mut all: Vec<(String, HostFigures)> = self
-            .hosts
+        let Ok(hosts) = self.hosts.lock() else {
+            return Vec::new();
+        };
+        let mut all: Vec<(&String, &HostFigures)> = hosts
+            .figures
             .iter()
-            .filter_map(|(key, entry)| Some((key.as_ref().clone(), entry.lock().ok()?.clone())))
+            .map(|(key, (_, figures))| (key, figures))
             .filter(|(_, figures)| figures.fetches > 0)
             .collect();
         all.sort_by(|a, b| {
             b.1.mean_fetch_ms()
                 .total_cmp(&a.1.mean_fetch_ms())
-                .then_with(|| a.0.cmp(&b.0))
+                .then_with(|| a.0.cmp(b.0))
         });
-        all.truncate(rows);
-        all
+        all.into_iter()
+            .take(rows)
+            .map(|(key, figures)| (key.clone(), figures.clone()))
+            .collect()
     }
+
+    /// Hosts remembered now.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.hosts.lock().map_or(0, |hosts| hosts.figures.len())
+    }
+}
+
+/// Keeps the `keep` most recently seen hosts.
+fn forget_oldest(figures: &mut HashMap<String, (u64, HostFigures)>, keep: usize) {
+    let mut stamps: Vec<u64> = figures.values().map(|(seen, _)| *seen).collect();
+    let cut = stamps.len().saturating_sub(keep);
+    if cut == 0 {
+        return;
+    }
+    let (_, oldest_kept, _) = stamps.select_nth_unstable(cut);
+    let oldest_kept = *oldest_kept;
+    figures.retain(|_, (seen, _)| *seen >= oldest_kept);
 }
 
 #[cfg(test)]
@@ -125,11 +173,8 @@ mod tests {
         for n in 0..2_000 {
             table.fetched(&format!("h{n}.test"), Duration::from_millis(1), Some(200));
         }
-        table.hosts.run_pending_tasks();
-        assert!(
-            table.hosts.entry_count() <= 50,
-            "{}",
-            table.hosts.entry_count()
-        );
+        assert!(table.len() <= 62, "{}", table.len());
+        assert!(table.get("h1999.test").is_some(), "the latest is kept");
+        assert!(table.get("h0.test").is_none(), "the oldest went");
     }
 }

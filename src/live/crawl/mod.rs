@@ -61,7 +61,7 @@ pub struct LiveSettings {
     pub rows: usize,
     /// Hosts whose figures are remembered (default 2,000; the least recently seen go first).
     pub hosts_remembered: u64,
-    /// The shortest time between two counts of the frontier (default 2 s; see
+    /// The shortest time between two counts of the frontier (default 30 s; see
     /// [`LiveCrawl::count_frontier`]).
     pub frontier_period: Duration,
 }
@@ -73,7 +73,7 @@ impl Default for LiveSettings {
             history: 300,
             rows: 10,
             hosts_remembered: 2_000,
-            frontier_period: Duration::from_secs(2),
+            frontier_period: Duration::from_secs(30),
         }
     }
 }
@@ -92,6 +92,7 @@ struct Inner {
     board: QueueBoard,
     runner: Mutex<Option<watch::Receiver<RunnerState>>>,
     frontier: Arc<Mutex<FrontierCounts>>,
+    frontier_readers: Arc<frontier::Readers>,
     counting: std::sync::atomic::AtomicBool,
     leases: Mutex<Option<Arc<dyn LeaseView>>>,
     tracks: Mutex<Tracks>,
@@ -123,6 +124,7 @@ impl LiveCrawl {
             board: QueueBoard::new(settings.rows),
             runner: Mutex::new(None),
             frontier: Arc::default(),
+            frontier_readers: Arc::default(),
             counting: Default::default(),
             leases: Mutex::new(None),
             tracks: Mutex::new(Tracks {
@@ -167,8 +169,9 @@ impl LiveCrawl {
     }
 
     /// Counts the frontier's URLs by status in the background, for the page's frontier table: at
-    /// most every [`frontier_period`](LiveSettings::frontier_period), and never more than 2 % of
-    /// the time (the pause after a count is 50 times what it took). Once; later calls do nothing.
+    /// most every [`frontier_period`](LiveSettings::frontier_period), and never more than 1 % of
+    /// the time (the pause after a count is 100 times what it took), while the counts are read
+    /// (the page, the progress line, a metrics writer read them). Once; later calls do nothing.
     pub fn count_frontier(&self, catalog: Arc<dyn Catalog>) {
         use std::sync::atomic::Ordering;
         if self.inner.counting.swap(true, Ordering::SeqCst) {
@@ -177,8 +180,11 @@ impl LiveCrawl {
         frontier::spawn_counter(
             catalog,
             Arc::clone(&self.inner.frontier),
-            Arc::downgrade(&self.inner),
-            self.inner.settings.frontier_period,
+            Arc::clone(&self.inner.frontier_readers),
+            (
+                Arc::downgrade(&self.inner),
+                self.inner.settings.frontier_period,
+            ),
         );
     }
 
@@ -228,6 +234,7 @@ impl LiveCrawl {
     pub fn progress(&self) -> Progress {
         use std::sync::atomic::Ordering;
         let inner = &self.inner;
+        inner.frontier_readers.read();
         let rate = inner
             .tracks
             .lock()
@@ -285,6 +292,7 @@ impl LiveCrawl {
     pub fn totals(&self) -> Totals {
         use std::sync::atomic::Ordering;
         let inner = &self.inner;
+        inner.frontier_readers.read();
         let tally = &inner.tally;
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let mut fetcher = inner.board.view();
@@ -313,6 +321,7 @@ impl LiveCrawl {
 
 impl DocumentSource for LiveCrawl {
     fn document(&self) -> Arc<StatusDocument> {
+        self.inner.frontier_readers.read();
         compose::cached_document(&self.inner)
     }
 }

@@ -14,7 +14,6 @@ pub use calls::{CallBoard, PeerCalls};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use squall::frontier::UrlQuery;
 use squall::live::{DocumentSource, RateTrack, StatusDocument};
 use squall::model::Status;
 
@@ -164,17 +163,9 @@ async fn refresh_crawls(inner: &Inner, count: bool) -> Duration {
 }
 
 async fn count_catalog(catalog: &dyn squall::frontier::Catalog, counts: &mut CrawlCounts) {
-    let scheduled = UrlQuery {
-        scheduled: Some(true),
-        ..UrlQuery::default()
-    };
-    if let Ok(by_status) = catalog.count_by_status().await {
-        counts.by_status = by_status;
-    }
-    if let Ok(due) = catalog.count(&scheduled).await {
-        counts.scheduled = due;
-    }
-    if let Ok(queues) = catalog.count_queues(&scheduled).await {
-        counts.queues = queues;
+    if let Ok(census) = catalog.census().await {
+        counts.by_status = census.by_status;
+        counts.scheduled = census.scheduled;
+        counts.queues = census.queues_scheduled;
     }
 }

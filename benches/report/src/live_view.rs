@@ -1,0 +1,117 @@
+//! `live_view.json`: what the status page costs a crawl at the demo's rate, against a crawl without
+//! the live view, and the live view's memory as events pile up.
+
+pub use squall_bench_schema::live_view::{LiveView, LiveViewArm, LiveViewMemory};
+
+use crate::format::{opt_spread, setting, thousands};
+use crate::table::table;
+
+/// The share of the crawler's CPU the page may cost.
+pub const AIM: f64 = 0.02;
+
+/// "### Live view": the two arms, the page's cost, and the memory after more and more events.
+pub fn section(live: Option<&LiveView>) -> String {
+    let mut out = String::from("### Live view\n\n");
+    let Some(l) = live else {
+        out.push_str("_Not run in this run_ (no `live_view.json`).\n");
+        return out;
+    };
+    let mut about = Vec::new();
+    if let (Some(hosts), Some(delay)) = (l.hosts, l.delay_seconds) {
+        about.push(format!(
+            "the demo site ({hosts} hosts, {} s delay)",
+            setting(delay)
+        ));
+    }
+    if let Some(budget) = l.budget_seconds {
+        about.push(format!("{} s per crawl", setting(budget)));
+    }
+    if let Some(runs) = l.runs {
+        about.push(format!("{runs} pairs, taking turns, median (min–max)"));
+    }
+    if let (Some(date), Some(commit)) = (&l.run.date, &l.run.commit) {
+        about.push(format!("run of {date} at commit {commit}"));
+    }
+    if !about.is_empty() {
+        out.push_str(&format!("{}.\n\n", about.join("; ")));
+    }
+    let rows: Vec<Vec<String>> = l.arms.iter().map(arm_row).collect();
+    out.push_str(&table(
+        &["crawl", "pages/s", "CPU ms per page", "CPU (cores)"],
+        &rows,
+    ));
+    if let Some(overhead) = &l.cpu_overhead {
+        let verdict = if overhead.median < AIM {
+            "met"
+        } else {
+            "missed"
+        };
+        out.push_str(&format!(
+            "\nThe page's cost (open, its default refresh), CPU per page over the baseline's: {}; \
+             aim < {} %: {verdict}.\n",
+            percent(overhead),
+            setting(AIM * 100.0)
+        ));
+    }
+    if let Some(overhead) = &l.cpu_overhead_every_second {
+        out.push_str(&format!(
+            "With `?refresh=1` (every second): {}.\n",
+            percent(overhead)
+        ));
+    }
+    if !l.memory.is_empty() {
+        out.push('\n');
+        let rows: Vec<Vec<String>> = l.memory.iter().map(memory_row).collect();
+        out.push_str(&table(&["events", "hosts seen", "live view's heap"], &rows));
+    }
+    out
+}
+
+/// "+1.10 % (min +0.40 %, max +1.90 %)".
+fn percent(s: &squall_bench_schema::Spread) -> String {
+    format!(
+        "{:+.2} % (min {:+.2} %, max {:+.2} %)",
+        s.median * 100.0,
+        s.min * 100.0,
+        s.max * 100.0
+    )
+}
+
+fn arm_row(a: &LiveViewArm) -> Vec<String> {
+    vec![
+        a.arm.clone(),
+        opt_spread(a.pages_per_second.as_ref()),
+        opt_spread(a.cpu_ms_per_page.as_ref()),
+        opt_spread(a.cpu_cores.as_ref()),
+    ]
+}
+
+fn memory_row(m: &LiveViewMemory) -> Vec<String> {
+    vec![
+        thousands(m.events),
+        thousands(m.hosts),
+        format!("{:.2} MiB", m.bytes as f64 / (1024.0 * 1024.0)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_gives_the_cost_against_the_aim_and_the_memory() {
+        let l: LiveView = serde_json::from_str(
+            r#"{"budget_seconds":60,"runs":3,"hosts":25,"delay_seconds":1,"commit":"abc1234","date":"2026-12-05",
+            "arms":[{"arm":"baseline (no live view)","pages_per_second":{"median":24.9,"min":24.8,"max":25},
+                     "cpu_ms_per_page":{"median":0.4,"min":0.39,"max":0.41},"cpu_cores":{"median":0.01,"min":0.01,"max":0.01}}],
+            "cpu_overhead":{"median":0.011,"min":0.004,"max":0.019},
+            "memory":[{"events":1000000,"hosts":1000000,"bytes":1048576}]}"#,
+        )
+        .expect("JSON");
+        let md = section(Some(&l));
+        assert!(md.contains("+1.10 %"), "{md}");
+        assert!(md.contains("aim < 2 %: met"), "{md}");
+        assert!(md.contains("1.00 MiB"), "{md}");
+        assert!(section(None).contains("no `live_view.json`"));
+    }
+}

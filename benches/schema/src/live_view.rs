@@ -1,0 +1,60 @@
+//! `live_view.json`: what the status page costs a crawl, and the live view's memory as a crawl goes
+//! on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Run, Spread};
+
+/// `live_view.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveView {
+    /// The run.
+    #[serde(flatten)]
+    pub run: Run,
+    /// Seconds each crawl ran.
+    pub budget_seconds: Option<f64>,
+    /// Crawls per arm, the arms taking turns.
+    pub runs: Option<u64>,
+    /// Hosts of the site (the demo site's), and the per-host delay.
+    pub hosts: Option<u64>,
+    /// The per-host delay, seconds.
+    pub delay_seconds: Option<f64>,
+    /// How often an open page asks for its data by default, seconds.
+    pub poll_seconds: Option<f64>,
+    /// One entry per arm: without the live view, and with the page open.
+    pub arms: Vec<LiveViewArm>,
+    /// Per round, the CPU per page with the page open (its default refresh) over the baseline's,
+    /// less 1 (0.01: 1 % more).
+    pub cpu_overhead: Option<Spread>,
+    /// The same with the page asking every second (`?refresh=1`).
+    pub cpu_overhead_every_second: Option<Spread>,
+    /// The live view's own heap after more and more events.
+    pub memory: Vec<LiveViewMemory>,
+}
+
+/// One arm of the CPU comparison.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveViewArm {
+    /// `baseline (no live view)`, or a page open and how often it asks.
+    pub arm: String,
+    /// Pages fetched per second.
+    pub pages_per_second: Option<Spread>,
+    /// The crawler process's CPU (user + system) per page fetched, milliseconds.
+    pub cpu_ms_per_page: Option<Spread>,
+    /// The crawler process's CPU over the wall time (1.0: one core).
+    pub cpu_cores: Option<Spread>,
+}
+
+/// The live view's heap after a number of events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveViewMemory {
+    /// Events fed (a fetch and its processing each).
+    pub events: u64,
+    /// Distinct hosts among them.
+    pub hosts: u64,
+    /// Bytes the live view holds (allocated and not freed since it was made).
+    pub bytes: u64,
+}
