@@ -46,6 +46,10 @@ pub struct FetcherView {
     pub busiest: Vec<QueueView>,
     /// The waiting queue that may fetch soonest, and in how long, when one waits for its delay.
     pub next_wake: Option<(String, Duration)>,
+    /// Whether this is no view of now: nothing published yet, or the last publication is older
+    /// than two seconds (the fetcher publishes only while the board is read: the first read after
+    /// a quiet spell sees this, the next ones a fresh view).
+    pub stale: bool,
 }
 
 /// A slot for the fetcher's [`FetcherView`]; clones share it.
@@ -78,8 +82,13 @@ impl QueueBoard {
             Ok(published) => published,
             Err(poisoned) => poisoned.into_inner(),
         };
-        published.read = Some(Instant::now());
-        published.view.clone()
+        let now = Instant::now();
+        published.read = Some(now);
+        let mut view = published.view.clone();
+        view.stale = published
+            .at
+            .is_none_or(|at| now.duration_since(at) > 2 * PUBLISH_EVERY);
+        view
     }
 
     /// How many of the busiest queues a view keeps.
@@ -107,5 +116,28 @@ impl QueueBoard {
             published.view = view;
             published.at = Some(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fetcher_publishes_once_read_and_a_fresh_view_is_not_stale() {
+        let board = QueueBoard::new(5);
+        let start = Instant::now();
+        assert!(!board.due(start), "nobody read it: nothing to publish");
+        assert!(board.view().stale, "nothing published yet");
+        let now = Instant::now();
+        assert!(board.due(now), "read: publish");
+        let view = FetcherView {
+            queued: 3,
+            ..FetcherView::default()
+        };
+        board.publish(view, now);
+        assert!(!board.due(now), "published within the second");
+        let read = board.view();
+        assert_eq!((read.queued, read.stale), (3, false));
     }
 }

@@ -103,7 +103,7 @@ impl FetcherBolt {
                 break;
             }
             let can_take = input_open && queues.has_room_for(keys.pending());
-            // With a board, the loop wakes every second so that the view never goes stale.
+            // With a board, the loop wakes every second, so that a read is answered within one.
             let idle_wake = if board.is_some() {
                 Duration::from_secs(1)
             } else {

@@ -323,6 +323,7 @@ impl HostQueues {
             active,
             busiest,
             next_wake,
+            stale: false,
         }
     }
 

@@ -189,6 +189,12 @@ fn activity(runner: &RunnerState, fetcher: &FetcherView) -> String {
     if runner.idle {
         return "idle: nothing is due in the frontier and nothing is in flight".into();
     }
+    if fetcher.stale {
+        return format!(
+            "{} URLs in flight; the fetcher's queues show from the next refresh",
+            runner.in_flight
+        );
+    }
     if fetcher.active > 0 {
         return format!(
             "fetching: {} fetches in progress, {} URLs waiting in {} queues",
