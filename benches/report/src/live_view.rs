@@ -27,7 +27,9 @@ pub fn section(live: Option<&LiveView>) -> String {
         about.push(format!("{} s per crawl", setting(budget)));
     }
     if let Some(runs) = l.runs {
-        about.push(format!("{runs} rounds, the arms taking turns, median (min–max)"));
+        about.push(format!(
+            "{runs} rounds, the arms taking turns, median (min–max)"
+        ));
     }
     if let (Some(date), Some(commit)) = (&l.run.date, &l.run.commit) {
         about.push(format!("run of {date} at commit {commit}"));
