@@ -11,7 +11,7 @@ use support::binary::queue_frontier_args;
 use support::opensearch;
 
 use support::crawl_process::CrawlProcess;
-use support::status_page::{Chromium, OpenPage, assert_drawn, figure, screenshot_path};
+use support::status_page::{Chromium, OpenPage, assert_drawn, figure, screenshot_path, table_rows};
 
 /// A loopback port nothing listens on now.
 fn free_port() -> u16 {
@@ -78,11 +78,7 @@ async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
         "slowest_hosts",
         "errors",
     ] {
-        let rows = first["tables"]
-            .as_array()
-            .and_then(|tables| tables.iter().find(|t| t["id"] == table))
-            .and_then(|t| t["rows"].as_array())
-            .map_or(0, Vec::len);
+        let rows = table_rows(&first, table).len();
         assert!(
             rows > 0,
             "table {table} has rows (the demo site has slow and failing pages)"
@@ -195,13 +191,7 @@ async fn squall_frontiers_status_page_draws_its_crawls_calls_and_workers() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     assert_drawn(&drawn, &first);
-    let rows = |json: &serde_json::Value, id: &str| {
-        json["tables"]
-            .as_array()
-            .and_then(|tables| tables.iter().find(|t| t["id"] == id))
-            .and_then(|t| t["rows"].as_array().cloned())
-            .unwrap_or_default()
-    };
+    let rows = table_rows;
     let kinds: Vec<String> = rows(&first, "calls")
         .iter()
         .filter_map(|row| row["kind"].as_str().map(str::to_string))
@@ -262,11 +252,7 @@ async fn on_the_queue_frontier_the_page_lists_the_leases_this_process_holds() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let (drawn, json) = loop {
         let (drawn, json) = page.matched_reading(&http).await;
-        let held = json["tables"]
-            .as_array()
-            .and_then(|tables| tables.iter().find(|t| t["id"] == "leases"))
-            .and_then(|t| t["rows"].as_array())
-            .map_or(0, Vec::len);
+        let held = table_rows(&json, "leases").len();
         if held > 0 {
             break (drawn, json);
         }
@@ -275,11 +261,7 @@ async fn on_the_queue_frontier_the_page_lists_the_leases_this_process_holds() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     assert_drawn(&drawn, &json);
-    let leases = json["tables"]
-        .as_array()
-        .and_then(|tables| tables.iter().find(|t| t["id"] == "leases"))
-        .expect("the leases table");
-    for row in leases["rows"].as_array().expect("rows") {
+    for row in table_rows(&json, "leases") {
         let left = row["expires_in_s"].as_f64().expect("seconds left");
         assert!(
             left > 0.0 && left <= 60.0,

@@ -10,12 +10,14 @@
 //!
 //! [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
 
+mod cache;
 mod crawl;
 pub mod document;
 mod latency;
 mod series;
 mod server;
 
+pub use cache::DocumentCache;
 pub use crawl::{LiveCrawl, LiveSettings, Progress, Totals};
 pub use document::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
 pub use latency::{LatencyWindow, Percentiles};

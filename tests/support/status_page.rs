@@ -306,6 +306,15 @@ fn assert_number(shown: &Value, expected: &Value, what: &str) {
     );
 }
 
+/// The rows of table `id` in a status document (none when it has no such table).
+pub fn table_rows(json: &Value, id: &str) -> Vec<Value> {
+    json["tables"]
+        .as_array()
+        .and_then(|tables| tables.iter().find(|t| t["id"] == id))
+        .and_then(|t| t["rows"].as_array().cloned())
+        .unwrap_or_default()
+}
+
 /// A figure's value in a status document.
 pub fn figure(json: &Value, id: &str) -> f64 {
     json["figures"]

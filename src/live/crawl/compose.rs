@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
@@ -11,9 +10,6 @@ use crate::fetch::FetcherView;
 use crate::live::document::{Chart, Figure, Series, StatusDocument, Unit};
 use crate::live::series::{RateTrack, round};
 use crate::spout::RunnerState;
-
-/// A document is made again at most this often, however many ask.
-const DOCUMENT_AGE: Duration = Duration::from_millis(500);
 
 /// Records one step of every rate, `seconds` long.
 pub(super) fn sample(inner: &Inner, seconds: f64) {
@@ -61,20 +57,10 @@ pub(super) fn runner_state(inner: &Inner) -> RunnerState {
 
 /// The document, made again when the last is older than half a second.
 pub(super) fn cached_document(inner: &Inner) -> Arc<StatusDocument> {
-    let Ok(mut cached) = inner.cached.lock() else {
-        return Arc::new(document(inner));
-    };
-    if let Some((made, document)) = cached.as_ref()
-        && made.elapsed() < DOCUMENT_AGE
-    {
-        return Arc::clone(document);
-    }
-    let fresh = Arc::new(document(inner));
-    *cached = Some((Instant::now(), Arc::clone(&fresh)));
-    fresh
+    inner.cached.get(|sequence| document(inner, sequence))
 }
 
-fn document(inner: &Inner) -> StatusDocument {
+fn document(inner: &Inner, sequence: u64) -> StatusDocument {
     let runner = runner_state(inner);
     let fetcher = inner.board.view();
     let (figures, charts) = match inner.tracks.lock() {
@@ -87,7 +73,7 @@ fn document(inner: &Inner) -> StatusDocument {
     StatusDocument {
         title: "squall crawl".into(),
         subtitle: inner.subtitle.lock().map(|s| s.clone()).unwrap_or_default(),
-        sequence: inner.sequence.fetch_add(1, Ordering::Relaxed) + 1,
+        sequence,
         generated_at: Utc::now(),
         uptime_seconds: round(inner.started.elapsed().as_secs_f64(), 1),
         activity: activity(&runner, &fetcher),

@@ -35,6 +35,7 @@ use tokio::sync::watch;
 
 use self::frontier::FrontierCounts;
 use self::tally::Tally;
+use super::cache::DocumentCache;
 use super::document::StatusDocument;
 use super::series::RateTrack;
 use super::server::DocumentSource;
@@ -96,8 +97,7 @@ struct Inner {
     counting: std::sync::atomic::AtomicBool,
     leases: Mutex<Option<Arc<dyn LeaseView>>>,
     tracks: Mutex<Tracks>,
-    cached: Mutex<Option<(Instant, Arc<StatusDocument>)>>,
-    sequence: AtomicU64,
+    cached: DocumentCache,
 }
 
 /// The rates the charts show.
@@ -137,8 +137,7 @@ impl LiveCrawl {
                 causes: Vec::new(),
                 steps: 0,
             }),
-            cached: Mutex::new(None),
-            sequence: AtomicU64::new(0),
+            cached: DocumentCache::default(),
             settings,
         });
         spawn_sampler(Arc::downgrade(&inner));

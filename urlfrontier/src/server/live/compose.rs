@@ -11,8 +11,6 @@ use squall::model::Status;
 
 use super::{CrawlCounts, Inner};
 
-/// A document is made again at most this often, however many ask.
-const DOCUMENT_AGE: Duration = Duration::from_millis(500);
 /// The samples the "per second" figures average.
 const RECENT: usize = 10;
 /// A worker that called within this long counts as connected.
@@ -20,20 +18,10 @@ const CONNECTED: Duration = Duration::from_secs(60);
 
 /// The document, made again when the last is older than half a second.
 pub(super) fn cached_document(inner: &Inner) -> Arc<StatusDocument> {
-    let Ok(mut cached) = inner.cached.lock() else {
-        return Arc::new(document(inner));
-    };
-    if let Some((made, document)) = cached.as_ref()
-        && made.elapsed() < DOCUMENT_AGE
-    {
-        return Arc::clone(document);
-    }
-    let fresh = Arc::new(document(inner));
-    *cached = Some((Instant::now(), Arc::clone(&fresh)));
-    fresh
+    inner.cached.get(|sequence| document(inner, sequence))
 }
 
-fn document(inner: &Inner) -> StatusDocument {
+fn document(inner: &Inner, sequence: u64) -> StatusDocument {
     let counts = inner.counts.lock().map(|c| c.clone()).unwrap_or_default();
     let (rates, chart) = match inner.tracks.lock() {
         Ok(tracks) => {
@@ -54,7 +42,7 @@ fn document(inner: &Inner) -> StatusDocument {
     StatusDocument {
         title: "squall-frontier".into(),
         subtitle: inner.subtitle.clone(),
-        sequence: inner.sequence.fetch_add(1, Ordering::Relaxed) + 1,
+        sequence,
         generated_at: Utc::now(),
         uptime_seconds: squall_round(inner.started.elapsed().as_secs_f64()),
         activity: activity(connected, calls_per_second, &counts),

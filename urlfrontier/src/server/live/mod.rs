@@ -14,7 +14,7 @@ pub use calls::{CallBoard, PeerCalls};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use squall::live::{DocumentSource, RateTrack, StatusDocument};
+use squall::live::{DocumentCache, DocumentSource, RateTrack, StatusDocument};
 use squall::model::Status;
 
 use super::crawls::Crawls;
@@ -57,8 +57,7 @@ struct Inner {
     tracks: Mutex<Vec<(String, RateTrack)>>,
     counts: Mutex<Vec<CrawlCounts>>,
     counted: Mutex<Option<(Instant, Duration)>>,
-    cached: Mutex<Option<(Instant, Arc<StatusDocument>)>>,
-    sequence: std::sync::atomic::AtomicU64,
+    cached: DocumentCache,
 }
 
 impl FrontierLive {
@@ -73,8 +72,7 @@ impl FrontierLive {
             tracks: Mutex::new(Vec::new()),
             counts: Mutex::new(Vec::new()),
             counted: Mutex::new(None),
-            cached: Mutex::new(None),
-            sequence: Default::default(),
+            cached: DocumentCache::default(),
         });
         spawn_sampler(Arc::downgrade(&inner));
         FrontierLive { inner }
