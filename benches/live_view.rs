@@ -3,13 +3,16 @@
 //! `cargo bench --bench live_view` runs two measurements:
 //!
 //! - **CPU.** The crawl binary crawls the demo site (served by this process, so that its CPU is not
-//!   the crawler's) at the demo's rate (its hosts, the default 1 s delay), in two arms that take
-//!   turns, each going first in turn: `--no-progress` (no live view at all: the baseline), and
-//!   `--status-addr` with the page read once and `/status.json` every 5 s (what an open page does
-//!   by default) or every second (`?refresh=1`). Each crawl runs `SQUALL_BENCH_LIVE_SECONDS`
-//!   (default 60; 5 with SQUALL_BENCH_QUICK=1); `SQUALL_BENCH_RUNS` rounds (default 5). The
-//!   figure: the crawler process's CPU per page fetched, a page's arm over the baseline's, per
-//!   round. CPU is the kernel's accounting of the finished child (getrusage), to the microsecond.
+//!   the crawler's) at the demo's rate (its hosts, the default 1 s delay), in three arms that crawl
+//!   at the same time, each its own process and frontier: `--no-progress` (no live view at all:
+//!   the baseline), and `--status-addr` with the page read once and `/status.json` every 5 s (what
+//!   an open page does by default) or every second (`?refresh=1`). Each crawl runs
+//!   `SQUALL_BENCH_LIVE_SECONDS` (default 60; 5 with SQUALL_BENCH_QUICK=1); `SQUALL_BENCH_RUNS`
+//!   rounds (default 10). The figure: the crawler process's CPU per page fetched, a page's arm
+//!   over the baseline's of the same round. CPU is the kernel's accounting of each finished crawl
+//!   (getrusage in a parent of its own: this binary run again), to the microsecond.
+//! - **The document.** The time to make a fresh status document and write it as JSON (the median
+//!   of 21, each after the last went stale), and its size.
 //! - **Memory.** A live view fed synthetic events (a fetch and its status each, a new host every
 //!   event up to a million hosts, errors of thirty causes), its document made every thousand
 //!   events; the bytes it holds (counted by this binary's allocator) after 10 k, 100 k, 1 M and
@@ -56,27 +59,39 @@ struct Measured {
 
 #[tokio::main]
 async fn main() {
+    if let Ok(spec) = std::env::var(MEASURE_ENV) {
+        return measure_child(&spec);
+    }
+    let (document_us, document_bytes) = document_cost(if quick() { 3 } else { 21 });
+    eprintln!("document: {document_us:.1} µs to make and write, {document_bytes} bytes");
     let budget = env_or("LIVE_SECONDS", if quick() { 5.0 } else { 60.0 });
-    let pairs = runs().min(if quick() { 1 } else { 5 });
+    let rounds = runs().min(if quick() { 1 } else { 10 });
     let site = match Site::start(SiteSpec::default()).await {
         Ok(site) => site,
         Err(e) => panic!("site: {e}"),
     };
     let dir = fresh_temp_dir("squall-bench-live-view");
     let mut measured: [Vec<Measured>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for round in 0..pairs {
-        // Each arm goes first in turn.
-        for turn in 0..ARMS.len() {
-            let arm = (round + turn) % ARMS.len();
-            let run_dir = dir.join(format!("run-{round}-{arm}"));
-            measured[arm].push(crawl(&site, &run_dir, ARMS[arm].1, budget).await);
+    for round in 0..rounds {
+        eprintln!("round {}", round + 1);
+        // The arms of a round crawl at the same time, so that the machine's moods (other load,
+        // the host's scheduling) fall on all of them alike.
+        let crawls = ARMS.iter().enumerate().map(|(i, (name, page))| {
+            crawl(
+                &site,
+                dir.join(format!("run-{round}-{i}")),
+                (name, *page),
+                budget,
+            )
+        });
+        for (i, m) in futures::future::join_all(crawls)
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            measured[i].push(m);
         }
     }
-    let arms = ARMS
-        .iter()
-        .zip(&measured)
-        .map(|((name, _), runs)| arm(name, runs))
-        .collect();
     let overhead = |page: &[Measured]| {
         let ratios: Vec<f64> = measured[0]
             .iter()
@@ -88,13 +103,20 @@ async fn main() {
     print_result(&LiveView {
         run: Run::now("live_view"),
         budget_seconds: Some(budget),
-        runs: Some(pairs as u64),
+        runs: Some(rounds as u64),
+        concurrent: Some(true),
         hosts: Some(site.in_scope_host_names().len() as u64),
         delay_seconds: Some(1.0),
         poll_seconds: Some(5.0),
-        arms,
+        arms: ARMS
+            .iter()
+            .zip(&measured)
+            .map(|((name, _), runs)| arm(name, runs))
+            .collect(),
         cpu_overhead: overhead(&measured[1]),
         cpu_overhead_every_second: overhead(&measured[2]),
+        document_micros: Some(document_us),
+        document_bytes: Some(document_bytes as u64),
         memory: memory(if quick() { 100_000 } else { 3_000_000 }),
     });
     site.shutdown().await;
@@ -135,26 +157,44 @@ fn crawl_args(site: &Site, dir: &Path, budget: f64) -> Vec<String> {
     args
 }
 
-/// One crawl of `budget` seconds; with `page`, the status page served and its data read that often.
-async fn crawl(site: &Site, dir: &Path, page: Option<Duration>, budget: f64) -> Measured {
-    if let Err(e) = std::fs::create_dir_all(dir) {
+/// One crawl of `budget` seconds for the arm `(name, page)`: with a page, the status page served
+/// and its data read that often. Its CPU is measured by a parent of its own ([`measure_child`]),
+/// so that crawls running at once are told apart.
+async fn crawl(
+    site: &Site,
+    dir: std::path::PathBuf,
+    (name, page): (&str, Option<Duration>),
+    budget: f64,
+) -> Measured {
+    if let Err(e) = std::fs::create_dir_all(&dir) {
         panic!("{}: {e}", dir.display());
     }
-    let mut args = crawl_args(site, dir, budget);
+    let mut args = crawl_args(site, &dir, budget);
     let status_port = free_port();
     if page.is_some() {
         args.extend(["--status-addr".to_string(), status_port.to_string()]);
     }
+    let this = std::env::current_exe().unwrap_or_else(|e| panic!("this benchmark's path: {e}"));
+    let spec = serde_json::json!([crawl_binary(), args, dir]).to_string();
+    let mut parent = tokio::process::Command::new(this);
+    parent.env(MEASURE_ENV, spec);
     let started = Instant::now();
-    let children_before = children_cpu_seconds();
-    let mut child = common::spawn_crawler(&crawl_binary(), &args, dir, 0);
+    let measuring = parent.output();
     let reader = page.map(|every| tokio::spawn(read_page(status_port, every)));
-    while child.try_wait().ok().flatten().is_none() {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let output = measuring
+        .await
+        .unwrap_or_else(|e| panic!("the crawl's measuring parent: {e}"));
     let wall = started.elapsed().as_secs_f64();
-    // The crawl was this process's only child since the reading before: the difference is its CPU.
-    let cpu = children_cpu_seconds() - children_before;
+    let cpu: f64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| {
+            panic!(
+                "the crawl in {} measured nothing: {}",
+                dir.display(),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
     if let Some(reader) = reader {
         reader.abort();
     }
@@ -162,11 +202,18 @@ async fn crawl(site: &Site, dir: &Path, page: Option<Duration>, budget: f64) -> 
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_else(|| panic!("no summary in {}", dir.display()));
-    Measured {
+    let measured = Measured {
         pages: summary["pages"].as_f64().unwrap_or(0.0),
         cpu_seconds: cpu,
         wall_seconds: wall,
-    }
+    };
+    eprintln!(
+        "  {name}: {} pages, {:.1} ms CPU, {:.4} ms a page",
+        measured.pages,
+        measured.cpu_seconds * 1000.0,
+        per_page(&measured) * 1000.0
+    );
+    measured
 }
 
 /// Reads the page once, then its data `every` so often, as a browser showing it does.
@@ -185,17 +232,29 @@ async fn read_page(port: u16, every: Duration) {
     }
 }
 
-/// CPU seconds (user + system) of this process's children that ended and were waited on, to the
-/// microsecond (getrusage: the kernel's own accounting, not /proc's 10 ms ticks).
-fn children_cpu_seconds() -> f64 {
-    use nix::sys::resource::{UsageWho, getrusage};
-    match getrusage(UsageWho::RUSAGE_CHILDREN) {
-        Ok(usage) => {
-            let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-            seconds(usage.user_time()) + seconds(usage.system_time())
-        }
-        Err(e) => panic!("getrusage: {e}"),
+/// Set in the environment of this binary run again as a crawl's measuring parent: the crawl's
+/// binary, its arguments and its directory, as JSON.
+const MEASURE_ENV: &str = "SQUALL_BENCH_LIVE_VIEW_MEASURE";
+
+/// As a crawl's measuring parent (see [`MEASURE_ENV`]): runs the crawl, waits for it and prints
+/// its CPU seconds (user + system): this process's one child, from getrusage, the kernel's own
+/// accounting, to the microsecond, whatever else runs beside it.
+fn measure_child(spec: &str) {
+    let (binary, args, dir): (std::path::PathBuf, Vec<String>, std::path::PathBuf) =
+        serde_json::from_str(spec).unwrap_or_else(|e| panic!("{MEASURE_ENV}: {e}"));
+    let mut child = common::spawn_crawler(&binary, &args, &dir, 0);
+    match child.wait() {
+        Ok(status) if status.success() => {}
+        Ok(status) => panic!("the crawl in {} ended with {status}", dir.display()),
+        Err(e) => panic!("waiting for the crawl: {e}"),
     }
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).unwrap_or_else(|e| panic!("getrusage: {e}"));
+    let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    println!(
+        "{}",
+        seconds(usage.user_time()) + seconds(usage.system_time())
+    );
 }
 
 fn free_port() -> u16 {
@@ -203,6 +262,31 @@ fn free_port() -> u16 {
         Ok(addr) => addr.port(),
         Err(e) => panic!("a free port: {e}"),
     }
+}
+
+/// The time to make a fresh document and write it as JSON, and its size, for a crawl of 25 hosts
+/// that fetched 2,000 pages (a tenth failed): the median of `samples` documents, each made after
+/// the last went stale.
+fn document_cost(samples: usize) -> (f64, usize) {
+    let live = LiveCrawl::new(LiveSettings::default());
+    let observer = live.observer();
+    for n in 0..2_000 {
+        for event in synthetic_events(n, &format!("host-{}.test", n % 25)) {
+            observer.on_event(&event);
+        }
+    }
+    let mut micros = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..samples {
+        std::thread::sleep(Duration::from_millis(510));
+        let started = Instant::now();
+        let json = live
+            .json()
+            .unwrap_or_else(|e| panic!("the document as JSON: {e}"));
+        micros.push(started.elapsed().as_secs_f64() * 1e6);
+        bytes = json.len();
+    }
+    (Spread::of(&micros).median, bytes)
 }
 
 /// The live view's bytes after more and more synthetic events.

@@ -65,8 +65,9 @@ async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
     let chromium = Chromium::launch().await;
     let page = OpenPage::open(&chromium, &base).await;
 
-    // Let the crawl fetch a little, then read the page and the JSON of one document.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Let the crawl fetch a little (past the charts' first 5 s step), then read the page and the
+    // JSON of one document.
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let (drawn, first) = page.matched_reading(&http).await;
     assert_drawn(&drawn, &first);
     let pages = figure(&first, "pages");
@@ -85,8 +86,8 @@ async fn the_status_page_draws_the_crawl_as_its_json_says_and_follows_it() {
         );
     }
 
-    // A few seconds on, the page shows a later document, with more pages and longer lines.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // A step on, the page shows a later document, with more pages and longer lines.
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let (drawn, later) = page.matched_reading(&http).await;
     assert_drawn(&drawn, &later);
     assert!(later["sequence"].as_f64() > first["sequence"].as_f64());

@@ -5,8 +5,9 @@
 //! lets the crawler and `squall-frontier` share it.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// What a status page shows at one moment.
 #[derive(Debug, Clone, Serialize)]
@@ -89,7 +90,10 @@ pub struct Series {
 }
 
 /// A table: rows of values by column id.
-#[derive(Debug, Clone, Serialize)]
+///
+/// In JSON each row is an object mapping the column ids to the row's values (text, numbers or
+/// null); in memory a row is its values in the columns' order, which costs no key per value.
+#[derive(Debug, Clone)]
 pub struct Table {
     /// Stable name for scripts.
     pub id: String,
@@ -97,8 +101,9 @@ pub struct Table {
     pub title: String,
     /// The columns, in order.
     pub columns: Vec<Column>,
-    /// The rows: each maps column ids to values (text, numbers or null).
-    pub rows: Vec<Map<String, Value>>,
+    /// The rows: each holds one value per column, in the columns' order (add them with
+    /// [`Table::row`]).
+    pub rows: Vec<Vec<Value>>,
     /// Shown when there is no row (e.g. "no error so far").
     pub empty: String,
 }
@@ -160,12 +165,93 @@ impl Table {
         }
     }
 
-    /// Adds a row of `(column id, value)` pairs.
-    pub fn row<const N: usize>(&mut self, cells: [(&str, Value); N]) {
-        let row = cells
-            .into_iter()
-            .map(|(column, value)| (column.to_string(), value))
-            .collect();
+    /// Adds a row of `(column id, value)` pairs; a column left out is null, a pair naming no
+    /// column is left out.
+    pub fn row<'a>(&mut self, cells: impl IntoIterator<Item = (&'a str, Value)>) {
+        let mut row = vec![Value::Null; self.columns.len()];
+        for (column, value) in cells {
+            if let Some(at) = self.columns.iter().position(|c| c.id == column) {
+                row[at] = value;
+            }
+        }
         self.rows.push(row);
+    }
+
+    /// The value of `column` in row `row`, if both exist.
+    pub fn cell(&self, row: usize, column: &str) -> Option<&Value> {
+        let at = self.columns.iter().position(|c| c.id == column)?;
+        self.rows.get(row)?.get(at)
+    }
+}
+
+impl Serialize for Table {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut table = serializer.serialize_struct("Table", 5)?;
+        table.serialize_field("id", &self.id)?;
+        table.serialize_field("title", &self.title)?;
+        table.serialize_field("columns", &self.columns)?;
+        table.serialize_field("rows", &Rows(self))?;
+        table.serialize_field("empty", &self.empty)?;
+        table.end()
+    }
+}
+
+/// A table's rows as JSON shows them: objects keyed by column id.
+struct Rows<'a>(&'a Table);
+
+/// One row as an object keyed by column id.
+struct Row<'a>(&'a [Column], &'a [Value]);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut rows = serializer.serialize_seq(Some(self.0.rows.len()))?;
+        for row in &self.0.rows {
+            rows.serialize_element(&Row(&self.0.columns, row))?;
+        }
+        rows.end()
+    }
+}
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut row = serializer.serialize_map(Some(self.1.len()))?;
+        for (column, value) in self.0.iter().zip(self.1) {
+            row.serialize_entry(&column.id, value)?;
+        }
+        row.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rows_are_objects_keyed_by_column_id_in_json() {
+        let mut table = Table::new(
+            "t",
+            "T",
+            vec![
+                Column::new("host", "host", Unit::Count),
+                Column::new("fetches", "fetches", Unit::Count),
+                Column::new("last", "last", Unit::Count),
+            ],
+            "none",
+        );
+        table.row([
+            ("fetches", json!(3)),
+            ("host", json!("a.test")),
+            ("nope", json!(1)),
+        ]);
+        assert_eq!(table.cell(0, "host"), Some(&json!("a.test")));
+        assert_eq!(table.cell(0, "last"), Some(&Value::Null));
+        let written = serde_json::to_value(&table).expect("a table as JSON");
+        assert_eq!(
+            written["rows"],
+            json!([{"host": "a.test", "fetches": 3, "last": null}])
+        );
+        assert_eq!(written["columns"][1]["id"], "fetches");
+        assert_eq!(written["empty"], "none");
     }
 }

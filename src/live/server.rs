@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use bytes::Bytes;
 use tokio::task::JoinHandle;
 
 use super::document::StatusDocument;
@@ -20,6 +21,13 @@ pub const PAGE: &str = include_str!("page.html");
 pub trait DocumentSource: Send + Sync + 'static {
     /// The document as of now.
     fn document(&self) -> Arc<StatusDocument>;
+
+    /// The same document as JSON, what `/status.json` serves. By default the document is written
+    /// out on every call; a source with a [`DocumentCache`](super::DocumentCache) hands out the
+    /// bytes it wrote once.
+    fn json(&self) -> Result<Bytes, serde_json::Error> {
+        serde_json::to_vec(self.document().as_ref()).map(Bytes::from)
+    }
 }
 
 /// Why the status page could not be served.
@@ -98,8 +106,7 @@ async fn page() -> Response {
 }
 
 async fn status(State(source): State<Arc<dyn DocumentSource>>) -> Response {
-    let document = source.document();
-    let body = match serde_json::to_vec(document.as_ref()) {
+    let body = match source.json() {
         Ok(body) => body,
         Err(error) => {
             let message = format!("cannot write the status document: {error}");

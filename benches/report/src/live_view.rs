@@ -27,9 +27,12 @@ pub fn section(live: Option<&LiveView>) -> String {
         about.push(format!("{} s per crawl", setting(budget)));
     }
     if let Some(runs) = l.runs {
-        about.push(format!(
-            "{runs} rounds, the arms taking turns, median (min–max)"
-        ));
+        let how = if l.concurrent == Some(true) {
+            "the arms of a round crawling at the same time"
+        } else {
+            "the arms taking turns"
+        };
+        about.push(format!("{runs} rounds, {how}, median (min–max)"));
     }
     if let (Some(date), Some(commit)) = (&l.run.date, &l.run.commit) {
         about.push(format!("run of {date} at commit {commit}"));
@@ -59,6 +62,14 @@ pub fn section(live: Option<&LiveView>) -> String {
         out.push_str(&format!(
             "With `?refresh=1` (every second): {}.\n",
             percent(overhead)
+        ));
+    }
+    if let (Some(micros), Some(bytes)) = (l.document_micros, l.document_bytes) {
+        out.push_str(&format!(
+            "A fresh status document (25 hosts, 2,000 pages fetched) takes {micros:.0} µs to make \
+             and write as JSON ({} bytes): the median of documents each made after the last \
+             went stale.\n",
+            thousands(bytes)
         ));
     }
     if !l.memory.is_empty() {

@@ -14,8 +14,10 @@ pub struct LiveView {
     pub run: Run,
     /// Seconds each crawl ran.
     pub budget_seconds: Option<f64>,
-    /// Crawls per arm, the arms taking turns.
+    /// Crawls per arm, the arms taking turns (or all at once: `concurrent`).
     pub runs: Option<u64>,
+    /// Whether the arms of a round crawl at the same time (each its own process and frontier).
+    pub concurrent: Option<bool>,
     /// Hosts of the site (the demo site's), and the per-host delay.
     pub hosts: Option<u64>,
     /// The per-host delay, seconds.
@@ -29,6 +31,10 @@ pub struct LiveView {
     pub cpu_overhead: Option<Spread>,
     /// The same with the page asking every second (`?refresh=1`).
     pub cpu_overhead_every_second: Option<Spread>,
+    /// The median time to make a fresh status document and write it as JSON, microseconds.
+    pub document_micros: Option<f64>,
+    /// That document's size in bytes.
+    pub document_bytes: Option<u64>,
     /// The live view's own heap after more and more events.
     pub memory: Vec<LiveViewMemory>,
 }

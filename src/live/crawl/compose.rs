@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use chrono::Utc;
 
-use super::{Inner, LATENCY_SLOT_STEPS, RECENT_STEPS, Tracks};
+use super::{Inner, LATENCY_SLOT, RECENT, Tracks};
 use crate::fetch::FetcherView;
 use crate::live::document::{Chart, Figure, Series, StatusDocument, Unit};
 use crate::live::series::{RateTrack, round};
@@ -41,7 +41,10 @@ pub(super) fn sample(inner: &Inner, seconds: f64) {
         }
     }
     tracks.steps += 1;
-    if tracks.steps.is_multiple_of(LATENCY_SLOT_STEPS) {
+    if tracks
+        .steps
+        .is_multiple_of(inner.settings.steps_in(LATENCY_SLOT) as u64)
+    {
         tally.fetch_latency.advance();
         tally.process_latency.advance();
     }
@@ -58,6 +61,11 @@ pub(super) fn runner_state(inner: &Inner) -> RunnerState {
 /// The document, made again when the last is older than half a second.
 pub(super) fn cached_document(inner: &Inner) -> Arc<StatusDocument> {
     inner.cached.get(|sequence| document(inner, sequence))
+}
+
+/// The same document as JSON.
+pub(super) fn cached_json(inner: &Inner) -> Result<bytes::Bytes, serde_json::Error> {
+    inner.cached.json(|sequence| document(inner, sequence))
 }
 
 fn document(inner: &Inner, sequence: u64) -> StatusDocument {
@@ -96,7 +104,7 @@ fn figures(
         Figure::new(
             "pages_per_second",
             "pages per second (10 s)",
-            tracks.fetched.recent(RECENT_STEPS),
+            tracks.fetched.recent(inner.settings.steps_in(RECENT)),
             Unit::Rate,
         ),
         Figure::new("bytes", "bytes fetched", load(&tally.bytes), Unit::Bytes),

@@ -110,18 +110,23 @@ impl HostTable {
         let Ok(hosts) = self.hosts.lock() else {
             return Vec::new();
         };
-        let mut all: Vec<(&String, &HostFigures)> = hosts
+        let mut all: Vec<(f64, &String, &HostFigures)> = hosts
             .figures
             .iter()
-            .map(|(key, (_, figures))| (key, figures))
-            .filter(|(_, figures)| figures.fetches > 0)
+            .filter(|(_, (_, figures))| figures.fetches > 0)
+            .map(|(key, (_, figures))| (figures.mean_fetch_ms(), key, figures))
             .collect();
-        all.sort_by(|a, b| {
-            b.1.mean_fetch_ms()
-                .total_cmp(&a.1.mean_fetch_ms())
-                .then_with(|| a.0.cmp(b.0))
-        });
+        let slowest_first = |a: &(f64, &String, &HostFigures), b: &(f64, &String, &HostFigures)| {
+            b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1))
+        };
+        // Only the first rows are put in order: the rest are cut off unsorted.
+        if rows > 0 && rows < all.len() {
+            all.select_nth_unstable_by(rows - 1, slowest_first);
+            all.truncate(rows);
+        }
+        all.sort_by(slowest_first);
         all.into_iter()
+            .map(|(_, key, figures)| (key, figures))
             .take(rows)
             .map(|(key, figures)| (key.clone(), figures.clone()))
             .collect()

@@ -4,7 +4,7 @@
 //! status page draws and `/status.json` serves.
 //!
 //! Memory is fixed: rates keep the last few minutes, latencies the last minute, hosts a bounded
-//! number, errors the last 25. The cost is a few atomic additions per event, a sample a second,
+//! number, errors the last 25. The cost is a few atomic additions per event, a sample a step (5 s),
 //! and a document made at most twice a second, only when someone asks.
 //!
 //! ```no_run
@@ -44,25 +44,25 @@ use crate::frontier::{Catalog, LeaseView};
 use crate::message::CrawlObserver;
 use crate::spout::RunnerState;
 
-/// Latency windows are moved on every this many steps (10 s at the default step).
-const LATENCY_SLOT_STEPS: u64 = 10;
+/// How long one slot of a latency window covers.
+const LATENCY_SLOT: Duration = Duration::from_secs(10);
 /// Slots of a latency window (with the above: the last minute).
 const LATENCY_SLOTS: usize = 6;
-/// The steps the "per second" figures average (10 s at the default step).
-const RECENT_STEPS: usize = 10;
+/// The span the "per second" figures average.
+const RECENT: Duration = Duration::from_secs(10);
 
 /// What the live view keeps and how often it looks.
 #[derive(Debug, Clone)]
 pub struct LiveSettings {
-    /// The time between two samples of the rates (default 1 s).
+    /// The time between two samples of the rates, the charts' resolution (default 5 s).
     pub step: Duration,
-    /// How many samples a chart shows (default 300: five minutes).
+    /// How many samples a chart shows (default 60: five minutes).
     pub history: usize,
     /// Rows of the host tables (default 10).
     pub rows: usize,
     /// Hosts whose figures are remembered (default 2,000; the least recently seen go first).
     pub hosts_remembered: u64,
-    /// The shortest time between two counts of the frontier (default 30 s; see
+    /// The shortest time between two counts of the frontier (default 60 s; see
     /// [`LiveCrawl::count_frontier`]).
     pub frontier_period: Duration,
 }
@@ -70,12 +70,20 @@ pub struct LiveSettings {
 impl Default for LiveSettings {
     fn default() -> Self {
         LiveSettings {
-            step: Duration::from_secs(1),
-            history: 300,
+            step: Duration::from_secs(5),
+            history: 60,
             rows: 10,
             hosts_remembered: 2_000,
-            frontier_period: Duration::from_secs(30),
+            frontier_period: Duration::from_secs(60),
         }
+    }
+}
+
+impl LiveSettings {
+    /// How many steps make `span` (at least one).
+    fn steps_in(&self, span: Duration) -> usize {
+        let steps = span.as_secs_f64() / self.step.as_secs_f64().max(1e-3);
+        (steps.round() as usize).max(1)
     }
 }
 
@@ -208,7 +216,7 @@ impl LiveCrawl {
 pub struct Progress {
     /// Pages fetched (a server answered).
     pub pages: u64,
-    /// Fetches per second over the last 10 s.
+    /// Fetches per second over the last 10 s (the last steps that make 10 s).
     pub rate: f64,
     /// Body bytes received.
     pub bytes: u64,
@@ -237,7 +245,7 @@ impl LiveCrawl {
         let rate = inner
             .tracks
             .lock()
-            .map(|tracks| tracks.fetched.recent(RECENT_STEPS))
+            .map(|tracks| tracks.fetched.recent(inner.settings.steps_in(RECENT)))
             .unwrap_or_default();
         let discovered = inner.frontier.lock().ok().and_then(|counts| {
             counts.at?;
@@ -322,6 +330,11 @@ impl DocumentSource for LiveCrawl {
     fn document(&self) -> Arc<StatusDocument> {
         self.inner.frontier_readers.read();
         compose::cached_document(&self.inner)
+    }
+
+    fn json(&self) -> Result<bytes::Bytes, serde_json::Error> {
+        self.inner.frontier_readers.read();
+        compose::cached_json(&self.inner)
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use super::hosts::HostFigures;
-use super::{Inner, RECENT_STEPS, Tracks};
+use super::{Inner, RECENT, Tracks};
 use crate::fetch::{FetcherView, QueueView};
 use crate::live::document::{Column, Table, Unit};
 use crate::live::latency::{LatencyWindow, Percentiles};
@@ -70,7 +70,7 @@ fn stages(inner: &Inner, runner: &RunnerState) -> Table {
     let load = |counter: &AtomicU64| json!(counter.load(Ordering::Relaxed));
     let rate = |track: fn(&Tracks) -> &RateTrack| {
         inner.tracks.lock().map_or(Value::Null, |tracks| {
-            json!(track(&tracks).recent(RECENT_STEPS))
+            json!(track(&tracks).recent(inner.settings.steps_in(RECENT)))
         })
     };
     let none = None::<&LatencyWindow>;
@@ -264,7 +264,7 @@ fn recent_errors(inner: &Inner) -> Table {
     );
     for error in inner.tally.recent_errors() {
         table.row([
-            ("at", json!(error.at.format("%H:%M:%S").to_string())),
+            ("at", json!(clock_time(error.at))),
             ("cause", json!(error.cause)),
             ("url", json!(error.url)),
             (
@@ -278,4 +278,10 @@ fn recent_errors(inner: &Inner) -> Table {
         ]);
     }
     table
+}
+
+/// `at` as the time of day, `HH:MM:SS` (UTC).
+fn clock_time(at: chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::Timelike;
+    format!("{:02}:{:02}:{:02}", at.hour(), at.minute(), at.second())
 }

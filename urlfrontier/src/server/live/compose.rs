@@ -21,6 +21,11 @@ pub(super) fn cached_document(inner: &Inner) -> Arc<StatusDocument> {
     inner.cached.get(|sequence| document(inner, sequence))
 }
 
+/// The same document as JSON.
+pub(super) fn cached_json(inner: &Inner) -> Result<bytes::Bytes, serde_json::Error> {
+    inner.cached.json(|sequence| document(inner, sequence))
+}
+
 fn document(inner: &Inner, sequence: u64) -> StatusDocument {
     let counts = inner.counts.lock().map(|c| c.clone()).unwrap_or_default();
     let (rates, chart) = match inner.tracks.lock() {
@@ -146,17 +151,21 @@ fn crawls(inner: &Inner, counts: &[CrawlCounts]) -> Table {
         );
     }
     for crawl in counts {
-        let mut row = serde_json::Map::new();
-        row.insert("crawl".into(), json!(crawl.crawl));
-        for status in Status::ALL {
+        let by_status = Status::ALL.map(|status| {
             let count = crawl.by_status.iter().find(|(s, _)| *s == status);
-            row.insert(status.as_str().into(), json!(count.map_or(0, |(_, n)| *n)));
-        }
-        row.insert("scheduled".into(), json!(crawl.scheduled));
-        row.insert("queues".into(), json!(crawl.queues));
-        row.insert("in_process".into(), json!(crawl.in_process));
-        row.insert("buffered".into(), json!(crawl.buffered));
-        table.rows.push(row);
+            (status.as_str(), json!(count.map_or(0, |(_, n)| *n)))
+        });
+        table.row(
+            [("crawl", json!(crawl.crawl))]
+                .into_iter()
+                .chain(by_status)
+                .chain([
+                    ("scheduled", json!(crawl.scheduled)),
+                    ("queues", json!(crawl.queues)),
+                    ("in_process", json!(crawl.in_process)),
+                    ("buffered", json!(crawl.buffered)),
+                ]),
+        );
     }
     table
 }

@@ -83,6 +83,10 @@ impl DocumentSource for FrontierLive {
     fn document(&self) -> Arc<StatusDocument> {
         compose::cached_document(&self.inner)
     }
+
+    fn json(&self) -> Result<bytes::Bytes, serde_json::Error> {
+        compose::cached_json(&self.inner)
+    }
 }
 
 /// Once a second: the call rates, and the crawls' numbers (their catalogs counted when due).
