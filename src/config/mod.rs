@@ -44,7 +44,7 @@ pub use topology::TopologySettings;
 
 pub use crate::frontier::FrontierKind;
 pub use crate::index::IndexerKind;
-pub use crate::protocol::{HttpConfig, Secret};
+pub use crate::protocol::{HttpConfig, Secret, SecretFileError};
 
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;

@@ -17,7 +17,8 @@ mod schemes;
 pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
 pub use http::{
     AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpConfig,
-    HttpSettings, ProxyKind, ProxySettings, Secret, SiteCredentials, parse_retry_after,
+    HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
+    parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};
 pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings};

@@ -114,13 +114,7 @@ fn connection(cli: &Cli) -> anyhow::Result<ConnectionSettings> {
     settings.tls_insecure = cli.tls_insecure;
     settings.api_key = match (&cli.api_key, &cli.api_key_file) {
         (Some(key), _) => Some(Secret(key.trim().to_string())),
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read --api-key-file {}", path.display()))?;
-            Some(Secret(
-                text.lines().next().unwrap_or_default().trim().to_string(),
-            ))
-        }
+        (None, Some(path)) => Some(Secret::from_file(path).context("--api-key-file")?),
         (None, None) => None,
     };
     if let Some(path) = &cli.ca_file {

@@ -129,15 +129,9 @@ fn secret(value: &Secret, file: &str, key: &str) -> Result<Option<Secret>, Confi
             key,
             format!("is set together with {key}.file: give one of them"),
         )),
-        (false, false) => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| invalid(&format!("{key}.file"), format!("cannot read {file}: {e}")))?;
-            let first = text.lines().next().unwrap_or_default().trim();
-            if first.is_empty() {
-                return Err(invalid(&format!("{key}.file"), format!("{file} is empty")));
-            }
-            Ok(Some(Secret(first.to_string())))
-        }
+        (false, false) => Secret::from_file(file)
+            .map(Some)
+            .map_err(|e| invalid(&format!("{key}.file"), e.to_string())),
     }
 }
 

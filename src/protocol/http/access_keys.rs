@@ -30,6 +30,45 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// Why a secret could not be read from its file. The message names the file, never the secret.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretFileError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its first line is empty.
+    #[error("{path} is empty (the secret is its first line)")]
+    Empty {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+}
+
+impl Secret {
+    /// The secret a file holds: its first line, trimmed (a file written with a trailing newline,
+    /// or with a comment below, reads the same). An empty first line is refused.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Secret, SecretFileError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SecretFileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let first = text.lines().next().unwrap_or_default().trim();
+        if first.is_empty() {
+            return Err(SecretFileError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Secret(first.to_string()))
+    }
+}
+
 /// The proxy keys as written.
 pub(super) struct ProxyKeys<'a> {
     /// `http.proxy`: the whole proxy as one URL.
@@ -223,6 +262,19 @@ mod tests {
             user: "u",
             password: "p",
         }
+    }
+
+    #[test]
+    fn a_secret_file_gives_its_first_line_and_an_empty_one_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("key");
+        std::fs::write(&path, "  s3cret \n# the key for the test node\n").expect("write");
+        assert_eq!(Secret::from_file(&path).expect("read").0, "s3cret");
+        std::fs::write(&path, "\nlater\n").expect("write");
+        let empty = Secret::from_file(&path).expect_err("empty first line");
+        assert!(empty.to_string().contains("is empty"), "{empty}");
+        let missing = Secret::from_file(dir.path().join("none")).expect_err("missing");
+        assert!(missing.to_string().contains("cannot read"), "{missing}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod decode;
 mod options;
 
 pub use access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
-pub use access_keys::Secret;
+pub use access_keys::{Secret, SecretFileError};
 pub use agent::AgentSettings;
 pub use client::{HttpClient, HttpClientError, HttpSettings, parse_retry_after};
 pub(crate) use client::{base_builder, redirect_policy};

@@ -95,11 +95,7 @@ impl Args {
     fn access(&self) -> anyhow::Result<ServerAccess> {
         let token = match (&self.token, &self.token_file) {
             (Some(token), _) => Some(token.trim().to_string()),
-            (None, Some(path)) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read --token-file {}", path.display()))?;
-                Some(text.lines().next().unwrap_or_default().trim().to_string())
-            }
+            (None, Some(path)) => Some(Secret::from_file(path).context("--token-file")?.0),
             (None, None) => None,
         };
         if token.as_ref().is_some_and(String::is_empty) {

@@ -130,15 +130,7 @@ fn token(settings: &ClientSettings) -> Result<Secret, (&'static str, String)> {
             "token",
             "is set together with urlfrontier.token.file".into(),
         )),
-        (true, false) => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| ("token.file", format!("cannot read {file}: {e}")))?;
-            let first = text.lines().next().unwrap_or_default().trim();
-            if first.is_empty() {
-                return Err(("token.file", format!("{file} is empty")));
-            }
-            Ok(Secret(first.to_string()))
-        }
+        (true, false) => Secret::from_file(file).map_err(|e| ("token.file", e.to_string())),
     }
 }
 
