@@ -386,11 +386,16 @@ async fn copy_background(frontier: FrontierChoice, background: &Targets, id: &st
     }
 }
 
-/// Deletes the engine's indices of run `id` (the queue frontier's, or the status index).
+/// Deletes the engine's indices of run `id` (the queue frontier's, or the status index). A run
+/// has one kind or the other: the names missing are skipped (without `ignore_unavailable` the
+/// engine refuses the whole request, and every run's indices were left behind).
 async fn delete_indices(id: &str) {
     let client = engine_client();
     let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*,bench-e2e-status-{id}");
-    let _ = client.request(Method::Delete, &path, &[], None).await;
+    let query = [("ignore_unavailable", "true")];
+    if let Err(e) = client.request(Method::Delete, &path, &query, None).await {
+        eprintln!("  could not delete the run's indices ({path}): {e}");
+    }
 }
 
 /// The engine's work per page by kind, on one line: `search 1.2 ms (3.4 ops)`, ...
