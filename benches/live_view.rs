@@ -8,8 +8,10 @@
 //!   the baseline), and `--status-addr` with the page read once and `/status.json` every 5 s (what
 //!   an open page does by default) or every second (`?refresh=1`). Each crawl runs
 //!   `SQUALL_BENCH_LIVE_SECONDS` (default 60; 5 with SQUALL_BENCH_QUICK=1); `SQUALL_BENCH_RUNS`
-//!   rounds (default 10). The figure: the crawler process's CPU per page fetched, a page's arm
-//!   over the baseline's of the same round. CPU is the kernel's accounting of each finished crawl
+//!   rounds (default 10), each arm `SQUALL_BENCH_LIVE_COPIES` times over (default 4: twelve
+//!   crawls at once). The figure: the crawler process's CPU per page fetched, a page's arm over
+//!   the baseline's that crawled beside it; their median, min and max, and their mean with its
+//!   95 % confidence interval. CPU is the kernel's accounting of each finished crawl
 //!   (getrusage in a parent of its own: this binary run again), to the microsecond.
 //! - **The document.** The time to make a fresh status document and write it as JSON (the median
 //!   of 21, each after the last went stale), and its size.
@@ -31,7 +33,7 @@ use squall::live::{DocumentSource, LiveCrawl, LiveSettings};
 use squall::message::{CrawlEvent, EventError, FetchRecord};
 use squall::model::Status;
 use squall_bench_schema::Run;
-use squall_bench_schema::live_view::{LiveView, LiveViewArm, LiveViewMemory};
+use squall_bench_schema::live_view::{LiveView, LiveViewArm, LiveViewMemory, MeanInterval};
 use squall_testsite::{Site, SiteSpec};
 
 #[global_allocator]
@@ -66,44 +68,45 @@ async fn main() {
     eprintln!("document: {document_us:.1} µs to make and write, {document_bytes} bytes");
     let budget = env_or("LIVE_SECONDS", if quick() { 5.0 } else { 60.0 });
     let rounds = runs().min(if quick() { 1 } else { 10 });
+    let copies: usize = env_or("LIVE_COPIES", if quick() { 1 } else { 4 });
     let site = match Site::start(SiteSpec::default()).await {
         Ok(site) => site,
         Err(e) => panic!("site: {e}"),
     };
     let dir = fresh_temp_dir("squall-bench-live-view");
+    // Per arm, one entry per (round, copy), in the same order for every arm: entry i of the
+    // baseline and entry i of a page's arm crawled at the same time.
     let mut measured: [Vec<Measured>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..rounds {
         eprintln!("round {}", round + 1);
-        // The arms of a round crawl at the same time, so that the machine's moods (other load,
-        // the host's scheduling) fall on all of them alike.
-        let crawls = ARMS.iter().enumerate().map(|(i, (name, page))| {
-            crawl(
-                &site,
-                dir.join(format!("run-{round}-{i}")),
-                (name, *page),
-                budget,
-            )
+        // Every arm of a round crawls at the same time, `copies` times over, so that the
+        // machine's moods (other load, the host's scheduling) fall on all of them alike.
+        let crawls = (0..copies).flat_map(|copy| {
+            let dir = &dir;
+            let site = &site;
+            ARMS.iter().enumerate().map(move |(i, (name, page))| {
+                let run_dir = dir.join(format!("run-{round}-{copy}-{i}"));
+                crawl(site, run_dir, (name, *page), budget)
+            })
         });
-        for (i, m) in futures::future::join_all(crawls)
-            .await
-            .into_iter()
-            .enumerate()
-        {
-            measured[i].push(m);
+        let done = futures::future::join_all(crawls).await;
+        for (n, m) in done.into_iter().enumerate() {
+            measured[n % ARMS.len()].push(m);
         }
     }
-    let overhead = |page: &[Measured]| {
-        let ratios: Vec<f64> = measured[0]
+    let ratios = |page: &[Measured]| -> Vec<f64> {
+        measured[0]
             .iter()
             .zip(page)
             .map(|(base, page)| per_page(page) / per_page(base) - 1.0)
-            .collect();
-        Some(Spread::of(&ratios))
+            .collect()
     };
+    let (default_refresh, every_second) = (ratios(&measured[1]), ratios(&measured[2]));
     print_result(&LiveView {
         run: Run::now("live_view"),
         budget_seconds: Some(budget),
         runs: Some(rounds as u64),
+        copies: Some(copies as u64),
         concurrent: Some(true),
         hosts: Some(site.in_scope_host_names().len() as u64),
         delay_seconds: Some(1.0),
@@ -113,8 +116,10 @@ async fn main() {
             .zip(&measured)
             .map(|((name, _), runs)| arm(name, runs))
             .collect(),
-        cpu_overhead: overhead(&measured[1]),
-        cpu_overhead_every_second: overhead(&measured[2]),
+        cpu_overhead: Some(Spread::of(&default_refresh)),
+        cpu_overhead_every_second: Some(Spread::of(&every_second)),
+        cpu_overhead_mean: MeanInterval::of(&default_refresh),
+        cpu_overhead_every_second_mean: MeanInterval::of(&every_second),
         document_micros: Some(document_us),
         document_bytes: Some(document_bytes as u64),
         memory: memory(if quick() { 100_000 } else { 3_000_000 }),

@@ -1,7 +1,7 @@
 //! `live_view.json`: what the status page costs a crawl at the demo's rate, against a crawl without
 //! the live view, and the live view's memory as events pile up.
 
-pub use squall_bench_schema::live_view::{LiveView, LiveViewArm, LiveViewMemory};
+pub use squall_bench_schema::live_view::{LiveView, LiveViewArm, LiveViewMemory, MeanInterval};
 
 use crate::format::{opt_spread, setting, thousands};
 use crate::table::table;
@@ -27,10 +27,12 @@ pub fn section(live: Option<&LiveView>) -> String {
         about.push(format!("{} s per crawl", setting(budget)));
     }
     if let Some(runs) = l.runs {
-        let how = if l.concurrent == Some(true) {
-            "the arms of a round crawling at the same time"
-        } else {
-            "the arms taking turns"
+        let how = match (l.concurrent, l.copies) {
+            (Some(true), Some(copies)) if copies > 1 => {
+                format!("every arm {copies} times over in a round, all crawling at the same time")
+            }
+            (Some(true), _) => "the arms of a round crawling at the same time".to_string(),
+            _ => "the arms taking turns".to_string(),
         };
         about.push(format!("{runs} rounds, {how}, median (min–max)"));
     }
@@ -46,18 +48,23 @@ pub fn section(live: Option<&LiveView>) -> String {
         &rows,
     ));
     if let Some(overhead) = &l.cpu_overhead {
-        let verdict = verdict(overhead);
+        let verdict = match &l.cpu_overhead_mean {
+            Some(mean) => interval_verdict(mean),
+            None => verdict(overhead),
+        };
         out.push_str(&format!(
-            "\nThe page's cost (open, its default refresh), CPU per page over the baseline's: {}; \
+            "\nThe page's cost (open, its default refresh), CPU per page over the baseline's: {}{}; \
              aim < {} %: {verdict}.\n",
             percent(overhead),
+            mean_text(l.cpu_overhead_mean.as_ref()),
             setting(AIM * 100.0)
         ));
     }
     if let Some(overhead) = &l.cpu_overhead_every_second {
         out.push_str(&format!(
-            "With `?refresh=1` (every second): {}.\n",
-            percent(overhead)
+            "With `?refresh=1` (every second): {}{}.\n",
+            percent(overhead),
+            mean_text(l.cpu_overhead_every_second_mean.as_ref())
         ));
     }
     if let (Some(micros), Some(bytes)) = (l.document_micros, l.document_bytes) {
@@ -89,6 +96,29 @@ fn verdict(overhead: &squall_bench_schema::Spread) -> &'static str {
         "not shown (the median is under the aim, but the rounds spread wider than twice the aim: \
          this run cannot tell the aim apart from no cost at all)"
     }
+}
+
+/// Whether the mean's 95 % interval lies under the aim, over it, or across it.
+fn interval_verdict(mean: &MeanInterval) -> &'static str {
+    if mean.upper() < AIM {
+        "met (the mean's 95 % interval lies under the aim)"
+    } else if mean.mean - mean.ci95 >= AIM {
+        "missed (the mean's 95 % interval lies over the aim)"
+    } else {
+        "not shown (the mean's 95 % interval reaches over the aim)"
+    }
+}
+
+/// "; mean +1.20 % ± 0.80 % (95 %, 40 pairs)", or nothing.
+fn mean_text(mean: Option<&MeanInterval>) -> String {
+    mean.map_or(String::new(), |m| {
+        format!(
+            "; mean {:+.2} % ± {:.2} % (95 %, {} pairs)",
+            m.mean * 100.0,
+            m.ci95 * 100.0,
+            m.n
+        )
+    })
 }
 
 /// "+1.10 % (min +0.40 %, max +1.90 %)".
@@ -130,6 +160,14 @@ mod verdict_tests {
         assert_eq!(verdict(&spread(0.01, -0.01, 0.025)), "met");
         assert!(verdict(&spread(0.014, -0.098, 0.142)).starts_with("not shown"));
         assert_eq!(verdict(&spread(0.023, 0.01, 0.04)), "missed");
+    }
+
+    #[test]
+    fn the_mean_counts_by_where_its_interval_lies() {
+        let interval = |mean, ci95| MeanInterval { mean, ci95, n: 40 };
+        assert!(interval_verdict(&interval(0.008, 0.01)).starts_with("met"));
+        assert!(interval_verdict(&interval(0.015, 0.01)).starts_with("not shown"));
+        assert!(interval_verdict(&interval(0.04, 0.01)).starts_with("missed"));
     }
 }
 
