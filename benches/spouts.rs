@@ -24,7 +24,7 @@
 //!
 //! `cargo bench --bench spouts` prints JSON. Needs a node: `SQUALL_BENCH_ES` (default
 //! http://127.0.0.1:9200), with a 4 GB heap for the default sizes (scripts/bench starts one). Settings
-//! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,5000000,10000000`; quick `5000,20000`),
+//! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,5000000,10000000`; quick `20000`),
 //! `WINDOW` seconds (20; quick 3), `RUNS` (2, one ABBA pair; quick 1), `SHARDS` (8), `HOSTS`
 //! (largest size / 50: 200,000 at 10 M), `MIN_DELAY_MS` (0), `SPOUTS` (names, default all five:
 //! aggregation, collapsing, hybrid, queue, queue-1000), `QUEUES_HELD` (1000, the extra row),
@@ -676,7 +676,7 @@ async fn main() {
     let sizes: Vec<u64> = std::env::var("SQUALL_BENCH_SIZES")
         .unwrap_or_else(|_| {
             if quick() {
-                "5000,20000".into()
+                "20000".into()
             } else {
                 "1000000,5000000,10000000".into()
             }
