@@ -62,15 +62,24 @@ pub struct WarcReport {
 pub struct WarcWriter {
     commands: mpsc::Sender<Command>,
     done: oneshot::Receiver<Result<WarcReport, WarcError>>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl WarcWriter {
-    /// Writes what was handed over before this call, closes the last file and reports. Exchanges
-    /// handed over afterwards are refused ([`WarcError::Stopped`]).
+    /// Writes what was handed over before this call, closes the last file and reports, once the
+    /// writer thread has ended. Exchanges handed over afterwards are refused
+    /// ([`WarcError::Stopped`]).
     pub async fn finish(self) -> Result<WarcReport, WarcError> {
         // If the thread is already gone, `done` says so.
         let _ = self.commands.send(Command::Finish).await;
-        self.done.await.map_err(|_| WarcError::Stopped)?
+        let report = self.done.await.map_err(|_| WarcError::Stopped);
+        // The thread ends right after it reports (or it panicked, and `done` said so).
+        let thread = self.thread;
+        let joined = tokio::task::spawn_blocking(move || thread.join()).await;
+        if !matches!(joined, Ok(Ok(()))) {
+            return Err(WarcError::Stopped);
+        }
+        report?
     }
 }
 
@@ -82,7 +91,7 @@ pub fn start(settings: WarcSettings) -> Result<(WarcSink, WarcWriter), WarcError
     let files = WarcFiles::new(settings)?;
     let (commands, received) = mpsc::channel(queue_size);
     let (report, done) = oneshot::channel();
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("squall-warc".to_string())
         .spawn(move || {
             let _ = report.send(run(files, received));
@@ -91,7 +100,14 @@ pub fn start(settings: WarcSettings) -> Result<(WarcSink, WarcWriter), WarcError
     let sink = WarcSink {
         commands: commands.clone(),
     };
-    Ok((sink, WarcWriter { commands, done }))
+    Ok((
+        sink,
+        WarcWriter {
+            commands,
+            done,
+            thread,
+        },
+    ))
 }
 
 /// Writes until asked to finish, or until every sender is gone; then closes the last file.
