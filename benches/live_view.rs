@@ -8,8 +8,8 @@
 //!   the baseline), and `--status-addr` with the page read once and `/status.json` every 5 s (what
 //!   an open page does by default) or every second (`?refresh=1`). Each crawl runs
 //!   `SQUALL_BENCH_LIVE_SECONDS` (default 60; 5 with SQUALL_BENCH_QUICK=1); `SQUALL_BENCH_RUNS`
-//!   rounds (default 10), each arm `SQUALL_BENCH_LIVE_COPIES` times over (default 4: twelve
-//!   crawls at once). The figure: the crawler process's CPU per page fetched, a page's arm over
+//!   rounds (default 5, at most 10), each arm `SQUALL_BENCH_LIVE_COPIES` times over (default
+//!   4: twelve crawls at once). The figure: the crawler process's CPU per page fetched, a page's arm over
 //!   the baseline's that crawled beside it; their median, min and max, and their mean with its
 //!   95 % confidence interval. CPU is the kernel's accounting of each finished crawl
 //!   (getrusage in a parent of its own: this binary run again), to the microsecond.

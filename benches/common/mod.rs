@@ -126,23 +126,12 @@ pub fn spawn_crawler(
     dir: &std::path::Path,
     p: usize,
 ) -> std::process::Child {
-    spawn_command(std::process::Command::new(binary), args, dir, p)
-}
-
-/// [`spawn_crawler`] with a command of the caller's (its environment, say).
-pub fn spawn_command(
-    mut command: std::process::Command,
-    args: &[String],
-    dir: &std::path::Path,
-    p: usize,
-) -> std::process::Child {
-    use std::process::Stdio;
+    use std::process::{Command, Stdio};
     let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
         Ok(file) => Stdio::from(file),
         Err(e) => panic!("{}: {e}", dir.display()),
     };
-    let program = command.get_program().to_owned();
-    match command
+    match Command::new(binary)
         .args(args)
         .stdin(Stdio::null())
         .stdout(output("stdout"))
@@ -150,6 +139,6 @@ pub fn spawn_command(
         .spawn()
     {
         Ok(child) => child,
-        Err(e) => panic!("starting {}: {e}", program.display()),
+        Err(e) => panic!("starting {}: {e}", binary.display()),
     }
 }
