@@ -73,10 +73,10 @@ impl WarcWriter {
         // If the thread is already gone, `done` says so.
         let _ = self.commands.send(Command::Finish).await;
         let report = self.done.await.map_err(|_| WarcError::Stopped);
-        // The thread ends right after it reports (or it panicked, and `done` said so).
-        let thread = self.thread;
-        let joined = tokio::task::spawn_blocking(move || thread.join()).await;
-        if !matches!(joined, Ok(Ok(()))) {
+        // The thread has reported (or panicked, and `done` said so): all that is left of it is
+        // its return, so the join is immediate and needs no runtime (finish may be awaited on
+        // any executor).
+        if self.thread.join().is_err() {
             return Err(WarcError::Stopped);
         }
         report?
