@@ -1,20 +1,22 @@
 //! The fetcher's queues as a live view shows them: [`QueueBoard`] is a slot the fetcher writes a
-//! [`FetcherView`] into at most once a second while someone reads it, and that a status page reads
-//! whenever it likes.
+//! [`FetcherView`] into when a reader asks for one, and that readers read whenever they like.
 //!
-//! Publishing costs one pass over the queues a second (the busiest few are kept), and nothing when
-//! no board is attached or nobody read it in the last ten seconds; reading costs a lock and a copy
-//! of a few rows.
+//! A reader asks ([`QueueBoard::fresh_view`] waits a moment for the answer; [`QueueBoard::view`]
+//! takes the last view and asks for the next) and the fetcher publishes at its next turn: one pass
+//! over its queues per request (the busiest few are kept), and no work and no wake-up at all while
+//! nobody reads.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// How often the fetcher publishes.
-const PUBLISH_EVERY: Duration = Duration::from_secs(1);
-/// The fetcher publishes while the board was read within this long.
-const READ_WITHIN: Duration = Duration::from_secs(10);
+/// How long [`QueueBoard::fresh_view`] waits for the fetcher (busy handing a page on, it answers
+/// later; the reader then gets the view before).
+const WAIT_AT_MOST: Duration = Duration::from_millis(200);
+/// A view older than this is not a view of now.
+const STALE_AFTER: Duration = Duration::from_secs(2);
 
 /// One queue of the fetcher, when it was published.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,15 +57,25 @@ pub struct FetcherView {
 /// A slot for the fetcher's [`FetcherView`]; clones share it.
 #[derive(Debug, Clone)]
 pub struct QueueBoard {
-    shared: Arc<Mutex<Published>>,
+    shared: Arc<Shared>,
     rows: usize,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    published: Mutex<Published>,
+    /// Wakes the fetcher: a reader asked for a view.
+    asked: Notify,
+    /// Wakes the readers waiting: a view was published.
+    answered: Notify,
 }
 
 #[derive(Debug, Default)]
 struct Published {
     view: FetcherView,
     at: Option<Instant>,
-    read: Option<Instant>,
+    /// Whether a reader asked for a view since the last one was published.
+    wanted: bool,
 }
 
 impl QueueBoard {
@@ -75,19 +87,33 @@ impl QueueBoard {
         }
     }
 
-    /// The last view published (empty before the fetcher's first); the fetcher publishes within
-    /// a second of a read, and every second while reads go on.
+    /// The last view published (empty and stale before the fetcher's first), asking the fetcher
+    /// for the next: a reader that reads every so often sees the state of its last read.
     pub fn view(&self) -> FetcherView {
-        let mut published = match self.shared.lock() {
-            Ok(published) => published,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let now = Instant::now();
-        published.read = Some(now);
+        let view = self.last();
+        self.ask();
+        view
+    }
+
+    /// A view of now: asks the fetcher and waits for its answer (at most 200 ms; then the last
+    /// view, marked stale when it is older than two seconds).
+    pub async fn fresh_view(&self) -> FetcherView {
+        let answered = self.shared.answered.notified();
+        tokio::pin!(answered);
+        // Registered before asking, so that an answer given at once is not missed.
+        answered.as_mut().enable();
+        self.ask();
+        let _ = tokio::time::timeout(WAIT_AT_MOST, answered).await;
+        self.last()
+    }
+
+    /// The last view published, without asking for another.
+    pub fn last(&self) -> FetcherView {
+        let published = self.published();
         let mut view = published.view.clone();
         view.stale = published
             .at
-            .is_none_or(|at| now.duration_since(at) > 2 * PUBLISH_EVERY);
+            .is_none_or(|at| Instant::now().duration_since(at) > STALE_AFTER);
         view
     }
 
@@ -96,26 +122,37 @@ impl QueueBoard {
         self.rows
     }
 
-    /// Whether the board was read lately and a second has passed since the last publication.
-    pub(super) fn due(&self, now: Instant) -> bool {
-        let Ok(published) = self.shared.lock() else {
-            return false;
-        };
-        let read_lately = published
-            .read
-            .is_some_and(|read| now.duration_since(read) < READ_WITHIN);
-        read_lately
-            && published
-                .at
-                .is_none_or(|at| now.duration_since(at) >= PUBLISH_EVERY)
+    fn ask(&self) {
+        self.published().wanted = true;
+        self.shared.asked.notify_one();
     }
 
-    /// Publishes `view`, made at `now`.
+    fn published(&self) -> MutexGuard<'_, Published> {
+        match self.shared.published.lock() {
+            Ok(published) => published,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Whether a reader asked for a view since the last was published.
+    pub(super) fn wanted(&self) -> bool {
+        self.published().wanted
+    }
+
+    /// Resolves when a reader asks for a view (at once if one asked since the last call).
+    pub(super) async fn asked(&self) {
+        self.shared.asked.notified().await;
+    }
+
+    /// Publishes `view`, made at `now`, and wakes the readers waiting for it.
     pub(super) fn publish(&self, view: FetcherView, now: Instant) {
-        if let Ok(mut published) = self.shared.lock() {
+        {
+            let mut published = self.published();
             published.view = view;
             published.at = Some(now);
+            published.wanted = false;
         }
+        self.shared.answered.notify_waiters();
     }
 }
 
@@ -123,21 +160,53 @@ impl QueueBoard {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_fetcher_publishes_once_read_and_a_fresh_view_is_not_stale() {
-        let board = QueueBoard::new(5);
-        let start = Instant::now();
-        assert!(!board.due(start), "nobody read it: nothing to publish");
-        assert!(board.view().stale, "nothing published yet");
-        let now = Instant::now();
-        assert!(board.due(now), "read: publish");
-        let view = FetcherView {
-            queued: 3,
+    fn queued(n: usize) -> FetcherView {
+        FetcherView {
+            queued: n,
             ..FetcherView::default()
-        };
-        board.publish(view, now);
-        assert!(!board.due(now), "published within the second");
-        let read = board.view();
+        }
+    }
+
+    #[test]
+    fn the_fetcher_publishes_when_asked_and_a_fresh_view_is_not_stale() {
+        let board = QueueBoard::new(5);
+        assert!(!board.wanted(), "nobody read it: nothing to publish");
+        assert!(board.view().stale, "nothing published yet");
+        assert!(board.wanted(), "read: publish");
+        board.publish(queued(3), Instant::now());
+        assert!(!board.wanted(), "published: nothing more to do");
+        let read = board.last();
         assert_eq!((read.queued, read.stale), (3, false));
+        assert!(!board.wanted(), "last() asks for nothing");
+    }
+
+    #[tokio::test]
+    async fn a_fresh_view_waits_for_the_fetchers_answer() {
+        let board = QueueBoard::new(5);
+        let fetcher = board.clone();
+        let answering = tokio::spawn(async move {
+            fetcher.asked().await;
+            assert!(fetcher.wanted());
+            fetcher.publish(queued(7), Instant::now());
+        });
+        let view = board.fresh_view().await;
+        assert_eq!((view.queued, view.stale), (7, false));
+        answering.await.expect("the fetcher's task");
+    }
+
+    #[tokio::test]
+    async fn a_fresh_view_gives_up_on_a_busy_fetcher_and_says_so() {
+        let board = QueueBoard::new(5);
+        let three_seconds_ago = Instant::now()
+            .checked_sub(Duration::from_secs(3))
+            .expect("the clock runs longer than 3 s");
+        board.publish(queued(2), three_seconds_ago);
+        let view = board.fresh_view().await;
+        assert_eq!(
+            (view.queued, view.stale),
+            (2, true),
+            "the last view, too old"
+        );
+        assert!(board.wanted(), "still asked for");
     }
 }

@@ -74,7 +74,7 @@ impl FetcherBolt {
         self
     }
 
-    /// Publishes the queues on `board` once a second, for a live view ([`QueueBoard`]).
+    /// Publishes the queues on `board` whenever a live view asks for them ([`QueueBoard`]).
     pub fn published_on(mut self, board: QueueBoard) -> Self {
         self.board = Some(board);
         self
@@ -103,15 +103,11 @@ impl FetcherBolt {
                 break;
             }
             let can_take = input_open && queues.has_room_for(keys.pending());
-            // With a board, the loop wakes every second, so that a read is answered within one.
-            let idle_wake = if board.is_some() {
-                Duration::from_secs(1)
-            } else {
-                IDLE_WAKE
-            };
-            let sleep_until = wake.unwrap_or_else(|| Instant::now() + idle_wake);
+            let sleep_until = wake.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
             tokio::select! {
                 _ = stop.cancelled() => break,
+                // A live view asked for the queues: published at the top of the loop.
+                _ = asked(board.as_ref()) => {}
                 received = input.recv(), if can_take => match received {
                     Some(tuple) => {
                         if let Some((key, tuple)) = keys.admit(tuple) {
@@ -206,12 +202,20 @@ fn completed(queues: &mut HostQueues, joined: Joined) -> Option<FetchedPage> {
     }
 }
 
-/// Publishes the queues on the board, when there is one and a second has passed.
+/// Publishes the queues on the board, when there is one and a reader asked.
 fn publish(board: Option<&QueueBoard>, queues: &HostQueues, running: &InFlight) {
     let Some(board) = board else { return };
-    let now = Instant::now();
-    if board.due(now) {
+    if board.wanted() {
+        let now = Instant::now();
         board.publish(queues.view(now, running.len(), board.rows()), now);
+    }
+}
+
+/// Resolves when a reader of `board` asks for the queues; never without a board.
+async fn asked(board: Option<&QueueBoard>) {
+    match board {
+        Some(board) => board.asked().await,
+        None => std::future::pending().await,
     }
 }
 

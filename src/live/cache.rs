@@ -55,6 +55,15 @@ impl DocumentCache {
         Ok(json)
     }
 
+    /// Whether the last document made would be handed out again now.
+    pub fn is_fresh(&self) -> bool {
+        self.cached
+            .lock()
+            .ok()
+            .and_then(|cached| cached.as_ref().map(|c| c.made.elapsed() < DOCUMENT_AGE))
+            .unwrap_or(false)
+    }
+
     fn next(&self) -> u64 {
         self.sequence.fetch_add(1, Ordering::Relaxed) + 1
     }

@@ -10,6 +10,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use tokio::task::JoinHandle;
 
 use super::document::StatusDocument;
@@ -19,6 +20,12 @@ pub const PAGE: &str = include_str!("page.html");
 
 /// What a status page shows: a document made when asked (cached as its maker sees fit).
 pub trait DocumentSource: Send + Sync + 'static {
+    /// Gathers, before a document is asked for, what making it takes waiting for (the crawl's
+    /// view asks the fetcher for its queues). By default there is nothing to wait for.
+    fn prepare(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// The document as of now.
     fn document(&self) -> Arc<StatusDocument>;
 
@@ -106,6 +113,7 @@ async fn page() -> Response {
 }
 
 async fn status(State(source): State<Arc<dyn DocumentSource>>) -> Response {
+    source.prepare().await;
     let body = match source.json() {
         Ok(body) => body,
         Err(error) => {

@@ -70,7 +70,8 @@ pub(super) fn cached_json(inner: &Inner) -> Result<bytes::Bytes, serde_json::Err
 
 fn document(inner: &Inner, sequence: u64) -> StatusDocument {
     let runner = runner_state(inner);
-    let fetcher = inner.board.view();
+    // Asked for before (`LiveCrawl::prepare`): this reads what the fetcher answered.
+    let fetcher = inner.board.last();
     let (figures, charts) = match inner.tracks.lock() {
         Ok(tracks) => (
             figures(inner, &tracks, &runner, &fetcher),
@@ -185,7 +186,7 @@ fn activity(runner: &RunnerState, fetcher: &FetcherView) -> String {
     }
     if fetcher.stale {
         return format!(
-            "{} URLs in flight; the fetcher's queues show from the next refresh",
+            "{} URLs in flight; the fetcher, busy, has not shown its queues (they show from the next refresh)",
             runner.in_flight
         );
     }

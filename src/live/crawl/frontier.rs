@@ -5,8 +5,11 @@
 //! (at least the configured period): counting takes at most 1 % of a thread's time however large
 //! the frontier.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use crate::frontier::Catalog;
 use crate::model::Status;
@@ -38,50 +41,73 @@ const READ_WITHIN: Duration = Duration::from_secs(60);
 
 /// When the counts were last read; shared by the counter and their readers.
 #[derive(Debug, Default)]
-pub(crate) struct Readers(Mutex<Option<Instant>>);
+pub(crate) struct Readers {
+    last: Mutex<Option<Instant>>,
+    /// Wakes the counter, asleep while nobody read.
+    woken: Notify,
+    /// Ends the counter: its view is gone.
+    closed: CancellationToken,
+}
 
 impl Readers {
     /// Someone reads the counts now.
     pub fn read(&self) {
-        if let Ok(mut last) = self.0.lock() {
+        if let Ok(mut last) = self.last.lock() {
             *last = Some(Instant::now());
         }
+        self.woken.notify_one();
     }
 
     fn lately(&self) -> bool {
-        self.0
+        self.last
             .lock()
             .ok()
             .and_then(|last| *last)
             .is_some_and(|last| last.elapsed() < READ_WITHIN)
     }
+
+    /// Resolves at the next read (at once if one came since the last call).
+    async fn next_read(&self) {
+        self.woken.notified().await;
+    }
+
+    /// Nobody will read again: the counter ends at once.
+    pub fn close(&self) {
+        self.closed.cancel();
+    }
 }
 
-/// Counts `catalog` into `counts` while `readers` read them, until `owner` is dropped.
-pub(crate) fn spawn_counter<T: Send + Sync + 'static>(
+/// Counts `catalog` into `counts` while `readers` read them (at least `period` apart), until
+/// they are closed. Asleep, with no timer, while nobody reads.
+pub(crate) fn spawn_counter(
     catalog: Arc<dyn Catalog>,
     counts: Arc<Mutex<FrontierCounts>>,
     readers: Arc<Readers>,
-    (owner, period): (Weak<T>, Duration),
+    period: Duration,
 ) {
-    tokio::spawn(async move {
-        while owner.strong_count() > 0 {
-            if !readers.lately() {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-            let started = Instant::now();
-            let result = count(catalog.as_ref()).await;
-            let took = started.elapsed();
-            if let Ok(mut counts) = counts.lock() {
-                match result {
-                    Ok(found) => *counts = FrontierCounts { took, ..found },
-                    Err(error) => counts.error = Some(error),
+    tokio::spawn(
+        readers
+            .closed
+            .clone()
+            .run_until_cancelled_owned(async move {
+                loop {
+                    if !readers.lately() {
+                        readers.next_read().await;
+                        continue;
+                    }
+                    let started = Instant::now();
+                    let result = count(catalog.as_ref()).await;
+                    let took = started.elapsed();
+                    if let Ok(mut counts) = counts.lock() {
+                        match result {
+                            Ok(found) => *counts = FrontierCounts { took, ..found },
+                            Err(error) => counts.error = Some(error),
+                        }
+                    }
+                    tokio::time::sleep(period.max(took * PAUSE_FACTOR)).await;
                 }
-            }
-            tokio::time::sleep(period.max(took * PAUSE_FACTOR)).await;
-        }
-    });
+            }),
+    );
 }
 
 async fn count(catalog: &dyn Catalog) -> Result<FrontierCounts, String> {

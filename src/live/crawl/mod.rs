@@ -108,6 +108,13 @@ struct Inner {
     cached: DocumentCache,
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The frontier's counter holds the frontier: it lets go with the view.
+        self.frontier_readers.close();
+    }
+}
+
 /// The rates the charts show.
 struct Tracks {
     emitted: RateTrack,
@@ -188,10 +195,7 @@ impl LiveCrawl {
             catalog,
             Arc::clone(&self.inner.frontier),
             Arc::clone(&self.inner.frontier_readers),
-            (
-                Arc::downgrade(&self.inner),
-                self.inner.settings.frontier_period,
-            ),
+            self.inner.settings.frontier_period,
         );
     }
 
@@ -327,6 +331,15 @@ impl LiveCrawl {
 }
 
 impl DocumentSource for LiveCrawl {
+    /// Asks the fetcher for its queues when the next document will be a new one.
+    fn prepare(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.inner.cached.is_fresh() {
+                self.inner.board.fresh_view().await;
+            }
+        })
+    }
+
     fn document(&self) -> Arc<StatusDocument> {
         self.inner.frontier_readers.read();
         compose::cached_document(&self.inner)

@@ -183,7 +183,9 @@ fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
         "the fetcher holds no queue",
     );
     if fetcher.stale {
-        table.empty = "the fetcher's queues show from the next refresh".to_string();
+        table.empty =
+            "the fetcher, busy, has not shown its queues: they show from the next refresh"
+                .to_string();
     }
     for queue in &fetcher.busiest {
         let figures = inner.tally.hosts.get(&queue.key).unwrap_or_default();
