@@ -8,22 +8,16 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.opensearch.analysis.common.CommonAnalysisPlugin;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.env.Environment;
-import org.opensearch.index.mapper.MapperExtrasPlugin;
-import org.opensearch.index.reindex.ReindexPlugin;
-import org.opensearch.join.ParentJoinPlugin;
 import org.opensearch.node.InternalSettingsPreparer;
 import org.opensearch.node.Node;
-import org.opensearch.painless.PainlessPlugin;
-import org.opensearch.plugins.Plugin;
-import org.opensearch.transport.Netty4Plugin;
 
 /**
  * Runs one real OpenSearch node inside this JVM, alone or as a member of a cluster, with the modules
  * squall needs loaded as classpath plugins: HTTP over Netty, Painless scripts, reindex, common
- * analysis, extra mappers and join.
+ * analysis, extra mappers and join ({@link Modules}: one for OpenSearch 2.x, one for 3.x, picked
+ * by the build's profile).
  *
  * <p>Arguments: {@code --home DIR --host ADDRESS --http-port PORT [--cluster-name NAME]
  * [--node-name NAME] [--transport-port PORT] [--seed-hosts HOST:PORT,...]
@@ -35,21 +29,6 @@ import org.opensearch.transport.Netty4Plugin;
  * once HTTP is bound, and closes cleanly on SIGTERM.
  */
 public final class OpenSearchNode {
-
-    private static final List<Class<? extends Plugin>> MODULES = List.of(
-            Netty4Plugin.class,
-            PainlessPlugin.class,
-            ReindexPlugin.class,
-            CommonAnalysisPlugin.class,
-            MapperExtrasPlugin.class,
-            ParentJoinPlugin.class);
-
-    /** {@link Node}'s constructor that takes classpath plugins is protected; this opens it. */
-    private static final class EmbeddedNode extends Node {
-        EmbeddedNode(Environment environment) {
-            super(environment, MODULES, true);
-        }
-    }
 
     private OpenSearchNode() {}
 
@@ -98,7 +77,7 @@ public final class OpenSearchNode {
 
         Environment environment = InternalSettingsPreparer.prepareEnvironment(
                 settings.build(), Collections.emptyMap(), null, () -> nodeName);
-        Node node = new EmbeddedNode(environment);
+        Node node = Modules.node(environment);
 
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
