@@ -5,8 +5,14 @@
 # The feature version of the JDK at home $1 (17, 21, 25...), or nothing.
 jdk_feature() {
   local release="$1/release" version
-  [[ -x "$1/bin/java" && -f "$release" ]] || return 1
-  version="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$release")"
+  [[ -x "$1/bin/java" ]] || return 1
+  if [[ -f "$release" ]]; then
+    version="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$release")"
+  else
+    # No release file: ask the JVM itself (slower, a JVM start).
+    version="$("$1/bin/java" -XshowSettings:properties -version 2>&1 \
+      | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')"
+  fi
   [[ "$version" =~ ^[0-9]+$ ]] && echo "$version"
 }
 
