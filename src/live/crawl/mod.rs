@@ -290,7 +290,8 @@ pub struct Totals {
     pub causes: Vec<(String, u64)>,
     /// The spout runner: emitted, acked, failed, in flight, buffered.
     pub runner: RunnerState,
-    /// The fetcher's queues (their totals; the busiest are left out).
+    /// The fetcher's queues (their totals; the busiest are left out), as the fetcher published
+    /// them after the previous call asked (a caller reading every few seconds sees that old a view).
     pub fetcher: crate::fetch::FetcherView,
     /// The frontier's URLs by status, when it was counted.
     pub frontier: Option<Vec<(crate::Status, u64)>>,
