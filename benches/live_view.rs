@@ -9,9 +9,9 @@
 //!   an open page does by default) or every second (`?refresh=1`). Each crawl runs
 //!   `SQUALL_BENCH_LIVE_SECONDS` (default 60; 5 with SQUALL_BENCH_QUICK=1); `SQUALL_BENCH_RUNS`
 //!   rounds (default 5, at most 10), each arm `SQUALL_BENCH_LIVE_COPIES` times over (default
-//!   4: twelve crawls at once). The figure: the crawler process's CPU per page fetched, a page's arm over
-//!   the baseline's that crawled beside it; their median, min and max, and their mean with its
-//!   95 % confidence interval. CPU is the kernel's accounting of each finished crawl
+//!   4: twelve crawls at once). The figure: the crawler process's CPU per page fetched, a page's
+//!   arm over the baseline's that crawled beside it; their median, min and max, and their mean
+//!   with its 95 % confidence interval. CPU is the kernel's accounting of each finished crawl
 //!   (getrusage in a parent of its own: this binary run again), to the microsecond.
 //! - **The document.** The time to make a fresh status document and write it as JSON (the median
 //!   of 21, each after the last went stale), and its size.

@@ -85,29 +85,35 @@ pub(crate) fn spawn_counter(
     readers: Arc<Readers>,
     period: Duration,
 ) {
+    let closed = readers.closed.clone();
     tokio::spawn(
-        readers
-            .closed
-            .clone()
-            .run_until_cancelled_owned(async move {
-                loop {
-                    if !readers.lately() {
-                        readers.next_read().await;
-                        continue;
-                    }
-                    let started = Instant::now();
-                    let result = count(catalog.as_ref()).await;
-                    let took = started.elapsed();
-                    if let Ok(mut counts) = counts.lock() {
-                        match result {
-                            Ok(found) => *counts = FrontierCounts { took, ..found },
-                            Err(error) => counts.error = Some(error),
-                        }
-                    }
-                    tokio::time::sleep(period.max(took * PAUSE_FACTOR)).await;
-                }
-            }),
+        closed.run_until_cancelled_owned(count_while_read(catalog, counts, readers, period)),
     );
+}
+
+/// The counter's loop: a count, then a pause; asleep until the next read while nobody reads.
+async fn count_while_read(
+    catalog: Arc<dyn Catalog>,
+    counts: Arc<Mutex<FrontierCounts>>,
+    readers: Arc<Readers>,
+    period: Duration,
+) {
+    loop {
+        if !readers.lately() {
+            readers.next_read().await;
+            continue;
+        }
+        let started = Instant::now();
+        let result = count(catalog.as_ref()).await;
+        let took = started.elapsed();
+        if let Ok(mut counts) = counts.lock() {
+            match result {
+                Ok(found) => *counts = FrontierCounts { took, ..found },
+                Err(error) => counts.error = Some(error),
+            }
+        }
+        tokio::time::sleep(period.max(took * PAUSE_FACTOR)).await;
+    }
 }
 
 async fn count(catalog: &dyn Catalog) -> Result<FrontierCounts, String> {

@@ -7,32 +7,22 @@ import java.util.function.Supplier;
 
 import org.elasticsearch.cluster.metadata.IndexNameExpressionResolver;
 import org.elasticsearch.cluster.node.DiscoveryNodes;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.NamedWriteableRegistry;
 import org.elasticsearch.common.settings.ClusterSettings;
 import org.elasticsearch.common.settings.IndexScopedSettings;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.settings.SettingsFilter;
 import org.elasticsearch.features.NodeFeature;
-import org.elasticsearch.plugins.ActionPlugin;
-import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.rest.RestController;
 import org.elasticsearch.rest.RestHandler;
 
 /** Registers {@link RootEndpoint}, as Elasticsearch 8.x takes a plugin's REST handlers. */
-public final class RootEndpointPlugin extends Plugin implements ActionPlugin {
-    private volatile ClusterService clusterService;
-
-    @Override
-    public Collection<?> createComponents(PluginServices services) {
-        clusterService = services.clusterService();
-        return List.of();
-    }
+public final class RootEndpointPlugin extends RootEndpointModule {
 
     @Override
     public Collection<RestHandler> getRestHandlers(Settings settings, NamedWriteableRegistry registry, RestController controller,
             ClusterSettings clusterSettings, IndexScopedSettings indexScopedSettings, SettingsFilter settingsFilter,
             IndexNameExpressionResolver resolver, Supplier<DiscoveryNodes> nodes, Predicate<NodeFeature> features) {
-        return List.of(new RootEndpoint(() -> clusterService));
+        return List.of(rootEndpoint());
     }
 }
