@@ -38,6 +38,13 @@
 //! earlier run left in the engine, or it is loaded here (about half an hour at 10 M on two cores). Every index a crawl creates has 8
 //! primary shards, as those copies do.
 //!
+//! **On a second engine** (issue 45). With `SQUALL_BENCH_ES_SECOND` naming a second node (another
+//! version: scripts/bench starts OpenSearch 3.9.0 beside the first node's 2.19.6), two more
+//! candidates, `queue-second` and `aggregation-second`, crawl the same site on it, interleaved
+//! with the rest (each run's order puts them right after the first node's `queue` and
+//! `aggregation`); both nodes run throughout, and the result gives each version's pages/s and
+//! engine CPU per page and their ratios (see `end_to_end/second.rs`).
+//!
 //! **As a user starts them** (`as-given`, issue 43). Crawls run to the end of a site of 1,000
 //! hosts × 50 pages at a 1 s delay (politeness-bound) and at 0.1 s (CPU-bound): StormCrawler
 //! 3.4.0's archetype files as published (`tests/fixtures/stormcrawler/archetype-3.4`: its
@@ -53,7 +60,8 @@
 //! Settings (env, `SQUALL_BENCH_` prefix): `RUNS`, `E2E_HOSTS`, `E2E_PAGES`, `E2E_WARMUP`,
 //! `E2E_WINDOW` (quick: 100 hosts, 10 pages, 3 s and 5 s, one run), `E2E_BACKGROUND` (0 leaves the
 //! `-among` crawls out), the `E2E_ASGIVEN*` keys of [`as_given_runs`]; for development, `E2E_ONLY`
-//! (some of `fetcher,embedded,queue,aggregation,queue-among,aggregation-among,as-given`) and
+//! (some of `fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,`
+//! `aggregation-among,as-given`) and
 //! `KEEP_LOGS=1` (keep each crawl's output). Prints JSON.
 
 mod common;
@@ -66,16 +74,20 @@ mod crawl;
 mod engine_stats;
 #[path = "end_to_end/metrics.rs"]
 mod metrics;
+#[path = "end_to_end/second.rs"]
+mod second;
 
 use std::time::Duration;
+
+use url::Url;
 
 use chrono::{TimeDelta, Utc};
 use common::fetch_driver::{fetcher_alone, site_urls};
 use common::frontier_data::{
     Generator, Targets, background, create, delete, doc_count, due_count, finish_load, load, names,
 };
-use common::{Spread, engine_client, env_or, print_result, quick, start_closed_site};
-use crawl::{Budget, FrontierChoice};
+use common::{Spread, engine_client, engine_url, env_or, print_result, quick, start_closed_site};
+use crawl::{Budget, FrontierChoice, Place};
 use squall_bench_schema::end_to_end::{
     AsGiven, Background, CrawlRun, EndToEnd, Frontier, GivenRun, Row,
 };
@@ -257,6 +269,111 @@ async fn as_given_runs(runs: usize, order: &mut usize) -> AsGiven {
     }
 }
 
+/// Every candidate's measured runs.
+#[derive(Default)]
+struct Measured {
+    fetcher: Vec<f64>,
+    embedded: Vec<CrawlRun>,
+    queue: Vec<CrawlRun>,
+    aggregation: Vec<CrawlRun>,
+    queue_among: Vec<CrawlRun>,
+    aggregation_among: Vec<CrawlRun>,
+    queue_second: Vec<CrawlRun>,
+    aggregation_second: Vec<CrawlRun>,
+}
+
+/// Where the candidates crawl: the site, its URLs (for the fetcher alone), the first engine, the
+/// second (when given) and the background frontier (when loaded).
+struct Setting<'a> {
+    site: &'a squall_testsite::Site,
+    urls: &'a [Url],
+    first: &'a str,
+    second: Option<&'a str>,
+    among: Option<&'a Targets>,
+}
+
+/// The place of an engine candidate: `queue`, `aggregation`, their `-among` and `-second` forms.
+fn place<'a>(step: &str, setting: &Setting<'a>) -> Place<'a> {
+    let frontier = if step.starts_with("queue") {
+        FrontierChoice::Queue
+    } else {
+        FrontierChoice::Aggregation
+    };
+    let engine = match (step.ends_with("-second"), setting.second) {
+        (true, Some(second)) => second,
+        _ => setting.first,
+    };
+    Place { frontier, engine }
+}
+
+/// Runs the candidates `runs` times in mirrored order, after one unmeasured crawl of each engine
+/// frontier (a node just started spends its first minute compiling: the JVM's JIT took a third of
+/// the machine in a profile, and whichever frontier ran first on it paid for that).
+async fn measure(
+    setting: &Setting<'_>,
+    candidates: &[&str],
+    budget: &Budget,
+    runs: usize,
+    order: &mut usize,
+) -> Measured {
+    if !quick() {
+        let warm = Budget {
+            warmup: Duration::from_secs(5),
+            window: Duration::from_secs(10),
+            ..*budget
+        };
+        for step in candidates
+            .iter()
+            .filter(|c| !c.ends_with("-among"))
+            .filter(|c| c.starts_with("queue") || c.starts_with("aggregation"))
+        {
+            *order += 1;
+            eprintln!("  (warming the engine up: an unmeasured {step} crawl)");
+            let _ = crawl::run(setting.site, place(step, setting), &warm, *order, None).await;
+        }
+    }
+    let mut m = Measured::default();
+    for run in 0..runs {
+        let mut steps = candidates.to_vec();
+        if run % 2 == 1 {
+            steps.reverse();
+        }
+        for step in steps {
+            *order += 1;
+            if step == "fetcher" {
+                let rate = fetcher_alone(setting.site, setting.urls, budget.window).await;
+                eprintln!("  fetcher alone: {rate:.0} pages/s");
+                m.fetcher.push(rate);
+                continue;
+            }
+            let (at, among) = match step {
+                "embedded" => (
+                    Place {
+                        frontier: FrontierChoice::Embedded,
+                        engine: setting.first,
+                    },
+                    None,
+                ),
+                _ => (
+                    place(step, setting),
+                    setting.among.filter(|_| step.ends_with("-among")),
+                ),
+            };
+            let crawled = crawl::run(setting.site, at, budget, *order, among).await;
+            match step {
+                "embedded" => m.embedded.push(crawled),
+                "aggregation" => m.aggregation.push(crawled),
+                "queue-among" => m.queue_among.push(crawled),
+                "aggregation-among" => m.aggregation_among.push(crawled),
+                "queue-second" => m.queue_second.push(crawled),
+                "aggregation-second" => m.aggregation_second.push(crawled),
+                _ => m.queue.push(crawled),
+            }
+        }
+    }
+    m
+}
+
 #[tokio::main]
 async fn main() {
     let hosts: usize = env_or("E2E_HOSTS", if quick() { 100 } else { 2_000 });
@@ -271,77 +388,38 @@ async fn main() {
     let urls = site_urls(&site);
     eprintln!("site: {hosts} hosts, {} reachable URLs", urls.len());
 
-    let mut fetcher = Vec::new();
-    let mut embedded = Vec::new();
-    let mut queue = Vec::new();
-    let mut aggregation = Vec::new();
-    let mut queue_among = Vec::new();
-    let mut aggregation_among = Vec::new();
     let background = prepare_background().await;
-    let among = background.as_ref().map(|(targets, _)| targets);
+    let first = engine_url();
+    let second_url = second::address();
+    let setting = Setting {
+        site: &site,
+        urls: &urls,
+        first: &first,
+        second: second_url.as_deref(),
+        among: background.as_ref().map(|(targets, _)| targets),
+    };
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
-    let all = "fetcher,embedded,queue,aggregation,queue-among,aggregation-among,as-given";
+    let all = "fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,aggregation-among,as-given";
     let only: String = env_or("E2E_ONLY", all.to_string());
     let candidates: Vec<&str> = only
         .split(',')
         .map(str::trim)
-        .filter(|c| among.is_some() || !c.ends_with("-among"))
+        .filter(|c| setting.among.is_some() || !c.ends_with("-among"))
+        .filter(|c| setting.second.is_some() || !c.ends_with("-second"))
         .filter(|c| *c != "as-given")
         .collect();
     let as_given_wanted = only.split(',').any(|c| c.trim() == "as-given");
     let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
     let mut order = 0;
-    // A node just started spends its first minute compiling (the JVM's JIT took a third of the
-    // machine in a profile): whichever frontier ran first on it paid for that. Each engine
-    // frontier crawls once first, unmeasured.
-    if !quick() {
-        let warm = Budget {
-            warmup: Duration::from_secs(5),
-            window: Duration::from_secs(10),
-            ..budget
-        };
-        for step in candidates
-            .iter()
-            .filter(|c| **c == "queue" || **c == "aggregation")
-        {
-            let choice = match *step {
-                "queue" => FrontierChoice::Queue,
-                _ => FrontierChoice::Aggregation,
-            };
-            order += 1;
-            eprintln!("  (warming the engine up: an unmeasured {step} crawl)");
-            let _ = crawl::run(&site, choice, &warm, order, None).await;
-        }
-    }
-    for run in 0..runs {
-        let mut steps = candidates.clone();
-        if run % 2 == 1 {
-            steps.reverse();
-        }
-        for step in steps {
-            order += 1;
-            match step {
-                "fetcher" => {
-                    let rate = fetcher_alone(&site, &urls, budget.window).await;
-                    eprintln!("  fetcher alone: {rate:.0} pages/s");
-                    fetcher.push(rate);
-                }
-                "embedded" => embedded
-                    .push(crawl::run(&site, FrontierChoice::Embedded, &budget, order, None).await),
-                "aggregation" => aggregation.push(
-                    crawl::run(&site, FrontierChoice::Aggregation, &budget, order, None).await,
-                ),
-                "queue-among" => queue_among
-                    .push(crawl::run(&site, FrontierChoice::Queue, &budget, order, among).await),
-                "aggregation-among" => aggregation_among.push(
-                    crawl::run(&site, FrontierChoice::Aggregation, &budget, order, among).await,
-                ),
-                _ => {
-                    queue.push(crawl::run(&site, FrontierChoice::Queue, &budget, order, None).await)
-                }
-            }
-        }
-    }
+    let m = measure(&setting, &candidates, &budget, runs, &mut order).await;
+    let second_engine = match &second_url {
+        Some(url) => Some(second::compare(
+            (second::describe(&first).await, second::describe(url).await),
+            (&m.queue, &m.aggregation),
+            (&m.queue_second, &m.aggregation_second),
+        )),
+        None => None,
+    };
 
     let as_given = if as_given_wanted {
         Some(as_given_runs(runs, &mut order).await)
@@ -350,7 +428,7 @@ async fn main() {
     };
 
     let politeness = hosts as f64 / DELAY;
-    let fetcher_rate = Spread::of(&fetcher).median;
+    let fetcher_rate = Spread::of(&m.fetcher).median;
     let limit = politeness.min(fetcher_rate);
     let rate = |runs: &[CrawlRun]| {
         Spread::of(&runs.iter().map(|r| r.pages_per_second).collect::<Vec<_>>()).median
@@ -366,22 +444,23 @@ async fn main() {
         runs: Some(runs as u64),
         settings: crawl::settings(hosts, DELAY),
         politeness_pages_per_second: Some(politeness),
-        fetcher_alone_pages_per_second: Some(Spread::of(&fetcher)),
-        fetcher_alone_runs: fetcher,
+        fetcher_alone_pages_per_second: Some(Spread::of(&m.fetcher)),
+        fetcher_alone_runs: m.fetcher.clone(),
         baseline_pages_per_second: Some(limit),
-        ratio_embedded_to_baseline: Some(rate(&embedded) / limit),
-        ratio_queue_to_baseline: Some(rate(&queue) / limit),
-        ratio_aggregation_to_baseline: Some(rate(&aggregation) / limit),
-        ratio_queue_to_aggregation: Some(rate(&queue) / rate(&aggregation)),
-        ratio_queue_among_to_queue: Some(rate(&queue_among) / rate(&queue)),
-        ratio_queue_to_aggregation_among: Some(rate(&queue_among) / rate(&aggregation_among)),
-        embedded: Some(summary(&embedded)),
-        queue: Some(summary(&queue)),
-        aggregation: Some(summary(&aggregation)),
+        ratio_embedded_to_baseline: Some(rate(&m.embedded) / limit),
+        ratio_queue_to_baseline: Some(rate(&m.queue) / limit),
+        ratio_aggregation_to_baseline: Some(rate(&m.aggregation) / limit),
+        ratio_queue_to_aggregation: Some(rate(&m.queue) / rate(&m.aggregation)),
+        ratio_queue_among_to_queue: Some(rate(&m.queue_among) / rate(&m.queue)),
+        ratio_queue_to_aggregation_among: Some(rate(&m.queue_among) / rate(&m.aggregation_among)),
+        embedded: Some(summary(&m.embedded)),
+        queue: Some(summary(&m.queue)),
+        aggregation: Some(summary(&m.aggregation)),
         background: background.map(|(_, about)| about),
-        queue_among: Some(summary(&queue_among)),
-        aggregation_among: Some(summary(&aggregation_among)),
+        queue_among: Some(summary(&m.queue_among)),
+        aggregation_among: Some(summary(&m.aggregation_among)),
         as_given,
+        second_engine,
     });
     site.shutdown().await;
 }

@@ -48,8 +48,12 @@ pub fn engine_url() -> String {
 
 /// A client with a long timeout (loading and `_update_by_query` of millions of documents).
 pub fn engine_client() -> squall_engine::client::EsClient {
-    let url = engine_url();
-    let mut settings = match squall_engine::client::ConnectionSettings::new(&url) {
+    engine_client_at(&engine_url())
+}
+
+/// A client of the engine at `url`, with the long timeout of [`engine_client`].
+pub fn engine_client_at(url: &str) -> squall_engine::client::EsClient {
+    let mut settings = match squall_engine::client::ConnectionSettings::new(url) {
         Ok(settings) => settings,
         Err(e) => panic!("{e}"),
     };

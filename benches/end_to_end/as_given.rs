@@ -185,14 +185,14 @@ pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: 
     args.push(limit.as_secs_f64().to_string());
     site.clear_requests();
     let engine_before = if setup.uses_engine() {
-        EngineStats::read().await
+        EngineStats::read(&engine_url()).await
     } else {
         None
     };
     let mut child = spawn_in(&args, &dir, &cwd);
     let (cpu, peak, seconds) = follow(&mut child).await;
     let engine_after = if setup.uses_engine() {
-        EngineStats::read().await
+        EngineStats::read(&engine_url()).await
     } else {
         None
     };

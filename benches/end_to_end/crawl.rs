@@ -11,7 +11,7 @@ use squall_testsite::{Site, SiteSpec};
 use crate::common::binary::{queue_frontier_args, set_args, site_args};
 use crate::common::frontier_data::{Targets, clone_index};
 use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
-use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_crawler};
+use crate::common::{crawl_binary, engine_client_at, fresh_temp_dir, spawn_crawler};
 use crate::engine_stats::EngineStats;
 use crate::metrics::{Metrics, scrape};
 
@@ -36,7 +36,7 @@ pub struct Budget {
 pub enum FrontierChoice {
     /// The embedded frontier in a directory of its own.
     Embedded,
-    /// The queue frontier in the engine at `SQUALL_BENCH_ES`.
+    /// The queue frontier in the engine.
     Queue,
     /// StormCrawler's way: a status index in the engine, read by the aggregation spout.
     Aggregation,
@@ -79,10 +79,11 @@ fn free_port() -> u16 {
     }
 }
 
-/// The crawl binary's arguments for one run.
+/// The crawl binary's arguments for one run (a frontier in the engine at `engine`).
 fn arguments(
     site: &Site,
     frontier: FrontierChoice,
+    engine: &str,
     dir: &std::path::Path,
     id: &str,
     metrics: &str,
@@ -96,7 +97,7 @@ fn arguments(
             dir.join("frontier").display().to_string(),
         ],
         FrontierChoice::Queue => queue_frontier_args(
-            &engine_url(),
+            engine,
             &format!("bench-e2e-urls-{id}"),
             &format!("bench-e2e-queues-{id}"),
             (SHARDS, 0),
@@ -106,7 +107,7 @@ fn arguments(
             "--frontier",
             "opensearch",
             "--es-url",
-            &engine_url(),
+            engine,
             "--spout",
             "aggregation",
             "--es-index",
@@ -137,22 +138,36 @@ fn arguments(
     args
 }
 
-/// Crawls `site` on `frontier` for the budget and reads what it did in the window; with
-/// `background`, in copies of those indices (other hosts' URLs, none due) rather than empty ones.
+/// Where a crawl's frontier lives: its kind, and the engine node (base URL) of those in one.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// The kind of frontier.
+    pub frontier: FrontierChoice,
+    /// The engine's base URL (unused by the embedded frontier).
+    pub engine: &'a str,
+}
+
+/// Crawls `site` on the frontier at `place` for the budget and reads what it did in the window;
+/// with `background`, in copies of those indices (other hosts' URLs, none due, in the same
+/// engine) rather than empty ones.
 pub async fn run(
     site: &Site,
-    frontier: FrontierChoice,
+    place: Place<'_>,
     budget: &Budget,
     order: usize,
     background: Option<&Targets>,
 ) -> CrawlRun {
+    let Place {
+        frontier,
+        engine: node,
+    } = place;
     let id = format!("{}-{order}", std::process::id());
     if let Some(background) = background {
-        copy_background(frontier, background, &id).await;
+        copy_background(frontier, node, background, &id).await;
     }
     let dir = fresh_temp_dir(&format!("squall-e2e-{id}"));
     let metrics_addr = format!("127.0.0.1:{}", free_port());
-    let args = arguments(site, frontier, &dir, &id, &metrics_addr, budget);
+    let args = arguments(site, frontier, node, &dir, &id, &metrics_addr, budget);
     let mut child = spawn_crawler(&crawl_binary(), &args, &dir, 0);
     let pid = child.id();
     let client = reqwest::Client::new();
@@ -179,7 +194,7 @@ pub async fn run(
     let me = std::process::id();
     let uses_engine = frontier.uses_engine();
     let engine_before = if uses_engine {
-        EngineStats::read().await
+        EngineStats::read(node).await
     } else {
         None
     };
@@ -194,7 +209,7 @@ pub async fn run(
     let seconds = at.elapsed().as_secs_f64();
     let after = read(&client, &metrics_addr).await;
     let engine_after = if uses_engine {
-        EngineStats::read().await
+        EngineStats::read(node).await
     } else {
         None
     };
@@ -278,7 +293,7 @@ pub async fn run(
         );
     }
     if uses_engine {
-        delete_indices(&id).await;
+        delete_indices(node, &id).await;
     }
     if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
         eprintln!("  its output is in {}", dir.display());
@@ -357,8 +372,8 @@ async fn stop(child: &mut Child) {
 }
 
 /// Copies the background frontier into the indices run `id` crawls on (see [`clone_index`]).
-async fn copy_background(frontier: FrontierChoice, background: &Targets, id: &str) {
-    let client = engine_client();
+async fn copy_background(frontier: FrontierChoice, engine: &str, background: &Targets, id: &str) {
+    let client = engine_client_at(engine);
     let copies = match (frontier, background) {
         (
             FrontierChoice::Queue,
@@ -386,11 +401,11 @@ async fn copy_background(frontier: FrontierChoice, background: &Targets, id: &st
     }
 }
 
-/// Deletes the engine's indices of run `id` (the queue frontier's, or the status index). A run
+/// Deletes the indices of run `id` in the engine at `engine` (the queue frontier's, or the status index). A run
 /// has one kind or the other: the names missing are skipped (without `ignore_unavailable` the
 /// engine refuses the whole request, and every run's indices were left behind).
-async fn delete_indices(id: &str) {
-    let client = engine_client();
+async fn delete_indices(engine: &str, id: &str) {
+    let client = engine_client_at(engine);
     let path = format!("/bench-e2e-urls-{id},bench-e2e-queues-{id}*,bench-e2e-status-{id}");
     let query = [("ignore_unavailable", "true")];
     if let Err(e) = client.request(Method::Delete, &path, &query, None).await {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use squall_bench_schema::end_to_end::{EngineWork, KindWork};
 use squall_engine::client::Method;
 
-use crate::common::engine_client;
+use crate::common::engine_client_at;
 
 /// The kinds of work counted, each with its count and time fields in a node's `indices` stats.
 const KINDS: &[(&str, &[(&str, &str)])] = &[
@@ -41,10 +41,10 @@ pub struct EngineStats {
 }
 
 impl EngineStats {
-    /// Reads the statistics of every node of the engine at `SQUALL_BENCH_ES`; `None` when it does
-    /// not answer.
-    pub async fn read() -> Option<EngineStats> {
-        let answer = engine_client()
+    /// Reads the statistics of every node of the engine at `engine`; `None` when it does not
+    /// answer.
+    pub async fn read(engine: &str) -> Option<EngineStats> {
+        let answer = engine_client_at(engine)
             .request(
                 Method::Get,
                 "/_nodes/stats/indices,process",

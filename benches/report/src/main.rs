@@ -13,6 +13,7 @@ mod one_host;
 mod plots;
 mod results;
 mod scale_out;
+mod second_engine;
 mod shared_crawl;
 mod splice;
 mod spouts;

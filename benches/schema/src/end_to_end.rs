@@ -64,6 +64,32 @@ pub struct EndToEnd {
     pub ratio_queue_to_aggregation_among: Option<f64>,
     /// The crawls as a user starts them, run to the end of their site.
     pub as_given: Option<AsGiven>,
+    /// The queue and aggregation crawls again on a second engine node (another version),
+    /// interleaved with the first's.
+    pub second_engine: Option<SecondEngine>,
+}
+
+/// The same crawls on two engine nodes of different versions, run side by side in one run: what
+/// an upgrade costs or gains.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SecondEngine {
+    /// The engine every other row ran on, as its node names itself ("OpenSearch 2.19.6").
+    pub first: Option<String>,
+    /// The second node's ("OpenSearch 3.9.0").
+    pub second: Option<String>,
+    /// The queue frontier's crawls on the second node.
+    pub queue: Option<Frontier>,
+    /// The aggregation spout's crawls on the second node.
+    pub aggregation: Option<Frontier>,
+    /// Pages/s, queue frontier: second over first (medians).
+    pub ratio_queue_pages: Option<f64>,
+    /// Engine CPU per page, queue frontier: second over first (medians).
+    pub ratio_queue_engine_cpu: Option<f64>,
+    /// Pages/s, aggregation spout: second over first (medians).
+    pub ratio_aggregation_pages: Option<f64>,
+    /// Engine CPU per page, aggregation spout: second over first (medians).
+    pub ratio_aggregation_engine_cpu: Option<f64>,
 }
 
 /// The frontier of other hosts' URLs, none due, that the `-among` crawls ran in.
