@@ -401,6 +401,13 @@ async fn main() {
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
     let all = "fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,aggregation-among,as-given";
     let only: String = env_or("E2E_ONLY", all.to_string());
+    if let Some(unknown) = only
+        .split(',')
+        .map(str::trim)
+        .find(|c| !all.split(',').any(|a| a == *c))
+    {
+        panic!("E2E_ONLY names '{unknown}', which is none of {all}");
+    }
     let candidates: Vec<&str> = only
         .split(',')
         .map(str::trim)
