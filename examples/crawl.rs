@@ -580,7 +580,8 @@ fn parse_status_addr(text: &str) -> Result<SocketAddr, String> {
 
 /// With no seed injected, a frontier that holds no URL leaves nothing to crawl: an error, rather
 /// than a crawl that waits forever. A frontier that cannot be counted (a URLFrontier server) is
-/// left to run.
+/// left to run. An index that counts none is refreshed and counted again: seeds injected just
+/// before (StormCrawler's injection topology, then its crawl) may not show yet.
 async fn refuse_an_empty_crawl(
     catalog: Option<&dyn Catalog>,
     rejected: usize,
@@ -588,11 +589,20 @@ async fn refuse_an_empty_crawl(
     let Some(catalog) = catalog else {
         return Ok(());
     };
-    let stored = catalog
-        .count(&UrlQuery::default())
+    let count = || async {
+        catalog
+            .count(&UrlQuery::default())
+            .await
+            .context("cannot count the URLs the frontier holds")
+    };
+    if count().await? > 0 {
+        return Ok(());
+    }
+    catalog
+        .settle()
         .await
-        .context("cannot count the URLs the frontier holds")?;
-    if stored > 0 {
+        .context("cannot refresh the frontier to count the URLs it holds")?;
+    if count().await? > 0 {
         return Ok(());
     }
     let seeds = match rejected {

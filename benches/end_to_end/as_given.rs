@@ -191,6 +191,7 @@ pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: 
     };
     let mut child = spawn_in(&args, &dir, &cwd);
     let (cpu, peak, seconds) = follow(&mut child).await;
+    refuse_a_failed_crawl(&mut child, setup, &dir);
     let engine_after = if setup.uses_engine() {
         EngineStats::read(&engine_url()).await
     } else {
@@ -269,6 +270,22 @@ fn spawn_in(args: &[String], dir: &Path, cwd: &Path) -> Child {
         Ok(child) => child,
         Err(e) => panic!("the crawl binary: {e}"),
     }
+}
+
+/// A crawl that ended in an error (it crawled nothing, or part of the site) fails the benchmark
+/// with what it said, rather than giving a row of zeros.
+fn refuse_a_failed_crawl(child: &mut Child, setup: Setup, dir: &Path) {
+    let status = child.wait();
+    if status.as_ref().is_ok_and(|s| s.success()) {
+        return;
+    }
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
+    let tail: Vec<&str> = said.lines().rev().take(5).collect();
+    panic!(
+        "the {} crawl failed ({status:?}); the end of its output:\n{}",
+        setup.name(),
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    );
 }
 
 /// Waits for the crawler to end, reading its CPU time and peak memory as it goes: (CPU seconds,

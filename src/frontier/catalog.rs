@@ -78,6 +78,14 @@ pub trait Catalog: Send + Sync {
     /// How many URLs `query` covers.
     async fn count(&self, query: &UrlQuery) -> Result<u64, StoreError>;
 
+    /// Makes every write acknowledged so far show in counts and listings: an index refresh for a
+    /// frontier in the engine, whose reads otherwise see writes only once the index refreshed on
+    /// its own schedule (StormCrawler's status index: every 5 s). The default does nothing, for
+    /// frontiers whose reads see every write at once.
+    async fn settle(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The URLs `query` covers, from the `start`th, at most `size` of them.
     async fn list(
         &self,

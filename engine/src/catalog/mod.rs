@@ -114,6 +114,16 @@ impl Catalog for EsCatalog {
             .map_err(reading(&self.index))
     }
 
+    async fn settle(&self) -> Result<(), StoreError> {
+        let indices = match &self.queues_index {
+            Some(queues) => format!("{},{queues}", self.index),
+            None => self.index.clone(),
+        };
+        crate::client::indices::refresh(&self.client, &indices)
+            .await
+            .map_err(|error| error.for_store(&format!("refreshing {indices}")))
+    }
+
     async fn list(
         &self,
         query: &UrlQuery,
