@@ -18,11 +18,21 @@ pub fn section(e: &EndToEnd) -> String {
         row("aggregation", &first_name, e.aggregation.as_ref()),
         row("aggregation", &second_name, second.aggregation.as_ref()),
     ];
+    // (the `-among` crawls' frontier lives in the first node only, untouched by these crawls)
+    let background = match e.background.as_ref().and_then(|b| b.urls) {
+        Some(urls) if urls > 0 => format!(
+            "; the first also holds the {} URLs the `among` rows crawl among, which these crawls \
+             do not touch",
+            crate::format::thousands(urls)
+        ),
+        _ => String::new(),
+    };
     format!(
         "\n#### Two versions of the engine\n\n\
          The queue and aggregation crawls above again on a second node, {second_name}, beside \
          {first_name}'s in the same run: both nodes up throughout with the same heap, the \
-         crawls of each version interleaved, median (min–max) over the runs.\n\n{}\n{}\n",
+         crawls of each version interleaved, median (min–max) over the runs{background}.\n\n\
+         {}\n{}\n",
         table(
             &[
                 "frontier",
