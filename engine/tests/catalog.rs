@@ -193,3 +193,37 @@ async fn pages_past_the_result_window_are_reached() {
     assert_eq!(catalog.delete_all().await, Ok(6_700));
     support::delete_index(&client, &index).await;
 }
+
+/// A URL written by another process shows in the catalog's count once settled, however long the
+/// index waits between refreshes (StormCrawler's injection topology, then its crawl, started at
+/// once: the crawl counts the seeds before refusing an empty frontier).
+#[tokio::test]
+async fn settle_makes_a_write_not_yet_refreshed_count() {
+    use squall_engine::client::indices::set_refresh_interval;
+    use squall_engine::client::{Method, RequestBody};
+    let client = support::client().await;
+    let index = support::status_index(&client, "catalog-settle", 2).await;
+    set_refresh_interval(&client, &index, "-1")
+        .await
+        .expect("refresh off");
+    let document = serde_json::json!({
+        "url": "http://settle.test/", "key": "settle.test", "status": "DISCOVERED",
+        "nextFetchDate": Utc::now().to_rfc3339(), "metadata": {}
+    });
+    client
+        .request(
+            Method::Put,
+            &format!("/{index}/_doc/{}", document_id("http://settle.test/")),
+            &[],
+            Some(RequestBody::Json(document)),
+        )
+        .await
+        .expect("written without a refresh");
+    let catalog = EsCatalog::status_index(client.clone(), &index, KeyField::default());
+    let all = UrlQuery::default();
+    let before = catalog.count(&all).await.expect("count");
+    catalog.settle().await.expect("settle");
+    let after = catalog.count(&all).await.expect("count");
+    support::delete_index(&client, &index).await;
+    assert_eq!((before, after), (0, 1), "counted before and after settling");
+}
