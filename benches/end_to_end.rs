@@ -70,8 +70,6 @@ mod common;
 mod as_given;
 #[path = "end_to_end/crawl.rs"]
 mod crawl;
-#[path = "end_to_end/engine_stats.rs"]
-mod engine_stats;
 #[path = "end_to_end/metrics.rs"]
 mod metrics;
 #[path = "end_to_end/second.rs"]

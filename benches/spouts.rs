@@ -22,14 +22,28 @@
 //! spout, and no spout is always first or last; the rotation changes who opens and closes each pair.
 //! An odd `RUNS` leaves the last pair half done (unbalanced; the JSON says so).
 //!
+//! **Where the time goes.** For every window: the engine's work from its node statistics (CPU,
+//! and the time and shard-level operations of search, indexing, refresh, get and merge), the
+//! spout's queries as the runner waited on them, the queue spout's own stages (listing, claiming,
+//! reading, handing out, releasing) and the write-back alongside, each per URL emitted. And the
+//! ceiling: a raw `_bulk` of the same node into the same urls index (documents rewritten as they
+//! are, so the frontier does not change), before and after the windows.
+//!
+//! **Kept frontiers.** Each size is loaded once and kept in the node (`bench-kept-…`, see
+//! `common/kept_frontier.rs`); every run works on a copy (`_clone`, seconds at any size), so that
+//! publishing this section does not wait for a 10 M load. A kept frontier older than `KEPT_DAYS`
+//! (3) is loaded again: its URLs not due at load come due from an hour after it on.
+//!
 //! `cargo bench --bench spouts` prints JSON. Needs a node: `SQUALL_BENCH_ES` (default
 //! http://127.0.0.1:9200), with a 4 GB heap for the default sizes (scripts/bench starts one). Settings
-//! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,5000000,10000000`; quick `20000`),
+//! (env, `SQUALL_BENCH_` prefix): `SIZES` (default `1000000,10000000`; quick `20000`),
 //! `WINDOW` seconds (20; quick 3), `RUNS` (2, one ABBA pair; quick 1), `SHARDS` (8), `HOSTS`
 //! (largest size / 50: 200,000 at 10 M), `MIN_DELAY_MS` (0), `SPOUTS` (names, default all five:
 //! aggregation, collapsing, hybrid, queue, queue-1000), `QUEUES_HELD` (1000, the extra row),
 //! `ALL_DUE` (the size of the "all due" case, default the largest size; 0 leaves it out),
-//! `KEEP_BACKGROUND` (1: keep the largest frontier, nothing due, for the end-to-end benchmark).
+//! `KEEP_BACKGROUND` (1: keep the largest frontier, nothing due, for the end-to-end benchmark),
+//! `NEW_HOSTS` (0 leaves the new-host trials out), `CEILING_DOCS` (documents of each raw `_bulk`,
+//! 100,000; quick 5,000), `KEPT_DAYS` (3).
 //!
 //! **All due.** After the sizes, a frontier of `ALL_DUE` URLs over the same hosts with every URL
 //! due (a frontier just seeded or just migrated: StormCrawler's issue 262 is this case for the
@@ -38,16 +52,19 @@
 
 mod common;
 
+use common::kept_frontier::KeptFrontiers;
+use common::raw_bulk::raw_bulk_rate;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{TimeDelta, Utc};
+use common::engine_stats::EngineStats;
 use common::frontier_data::{
-    EarliestDue, Generator, Targets, background, call, clone_index, create, delete, due_count,
-    finish_load, load, names, shard_docs, skew, update_by_query,
+    Generator, Targets, background, clone_index, delete, doc_count, due_count, names, shard_docs,
+    skew, update_by_query,
 };
-use common::{Spread, engine_client, env_or, print_result, quick};
+use common::{Spread, engine_client, engine_url, env_or, print_result, quick};
 use serde_json::json;
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 use squall::frontier::{StatusStore, StatusWrite};
@@ -55,11 +72,14 @@ use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
 use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
 use squall_bench_schema::Run;
+use squall_bench_schema::end_to_end::EngineWork;
 use squall_bench_schema::spouts::{
     QueryBudget, RunOrder, Runner, ShardCounts, ShardSkew, SpoutResult, SpoutSize, Spouts,
+    StageTime,
 };
 use squall_engine::client::Method;
 use squall_engine::client::{EsClient, RequestBody};
+use squall_engine::queue::timings::StageTimes;
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
 use squall_engine::status_index::schema::{KeyField, format_date};
 use squall_engine::status_index::spouts::{
@@ -78,6 +98,10 @@ const URLS_PER_HOST: usize = 10;
 /// crawler fetches at most as many hosts at once as it holds queues, so a real one holds hundreds
 /// to thousands.
 const QUEUES_HELD: usize = 1000;
+/// URLs of one write-back request of the immediate-ack fetcher at most, and its requests in
+/// flight at once (the raw `_bulk` ceiling sends the same).
+const WRITE_BATCH: usize = 500;
+const WRITES_AT_ONCE: usize = 2;
 /// Refresh interval of both frontiers during the benchmark.
 const REFRESH: Duration = Duration::from_secs(1);
 
@@ -161,6 +185,9 @@ fn order(kinds: &[Kind], r: usize) -> Vec<Kind> {
     order
 }
 
+/// A spout, the writer of its process, and for the queue spout its stage timings.
+type Frontier = (Box<dyn Spout>, Arc<dyn StatusStore>, Option<Arc<StageTimes>>);
+
 /// The indices of the benchmark's frontier.
 struct Indices {
     status: String,
@@ -176,7 +203,7 @@ impl Indices {
         kind: Kind,
         client: &EsClient,
         owner: &str,
-    ) -> (Box<dyn Spout>, Arc<dyn StatusStore>) {
+    ) -> Frontier {
         let settings = SpoutSettings {
             index: self.status.clone(),
             max_buckets: HOSTS_PER_QUERY,
@@ -203,10 +230,11 @@ impl Indices {
                     },
                 );
                 let store = Arc::new(spout.status_store());
-                return (Box::new(spout), store);
+                let times = spout.timings();
+                return (Box::new(spout), store, Some(times));
             }
         };
-        (spout, self.store(client))
+        (spout, self.store(client), None)
     }
 
     /// The index where queue spouts announce themselves.
@@ -281,6 +309,10 @@ struct Trial {
     first_url: Option<Duration>,
     latencies_ms: Vec<f64>,
     new_host: Option<Duration>,
+    /// What the engine did in the window.
+    engine: Option<EngineWork>,
+    /// Where the window's time went (totals; per URL in the summary).
+    stages: Vec<StageTime>,
 }
 
 /// How a trial ends.
@@ -295,10 +327,19 @@ enum Until {
     },
 }
 
+/// The immediate-ack fetcher's writes so far: requests, URLs and time.
+type WriteBack = Arc<Mutex<StageTime>>;
+
 /// The immediate-ack fetcher: writes each batch as FETCHED through the store, then acks it.
-fn write_and_ack(store: Arc<dyn StatusStore>, tuples: Vec<Tuple>, permits: Arc<Semaphore>) {
+fn write_and_ack(
+    store: Arc<dyn StatusStore>,
+    tuples: Vec<Tuple>,
+    permits: Arc<Semaphore>,
+    written: WriteBack,
+) {
     tokio::spawn(async move {
         let _permit = permits.acquire_owned().await;
+        let started = Instant::now();
         let due = Utc::now() + TimeDelta::days(30);
         let writes = tuples
             .iter()
@@ -311,6 +352,11 @@ fn write_and_ack(store: Arc<dyn StatusStore>, tuples: Vec<Tuple>, permits: Arc<S
             })
             .collect();
         let outcomes = store.store(writes).await;
+        if let Ok(mut written) = written.lock() {
+            written.rounds += 1;
+            written.items += tuples.len() as u64;
+            written.ms += started.elapsed().as_secs_f64() * 1000.0;
+        }
         for (tuple, outcome) in tuples.into_iter().zip(outcomes) {
             match outcome {
                 Ok(()) => tuple.ack.ack(),
@@ -328,7 +374,20 @@ async fn run_trial(
     until: Until,
 ) -> Trial {
     let latencies = Arc::new(Mutex::new(Vec::new()));
-    let (inner, store) = indices.frontier(kind, client, owner);
+    let (inner, store, times) = indices.frontier(kind, client, owner);
+    let permits = Arc::new(Semaphore::new(WRITES_AT_ONCE));
+    let write_back: WriteBack = Arc::new(Mutex::new(StageTime {
+        stage: "write_back".into(),
+        ..StageTime::default()
+    }));
+    let wrote = |tuples| {
+        write_and_ack(
+            Arc::clone(&store),
+            tuples,
+            Arc::clone(&permits),
+            Arc::clone(&write_back),
+        )
+    };
     let spout = Timed {
         inner,
         latencies_ms: Arc::clone(&latencies),
@@ -347,9 +406,8 @@ async fn run_trial(
     let (ack_sender, acks) = mpsc::unbounded_channel();
     let (state, _state) = watch::channel(RunnerState::default());
     let stop = CancellationToken::new();
+    let engine_before = EngineStats::read(&engine_url()).await;
     let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
-    let permits = Arc::new(Semaphore::new(2));
-
     let started = Instant::now();
     let (deadline, new_host, settle) = match &until {
         Until::Window(window) => (started + *window, None, Duration::ZERO),
@@ -364,6 +422,8 @@ async fn run_trial(
         first_url: None,
         latencies_ms: Vec::new(),
         new_host: None,
+        engine: None,
+        stages: Vec::new(),
     };
     let mut written: Option<Instant> = None;
     let mut pending = Vec::new();
@@ -400,13 +460,13 @@ async fn run_trial(
                 }
                 trial.keys.push(tuple.key.clone());
                 pending.push(tuple);
-                if pending.len() >= 500 {
-                    write_and_ack(Arc::clone(&store), std::mem::take(&mut pending), Arc::clone(&permits));
+                if pending.len() >= WRITE_BATCH {
+                    wrote(std::mem::take(&mut pending));
                 }
             }
             _ = flush.tick() => {
                 if !pending.is_empty() {
-                    write_and_ack(Arc::clone(&store), std::mem::take(&mut pending), Arc::clone(&permits));
+                    wrote(std::mem::take(&mut pending));
                 }
             }
         }
@@ -415,17 +475,20 @@ async fn run_trial(
         }
     }
     // Stop: whatever is still emitted is written and acked, but no longer counted.
+    let elapsed = started.elapsed();
+    let engine_after = EngineStats::read(&engine_url()).await;
+    trial.stages = window_stages(times.as_deref(), &latencies, &write_back, elapsed);
+    let urls = trial.keys.len() as f64;
+    if let (Some(before), Some(after)) = (&engine_before, &engine_after) {
+        trial.engine = Some(after.per_page(before, urls));
+    }
     stop.cancel();
     if !pending.is_empty() {
-        write_and_ack(
-            Arc::clone(&store),
-            std::mem::take(&mut pending),
-            Arc::clone(&permits),
-        );
+        wrote(std::mem::take(&mut pending));
     }
     let drain = async {
         while let Some(tuple) = tuples.recv().await {
-            write_and_ack(Arc::clone(&store), vec![tuple], Arc::clone(&permits));
+            wrote(vec![tuple]);
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(120), async {
@@ -435,6 +498,38 @@ async fn run_trial(
     .await;
     trial.latencies_ms = latencies.lock().map(|l| l.clone()).unwrap_or_default();
     trial
+}
+
+/// The window's stages so far: the queries as the runner waited on them, the queue spout's own
+/// stages, the runner's time outside queries and the write-back alongside.
+fn window_stages(
+    times: Option<&StageTimes>,
+    latencies: &Mutex<Vec<f64>>,
+    written: &WriteBack,
+    window: Duration,
+) -> Vec<StageTime> {
+    let queries = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    let query_ms: f64 = queries.iter().sum();
+    let stage = |name: &str, rounds: u64, items: u64, ms: f64| StageTime {
+        stage: name.to_string(),
+        rounds,
+        items,
+        ms,
+        ms_per_url: None,
+    };
+    let mut stages = vec![stage("query", queries.len() as u64, 0, query_ms)];
+    if let Some(times) = times {
+        for (name, totals) in times.snapshot() {
+            let ms = totals.time.as_secs_f64() * 1000.0;
+            stages.push(stage(name.name(), totals.rounds, totals.items, ms));
+        }
+    }
+    let outside = (window.as_secs_f64() * 1000.0 - query_ms).max(0.0);
+    stages.push(stage("runner", queries.len() as u64, 0, outside));
+    if let Ok(written) = written.lock() {
+        stages.push(written.clone());
+    }
+    stages
 }
 
 fn percentile(values: &[f64], q: f64) -> Option<f64> {
@@ -456,6 +551,85 @@ fn hosts_per_thousand(keys: &[String]) -> Option<f64> {
         return None;
     }
     Some(chunks.iter().sum::<usize>() as f64 / chunks.len() as f64)
+}
+
+/// The engine's work over `trials`, per URL emitted in them.
+fn engine_per_url(trials: &[&Trial]) -> Option<EngineWork> {
+    let works: Vec<&EngineWork> = trials.iter().filter_map(|t| t.engine.as_ref()).collect();
+    if works.is_empty() {
+        return None;
+    }
+    let urls = trials.iter().map(|t| t.keys.len()).sum::<usize>().max(1) as f64;
+    let mut total = EngineWork::default();
+    for work in works {
+        total.cpu_ms += work.cpu_ms;
+        for (kind, done) in &work.kinds {
+            let entry = total.kinds.entry(kind.clone()).or_default();
+            entry.operations += done.operations;
+            entry.milliseconds += done.milliseconds;
+        }
+    }
+    total.cpu_ms_per_page = Some(total.cpu_ms / urls);
+    for kind in total.kinds.values_mut() {
+        kind.operations_per_page = kind.operations / urls;
+        kind.ms_per_page = kind.milliseconds / urls;
+    }
+    Some(total)
+}
+
+/// The stages of `trials` added up, with their milliseconds per URL emitted.
+fn stages_per_url(trials: &[&Trial]) -> Vec<StageTime> {
+    let urls = trials.iter().map(|t| t.keys.len()).sum::<usize>();
+    let mut stages: Vec<StageTime> = Vec::new();
+    for stage in trials.iter().flat_map(|t| &t.stages) {
+        match stages.iter_mut().find(|s| s.stage == stage.stage) {
+            Some(total) => {
+                total.rounds += stage.rounds;
+                total.items += stage.items;
+                total.ms += stage.ms;
+            }
+            None => stages.push(stage.clone()),
+        }
+    }
+    for stage in &mut stages {
+        stage.ms_per_url = (urls > 0).then(|| stage.ms / urls as f64);
+    }
+    stages
+}
+
+/// URL numbers of a frontier of `size` whose documents no window changes (not due, unless
+/// `all_due`), about `count` of them spread over the frontier: rewritten as generated, they leave
+/// it as it was.
+fn untouched_urls(size: u64, count: u64, all_due: bool) -> Vec<u64> {
+    let stride = (size / count.max(1)).max(1);
+    (0..size)
+        .step_by(stride as usize)
+        .map(|n| {
+            if !all_due && Generator::is_due(n) {
+                n + 1
+            } else {
+                n
+            }
+        })
+        .filter(|&n| n < size)
+        .collect()
+}
+
+/// The ceiling: a raw `_bulk` into the frontier's urls index, in requests of the size and number
+/// in flight the immediate-ack fetcher uses.
+async fn ceiling(kept: &KeptFrontiers, epoch: chrono::DateTime<Utc>, urls: &str, size: u64) -> f64 {
+    let count = env_or("CEILING_DOCS", if quick() { 5_000 } else { 100_000 });
+    let numbers = untouched_urls(size, count, kept.all_due);
+    let rate = raw_bulk_rate(
+        &kept.generator(epoch),
+        urls,
+        &numbers,
+        WRITE_BATCH,
+        WRITES_AT_ONCE,
+    )
+    .await;
+    eprintln!("  raw _bulk: {rate:.0} docs/s");
+    rate
 }
 
 fn spread(values: &[f64]) -> Option<Spread> {
@@ -498,6 +672,7 @@ fn summarize(
             .filter_map(|t| hosts_per_thousand(&t.keys))
             .collect();
         let queries: usize = mine.iter().map(|t| t.latencies_ms.len()).sum();
+        let urls: usize = mine.iter().map(|t| t.keys.len()).sum();
         let delays: Vec<f64> = new_hosts
             .iter()
             .filter(|(k, _)| *k == kind)
@@ -518,14 +693,16 @@ fn summarize(
             new_host_missed: Some((trials_new - delays.len()) as u64),
             new_host_trials: Some(trials_new as u64),
             queries: Some(queries as u64),
+            urls: Some(urls as u64),
+            engine: engine_per_url(&mine),
+            stages: stages_per_url(&mine),
         });
     }
     spouts
 }
 
 /// Pushes everything due into the future, so that the frontier keeps up (for the new-host delay).
-/// Returns the date it set, now every queue's `nextDue`.
-async fn nothing_due(client: &EsClient, indices: &Indices) -> String {
+async fn nothing_due(client: &EsClient, indices: &Indices) {
     let later = format_date(Utc::now() + TimeDelta::days(2));
     for index in [&indices.status, &indices.urls] {
         update_by_query(
@@ -544,7 +721,6 @@ async fn nothing_due(client: &EsClient, indices: &Indices) -> String {
                 "params": { "later": later } } }),
     )
     .await;
-    later
 }
 
 /// Gives back queues that a run left leased (as the spout's own drop of a lease does: no owner,
@@ -605,23 +781,23 @@ async fn all_due_phase(
         status: Some(indices.status.clone()),
         queue_frontier: Some((indices.urls.clone(), indices.queues.clone())),
     };
-    eprintln!("spouts: loading {size} URLs, all due, over {hosts} hosts");
-    let started = Instant::now();
-    create(client, &targets, shards).await;
-    let generator = Generator::all_due(hosts, Utc::now());
-    load(
-        client,
-        &generator,
-        &targets,
-        0..size,
-        &mut EarliestDue::new(),
-    )
-    .await;
-    finish_load(client, &targets, &format!("{}s", REFRESH.as_secs())).await;
-    let load_seconds = started.elapsed().as_secs_f64();
+    let kept_frontiers = KeptFrontiers {
+        hosts,
+        shards,
+        all_due: true,
+        refresh: format!("{}s", REFRESH.as_secs()),
+        max_age: kept_age(),
+    };
+    let kept = kept_frontiers.ensure(client, &[size]).await;
+    let Some((_, kept)) = kept.first() else {
+        panic!("no kept frontier of {size} URLs, all due");
+    };
+    kept_frontiers.working_copy(client, kept, &targets).await;
     let due_urls = due_count(client, &indices.urls).await;
     let phase = format!("{run}-all-due-{size}");
+    let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let trials = windows(client, &indices, orders, &phase, window).await;
+    let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let mut kinds: Vec<Kind> = orders.first().cloned().unwrap_or_default();
     kinds.sort_by_key(|k| Kind::ALL.iter().position(|a| a == k));
     let spouts = summarize(&kinds, &trials, &[], window);
@@ -637,10 +813,47 @@ async fn all_due_phase(
         hosts: Some(hosts),
         hosts_present: None,
         due_urls: Some(due_urls),
-        load_seconds: Some(load_seconds),
+        load_seconds: kept.load_seconds,
+        raw_bulk_docs_per_second: spread(&[first_ceiling, last_ceiling]),
+        frontier_epoch: Some(kept.epoch.to_rfc3339()),
         shards: None,
         spouts,
     }
+}
+
+/// The delay before a brand-new host's first URL, once per spout and run, in a frontier made to
+/// keep up (nothing due).
+async fn new_host_trials(
+    client: &EsClient,
+    indices: &Indices,
+    orders: &[Vec<Kind>],
+    phase: &str,
+) -> Vec<(Kind, Option<Duration>)> {
+    eprintln!("spouts: {phase}, new hosts in a frontier that keeps up");
+    nothing_due(client, indices).await;
+    let mut new_hosts = Vec::new();
+    for (r, kinds) in orders.iter().enumerate() {
+        for &kind in kinds {
+            let until = Until::NewHost {
+                host: format!("new-{}-{phase}-{r}.test", kind.name()),
+                settle: Duration::from_secs(3),
+                limit: Duration::from_secs(60),
+            };
+            let owner = format!("bench-new-{phase}-{r}-{}", kind.name());
+            let trial = run_trial(kind, client, indices, &owner, until).await;
+            eprintln!("  {}: new host after {:?}", kind.name(), trial.new_host);
+            new_hosts.push((kind, trial.new_host));
+            release_leases(client, indices).await;
+        }
+    }
+    new_hosts
+}
+
+/// How old a kept frontier may be (`SQUALL_BENCH_KEPT_DAYS`, default 3): URLs that were not due at
+/// its load come due from an hour after it on (about 2 % of the frontier a day).
+fn kept_age() -> TimeDelta {
+    TimeDelta::try_hours((env_or("KEPT_DAYS", 3.0_f64) * 24.0).round() as i64)
+        .unwrap_or(TimeDelta::days(3))
 }
 
 /// One window of every spout in each run's order, leases given back between them.
@@ -678,7 +891,7 @@ async fn main() {
             if quick() {
                 "20000".into()
             } else {
-                "1000000,5000000,10000000".into()
+                "1000000,10000000".into()
             }
         })
         .split(',')
@@ -707,63 +920,30 @@ async fn main() {
         status: Some(indices.status.clone()),
         queue_frontier: Some((indices.urls.clone(), indices.queues.clone())),
     };
-    let generator = Generator::new(hosts, Utc::now());
-    create(&client, &targets, shards).await;
-    let mut earliest = EarliestDue::new();
-    let mut loaded = 0;
+    let kept_frontiers = KeptFrontiers {
+        hosts,
+        shards,
+        all_due: false,
+        refresh: format!("{}s", REFRESH.as_secs()),
+        max_age: kept_age(),
+    };
     let mut results = Vec::new();
-    for size in sizes {
-        eprintln!("spouts: loading up to {size} URLs over {hosts} hosts");
-        let started = Instant::now();
-        call(
-            &client,
-            Method::Put,
-            &format!("/{},{}/_settings", indices.status, indices.urls),
-            &[],
-            Some(RequestBody::Json(
-                json!({ "index": { "refresh_interval": "-1" } }),
-            )),
-        )
-        .await;
-        load(
-            &client,
-            &generator,
-            &targets,
-            loaded..size.max(loaded),
-            &mut earliest,
-        )
-        .await;
-        loaded = size.max(loaded);
-        finish_load(&client, &targets, &format!("{}s", REFRESH.as_secs())).await;
-        let load_seconds = started.elapsed().as_secs_f64();
-        release_leases(&client, &indices).await;
+    for (size, kept) in kept_frontiers.ensure(&client, &sizes).await {
+        kept_frontiers.working_copy(&client, &kept, &targets).await;
         let status_docs = shard_docs(&client, &indices.status).await;
         let urls_docs = shard_docs(&client, &indices.urls).await;
         let due_urls = due_count(&client, &indices.urls).await;
+        let hosts_present = doc_count(&client, &indices.queues).await;
 
+        let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
         let trials = windows(&client, &indices, &orders, &format!("{run}-{size}"), window).await;
-        eprintln!("spouts: {size} URLs, new hosts in a frontier that keeps up");
-        let later = nothing_due(&client, &indices).await;
-        // The queue documents now say `later`; the next size's load lowers them where it adds due URLs.
-        for date in earliest.values_mut() {
-            date.clone_from(&later);
-        }
-        let mut new_hosts: Vec<(Kind, Option<Duration>)> = Vec::new();
-        for (r, kinds) in orders.iter().enumerate() {
-            for &kind in kinds {
-                let until = Until::NewHost {
-                    host: format!("new-{}-{size}-{r}.test", kind.name()),
-                    settle: Duration::from_secs(3),
-                    limit: Duration::from_secs(60),
-                };
-                let owner = format!("bench-new-{run}-{size}-{r}-{}", kind.name());
-                let trial = run_trial(kind, &client, &indices, &owner, until).await;
-                eprintln!("  {}: new host after {:?}", kind.name(), trial.new_host);
-                new_hosts.push((kind, trial.new_host));
-                release_leases(&client, &indices).await;
-            }
-        }
-
+        let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
+        let new_hosts_measured = env_or("NEW_HOSTS", 1) == 1;
+        let new_hosts = if new_hosts_measured {
+            new_host_trials(&client, &indices, &orders, &format!("{run}-{size}")).await
+        } else {
+            Vec::new()
+        };
         let spouts = summarize(&kinds, &trials, &new_hosts, window);
         let shard_skew = |docs: Vec<u64>| ShardSkew {
             skew: Some(skew(&docs)),
@@ -772,19 +952,23 @@ async fn main() {
         results.push(SpoutSize {
             urls: size,
             hosts: Some(hosts),
-            hosts_present: Some(earliest.len() as u64),
+            hosts_present,
             due_urls: Some(due_urls),
-            load_seconds: Some(load_seconds),
+            load_seconds: kept.load_seconds,
+            raw_bulk_docs_per_second: spread(&[first_ceiling, last_ceiling]),
+            frontier_epoch: Some(kept.epoch.to_rfc3339()),
             shards: Some(ShardCounts {
                 status_routed: Some(shard_skew(status_docs)),
                 urls: Some(shard_skew(urls_docs)),
             }),
             spouts,
         });
-        // The next size grows this frontier; what is due again comes from the newly loaded URLs.
-    }
-    if env_or("KEEP_BACKGROUND", 0) == 1 {
-        keep_background(&client, &targets).await;
+        if size == largest && env_or("KEEP_BACKGROUND", 0) == 1 {
+            if !new_hosts_measured {
+                nothing_due(&client, &indices).await;
+            }
+            keep_background(&client, &targets).await;
+        }
     }
     delete(
         &client,

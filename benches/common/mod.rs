@@ -28,9 +28,12 @@ pub fn quick() -> bool {
     std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
+pub mod engine_stats;
 pub mod fetch_driver;
 pub mod frontier_data;
+pub mod kept_frontier;
 pub mod process;
+pub mod raw_bulk;
 pub mod urlfrontier_load;
 
 /// Arguments of the crawl binary: shared with the integration tests.

@@ -13,9 +13,9 @@ use squall_engine::client::Method;
 use squall_testsite::Site;
 
 use crate::common::binary::{queue_frontier_args, resolve_args, set_args, site_args};
+use crate::common::engine_stats::EngineStats;
 use crate::common::process::{cpu_seconds, peak_rss_bytes};
 use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir};
-use crate::engine_stats::EngineStats;
 
 /// How a crawl is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,10 +9,10 @@ use squall_engine::client::Method;
 use squall_testsite::{Site, SiteSpec};
 
 use crate::common::binary::{queue_frontier_args, set_args, site_args};
+use crate::common::engine_stats::EngineStats;
 use crate::common::frontier_data::{Targets, clone_index};
 use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
 use crate::common::{crawl_binary, engine_client_at, fresh_temp_dir, spawn_crawler};
-use crate::engine_stats::EngineStats;
 use crate::metrics::{Metrics, scrape};
 
 /// Primary shards of the indices a crawl creates: those of the background frontier (the spouts

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::end_to_end::EngineWork;
 use crate::{Run, Spread};
 
 /// `spouts.json`: URLs emitted per second and query latency of each spout.
@@ -87,6 +88,12 @@ pub struct SpoutSize {
     /// Per-shard document counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shards: Option<ShardCounts>,
+    /// The ceiling: documents per second of a raw `_bulk` into the same urls index, measured
+    /// before and after the spouts' windows.
+    pub raw_bulk_docs_per_second: Option<Spread>,
+    /// When the frontier's due dates were generated: its first load, perhaps in an earlier run
+    /// (a kept frontier; then `load_seconds` is absent).
+    pub frontier_epoch: Option<String>,
     /// One entry per spout.
     pub spouts: Vec<SpoutResult>,
 }
@@ -141,4 +148,30 @@ pub struct SpoutResult {
     pub new_host_trials: Option<u64>,
     /// Number of queries the spout made.
     pub queries: Option<u64>,
+    /// URLs emitted over all its windows.
+    pub urls: Option<u64>,
+    /// What the engine did over its windows, per URL emitted and written back (the `page`
+    /// fields of [`EngineWork`] count URLs here).
+    pub engine: Option<EngineWork>,
+    /// Where the round trip's time went, per URL emitted.
+    pub stages: Vec<StageTime>,
+}
+
+/// The time one stage of a spout's round trip took over its windows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StageTime {
+    /// The stage: `query` (the spout's whole query, as the runner waits on it), the queue
+    /// spout's own stages (`listing`, `claiming`, `claim_round`, `reading`, `handing_out`,
+    /// `releasing`), `runner` (the window's time outside queries) or `write_back` (the
+    /// immediate-ack fetcher's writes, alongside the queries).
+    pub stage: String,
+    /// Times it was gone through (requests, for a request stage).
+    pub rounds: u64,
+    /// Items it carried (queues, URLs: see the stage).
+    pub items: u64,
+    /// Milliseconds in all.
+    pub ms: f64,
+    /// Milliseconds per URL emitted.
+    pub ms_per_url: Option<f64>,
 }

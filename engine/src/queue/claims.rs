@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 
 use super::batched::{ConditionalUpdate, conditional_updates};
+use super::timings::{Stage, StageTimes};
 use crate::client::{EsClient, SearchHit};
 use crate::status_index::schema::format_date;
 
@@ -59,6 +60,7 @@ pub(crate) async fn claim_queues(
     client: &EsClient,
     queues_index: &str,
     request: ClaimRequest<'_>,
+    times: &StageTimes,
     skip: impl Fn(&str) -> bool,
 ) -> Result<Vec<Claimed>, SpoutError> {
     let room = request.room;
@@ -83,12 +85,14 @@ pub(crate) async fn claim_queues(
             { "key": "asc" }
         ]
     });
+    let listing = std::time::Instant::now();
     let hits = client
         .search(&format!("/{queues_index}/_search"), &[], body)
         .await
         .map_err(|e| e.for_spout("listing due queues failed"))?
         .hits
         .hits;
+    times.record(Stage::Listing, listing, hits.len());
     let mut candidates: Vec<Candidate> = Vec::new();
     for hit in hits {
         if candidates.len() >= room {
@@ -127,7 +131,9 @@ pub(crate) async fn claim_queues(
             }
         })
         .collect();
+    let claiming = std::time::Instant::now();
     let outcomes = conditional_updates(client, queues_index, &updates).await?;
+    times.record(Stage::Claiming, claiming, outcomes.iter().flatten().count());
     Ok(candidates
         .into_iter()
         .zip(outcomes)

@@ -102,6 +102,7 @@ mod reads;
 pub mod schema;
 mod settings;
 pub mod spout;
+pub mod timings;
 mod upkeep;
 mod writer;
 

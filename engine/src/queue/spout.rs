@@ -25,6 +25,7 @@ use super::edits::{KeyedEdit, QueueEdit};
 use super::held::{Held, Tenure};
 use super::reads::{ReadRequest, read_queues};
 use super::settings::QueueSpoutSettings;
+use super::timings::{Stage, StageTimes};
 use super::upkeep::{FrontierLoad, Upkeep, retire};
 use super::writer::QueueStatusStore;
 use crate::client::{EsClient, Method, RequestBody};
@@ -73,6 +74,8 @@ pub struct QueueSpout {
     /// The queues claimed or given back within the visibility delay, which a listing may show as
     /// they were before.
     recent: RecentQueues,
+    /// Where its rounds' time goes.
+    times: Arc<StageTimes>,
 }
 
 /// The queues a [`QueueSpout`] holds and how long their leases have left, shared with the spout.
@@ -122,7 +125,13 @@ impl QueueSpout {
             upkeep: None,
             claimed_nothing_at: None,
             recent: RecentQueues::default(),
+            times: Arc::default(),
         }
+    }
+
+    /// Where its rounds' time went so far, by stage (shared: it keeps counting).
+    pub fn timings(&self) -> Arc<StageTimes> {
+        Arc::clone(&self.times)
     }
 
     /// The writer of this spout's process: it writes as [`QueueStatusStore::new`]'s does, but notes
@@ -303,9 +312,14 @@ impl QueueSpout {
                 room: plan.room,
                 stale: recent.len(),
             };
-            claim_queues(&self.client, &self.settings.queues_index, request, |key| {
-                claims.contains_key(key) || recent.contains(key)
-            })
+            let skip = |key: &str| claims.contains_key(key) || recent.contains(key);
+            claim_queues(
+                &self.client,
+                &self.settings.queues_index,
+                request,
+                &self.times,
+                skip,
+            )
             .await
         };
         let (dropped, claimed) = futures::join!(self.edit_queues(&drops), claiming);
@@ -359,6 +373,7 @@ impl QueueSpout {
             return Ok(());
         }
         metrics::counter!("squall_queue_reads_total").increment(requests.len() as u64);
+        let started = Instant::now();
         let reads = read_queues(
             &self.client,
             &self.settings.urls_index,
@@ -367,6 +382,7 @@ impl QueueSpout {
             now,
         )
         .await?;
+        self.times.record(Stage::Reading, started, requests.len());
         for (key, read) in reads {
             if let Some(claim) = self.claims.get_mut(&key) {
                 claim.take_read(read, busy, now);
@@ -423,7 +439,13 @@ impl QueueSpout {
                 upsert: None,
             });
         }
-        self.edit_queues(&edits).await
+        if edits.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let edited = self.edit_queues(&edits).await;
+        self.times.record(Stage::Releasing, started, edits.len());
+        edited
     }
 
     /// Applies edits to the queues this process gives back; the first that failed is the error.
@@ -477,9 +499,14 @@ impl Spout for QueueSpout {
             claim.settle(busy, visibility);
         }
         self.mark_closing();
+        let started = Instant::now();
         self.drop_and_claim().await?;
+        self.times
+            .record(Stage::ClaimRound, started, self.claims.len());
         self.read(busy).await?;
+        let started = Instant::now();
         let batch = self.hand_out(busy);
+        self.times.record(Stage::HandingOut, started, batch.len());
         self.release_drained().await?;
         metrics::counter!("squall_queue_urls_total").increment(batch.len() as u64);
         Ok(batch)

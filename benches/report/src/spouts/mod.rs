@@ -3,6 +3,7 @@
 
 pub mod acceptance;
 mod input;
+mod round_trip;
 mod section;
 
 pub use input::{

@@ -27,6 +27,7 @@ pub fn spouts_section(spouts: Option<&Spouts>) -> String {
             let _ = writeln!(out, "{line}\n");
         }
         out.push_str(&size_table(sz, &names));
+        out.push_str(&super::round_trip::tables(sz));
     }
     if let Some(all) = &s.all_due {
         out.push_str(&all_due(all, &names));
@@ -72,6 +73,7 @@ fn all_due(all: &SpoutSize, names: &[String]) -> String {
         all.due_urls.map_or_else(|| "?".to_string(), thousands)
     );
     out.push_str(&size_table(all, names));
+    out.push_str(&super::round_trip::tables(all));
     let rate = |name: &str| {
         find(all, name)
             .and_then(|sp| sp.urls_per_second.as_ref())

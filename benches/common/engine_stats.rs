@@ -1,6 +1,7 @@
-//! What the engine spent on a crawl, from its own statistics (`_nodes/stats`): the CPU time of its
-//! processes, and the operations of each kind (search, refresh, indexing, realtime get, merge) with
-//! the time they took, read before and after the window and shown per crawled page.
+//! What the engine spent on a benchmark's window, from its own statistics (`_nodes/stats`): the
+//! CPU time of its processes, and the operations of each kind (search, refresh, indexing, realtime
+//! get, merge) with the time they took, read before and after the window and shown per unit of
+//! work (a crawled page end to end, a URL emitted and written back in the spouts benchmark).
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use serde_json::Value;
 use squall_bench_schema::end_to_end::{EngineWork, KindWork};
 use squall_engine::client::Method;
 
-use crate::common::engine_client_at;
+use super::engine_client_at;
 
 /// The kinds of work counted, each with its count and time fields in a node's `indices` stats.
 const KINDS: &[(&str, &[(&str, &str)])] = &[
