@@ -13,7 +13,9 @@
 //! reload 10; queue spout: holds at most 100 queues, claims at most 100 per query, reads at most 10
 //! URLs per queue). One extra row, `queue-1000` ("queue (1000 held)"), is the queue spout at its best
 //! setting: it holds up to `QUEUES_HELD` queues (1,000), still claiming at most 100 per query and
-//! reading 10 URLs per queue. It runs by default but is not part of the equal-budget comparison.
+//! handing out at most 10 URLs of a queue at once, but reading a queue as the spout does by default
+//! (60 URLs a read, `HELD_READ`: one read serves a long hold). It runs by default but is not part
+//! of the equal-budget comparison.
 //!
 //! **Order.** The spouts take turns within each run, and the order is balanced over runs (ABBA):
 //! runs come in pairs; pair `p` uses the spouts rotated by `p` places, its first run in that order
@@ -131,6 +133,15 @@ impl Kind {
         Kind::QueueHeld,
     ];
 
+    /// URLs one read of a queue asks for: the equal budget's 10, or for the extra row the queue
+    /// spout's own default (`SQUALL_BENCH_HELD_READ`), still handed out 10 at a time.
+    fn urls_per_read(self) -> usize {
+        match self {
+            Kind::QueueHeld => env_or("HELD_READ", QueueSpoutSettings::new("", "").urls_per_read),
+            _ => URLS_PER_HOST,
+        }
+    }
+
     /// The spouts to run: `SQUALL_BENCH_SPOUTS` (comma-separated names), default all five.
     fn selected() -> Vec<Kind> {
         let wanted = std::env::var("SQUALL_BENCH_SPOUTS").unwrap_or_default();
@@ -186,7 +197,11 @@ fn order(kinds: &[Kind], r: usize) -> Vec<Kind> {
 }
 
 /// A spout, the writer of its process, and for the queue spout its stage timings.
-type Frontier = (Box<dyn Spout>, Arc<dyn StatusStore>, Option<Arc<StageTimes>>);
+type Frontier = (
+    Box<dyn Spout>,
+    Arc<dyn StatusStore>,
+    Option<Arc<StageTimes>>,
+);
 
 /// The indices of the benchmark's frontier.
 struct Indices {
@@ -198,12 +213,7 @@ struct Indices {
 impl Indices {
     /// The spout of `kind` and the writer of its process (for the queue spout, the one that notes
     /// its writes for the queues it holds).
-    fn frontier(
-        &self,
-        kind: Kind,
-        client: &EsClient,
-        owner: &str,
-    ) -> Frontier {
+    fn frontier(&self, kind: Kind, client: &EsClient, owner: &str) -> Frontier {
         let settings = SpoutSettings {
             index: self.status.clone(),
             max_buckets: HOSTS_PER_QUERY,
@@ -224,7 +234,7 @@ impl Indices {
                         max_queues: kind.queues().unwrap_or(HOSTS_PER_QUERY),
                         max_claims_per_query: HOSTS_PER_QUERY,
                         max_urls_per_queue: URLS_PER_HOST,
-                        urls_per_read: URLS_PER_HOST,
+                        urls_per_read: kind.urls_per_read(),
                         refresh_interval: REFRESH,
                         ..QueueSpoutSettings::new(&self.urls, &self.queues)
                     },

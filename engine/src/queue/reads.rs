@@ -4,11 +4,13 @@
 //! A queue is read when it is claimed, and again only when what was read runs low while the last
 //! read came back full (more URLs may be due), or when writes made just before the claim may not
 //! have shown yet. Each read is a term query on the queue's key after its cursor (the last URL this
-//! lease took from it), sorted by date then URL, as large as the hold can use (about the lease over
+//! lease took from it), sorted by date, as large as the hold can use (about the lease over
 //! the politeness delay: one read serves many fetches). It does not stop at "due now": the first
 //! URL it returns that is not due yet gives the queue's next date, which the release writes as
-//! `nextDue`, so no aggregation is needed. The urls index is sorted on disk by date, so each shard
-//! stops once it has its page.
+//! `nextDue`, so no aggregation is needed. The urls index is sorted on disk by date (then URL), so
+//! each segment stops once it has its page. URLs of one date come in no set order: the cursor
+//! names those taken at its date, so a later read skips them whatever order they came in (a sort
+//! on the URL as well cost about a third more of the engine's time on large queues at 10 M URLs).
 //!
 //! The reads of one round go out together in `_msearch` requests of [`READS_PER_SEARCH`] queries,
 //! a few requests at once. A query that fails fails the whole read: a queue is never taken for
@@ -83,7 +85,7 @@ impl ReadRequest {
             "size": self.size.max(1) + 1,
             "track_total_hits": false,
             "query": { "bool": { "filter": filter, "must_not": must_not } },
-            "sort": [ { "nextFetchDate": "asc" }, { "url": "asc" } ]
+            "sort": [ { "nextFetchDate": "asc" } ]
         })
     }
 }
