@@ -145,10 +145,10 @@ fn draws_plots_writes_summary_and_splices() -> Result<()> {
     ensure!(summary.contains("| queue | 42,000 (40,100–43,800) | 20.00 |"));
     ensure!(summary.contains("### Shared crawl"));
     ensure!(summary.contains("| 1 | 2,418 | 24.2 | 0.40 (below aim) | 1.00 / 0.00 / 0.00 |"));
-    ensure!(summary.contains("### Acceptance (issue 12)"));
+    ensure!(summary.contains("### Acceptance (issue 44)"));
     ensure!(
-        summary.contains("| 81.25 (39,000 ÷ 480 URLs/s) | met |"),
-        "queue ÷ aggregation at 5 M"
+        summary.contains("| 20.00 (42,000 ÷ 2,100 URLs/s) | met |"),
+        "queue ÷ aggregation at 1 M"
     );
     ensure!(summary.contains("not measured (this run has no 10 M size)"));
     ensure!(summary.contains("| 0.00 (run 1: 1.00 / 0.00 / 0.00) | **missed** |"));
