@@ -20,9 +20,10 @@
 //! **Order.** The spouts take turns within each run, and the order is balanced over runs (ABBA):
 //! runs come in pairs; pair `p` uses the spouts rotated by `p` places, its first run in that order
 //! and its second in reverse. Over each pair every spout's mean position is the middle one, so a
-//! drift during the run (due URLs consumed, segment merges, caches warming) weighs the same on every
-//! spout, and no spout is always first or last; the rotation changes who opens and closes each pair.
-//! An odd `RUNS` leaves the last pair half done (unbalanced; the JSON says so).
+//! drift during the run (segment merges, caches warming) weighs the same on every spout, and no
+//! spout is always first or last; the rotation changes who opens and closes each pair. An odd
+//! `RUNS` leaves the last pair half done (unbalanced; the JSON says so). Every window starts from a
+//! fresh copy of the kept frontier, so that no spout meets the due URLs an earlier one used up.
 //!
 //! **Where the time goes.** For every window: the engine's work from its node statistics (CPU,
 //! and the time and shard-level operations of search, indexing, refresh, get and merge), the
@@ -54,7 +55,7 @@
 
 mod common;
 
-use common::kept_frontier::KeptFrontiers;
+use common::kept_frontier::{Kept, KeptFrontiers};
 use common::raw_bulk::raw_bulk_rate;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -806,7 +807,12 @@ async fn all_due_phase(
     let due_urls = due_count(client, &indices.urls).await;
     let phase = format!("{run}-all-due-{size}");
     let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
-    let trials = windows(client, &indices, orders, &phase, window).await;
+    let start = Start {
+        frontiers: &kept_frontiers,
+        kept,
+        targets: &targets,
+    };
+    let trials = windows(client, &indices, orders, &phase, window, &start).await;
     let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let mut kinds: Vec<Kind> = orders.first().cloned().unwrap_or_default();
     kinds.sort_by_key(|k| Kind::ALL.iter().position(|a| a == k));
@@ -866,6 +872,22 @@ fn kept_age() -> TimeDelta {
         .unwrap_or(TimeDelta::days(3))
 }
 
+/// Where every window starts: a fresh copy of the kept frontier, so that no spout meets a frontier
+/// an earlier window drained (at 1 M, one run of the five spouts writes back most of the due URLs).
+struct Start<'a> {
+    frontiers: &'a KeptFrontiers,
+    kept: &'a Kept,
+    targets: &'a Targets,
+}
+
+impl Start<'_> {
+    async fn copy(&self, client: &EsClient) {
+        self.frontiers
+            .working_copy(client, self.kept, self.targets)
+            .await;
+    }
+}
+
 /// One window of every spout in each run's order, leases given back between them.
 async fn windows(
     client: &EsClient,
@@ -873,11 +895,13 @@ async fn windows(
     orders: &[Vec<Kind>],
     phase: &str,
     window: Duration,
+    start: &Start<'_>,
 ) -> Vec<(Kind, Trial)> {
     let mut trials = Vec::new();
     for (r, kinds) in orders.iter().enumerate() {
         for &kind in kinds {
             eprintln!("spouts: {phase}, run {r}, {}", kind.name());
+            start.copy(client).await;
             let owner = format!("bench-{phase}-{r}-{}", kind.name());
             let trial = run_trial(kind, client, indices, &owner, Until::Window(window)).await;
             eprintln!(
@@ -946,7 +970,13 @@ async fn main() {
         let hosts_present = doc_count(&client, &indices.queues).await;
 
         let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
-        let trials = windows(&client, &indices, &orders, &format!("{run}-{size}"), window).await;
+        let start = Start {
+            frontiers: &kept_frontiers,
+            kept: &kept,
+            targets: &targets,
+        };
+        let phase = format!("{run}-{size}");
+        let trials = windows(&client, &indices, &orders, &phase, window, &start).await;
         let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
         let new_hosts_measured = env_or("NEW_HOSTS", 1) == 1;
         let new_hosts = if new_hosts_measured {
