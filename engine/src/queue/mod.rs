@@ -103,6 +103,7 @@ pub mod schema;
 mod settings;
 pub mod spout;
 pub mod timings;
+mod top_ups;
 mod upkeep;
 mod writer;
 
