@@ -119,9 +119,6 @@ impl World {
             max_queues: 3,
             max_claims_per_query: 2,
             max_urls_per_queue: 4,
-            // Every other instance reads a queue 3 URLs at a time, so that its queues come back
-            // full and are topped up together with others (`top_ups`); the rest read 60.
-            urls_per_read: if self.generation % 2 == 0 { 3 } else { 60 },
             max_hold: Duration::from_secs(2),
             refresh_interval: Duration::from_secs(1),
             ..QueueSpoutSettings::new(&self.urls, &self.queues)

@@ -44,9 +44,6 @@ pub(crate) struct Claim {
     read_at: Option<DateTime<Utc>>,
     /// The last read was all due URLs: more may be due after them.
     more: bool,
-    /// The last read was a top-up together with other queues that did not say what follows: the
-    /// next read is the queue's own.
-    own_read: bool,
     /// The date of the first URL not due at the last read (after the cursor).
     next: Option<DateTime<Utc>>,
     /// Due URLs known but not handed out (busy when their turn came): the queue stays due.
@@ -81,7 +78,6 @@ impl Claim {
             cursor: None,
             read_at: None,
             more: false,
-            own_read: false,
             next: None,
             due_left: None,
             reread_at: None,
@@ -123,7 +119,6 @@ impl Claim {
             key: key.to_string(),
             size,
             after: self.cursor.clone(),
-            together: !first && !reread && !self.own_read && self.cursor.is_some(),
         })
     }
 
@@ -131,7 +126,6 @@ impl Claim {
     pub fn take_read(&mut self, read: QueueRead, busy: &BusyUrls, read_at: DateTime<Utc>) {
         self.read_at = Some(read_at);
         self.more = read.more;
-        self.own_read = read.own_read_next;
         if !read.more {
             self.next = read.next;
         }
@@ -333,7 +327,6 @@ mod tests {
             due: Vec::new(),
             next: None,
             more: false,
-            own_read_next: false,
         };
         claim.take_read(read, &BusyUrls::none(), at);
     }

@@ -103,7 +103,6 @@ pub mod schema;
 mod settings;
 pub mod spout;
 pub mod timings;
-mod top_ups;
 mod upkeep;
 mod writer;
 

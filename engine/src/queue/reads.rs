@@ -13,8 +13,7 @@
 //! on the URL as well cost about a third more of the engine's time on large queues at 10 M URLs).
 //!
 //! The reads of one round go out together in `_msearch` requests of [`READS_PER_SEARCH`] queries,
-//! a few requests at once. Top-ups of queues whose last read came back full go out alongside, several
-//! queues to a search ([`super::top_ups`]). A query that fails fails the whole read: a queue is never taken for
+//! a few requests at once. A query that fails fails the whole read: a queue is never taken for
 //! drained on an answer that is not whole.
 
 use std::collections::HashMap;
@@ -66,9 +65,6 @@ pub(crate) struct ReadRequest {
     pub size: usize,
     /// Where to resume, if this lease read the queue before.
     pub after: Option<Cursor>,
-    /// Whether it may be read together with other queues ([`super::top_ups`]): a top-up of a
-    /// queue read before, whose last read came back full.
-    pub together: bool,
 }
 
 impl ReadRequest {
@@ -115,9 +111,6 @@ pub(crate) struct QueueRead {
     pub next: Option<DateTime<Utc>>,
     /// The page held nothing but due URLs: more may be due after them.
     pub more: bool,
-    /// The answer came from a search over several queues ([`super::top_ups`]) that did not say
-    /// whether more is due, nor date the queue's next URL: the queue's next read is its own.
-    pub own_read_next: bool,
 }
 
 /// Reads the queues of `requests`, each with its own query; the answers by key.
@@ -247,7 +240,6 @@ mod tests {
             key: "a.test".into(),
             size,
             after: None,
-            together: false,
         }
     }
 

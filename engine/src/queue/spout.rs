@@ -7,7 +7,7 @@
 //! Each round sends what it can at once: the leases given back and the claims of new queues go
 //! together, then one read for every queue that needs one, then the releases of drained queues.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -23,10 +23,9 @@ use super::claims::{ClaimRequest, Claimed, RecentQueues, claim_queues};
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
 use super::held::{Held, Tenure};
-use super::reads::{QueueRead, ReadRequest, read_queues};
+use super::reads::{ReadRequest, read_queues};
 use super::settings::QueueSpoutSettings;
 use super::timings::{Stage, StageTimes};
-use super::top_ups::top_up_queues;
 use super::upkeep::{FrontierLoad, Upkeep, retire};
 use super::writer::QueueStatusStore;
 use crate::client::{EsClient, Method, RequestBody};
@@ -374,48 +373,22 @@ impl QueueSpout {
             return Ok(());
         }
         metrics::counter!("squall_queue_reads_total").increment(requests.len() as u64);
-        let reads = self.send_reads(requests, now).await?;
+        let started = Instant::now();
+        let reads = read_queues(
+            &self.client,
+            &self.settings.urls_index,
+            &self.settings.key_field,
+            &requests,
+            now,
+        )
+        .await?;
+        self.times.record(Stage::Reading, started, requests.len());
         for (key, read) in reads {
             if let Some(claim) = self.claims.get_mut(&key) {
                 claim.take_read(read, busy, now);
             }
         }
         Ok(())
-    }
-
-    /// Sends the reads of one round: top-ups together ([`top_up_queues`]), the others each on its
-    /// own, both at once; the answers by key.
-    async fn send_reads(
-        &self,
-        requests: Vec<ReadRequest>,
-        now: chrono::DateTime<Utc>,
-    ) -> Result<HashMap<String, QueueRead>, SpoutError> {
-        let (together, alone): (Vec<ReadRequest>, Vec<ReadRequest>) =
-            requests.into_iter().partition(|r| r.together);
-        let (urls, field) = (&self.settings.urls_index, &self.settings.key_field);
-        let times = &self.times;
-        let own_reads = async {
-            if alone.is_empty() {
-                return Ok(HashMap::new());
-            }
-            let started = Instant::now();
-            let reads = read_queues(&self.client, urls, field, &alone, now).await;
-            times.record(Stage::Reading, started, alone.len());
-            reads
-        };
-        let top_ups = async {
-            if together.is_empty() {
-                return Ok(HashMap::new());
-            }
-            let started = Instant::now();
-            let reads = top_up_queues(&self.client, urls, field, &together, now).await;
-            times.record(Stage::ToppingUp, started, together.len());
-            reads
-        };
-        let (own_reads, top_ups) = futures::join!(own_reads, top_ups);
-        let mut reads = own_reads?;
-        reads.extend(top_ups?);
-        Ok(reads)
     }
 
     /// Hands out what each open queue has ready, as much as its share of the fetcher has room for.

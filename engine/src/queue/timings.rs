@@ -18,12 +18,8 @@ pub enum Stage {
     /// Listing and claiming together, with the leases dropped alongside: what the round waits on
     /// before it reads. Items: queues held after it.
     ClaimRound,
-    /// Reading held queues' URLs, each queue on its own: `_msearch` requests of one query a
-    /// queue. Items: queues read.
+    /// Reading held queues' URLs: `_msearch` requests of one query a queue. Items: queues read.
     Reading,
-    /// Topping up held queues whose last read came back full, several to a search (alongside
-    /// the reads of their own). Items: queues topped up.
-    ToppingUp,
     /// Handing ready URLs to the runner (no request). Items: URLs handed out.
     HandingOut,
     /// Giving drained queues back: one `_bulk` of edits. Items: queues given back.
@@ -32,12 +28,11 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in round order.
-    pub const ALL: [Stage; 7] = [
+    pub const ALL: [Stage; 6] = [
         Stage::Listing,
         Stage::Claiming,
         Stage::ClaimRound,
         Stage::Reading,
-        Stage::ToppingUp,
         Stage::HandingOut,
         Stage::Releasing,
     ];
@@ -49,7 +44,6 @@ impl Stage {
             Stage::Claiming => "claiming",
             Stage::ClaimRound => "claim_round",
             Stage::Reading => "reading",
-            Stage::ToppingUp => "topping_up",
             Stage::HandingOut => "handing_out",
             Stage::Releasing => "releasing",
         }

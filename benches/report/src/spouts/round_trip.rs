@@ -15,7 +15,6 @@ const STAGES: &[(&str, &str)] = &[
     ("listing", "of it listing"),
     ("claiming", "of it claiming"),
     ("reading", "reading"),
-    ("topping_up", "topping up (alongside)"),
     ("handing_out", "handing out"),
     ("releasing", "releasing"),
     ("runner", "runner, outside queries"),
