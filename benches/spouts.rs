@@ -608,9 +608,9 @@ fn stages_per_url(trials: &[&Trial]) -> Vec<StageTime> {
     stages
 }
 
-/// URL numbers of a frontier of `size` whose documents no window changes (not due, unless
-/// `all_due`), about `count` of them spread over the frontier: rewritten as generated, they leave
-/// it as it was.
+/// About `count` URL numbers spread over a frontier of `size`, rewritten as generated to measure
+/// the ceiling: URLs not due, which no window changes, so the frontier stays as it was (in an
+/// all-due frontier every URL is due: there they are any URLs).
 fn untouched_urls(size: u64, count: u64, all_due: bool) -> Vec<u64> {
     let stride = (size / count.max(1)).max(1);
     (0..size)
@@ -792,26 +792,20 @@ async fn all_due_phase(
         status: Some(indices.status.clone()),
         queue_frontier: Some((indices.urls.clone(), indices.queues.clone())),
     };
-    let kept_frontiers = KeptFrontiers {
-        hosts,
-        shards,
-        all_due: true,
-        refresh: format!("{}s", REFRESH.as_secs()),
-        max_age: kept_age(),
-    };
+    let kept_frontiers = kept_frontiers(hosts, shards, true);
     let kept = kept_frontiers.ensure(client, &[size]).await;
     let Some((_, kept)) = kept.first() else {
         panic!("no kept frontier of {size} URLs, all due");
     };
-    kept_frontiers.working_copy(client, kept, &targets).await;
-    let due_urls = due_count(client, &indices.urls).await;
-    let phase = format!("{run}-all-due-{size}");
-    let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let start = Start {
         frontiers: &kept_frontiers,
         kept,
         targets: &targets,
     };
+    start.copy(client).await;
+    let due_urls = due_count(client, &indices.urls).await;
+    let phase = format!("{run}-all-due-{size}");
+    let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let trials = windows(client, &indices, orders, &phase, window, &start).await;
     let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
     let mut kinds: Vec<Kind> = orders.first().cloned().unwrap_or_default();
@@ -865,11 +859,19 @@ async fn new_host_trials(
     new_hosts
 }
 
-/// How old a kept frontier may be (`SQUALL_BENCH_KEPT_DAYS`, default 3): URLs that were not due at
-/// its load come due from an hour after it on (about 2 % of the frontier a day).
-fn kept_age() -> TimeDelta {
-    TimeDelta::try_hours((env_or("KEPT_DAYS", 3.0_f64) * 24.0).round() as i64)
-        .unwrap_or(TimeDelta::days(3))
+/// The benchmark's kept frontiers of this shape, copied with its refresh interval. One older than
+/// `SQUALL_BENCH_KEPT_DAYS` (default 3) is loaded again: URLs that were not due at its load come due
+/// from an hour after it on (about 2 % of the frontier a day).
+fn kept_frontiers(hosts: u64, shards: u32, all_due: bool) -> KeptFrontiers {
+    let max_age = TimeDelta::try_hours((env_or("KEPT_DAYS", 3.0_f64) * 24.0).round() as i64)
+        .unwrap_or(TimeDelta::days(3));
+    KeptFrontiers {
+        hosts,
+        shards,
+        all_due,
+        refresh: format!("{}s", REFRESH.as_secs()),
+        max_age,
+    }
 }
 
 /// Where every window starts: a fresh copy of the kept frontier, so that no spout meets a frontier
@@ -954,33 +956,27 @@ async fn main() {
         status: Some(indices.status.clone()),
         queue_frontier: Some((indices.urls.clone(), indices.queues.clone())),
     };
-    let kept_frontiers = KeptFrontiers {
-        hosts,
-        shards,
-        all_due: false,
-        refresh: format!("{}s", REFRESH.as_secs()),
-        max_age: kept_age(),
-    };
+    let kept_frontiers = kept_frontiers(hosts, shards, false);
     let mut results = Vec::new();
     for (size, kept) in kept_frontiers.ensure(&client, &sizes).await {
-        kept_frontiers.working_copy(&client, &kept, &targets).await;
+        let start = Start {
+            frontiers: &kept_frontiers,
+            kept: &kept,
+            targets: &targets,
+        };
+        start.copy(&client).await;
         let status_docs = shard_docs(&client, &indices.status).await;
         let urls_docs = shard_docs(&client, &indices.urls).await;
         let due_urls = due_count(&client, &indices.urls).await;
         let hosts_present = doc_count(&client, &indices.queues).await;
 
         let first_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
-        let start = Start {
-            frontiers: &kept_frontiers,
-            kept: &kept,
-            targets: &targets,
-        };
         let phase = format!("{run}-{size}");
         let trials = windows(&client, &indices, &orders, &phase, window, &start).await;
         let last_ceiling = ceiling(&kept_frontiers, kept.epoch, &indices.urls, size).await;
         let new_hosts_measured = env_or("NEW_HOSTS", 1) == 1;
         let new_hosts = if new_hosts_measured {
-            new_host_trials(&client, &indices, &orders, &format!("{run}-{size}")).await
+            new_host_trials(&client, &indices, &orders, &phase).await
         } else {
             Vec::new()
         };

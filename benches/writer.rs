@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use chrono::Utc;
 use common::frontier_data::{Generator, call, delete};
-use common::{Spread, engine_client, engine_url, env_or, print_result, quick, runs};
+use common::raw_bulk::send_bodies;
+use common::{Spread, engine_client, env_or, print_result, quick, runs};
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite};
 use squall_bench_schema::Run;
@@ -78,26 +79,8 @@ async fn raw_bulk(client: &EsClient, index: &str, batches: &[Vec<StatusWrite>]) 
         }
         bodies.push(body);
     }
-    let http = reqwest::Client::new();
-    let url = format!("{}/{index}/_bulk", engine_url().trim_end_matches('/'));
     let documents: usize = batches.iter().map(Vec::len).sum();
-    let started = Instant::now();
-    for body in bodies {
-        let answer = http
-            .post(&url)
-            .header("content-type", "application/x-ndjson")
-            .body(body)
-            .send()
-            .await;
-        let text = match answer {
-            Ok(answer) => answer.text().await.unwrap_or_default(),
-            Err(e) => panic!("raw bulk: {e}"),
-        };
-        if text.contains("\"errors\":true") {
-            panic!("raw bulk had errors: {}", &text[..text.len().min(500)]);
-        }
-    }
-    documents as f64 / started.elapsed().as_secs_f64()
+    send_bodies(index, bodies, documents, 1).await
 }
 
 #[tokio::main]

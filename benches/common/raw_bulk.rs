@@ -35,6 +35,18 @@ pub async fn raw_bulk_rate(
             body
         })
         .collect();
+    send_bodies(index, bodies, numbers.len(), in_flight).await
+}
+
+/// Sends `_bulk` request bodies already serialized into `index` over a bare HTTP client,
+/// `in_flight` at once, checking only each answer's `errors` flag; `documents` (what the bodies
+/// hold) per second.
+pub async fn send_bodies(
+    index: &str,
+    bodies: Vec<String>,
+    documents: usize,
+    in_flight: usize,
+) -> f64 {
     let http = reqwest::Client::new();
     let url = format!("{}/{index}/_bulk", engine_url().trim_end_matches('/'));
     let started = Instant::now();
@@ -60,5 +72,5 @@ pub async fn raw_bulk_rate(
             );
         }
     }
-    numbers.len() as f64 / started.elapsed().as_secs_f64()
+    documents as f64 / started.elapsed().as_secs_f64()
 }

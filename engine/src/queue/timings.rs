@@ -27,16 +27,6 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// Every stage, in round order.
-    pub const ALL: [Stage; 6] = [
-        Stage::Listing,
-        Stage::Claiming,
-        Stage::ClaimRound,
-        Stage::Reading,
-        Stage::HandingOut,
-        Stage::Releasing,
-    ];
-
     /// Its name in metrics and reports.
     pub fn name(self) -> &'static str {
         match self {
