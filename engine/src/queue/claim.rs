@@ -98,6 +98,11 @@ impl Claim {
         self.early_look = Some(self.early_look.map_or(at, |t| t.min(at)));
     }
 
+    /// URLs read and not handed out yet.
+    pub fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+
     /// What to read of this queue now, if anything: on its first turn, when what it read runs low
     /// and more may be due, or once writes it could not see have shown.
     pub fn read_request(
