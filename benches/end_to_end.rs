@@ -83,13 +83,13 @@ use chrono::{TimeDelta, Utc};
 use common::fetch_driver::{fetcher_alone, site_urls};
 use common::frontier_data::{
     Generator, Targets, background, create, delete, doc_count, due_count, finish_load, load, names,
-    primaries,
 };
 use common::{Spread, engine_client, engine_url, env_or, print_result, quick, start_closed_site};
 use crawl::{Budget, FrontierChoice, Place};
 use squall_bench_schema::end_to_end::{
     AsGiven, Background, CrawlRun, EndToEnd, Frontier, GivenRun, Row,
 };
+use squall_engine::client::indices::shard_count;
 
 /// The per-host delay, seconds.
 const DELAY: f64 = 1.0;
@@ -137,7 +137,7 @@ async fn prepare_background() -> Option<(Targets, Background)> {
         .take(2)
         .all(|c| c.is_some_and(|c| c >= wanted))
         && counts[2].is_some()
-        && primaries(&client, &names[1]).await == Some(crawl::SHARDS);
+        && shard_count(&client, &names[1]).await.ok() == Some(crawl::SHARDS);
     let started = std::time::Instant::now();
     if !kept {
         eprintln!("end_to_end: loading {wanted} URLs of other hosts, none due (the background)");

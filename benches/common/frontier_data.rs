@@ -483,13 +483,3 @@ pub async fn doc_count(client: &EsClient, index: &str) -> Option<u64> {
         .ok()?;
     answer["count"].as_u64()
 }
-
-/// The primary shards of `index`, if it exists.
-pub async fn primaries(client: &EsClient, index: &str) -> Option<u32> {
-    let answer = client
-        .request(Method::Get, &format!("/{index}/_settings"), &[], None)
-        .await
-        .ok()?;
-    let shards = answer[index]["settings"]["index"]["number_of_shards"].as_str()?;
-    shards.parse().ok()
-}
