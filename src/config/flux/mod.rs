@@ -52,11 +52,14 @@
 
 pub mod classes;
 mod document;
+mod includes;
+mod plan;
 mod substitute;
 
 use std::path::{Path, PathBuf};
 
 pub use document::ConfigLayer;
+pub use includes::{MAX_FILE_BYTES, MAX_INCLUDES, MAX_TOTAL_BYTES};
 pub use substitute::Substitutions;
 
 use classes::Role;
@@ -126,6 +129,18 @@ pub enum FluxError {
         /// Why.
         message: String,
     },
+    /// A bound on what one read of a flux may take was hit: which bound, and the file where.
+    #[error("{path}: over the bound on {bound} ({limit}): {hint}")]
+    Bound {
+        /// The file being read.
+        path: String,
+        /// The bound.
+        bound: &'static str,
+        /// Its value.
+        limit: u64,
+        /// What may have caused it.
+        hint: &'static str,
+    },
     /// The topology as a whole makes no crawl squall can run.
     #[error("{path}: {message}")]
     Topology {
@@ -173,7 +188,7 @@ const GROUPINGS: &[&str] = &[
 impl FluxTopology {
     /// Reads the flux at `path` and its includes, with `substitutions`, and maps it to squall.
     pub fn load(path: &Path, substitutions: &Substitutions) -> Result<Self, FluxError> {
-        let merged = document::read(path, substitutions)?;
+        let merged = includes::read(path, substitutions)?;
         check_streams(&merged)?;
         let mut topology = FluxTopology {
             name: merged.name.clone().unwrap_or_else(|| "flux".to_string()),
