@@ -286,12 +286,10 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
         None
     };
 
-    if let Some(addr) = args.metrics_addr {
-        metrics_exporter_prometheus::PrometheusBuilder::new()
-            .with_http_listener(addr)
-            .install()
-            .with_context(|| format!("cannot serve metrics on {addr}"))?;
-    }
+    let _metrics_page = match args.metrics_addr {
+        Some(addr) => Some(squall::live::serve_metrics(addr).await?),
+        None => None,
+    };
 
     let mut opened = open_frontier(&config).await?;
     let browser = start_browser(&config, &resolve).await?;

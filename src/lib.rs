@@ -87,6 +87,7 @@ pub mod filter;
 pub mod filter_files;
 pub mod frontier;
 pub mod index;
+pub mod listen;
 pub mod live;
 pub mod message;
 pub mod model;

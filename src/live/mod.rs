@@ -22,4 +22,6 @@ pub use crawl::{LiveCrawl, LiveSettings, Progress, Totals};
 pub use document::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
 pub use latency::{LatencyWindow, Percentiles};
 pub use series::RateTrack;
-pub use server::{DocumentSource, PAGE, ServeError, StatusServer, serve};
+pub use server::{
+    DocumentSource, PAGE, ServeError, StatusServer, serve, serve_metrics, serve_with,
+};

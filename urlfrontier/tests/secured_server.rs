@@ -247,3 +247,53 @@ fn the_server_refuses_to_listen_off_loopback_with_neither_tls_nor_a_token() {
     assert!(stderr.contains("--allow-open"), "{stderr}");
     assert!(output.stdout.is_empty(), "it listened");
 }
+
+/// TLS proves the server to its clients, not the clients to the server: off loopback a token is
+/// still needed.
+#[test]
+fn the_server_refuses_to_listen_off_loopback_with_tls_but_no_token() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ca = TestCa::new("squall frontier test CA");
+    let (cert, key) = ca
+        .server_identity(&["127.0.0.1", "localhost"])
+        .write(dir.path(), "server");
+    let child = Command::new(server_binary())
+        .args(["--listen", "0.0.0.0:0", "--frontier-path"])
+        .arg(dir.path().join("frontier"))
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .env_remove("SQUALL_FRONTIER_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run squall-frontier");
+    let output = exit_within(child, std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without a token"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not clients to the server"), "{stderr}");
+    assert!(output.stdout.is_empty(), "it listened");
+}
+
+/// The process's output once it ends, or a failure naming what it printed if it still runs after
+/// `limit` (then it is killed): a server that starts instead of refusing fails the test.
+fn exit_within(mut child: Child, limit: std::time::Duration) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("output");
+            panic!(
+                "it started instead of refusing: {}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}

@@ -56,6 +56,7 @@
 
 pub mod app;
 mod expect;
+pub mod flood;
 pub mod hostile;
 mod model;
 mod render;

@@ -14,11 +14,13 @@ use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use squall::config::{ConfigBuilder, Secret};
-use squall_urlfrontier::server::{LogLevels, ServerAccess, ServerOptions, TlsFiles};
+use squall::listen::ListenLimits;
+use squall_urlfrontier::server::{LogLevels, SERVER_LIMITS, ServerAccess, ServerOptions, TlsFiles};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -84,10 +86,20 @@ struct Args {
         conflicts_with = "token_file"
     )]
     token: Option<String>,
-    /// Listen on an address other machines reach with neither TLS nor a token (refused
-    /// otherwise): anyone who reaches it can read and change the frontier.
+    /// Listen on an address other machines reach without a token (refused otherwise, TLS or
+    /// not): anyone who reaches it can read and change the frontier.
     #[arg(long)]
     allow_open: bool,
+    /// Connections held at once; more are closed as soon as they are accepted.
+    #[arg(long, value_name = "N", default_value_t = SERVER_LIMITS.max_connections)]
+    max_connections: usize,
+    /// Seconds a new connection has to send its first bytes and finish its TLS handshake.
+    #[arg(long, value_name = "SECS", default_value_t = SERVER_LIMITS.handshake_timeout.as_secs())]
+    handshake_timeout: u64,
+    /// Seconds a connection may stay with nothing sent either way (the server pings its clients
+    /// every quarter of this, so a live client stays).
+    #[arg(long, value_name = "SECS", default_value_t = SERVER_LIMITS.idle_timeout.as_secs())]
+    idle_timeout: u64,
 }
 
 impl Args {
@@ -95,7 +107,10 @@ impl Args {
     fn access(&self) -> anyhow::Result<ServerAccess> {
         let token = match (&self.token, &self.token_file) {
             (Some(token), _) => Some(token.trim().to_string()),
-            (None, Some(path)) => Some(Secret::from_file(path).context("--token-file")?.0),
+            (None, Some(path)) => {
+                warn_if_others_read(path);
+                Some(Secret::from_file(path).context("--token-file")?.0)
+            }
             (None, None) => None,
         };
         if token.as_ref().is_some_and(String::is_empty) {
@@ -114,6 +129,21 @@ impl Args {
         };
         access.check_exposure(self.listen, self.allow_open)?;
         Ok(access)
+    }
+
+    /// The gRPC listener's bounds from the flags.
+    fn limits(&self) -> anyhow::Result<ListenLimits> {
+        if self.max_connections == 0 || self.handshake_timeout == 0 || self.idle_timeout < 4 {
+            anyhow::bail!(
+                "--max-connections and --handshake-timeout must be at least 1, --idle-timeout \
+                 at least 4 (seconds)"
+            );
+        }
+        Ok(ListenLimits {
+            max_connections: self.max_connections,
+            handshake_timeout: Duration::from_secs(self.handshake_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+        })
     }
 
     fn shorthand_keys(&self) -> Vec<(&'static str, &str)> {
@@ -194,12 +224,10 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     }
     let config = builder.build()?;
     let access = args.access()?;
-    if let Some(addr) = args.metrics_addr {
-        metrics_exporter_prometheus::PrometheusBuilder::new()
-            .with_http_listener(addr)
-            .install()
-            .with_context(|| format!("cannot serve metrics on {addr}"))?;
-    }
+    let _metrics = match args.metrics_addr {
+        Some(addr) => Some(squall::live::serve_metrics(addr).await?),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -208,6 +236,7 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
         reference_stats: args.reference_stats,
         access,
         status_addr: args.status_addr,
+        limits: args.limits()?,
     };
     let server = squall_urlfrontier::server::start_with(config, listener, options).await?;
     // One line on stdout that scripts and tests wait for.
@@ -219,6 +248,24 @@ async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     eprintln!("stopping: finishing calls in progress, giving back what is held");
     server.shutdown().await;
     Ok(())
+}
+
+/// Warns when users other than the file's owner may read the token file.
+fn warn_if_others_read(path: &std::path::Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(metadata) = std::fs::metadata(path)
+            && metadata.permissions().mode() & 0o044 != 0
+        {
+            tracing::warn!(
+                file = %path.display(),
+                "the token file can be read by other users (chmod 600 it)"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 /// `--status-addr`: an address, or a port of the loopback address.

@@ -38,35 +38,63 @@ pub enum AccessError {
         /// What is wrong.
         message: String,
     },
-    /// A non-loopback address with neither TLS nor a token, and no explicit consent.
+    /// A non-loopback address with no token, and no explicit consent.
     #[error(
-        "refusing to listen on {0} with neither TLS nor a token: anyone who reaches it could read \
-         and change the frontier. Give a certificate and key (--tls-cert, --tls-key) and a token \
-         (--token-file, or SQUALL_FRONTIER_TOKEN), or say --allow-open to serve it open anyway"
+        "refusing to listen on {addr} without a token{tls}: anyone who reaches it could read and \
+         change the frontier. Give a token (--token-file, or SQUALL_FRONTIER_TOKEN) and, off a \
+         trusted network, TLS (--tls-cert, --tls-key), or say --allow-open to serve it open anyway",
+        tls = if *.tls { " (TLS proves the server to clients, not clients to the server)" } else { "" }
     )]
-    Exposed(SocketAddr),
+    Exposed {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Whether TLS was set up.
+        tls: bool,
+    },
 }
 
 impl ServerAccess {
-    /// Fails when `addr` is reachable from other machines (not loopback) and the server would
-    /// have neither TLS nor a token, unless `allow_open` says to serve it open anyway.
+    /// Fails when `addr` is reachable from other machines (not loopback) and calls would need no
+    /// token, unless `allow_open` says to serve it open anyway: TLS alone authenticates the
+    /// server, not its clients. A token sent without TLS off loopback is allowed, with a warning.
     pub fn check_exposure(&self, addr: SocketAddr, allow_open: bool) -> Result<(), AccessError> {
-        let protected = self.tls.is_some() || self.token.is_some();
-        if protected || allow_open || addr.ip().is_loopback() {
+        if addr.ip().is_loopback() {
             return Ok(());
         }
-        Err(AccessError::Exposed(addr))
+        if self.token.is_some() {
+            if self.tls.is_none() {
+                tracing::warn!(
+                    %addr,
+                    "the token travels in clear text to {addr}: without TLS (--tls-cert, \
+                     --tls-key) anyone on the path can read it"
+                );
+            }
+            return Ok(());
+        }
+        if allow_open {
+            return Ok(());
+        }
+        Err(AccessError::Exposed {
+            addr,
+            tls: self.tls.is_some(),
+        })
     }
 
     /// tonic's TLS settings from the files, read now.
-    pub(super) fn tls_config(&self) -> Result<Option<ServerTlsConfig>, AccessError> {
+    /// A handshake not done within `handshake` is dropped.
+    pub(super) fn tls_config(
+        &self,
+        handshake: std::time::Duration,
+    ) -> Result<Option<ServerTlsConfig>, AccessError> {
         let Some(files) = &self.tls else {
             return Ok(None);
         };
         let certificate = read_pem(&files.certificate)?;
         let key = read_pem(&files.key)?;
         Ok(Some(
-            ServerTlsConfig::new().identity(Identity::from_pem(certificate, key)),
+            ServerTlsConfig::new()
+                .identity(Identity::from_pem(certificate, key))
+                .timeout(handshake),
         ))
     }
 
@@ -167,12 +195,23 @@ mod tests {
     }
 
     #[test]
-    fn only_loopback_may_be_served_open_without_consent() {
+    fn only_loopback_may_be_served_without_a_token_without_consent() {
         let open = ServerAccess::default();
         let any: SocketAddr = "0.0.0.0:7071".parse().expect("address");
         let loopback: SocketAddr = "127.0.0.1:7071".parse().expect("address");
         let error = open.check_exposure(any, false).expect_err("exposed");
         assert!(error.to_string().contains("0.0.0.0:7071"), "{error}");
+        let tls_only = ServerAccess {
+            tls: Some(TlsFiles {
+                certificate: PathBuf::from("c.pem"),
+                key: PathBuf::from("k.pem"),
+            }),
+            token: None,
+        };
+        let error = tls_only.check_exposure(any, false).expect_err("TLS alone");
+        assert!(error.to_string().contains("not clients"), "{error}");
+        assert!(tls_only.check_exposure(any, true).is_ok());
+        assert!(tls_only.check_exposure(loopback, false).is_ok());
         assert!(open.check_exposure(any, true).is_ok());
         assert!(open.check_exposure(loopback, false).is_ok());
         let with_token = ServerAccess {

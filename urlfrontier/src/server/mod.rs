@@ -1,5 +1,6 @@
 //! The URLFrontier server over squall's frontiers.
 mod access;
+mod connection;
 mod crawl;
 mod crawls;
 mod dispenser;
@@ -8,6 +9,7 @@ mod service;
 mod writer;
 
 pub use access::{AccessError, ServerAccess, TlsFiles};
+pub use connection::SERVER_LIMITS;
 pub use crawl::{Crawl, CrawlSettings};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use squall::config::{CrawlConfig, FrontierKind};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -18,12 +17,14 @@ use tonic::codegen::http;
 use tower::util::MapRequestLayer;
 
 use super::access::{AccessError, ServerAccess};
+use super::connection::{SERVER_LIMITS, incoming};
 use super::crawl::CrawlSettings;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::live::{CallBoard, FrontierLive};
 use super::service::{FrontierService, LogLevels};
 use crate::proto::url_frontier_server::UrlFrontierServer;
 use squall::frontier::Frontier;
+use squall::listen::{GuardedListener, ListenLimits};
 
 /// How long a shutdown waits for calls in progress (a client's open PutURLs stream) before it
 /// stops the crawls anyway; writes acked until then are durable, the rest were never acked.
@@ -156,7 +157,7 @@ pub struct RunningServer {
 }
 
 /// What a server offers beyond its configuration's frontier.
-#[derive(Clone, Default, derive_more::Debug)]
+#[derive(Clone, derive_more::Debug)]
 pub struct ServerOptions {
     /// How `SetLogLevel` changes the process's log filter; `None` refuses the call.
     #[debug("{}", log_levels.is_some())]
@@ -169,6 +170,21 @@ pub struct ServerOptions {
     pub access: ServerAccess,
     /// Where to serve the live status page and its `/status.json` (none by default).
     pub status_addr: Option<SocketAddr>,
+    /// The gRPC listener's bounds: connections held at once, the time to speak and to stay
+    /// silent ([`SERVER_LIMITS`] by default).
+    pub limits: ListenLimits,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            log_levels: None,
+            reference_stats: false,
+            access: ServerAccess::default(),
+            status_addr: None,
+            limits: SERVER_LIMITS,
+        }
+    }
 }
 
 /// Starts a URLFrontier server on `listener` over the frontier `config` names (its `DEFAULT`
@@ -204,18 +220,16 @@ pub async fn start_with(
         .with_squall_counts(!options.reference_stats);
     let stop = CancellationToken::new();
     let stopped = stop.clone();
-    // Answers go out at once: with Nagle's algorithm on, a small frame waits for the client's
-    // delayed ACK (40 ms on Linux) and each call pays it.
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|accepted| {
-        if let Ok(stream) = &accepted
-            && let Err(error) = stream.set_nodelay(true)
-        {
-            warn!(%error, "TCP_NODELAY could not be set");
-        }
-        accepted
-    });
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(tls) = options.access.tls_config()? {
+    // Answers go out at once (the guarded listener sets TCP_NODELAY): with Nagle's algorithm on, a
+    // small frame waits for the client's delayed ACK (40 ms on Linux) and each call pays it.
+    let limits = options.limits;
+    let incoming = incoming(GuardedListener::new(listener, "URLFrontier server", limits));
+    // A live client answers the pings, so its connection is never idle for long; a dead one is
+    // closed when a ping goes unanswered.
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(limits.idle_timeout / 4))
+        .http2_keepalive_timeout(Some(limits.idle_timeout / 4));
+    if let Some(tls) = options.access.tls_config(limits.handshake_timeout)? {
         // tonic's TLS takes the process's default crypto provider, which must be chosen when
         // more than one is built in.
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -33,20 +33,22 @@ impl FrontierService {
         tokio::spawn(async move {
             let mut chunks = inbound.ready_chunks(BATCH);
             while let Some(chunk) = chunks.next().await {
-                let mut items = Vec::with_capacity(chunk.len());
-                for item in chunk {
-                    match item {
-                        Ok(item) => items.push(item),
-                        Err(status) => {
-                            debug!(%status, "PutURLs stream ended by the client");
-                            break;
-                        }
-                    }
-                }
+                let (items, broken) = until_error(chunk);
                 for ack in service.put_batch(items).await {
                     if acks.send(Ok(ack)).await.is_err() {
                         return; // the client is gone; its writes are done, only acks are lost
                     }
+                }
+                if let Some(status) = broken {
+                    // The stream cannot go on (an item over the size limit, a reset, a client
+                    // gone): the call ends with what was wrong; the items before it were acked.
+                    debug!(%status, "PutURLs stream ended by an error");
+                    let ended = tonic::Status::new(
+                        status.code(),
+                        format!("PutURLs ended: {}", status.message()),
+                    );
+                    let _ = acks.send(Err(ended)).await;
+                    return;
                 }
             }
         });
@@ -101,6 +103,20 @@ impl FrontierService {
         }
         acks
     }
+}
+
+/// The items of `chunk` before its first error, and that error.
+fn until_error(
+    chunk: Vec<Result<UrlItem, tonic::Status>>,
+) -> (Vec<UrlItem>, Option<tonic::Status>) {
+    let mut items = Vec::with_capacity(chunk.len());
+    for item in chunk {
+        match item {
+            Ok(item) => items.push(item),
+            Err(status) => return (items, Some(status)),
+        }
+    }
+    (items, None)
 }
 
 fn ack(id: String, status: AckStatus) -> AckMessage {
