@@ -76,3 +76,69 @@ fn a_flux_whose_includes_form_a_diamond_is_read_at_once() {
     assert!(stderr.contains("1 seeds injected"), "{stderr}");
     assert!(stderr.contains("nothing to crawl"), "{stderr}");
 }
+
+/// The binary run in `dir` on `args`, which it must refuse (exit 2): what it says.
+fn refused(dir: &Path, args: &[&str]) -> String {
+    let output = run_bounded(dir, args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
+/// A YAML error in the second of two config files, or in a flux, names the file and the line:
+/// a key given twice, aliases that expand too far, a syntax error.
+#[test]
+fn a_yaml_error_names_its_file_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    };
+    write("good.yaml", "http.agent.name: squall-test\n");
+    write(
+        "twice.yaml",
+        "fetcher.threads.number: 2\nhttp.agent.name: x\nhttp.agent.name: y\n",
+    );
+    let mut bomb = "a: &a [1]\n".to_string();
+    for (name, from) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+        let uses = vec![format!("*{from}"); 9].join(",");
+        bomb.push_str(&format!("{name}: &{name} [{uses}]\n"));
+    }
+    write("aliases.yaml", &bomb);
+    write(
+        "broken.yaml",
+        "fetcher.threads.number: 2\nhttp.agent.name: [x\n",
+    );
+    let config = |file: &str| {
+        let frontier = dir.path().join("frontier").display().to_string();
+        refused(
+            dir.path(),
+            &[
+                "--config",
+                "good.yaml",
+                "--config",
+                file,
+                "--frontier-path",
+                &frontier,
+            ],
+        )
+    };
+    let said = config("twice.yaml");
+    assert!(said.contains("config file twice.yaml, line 3: "), "{said}");
+    assert!(said.contains("http.agent.name"), "{said}");
+    let said = config("aliases.yaml");
+    assert!(
+        said.contains("config file aliases.yaml, line 2: "),
+        "{said}"
+    );
+    assert!(said.contains("aliases expand too far"), "{said}");
+    let said = config("broken.yaml");
+    assert!(said.contains("config file broken.yaml, line 3: "), "{said}");
+
+    write(
+        "twice.flux",
+        "name: twice\nconfig:\n  http.agent.name: x\n  fetcher.threads.number: 2\n  \
+         http.agent.name: y\n",
+    );
+    let said = refused(dir.path(), &["--flux", "twice.flux"]);
+    assert!(said.contains("twice.flux, line 5: "), "{said}");
+}

@@ -7,6 +7,7 @@ use serde_norway::{Mapping, Value};
 use super::keys::field_names;
 use super::stormcrawler::ignored_reason;
 use super::topology::TopologySettings;
+use super::yaml_error::locate;
 use super::{ConfigError, CrawlConfig, EXTENSION_KEYS, EXTENSION_PREFIXES};
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
@@ -98,6 +99,50 @@ keyed_stages! {
     warc: WarcSettings,
 }
 
+/// The keys of a YAML document (a flux's, nested under `config:`, too); an error is the line it is
+/// about and what is wrong.
+fn parse_mapping(text: &str) -> Result<Mapping, (usize, String)> {
+    let document: Value = serde_norway::from_str(text).map_err(|error| {
+        let (line, words) = locate(&error, text);
+        (line, format!("not valid YAML: {words}"))
+    })?;
+    let mapping = match document {
+        Value::Null => Mapping::new(),
+        Value::Mapping(mut mapping) => {
+            // Flux files nest the settings under `config:`.
+            let nested = mapping.remove("config");
+            match nested {
+                Some(Value::Mapping(inner)) if mapping.is_empty() => inner,
+                Some(other) => {
+                    mapping.insert(Value::from("config"), other);
+                    mapping
+                }
+                None => mapping,
+            }
+        }
+        _ => {
+            let what = "the top level must be a mapping of keys to values";
+            return Err((1, what.to_string()));
+        }
+    };
+    if let Some((line, key)) = non_string_key(&mapping, text) {
+        return Err((line, format!("key {key} is not a string")));
+    }
+    Ok(mapping)
+}
+
+/// The first key of `mapping` that is not a string, as YAML writes it, and its line in `text`.
+pub(super) fn non_string_key(mapping: &Mapping, text: &str) -> Option<(usize, String)> {
+    let key = mapping.keys().find(|key| !key.is_string())?;
+    let written = serde_norway::to_string(key).unwrap_or_default();
+    let written = written.trim_end().to_string();
+    let line = text
+        .lines()
+        .position(|line| line.trim_start().starts_with(&format!("{written}:")))
+        .map_or(1, |at| at + 1);
+    Some((line, written))
+}
+
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
 #[derive(Default)]
 pub struct ConfigBuilder {
@@ -114,28 +159,8 @@ impl ConfigBuilder {
 
     /// Adds the keys of a YAML document; later sources override earlier ones.
     pub fn yaml_str(self, text: &str) -> Result<Self, ConfigError> {
-        let document: Value =
-            serde_norway::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
-        let mapping = match document {
-            Value::Null => Mapping::new(),
-            Value::Mapping(mut mapping) => {
-                // Flux files nest the settings under `config:`.
-                let nested = mapping.remove("config");
-                match nested {
-                    Some(Value::Mapping(inner)) if mapping.is_empty() => inner,
-                    Some(other) => {
-                        mapping.insert(Value::from("config"), other);
-                        mapping
-                    }
-                    None => mapping,
-                }
-            }
-            _ => {
-                return Err(ConfigError::Syntax(
-                    "the top level must be a mapping of keys to values".to_string(),
-                ));
-            }
-        };
+        let mapping = parse_mapping(text)
+            .map_err(|(line, message)| ConfigError::Syntax(format!("line {line}: {message}")))?;
         self.insert_mapping(mapping)
     }
 
@@ -178,7 +203,12 @@ impl ConfigBuilder {
             source,
         })?;
         self.record_dir(path);
-        self.yaml_str(&text)
+        let mapping = parse_mapping(&text).map_err(|(line, message)| ConfigError::FileSyntax {
+            path: path.display().to_string(),
+            line,
+            message,
+        })?;
+        self.insert_mapping(mapping)
     }
 
     /// Overrides one key from `KEY=VALUE`; the value is read as a YAML scalar or list.

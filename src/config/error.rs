@@ -11,7 +11,7 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The text is not YAML, or not a mapping of keys to values.
+    /// The text is not YAML, or not a mapping of keys to values (the message names the line).
     #[error("config is not valid YAML: {0}")]
     Syntax(String),
     /// A key that squall does not know.
@@ -21,6 +21,17 @@ pub enum ConfigError {
         key: String,
         /// The closest known key, when one is close.
         suggestion: Option<String>,
+    },
+    /// A configuration file that is not YAML, or not a mapping of keys to values: the file, the
+    /// line, and what is wrong.
+    #[error("config file {path}, line {line}: {message}")]
+    FileSyntax {
+        /// The file.
+        path: String,
+        /// The line the error is about (1-based).
+        line: usize,
+        /// What is wrong, in the parser's words.
+        message: String,
     },
     /// A known key with a value of the wrong type.
     #[error("config key `{key}` has an invalid value: {message}")]

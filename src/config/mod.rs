@@ -32,6 +32,7 @@ pub mod flux;
 mod keys;
 mod stormcrawler;
 mod topology;
+mod yaml_error;
 
 use std::path::{Path, PathBuf};
 

@@ -15,6 +15,7 @@ use super::FluxError;
 use super::document::{Component, ConfigLayer, Document, Include, Merged, Source};
 use super::plan::{Item, LayerRef, Plan};
 use super::substitute::Substitutions;
+use crate::config::builder::non_string_key;
 
 /// StormCrawler core's defaults, which a flux includes from the topology jar: squall's own
 /// defaults stand for them.
@@ -165,11 +166,7 @@ impl Reader<'_> {
             });
         }
         let text = self.substitutions.apply(path, &raw)?;
-        let document: Document =
-            serde_norway::from_str(&text).map_err(|error| FluxError::Syntax {
-                path: display.clone(),
-                message: error.to_string(),
-            })?;
+        let document = parse(&display, &text)?;
         if !document.components.is_empty() {
             return Err(FluxError::Unsupported {
                 path: display,
@@ -228,6 +225,22 @@ impl Reader<'_> {
             defaults_included: plan.defaults_included,
         }
     }
+}
+
+/// A flux file's text, read; an error names the file and the line.
+fn parse(path: &str, text: &str) -> Result<Document, FluxError> {
+    let syntax = |(line, message)| FluxError::Syntax {
+        path: path.to_string(),
+        line,
+        message,
+    };
+    let document: Document = serde_norway::from_str(text)
+        .map_err(|error| syntax(crate::config::yaml_error::locate(&error, text)))?;
+    let config = document.config.as_ref();
+    if let Some((line, key)) = config.and_then(|c| non_string_key(c, text)) {
+        return Err(syntax((line, format!("config key {key} is not a string"))));
+    }
+    Ok(document)
 }
 
 /// The text of the file at `path`, refused when it is over [`MAX_FILE_BYTES`] (read no further:

@@ -89,11 +89,13 @@ pub enum FluxError {
         /// What is missing.
         message: String,
     },
-    /// Not a flux: bad YAML or an unknown field (the message names it, with its line).
-    #[error("{path} is not a Flux topology squall reads: {message}")]
+    /// Not a flux: bad YAML, an unknown field or a key that is not a string.
+    #[error("{path}, line {line}: not a Flux topology squall reads: {message}")]
     Syntax {
         /// The file.
         path: String,
+        /// The line the error is about (1-based).
+        line: usize,
         /// The parser's words.
         message: String,
     },
