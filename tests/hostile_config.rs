@@ -142,3 +142,42 @@ fn a_yaml_error_names_its_file_and_line() {
     let said = refused(dir.path(), &["--flux", "twice.flux"]);
     assert!(said.contains("twice.flux, line 5: "), "{said}");
 }
+
+/// A flux whose `${agent.name}` no `--flux-filter` property fills: Flux leaves it as written with
+/// a warning; squall warns the same (file and line), and refuses to send it to sites as the
+/// User-Agent.
+#[test]
+fn an_unfilled_placeholder_is_never_sent_as_the_user_agent() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    };
+    // Nothing listens on the discard port: a crawl that starts ends at once.
+    write("seeds.txt", "http://127.0.0.1:9/\n");
+    write(
+        "conf.yaml",
+        "config:\n  http.agent.name: \"${agent.name}\"\n  fetcher.threads.number: 1\n",
+    );
+    write(
+        "crawler.flux",
+        "name: agent\nincludes:\n  - resource: false\n    file: conf.yaml\n    override: true\n\
+         spouts:\n  - id: spout\n    \
+         className: org.apache.stormcrawler.opensearch.persistence.AggregationSpout\n  \
+         - id: seeds\n    className: org.apache.stormcrawler.spout.FileSpout\n    \
+         constructorArgs: [\".\", \"seeds.txt\"]\n",
+    );
+    let frontier = dir.path().join("frontier").display().to_string();
+    let args = [
+        "--flux",
+        "crawler.flux",
+        "--frontier",
+        "embedded",
+        "--frontier-path",
+        &frontier,
+        "--until-idle",
+    ];
+    let said = refused(dir.path(), &args);
+    assert!(said.contains("conf.yaml, line 2: ${agent.name}"), "{said}");
+    assert!(said.contains("config key `http.agent.name`"), "{said}");
+    assert!(said.contains("${agent.name}, a placeholder"), "{said}");
+}

@@ -261,6 +261,7 @@ impl ConfigBuilder {
         let mut ignored = Vec::new();
         for (key, value) in self.values {
             let Value::String(name) = &key else { continue };
+            super::environment::refuse_unfilled(name, &value)?;
             if is_custom_interval_key(name) {
                 // Read as the fixed intervals are (whole minutes, negative for never).
                 let interval = units::minutes_or_never::deserialize(value).map_err(|_| {

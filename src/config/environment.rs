@@ -46,6 +46,38 @@ pub(super) fn expand_value(key: &str, value: Value) -> Result<Value, ConfigError
     }
 }
 
+/// The first `${...}` placeholder of `text` (with its braces): one that nothing filled, once
+/// substitution is done.
+pub fn unfilled_placeholder(text: &str) -> Option<&str> {
+    let start = text.find("${")?;
+    let end = text[start..].find('}')?;
+    Some(&text[start..start + end + 1])
+}
+
+/// Refuses an unfilled placeholder in the value of a key whose value squall sends to sites
+/// (`http.*`: the User-Agent, custom headers, credentials), rather than send it as written.
+pub(super) fn refuse_unfilled(key: &str, value: &Value) -> Result<(), ConfigError> {
+    if !key.starts_with("http.") {
+        return Ok(());
+    }
+    let texts: Vec<&str> = match value {
+        Value::String(text) => vec![text.as_str()],
+        Value::Sequence(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    match texts.into_iter().find_map(unfilled_placeholder) {
+        Some(placeholder) => Err(ConfigError::InvalidValue {
+            key: key.to_string(),
+            message: format!(
+                "it holds {placeholder}, a placeholder nothing filled (a --flux-filter \
+                 properties file names the values of ${{name}}; ${{ENV-NAME}} takes an environment \
+                 variable): squall does not send it to sites as written"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Whether a key's value may be a secret (a password, a key, a token): shown as `***`.
 pub fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
@@ -111,6 +143,32 @@ mod tests {
             error.to_string().contains("SQUALL_SURELY_UNSET_VARIABLE"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn an_unfilled_placeholder_in_a_value_sent_to_sites_is_refused() {
+        let built = |assignments: &[&str]| {
+            let mut builder = crate::config::ConfigBuilder::new();
+            for assignment in assignments {
+                builder = builder.set(assignment)?;
+            }
+            builder.build()
+        };
+        let error = built(&["http.agent.name=${agent.name}"]).expect_err("unfilled");
+        let message = error.to_string();
+        assert!(message.contains("`http.agent.name`"), "{message}");
+        assert!(
+            message.contains("holds ${agent.name}, a placeholder"),
+            "{message}"
+        );
+        let headers = "http.custom.headers=[\"X-Ok=1\", \"X-Key=${ENV-KEY}\"]";
+        let error = built(&["http.agent.name=ok", headers]).expect_err("unfilled");
+        assert!(error.to_string().contains("${ENV-KEY}"), "{error}");
+        // Elsewhere it is left to the key's own reading; a `$` alone is no placeholder.
+        built(&["http.agent.name=ok", "es.status.index.name=crawl-${x}"]).expect("kept");
+        built(&["http.agent.name=price$5 {x}"]).expect("no placeholder");
+        assert_eq!(unfilled_placeholder("a ${b} ${c}"), Some("${b}"));
+        assert_eq!(unfilled_placeholder("a ${b"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::FluxError;
+use crate::config::environment::unfilled_placeholder;
 
 /// The values `${...}` placeholders take.
 #[derive(Debug, Clone, Default)]
@@ -43,11 +44,31 @@ impl Substitutions {
         for (name, value) in &self.properties {
             out = out.replace(&format!("${{{name}}}"), value);
         }
-        crate::config::environment::expand(&out).map_err(|name| FluxError::Substitution {
-            path: path.display().to_string(),
-            line: line_of(text, &format!("${{ENV-{name}}}")),
-            message: format!("environment variable {name} is not set"),
-        })
+        let out =
+            crate::config::environment::expand(&out).map_err(|name| FluxError::Substitution {
+                path: path.display().to_string(),
+                line: line_of(text, &format!("${{ENV-{name}}}")),
+                message: format!("environment variable {name} is not set"),
+            })?;
+        warn_unfilled(path, &out);
+        Ok(out)
+    }
+}
+
+/// Warns of each placeholder left in `text`, with its line, as Flux does (it leaves them as
+/// written); the configuration refuses one in a value sent to sites.
+fn warn_unfilled(path: &Path, text: &str) {
+    for (at, line) in text.lines().enumerate() {
+        let mut rest = line;
+        while let Some(placeholder) = unfilled_placeholder(rest) {
+            tracing::warn!(
+                "{}, line {}: {placeholder} is not filled: no --flux-filter property names it \
+                 (left as written, as Flux leaves it)",
+                path.display(),
+                at + 1
+            );
+            rest = rest.split_once(placeholder).map_or("", |(_, after)| after);
+        }
     }
 }
 
