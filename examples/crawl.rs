@@ -25,6 +25,7 @@ use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
 use squall::frontier::{Catalog, LeaseView, Spout, StatusStore, UrlQuery};
 use squall::live::{LiveCrawl, LiveSettings, Progress};
 use squall::message::{CrawlEvent, CrawlObserver};
+use squall::redact;
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
 use squall_testsite::{Site, SiteSpec};
 use tracing_subscriber::EnvFilter;
@@ -327,7 +328,7 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
 
     let report = crawler.inject(seeds.iter().map(String::as_str)).await;
     for (seed, reason) in &report.rejected {
-        eprintln!("skipping seed {seed:?}: {reason}");
+        eprintln!("skipping seed {:?}: {reason}", redact::url_text(seed));
     }
     if report.accepted > 0 {
         eprintln!("{} seeds injected", report.accepted);
@@ -664,9 +665,9 @@ async fn start_browser(
 }
 
 /// Writes one JSON line per fetch attempt (url, key, started, finished, bytes, protocol, and
-/// http_status or error), each with a single unbuffered write as the attempt completes: a process
-/// killed at any moment leaves every completed fetch in the file (and no partial line before the
-/// last).
+/// http_status or error; a password in a URL masked), each with a single unbuffered write as the
+/// attempt completes: a process killed at any moment leaves every completed fetch in the file (and
+/// no partial line before the last).
 #[derive(Clone)]
 struct FetchLog {
     out: Arc<Mutex<std::fs::File>>,
@@ -710,7 +711,7 @@ impl CrawlObserver for FetchLog {
         });
         match (&fetch.http_status, &fetch.error) {
             (Some(code), _) => line["http_status"] = json!(code),
-            (None, Some(error)) => line["error"] = json!(error),
+            (None, Some(error)) => line["error"] = json!(redact::url_text(error)),
             (None, None) => {}
         }
         let mut text = line.to_string();

@@ -93,6 +93,7 @@ pub mod message;
 pub mod model;
 pub mod parse;
 pub mod protocol;
+pub mod redact;
 pub mod schedule;
 pub mod settings;
 pub mod spout;

@@ -342,7 +342,7 @@ impl HostQueues {
 /// Fails `tuple` back to the spout unfetched: the lease on its queue was lost before the `moment`
 /// ("fetch" or "request"), so the queue's new owner fetches it.
 pub(super) fn fail_fenced(key: &str, tuple: Tuple, moment: &str) {
-    debug!(key = %key, url = %tuple.url.url, moment, "lease lost; not fetched");
+    debug!(key = %key, url = %crate::redact::url_text(tuple.url.url.as_str()), moment, "lease lost; not fetched");
     metrics::counter!("squall_fetch_fenced_total").increment(1);
     tuple.ack.fail(format!(
         "the lease on queue {key} was lost before the {moment}; left due"

@@ -87,7 +87,7 @@ async fn fetch(
     metrics::counter!("squall_fetch_bytes_total").increment(record.bytes);
     metrics::counter!("squall_fetch_total").increment(1);
     context.observer.on_event(&CrawlEvent::Fetched {
-        url: tuple.url.url.to_string(),
+        url: crate::redact::url_text(tuple.url.url.as_str()).into_owned(),
         key: key.clone(),
         fetch: record.clone(),
     });
@@ -125,7 +125,7 @@ async fn fetch(
 /// An attempt the protocol gave up for a reason that is not the URL's: the URL is failed back to
 /// the spout unfetched and stays due.
 fn abandoned(key: String, tuple: Tuple, message: &str, site: SiteNotes) -> Completed {
-    debug!(key = %key, url = %tuple.url.url, message, "fetch abandoned; left due");
+    debug!(key = %key, url = %crate::redact::url_text(tuple.url.url.as_str()), message, "fetch abandoned; left due");
     metrics::counter!("squall_fetch_abandoned_total").increment(1);
     tuple
         .ack

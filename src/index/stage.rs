@@ -102,7 +102,7 @@ impl ContentIndexer {
                     Skipped::Noindex => "noindex",
                     Skipped::Filtered => "filtered",
                 };
-                debug!(url = %update.url.url, reason, "not indexed");
+                debug!(url = %crate::redact::url_text(update.url.url.as_str()), reason, "not indexed");
                 metrics::counter!("squall_index_skipped_total", "reason" => reason).increment(1);
                 None
             }
@@ -135,7 +135,7 @@ impl ContentIndexer {
             match outcome {
                 Ok(()) => {}
                 Err(error) if error.kind == ErrorKind::Rejected => {
-                    warn!(url = %update.url.url, %error, "content refused: the URL gets ERROR");
+                    warn!(url = %crate::redact::url_text(update.url.url.as_str()), %error, "content refused: the URL gets ERROR");
                     update.status = Status::Error;
                     update.url.metadata.set(keys::ERROR_CAUSE, "indexing");
                     update.url.metadata.set(keys::ERROR_MESSAGE, error.message);
@@ -154,7 +154,7 @@ impl ContentIndexer {
 
     /// Fails a URL whose document was not written: it stays due in the frontier.
     fn fail(&self, update: StatusUpdate, error: IndexError) {
-        warn!(url = %update.url.url, %error, "content write failed; the URL goes back to the frontier");
+        warn!(url = %crate::redact::url_text(update.url.url.as_str()), %error, "content write failed; the URL goes back to the frontier");
         metrics::counter!("squall_index_write_failures_total").increment(1);
         self.observer.on_event(&CrawlEvent::Processed {
             url: update.url.url.to_string(),

@@ -52,13 +52,15 @@ pub struct EventError {
 }
 
 impl EventError {
-    /// The error a URL's metadata records, if any.
+    /// The error a URL's metadata records, if any, with the password of any URL it quotes
+    /// masked ([`redact::url_text`](crate::redact::url_text)).
     pub fn of(url: &crate::model::CrawlUrl) -> Option<Self> {
         use crate::model::keys;
         let cause = url.metadata.first(keys::ERROR_CAUSE)?;
+        let message = url.metadata.first(keys::ERROR_MESSAGE);
         Some(EventError {
             cause: cause.to_string(),
-            message: url.metadata.first(keys::ERROR_MESSAGE).map(str::to_string),
+            message: message.map(|text| crate::redact::url_text(text).into_owned()),
         })
     }
 }

@@ -427,7 +427,7 @@ impl SpoutRunner {
             }
             AckMessage::Failed { url, reason } => {
                 let key = url.url.as_str().to_string();
-                debug!(url = %key, %reason, "URL failed");
+                debug!(url = %crate::redact::url_text(&key), %reason, "URL failed");
                 self.in_flight.remove(&key);
                 self.tracked.remove(&key);
                 self.failed_recently.insert(key.clone(), Instant::now());

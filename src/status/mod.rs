@@ -281,7 +281,7 @@ impl StatusUpdater {
             } = item.update;
             let written = failure.is_none();
             self.observer.on_event(&CrawlEvent::Processed {
-                url: url.url.to_string(),
+                url: crate::redact::url_text(url.url.as_str()).into_owned(),
                 key,
                 status: item.final_status,
                 fetch,
@@ -292,7 +292,7 @@ impl StatusUpdater {
             match failure {
                 None => ack.ack(),
                 Some(reason) => {
-                    warn!(url = %url.url, %reason, "status write failed; the URL goes back to the frontier");
+                    warn!(url = %crate::redact::url_text(url.url.as_str()), %reason, "status write failed; the URL goes back to the frontier");
                     metrics::counter!("squall_status_write_failures_total").increment(1);
                     ack.fail(reason);
                 }

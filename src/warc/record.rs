@@ -110,6 +110,9 @@ pub(super) fn warcinfo(
 
 /// The gzip members of an exchange: its `request` record (when `with_request`), then its
 /// `response` record, linked to each other by `WARC-Concurrent-To` and to the file's `warcinfo`.
+/// Secrets are not archived: the request's credential headers (`Authorization`,
+/// `Proxy-Authorization`, `Cookie`) are masked, and so is a password in the target URI
+/// ([`crate::redact`]); the record's `Content-Length` and digest are those of what is written.
 pub(super) fn exchange_members(
     exchange: &Exchange,
     warcinfo_id: &str,
@@ -119,13 +122,9 @@ pub(super) fn exchange_members(
     let request_id = record_id();
     let mut members = Vec::with_capacity(2);
     if with_request {
+        let head = crate::redact::http_head(&exchange.request);
         let request = common(
-            Record::new(
-                "request",
-                &request_id,
-                &exchange.date,
-                vec![&exchange.request],
-            ),
+            Record::new("request", &request_id, &exchange.date, vec![&head]),
             exchange,
             warcinfo_id,
         )
@@ -157,7 +156,10 @@ pub(super) fn exchange_members(
 /// The fields both records of an exchange have.
 fn common<'a>(record: Record<'a>, exchange: &Exchange, warcinfo_id: &str) -> Record<'a> {
     let record = record
-        .field("WARC-Target-URI", exchange.target_uri.clone())
+        .field(
+            "WARC-Target-URI",
+            crate::redact::url_text(&exchange.target_uri).into_owned(),
+        )
         .field("WARC-Warcinfo-ID", warcinfo_id);
     match exchange.ip_address {
         Some(ip) => record.field("WARC-IP-Address", ip.to_string()),

@@ -120,7 +120,7 @@ fn run(
         let result = files.write(&exchange);
         if let Err(error) = &result {
             failed += 1;
-            error!(%error, url = %exchange.target_uri, "WARC records not written; the URL stays due");
+            error!(%error, url = %crate::redact::url_text(&exchange.target_uri), "WARC records not written; the URL stays due");
         }
         let _ = answer.send(result);
     }
