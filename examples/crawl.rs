@@ -25,8 +25,8 @@ use squall::config::{ConfigBuilder, CrawlConfig, FrontierKind, IndexerKind};
 use squall::frontier::{Catalog, LeaseView, Spout, StatusStore, UrlQuery};
 use squall::live::{LiveCrawl, LiveSettings, Progress};
 use squall::message::{CrawlEvent, CrawlObserver};
-use squall::redact;
 use squall::topology::{CrawlSummary, CrawlerBuilder, RunLimits};
+use squall::{error_text, redact};
 use squall_testsite::{Site, SiteSpec};
 use tracing_subscriber::EnvFilter;
 
@@ -200,7 +200,9 @@ async fn main() {
     match crawl(args).await {
         Ok(()) => {}
         Err(error) => {
-            eprintln!("error: {error:#}");
+            // Each cause once: a library error whose message quotes its source would otherwise
+            // print it twice with `{error:#}`.
+            eprintln!("error: {}", error_text::with_causes(error.as_ref()));
             std::process::exit(2);
         }
     }
@@ -213,9 +215,11 @@ fn init_tracing() {
         "info,squall=info"
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colours only on a terminal: a log file keeps plain text.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 

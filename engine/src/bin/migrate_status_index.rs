@@ -163,6 +163,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -172,7 +173,10 @@ async fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => {
-            eprintln!("migrate-status-index: error: {error:#}");
+            eprintln!(
+                "migrate-status-index: error: {}",
+                squall::error_text::with_causes(error.as_ref())
+            );
             ExitCode::from(2)
         }
     }

@@ -174,10 +174,14 @@ async fn main() {
     let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
     tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        )
         .init();
     if let Err(error) = serve(args, log_levels(directives, handle)).await {
-        eprintln!("error: {error:#}");
+        eprintln!("error: {}", squall::error_text::with_causes(error.as_ref()));
         std::process::exit(2);
     }
 }
