@@ -1,49 +1,39 @@
 //! squall's include and exclude regular expressions (for StormCrawler's ordered `+`/`-` rules, see
 //! [`RegexUrlFilter`](super::RegexUrlFilter)).
 
-use ::regex::Regex;
 use url::Url;
 
+use super::pattern_set::PatternSet;
 use super::{FilterError, UrlRule};
 
 /// Keeps a URL when (there is no include pattern or one matches) and no exclude pattern matches.
 ///
 /// Patterns are searched anywhere in the full URL string (anchor them with `^`/`$` to match it
-/// all), with the syntax of the `regex` crate.
+/// all), with the syntax of the `regex` crate. Each list is compiled as one set, and holds at most
+/// [`MAX_PATTERNS`](super::MAX_PATTERNS) patterns.
 #[derive(Debug, Clone)]
 pub struct IncludeExcludeFilter {
-    include: Vec<Regex>,
-    exclude: Vec<Regex>,
+    include: PatternSet,
+    exclude: PatternSet,
 }
 
 impl IncludeExcludeFilter {
-    /// Compiles the patterns; an invalid one gives [`FilterError::InvalidRegex`] naming it.
+    /// Compiles the patterns; an invalid one gives [`FilterError::InvalidRegex`] naming it, a list
+    /// over the bounds [`FilterError::TooManyPatterns`] naming its key (`urlfilter.include`,
+    /// `urlfilter.exclude`).
     pub fn new<S: AsRef<str>>(include: &[S], exclude: &[S]) -> Result<Self, FilterError> {
         Ok(IncludeExcludeFilter {
-            include: compile(include)?,
-            exclude: compile(exclude)?,
+            include: PatternSet::new("urlfilter.include", include)?,
+            exclude: PatternSet::new("urlfilter.exclude", exclude)?,
         })
     }
-}
-
-fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<Regex>, FilterError> {
-    patterns
-        .iter()
-        .map(|p| {
-            Regex::new(p.as_ref()).map_err(|source| FilterError::InvalidRegex {
-                pattern: p.as_ref().to_string(),
-                source,
-            })
-        })
-        .collect()
 }
 
 impl UrlRule for IncludeExcludeFilter {
     /// Whether a URL string passes the filter.
     fn keeps(&self, url: &Url) -> bool {
         let url = url.as_str();
-        (self.include.is_empty() || self.include.iter().any(|r| r.is_match(url)))
-            && !self.exclude.iter().any(|r| r.is_match(url))
+        (self.include.is_empty() || self.include.is_match(url)) && !self.exclude.is_match(url)
     }
 }
 

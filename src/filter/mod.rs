@@ -24,6 +24,7 @@ mod basic_normalizer;
 mod basic_rules;
 mod canonical;
 mod include_exclude;
+mod pattern_set;
 mod regex_normalizer;
 mod regex_url;
 mod scheme;
@@ -38,6 +39,7 @@ pub use self::basic_normalizer::BasicUrlNormalizer;
 pub use self::basic_rules::BasicUrlFilter;
 pub use self::canonical::CanonicalUrlNormalizer;
 pub use self::include_exclude::IncludeExcludeFilter;
+pub use self::pattern_set::{MAX_PATTERN_BYTES, MAX_PATTERNS};
 pub use self::regex_normalizer::RegexUrlNormalizer;
 pub use self::regex_url::RegexUrlFilter;
 pub use self::scheme::SchemeFilter;
@@ -78,6 +80,33 @@ pub enum FilterError {
         /// The offending pattern.
         pattern: String,
         /// Why it does not compile.
+        #[source]
+        source: ::regex::Error,
+    },
+    /// A list of patterns over squall's bounds on their number or their text
+    /// ([`MAX_PATTERNS`], [`MAX_PATTERN_BYTES`]).
+    #[error(
+        "{list}: {count} patterns ({bytes} bytes), over the bound of {MAX_PATTERNS} patterns and \
+         {MAX_PATTERN_BYTES} bytes a list: each pattern costs memory, and time on every URL"
+    )]
+    TooManyPatterns {
+        /// The list: its key, or its file.
+        list: String,
+        /// How many patterns it holds.
+        count: usize,
+        /// Their text's bytes.
+        bytes: usize,
+    },
+    /// Patterns that compile one by one, but not together within the size limit.
+    #[error("{list}: {count} patterns compile to more than {limit} bytes together: {source}")]
+    TooLarge {
+        /// The list: its key, or its file.
+        list: String,
+        /// How many patterns it holds.
+        count: usize,
+        /// The size limit.
+        limit: usize,
+        /// The regex crate's words.
         #[source]
         source: ::regex::Error,
     },
@@ -233,7 +262,9 @@ pub(crate) mod tests {
     #[test]
     fn invalid_regex_error_names_the_pattern() {
         let err = IncludeExcludeFilter::new(&["ok", "(unclosed"], &[]).expect_err("must fail");
-        let FilterError::InvalidRegex { pattern, .. } = &err;
+        let FilterError::InvalidRegex { pattern, .. } = &err else {
+            panic!("not an invalid regex: {err}");
+        };
         assert_eq!(pattern, "(unclosed");
         assert!(err.to_string().contains("(unclosed"));
         assert!(std::error::Error::source(&err).is_some());

@@ -26,8 +26,11 @@ pub struct RegexUrlNormalizer {
 
 impl RegexUrlNormalizer {
     /// Compiles `(pattern, substitution)` rules; an invalid pattern gives
-    /// [`FilterError::InvalidRegex`] naming it.
+    /// [`FilterError::InvalidRegex`] naming it, more than [`MAX_PATTERNS`](super::MAX_PATTERNS)
+    /// [`FilterError::TooManyPatterns`].
     pub fn new<S: AsRef<str>>(rules: &[(S, S)]) -> Result<Self, FilterError> {
+        let patterns: Vec<&str> = rules.iter().map(|(p, _)| p.as_ref()).collect();
+        super::pattern_set::check_bounds("normalizer rules", &patterns)?;
         let rules = rules
             .iter()
             .map(|(pattern, substitution)| {

@@ -1,59 +1,42 @@
 //! Ordered accept and reject rules, the first match deciding (StormCrawler's RegexURLFilter).
 
-use ::regex::Regex;
 use url::Url;
 
+use super::pattern_set::PatternSet;
 use super::{FilterError, UrlRule};
-
-/// One rule: a regular expression, and whether a URL it matches is kept.
-#[derive(Debug, Clone)]
-struct Rule {
-    accept: bool,
-    pattern: Regex,
-}
 
 /// Ordered rules, as in StormCrawler's `RegexURLFilter` (and Nutch's): the first rule whose
 /// pattern is found in the URL decides, keeping the URL (`+` rules) or dropping it (`-` rules); a
 /// URL that no rule matches is dropped.
 ///
 /// Unlike [`IncludeExcludeFilter`](super::IncludeExcludeFilter), where any exclude wins, order matters here: rule
-/// files end with `+.` to keep what the rules before did not reject.
+/// files end with `+.` to keep what the rules before did not reject. The patterns are compiled as
+/// one set, at most [`MAX_PATTERNS`](super::MAX_PATTERNS) of them.
 #[derive(Debug, Clone)]
 pub struct RegexUrlFilter {
-    rules: Vec<Rule>,
+    /// Whether each rule keeps what it matches, in order.
+    accept: Vec<bool>,
+    patterns: PatternSet,
 }
 
 impl RegexUrlFilter {
     /// Compiles the rules, `(accept, pattern)` in order; an invalid pattern gives
-    /// [`FilterError::InvalidRegex`] naming it.
+    /// [`FilterError::InvalidRegex`] naming it, too many [`FilterError::TooManyPatterns`].
     pub fn new<S: AsRef<str>>(rules: &[(bool, S)]) -> Result<Self, FilterError> {
-        let rules = rules
-            .iter()
-            .map(|(accept, pattern)| {
-                let pattern = pattern.as_ref();
-                Regex::new(pattern)
-                    .map(|compiled| Rule {
-                        accept: *accept,
-                        pattern: compiled,
-                    })
-                    .map_err(|source| FilterError::InvalidRegex {
-                        pattern: pattern.to_string(),
-                        source,
-                    })
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(RegexUrlFilter { rules })
+        let patterns: Vec<&str> = rules.iter().map(|(_, p)| p.as_ref()).collect();
+        Ok(RegexUrlFilter {
+            accept: rules.iter().map(|(accept, _)| *accept).collect(),
+            patterns: PatternSet::new("rules", &patterns)?,
+        })
     }
 }
 
 impl UrlRule for RegexUrlFilter {
     /// Whether the first rule matching `url` accepts it (false when none matches).
     fn keeps(&self, url: &Url) -> bool {
-        let url = url.as_str();
-        self.rules
-            .iter()
-            .find(|rule| rule.pattern.is_match(url))
-            .is_some_and(|rule| rule.accept)
+        self.patterns
+            .first_match(url.as_str())
+            .is_some_and(|at| self.accept[at])
     }
 }
 
