@@ -255,15 +255,12 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     let config = builder.build()?;
 
     let mut seeds: Vec<String> = args.seed_urls.clone();
-    let flux_seeds = match &flux {
+    // Seed files are read as they are injected, a batch at a time.
+    let seed_files = match &flux {
         Some(flux) => flux.seed_files()?,
         None => Vec::new(),
     };
-    for path in args.seeds_file.iter().chain(&flux_seeds) {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read seeds file {}", path.display()))?;
-        seeds.extend(text.lines().map(str::to_string));
-    }
+    let seed_files: Vec<PathBuf> = args.seeds_file.iter().cloned().chain(seed_files).collect();
     let mut resolve = Vec::new();
     for entry in &args.resolve {
         resolve.push(parse_resolve(entry)?);
@@ -330,7 +327,12 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
     };
     let crawler = crawler.build()?;
 
-    let report = crawler.inject(seeds.iter().map(String::as_str)).await;
+    let mut report = crawler.inject(&seeds).await;
+    for path in &seed_files {
+        let more = crawler.inject_file(path).await?;
+        report.accepted += more.accepted;
+        report.rejected.extend(more.rejected);
+    }
     for (seed, reason) in &report.rejected {
         eprintln!("skipping seed {:?}: {reason}", redact::url_text(seed));
     }
@@ -479,8 +481,14 @@ fn parse_resolve(entry: &str) -> anyhow::Result<(String, SocketAddr)> {
     if host.is_empty() {
         bail!("--resolve {entry:?} has no host name");
     }
+    // The host as URLs hold it: lower case, a name of other scripts in its IDNA (punycode) form.
+    let host = match url::Host::parse(host) {
+        Ok(url::Host::Domain(name)) => name,
+        Ok(_) => bail!("--resolve {entry:?}: {host:?} is an address, not a host name"),
+        Err(error) => bail!("--resolve {entry:?}: {host:?} is not a valid host name ({error})"),
+    };
     // The port is taken from each URL; reqwest ignores this one.
-    Ok((host.to_ascii_lowercase(), SocketAddr::new(ip, 0)))
+    Ok((host, SocketAddr::new(ip, 0)))
 }
 
 fn summary_json(summary: &CrawlSummary) -> serde_json::Value {

@@ -48,7 +48,10 @@ impl UrlRule for BasicUrlFilter {
     /// Whether the URL string passes both checks.
     fn keeps(&self, url: &Url) -> bool {
         let url = url.as_str();
-        if self.max_length.is_some_and(|max| url.len() > max) {
+        if let Some(max) = self.max_length.filter(|max| url.len() > *max) {
+            metrics::counter!("squall_urls_too_long_total").increment(1);
+            let start: String = url.chars().take(120).collect();
+            tracing::debug!(bytes = url.len(), max, url = %crate::redact::url_text(&start), "URL over its maximum length dropped");
             return false;
         }
         match self.max_path_repetition {

@@ -4,6 +4,9 @@
 
 use crate::settings::{KeyedSettings, keyed_settings, units};
 
+/// The default of `urlfilter.max.length`, in bytes.
+pub const DEFAULT_MAX_URL_LENGTH: usize = 2048;
+
 keyed_settings! {
     /// The settings of the URL filter chain.
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +19,10 @@ keyed_settings! {
         "urlfilter.ignore.outside.domain" => ignore_outside_domain: bool = false,
         /// `urlfilter.schemes`: URL schemes that may be crawled; never empty.
         "urlfilter.schemes" => schemes: Vec<String> = vec!["http".to_string(), "https".to_string()],
+        /// `urlfilter.max.length`: seeds, outlinks and redirect targets longer than this many
+        /// bytes are refused (StormCrawler's `BasicURLFilter` `maxLength`; 2048, the longest URL
+        /// the sitemaps protocol allows and browsers reliably follow). -1: no limit (`None`).
+        "urlfilter.max.length" with "units::negative_is_none" => max_length: Option<usize> = Some(DEFAULT_MAX_URL_LENGTH),
         /// `urlfilter.include`: regular expressions; when any is given, a URL must match one.
         "urlfilter.include" => include: Vec<String> = Vec::new(),
         /// `urlfilter.exclude`: regular expressions; a URL matching one is dropped.
@@ -38,6 +45,12 @@ impl KeyedSettings for FilterSettings {
             return Err((
                 "urlfilter.schemes",
                 "must allow at least one scheme".to_string(),
+            ));
+        }
+        if self.max_length == Some(0) {
+            return Err((
+                "urlfilter.max.length",
+                "must be a number of bytes above 0, or -1 for no limit".to_string(),
             ));
         }
         Ok(())

@@ -9,7 +9,7 @@ use super::seeds::SeedFilters;
 use super::stages;
 use crate::config::CrawlConfig;
 use crate::fetch::{FetcherBolt, Partitioner};
-use crate::filter::UrlFilter;
+use crate::filter::{BasicUrlFilter, FilterChain, UrlFilter};
 use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
 use crate::index::{ContentIndexer, ContentStore};
@@ -173,6 +173,10 @@ impl CrawlerBuilder {
         };
         let (normalizer, filters) =
             stages::url_filters(&config.filters, &locator, self.url_filters)?;
+        // Over-long URLs (`urlfilter.max.length`) are dropped before any other filter reads them.
+        let filters = FilterChain::new()
+            .with(BasicUrlFilter::new(None, config.filters.max_length))
+            .with(filters);
         let http_settings = stages::http_settings(&config, self.resolve)?;
         let (http, archive) = stages::http_client(&config, &http_settings)?;
         let partitioner = Partitioner::new(config.fetcher.partition, http.host_resolver());

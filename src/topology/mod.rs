@@ -18,10 +18,12 @@
 mod builder;
 mod error;
 mod run;
+mod seed_input;
 mod seeds;
 mod stages;
 
 pub use builder::CrawlerBuilder;
 pub use error::BuildError;
 pub use run::{CrawlSummary, Crawler, RunLimits, StopReason};
+pub use seed_input::SeedFileError;
 pub use seeds::SeedReport;

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info, info_span, warn};
 
-use super::seeds::{SeedFilters, SeedReport};
+use super::seeds::SeedFilters;
 use crate::config::CrawlConfig;
 use crate::fetch::FetcherBolt;
 use crate::frontier::Spout;
@@ -124,7 +124,7 @@ impl fmt::Display for CrawlSummary {
 
 /// A built crawler: inject seeds, then run it.
 pub struct Crawler {
-    parts: Parts,
+    pub(super) parts: Parts,
     stop: CancellationToken,
     state_tx: watch::Sender<RunnerState>,
 }
@@ -136,19 +136,6 @@ impl Crawler {
             stop: CancellationToken::new(),
             state_tx: watch::Sender::new(RunnerState::default()),
         }
-    }
-
-    /// Writes seed URLs to the frontier as DISCOVERED (depth 0), after normalization and filtering.
-    /// Seeds already known keep their status. Malformed seeds are reported, and the rest go on.
-    pub async fn inject<'a>(&self, seeds: impl IntoIterator<Item = &'a str>) -> SeedReport {
-        self.parts
-            .seed_filters
-            .inject(
-                seeds,
-                self.parts.scheduler.as_ref(),
-                self.parts.store.as_ref(),
-            )
-            .await
     }
 
     /// Cancel this token to stop the crawl gracefully.
