@@ -11,8 +11,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use squall::config::CrawlConfig;
-use squall::frontier::EmbeddedFrontier;
-use squall::model::{Status, keys};
+use squall::frontier::{EmbeddedFrontier, StatusStore, StatusWrite};
+use squall::model::{CrawlUrl, Status, keys};
 use squall::topology::RunLimits;
 use support::crawler;
 use support::http::html;
@@ -158,6 +158,8 @@ async fn redirects_are_recorded_by_default_and_followed_on_request() {
     assert!(followed.lookup(&next).expect("lookup").is_some());
 }
 
+/// URLs on loopback that the crawl found (in its frontier, not given as seeds: a page's links)
+/// are refused by the guard, by address and by a name resolving to loopback.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_private_address_guard_refuses_loopback() {
     let (addr, seen) = server().await;
@@ -169,19 +171,36 @@ async fn the_private_address_guard_refuses_loopback() {
         ..RunLimits::default()
     };
     let config = config(&["http.refuse.private.addresses=true", "max.fetch.errors=1"]);
-    let (frontier, _dir) = crawl(config, &[by_ip.clone(), by_name.clone()], addr, idle).await;
+    let (builder, frontier, _dir) = crawler::embedded(config);
+    let crawler = builder.resolve("site.test", addr).build().expect("crawler");
+    let found = [&by_ip, &by_name].map(|url| StatusWrite {
+        url: CrawlUrl::new(url::Url::parse(url).expect("url")),
+        key: "found".to_string(),
+        status: Status::Discovered,
+        next_fetch: Some(chrono::Utc::now()),
+        queue: Default::default(),
+    });
+    let stored = StatusStore::store(&frontier, found.to_vec()).await;
+    assert!(stored.iter().all(Result::is_ok), "{stored:?}");
+    crawler.run(idle).await;
     assert!(
         seen.lock().expect("seen").is_empty(),
         "the guard let a request through"
     );
-    let ip = frontier.lookup(&by_ip).expect("lookup").expect("stored");
-    assert_eq!(ip.status, Status::Error);
-    assert_eq!(
-        ip.metadata.first(keys::ERROR_CAUSE),
-        Some("private_address")
-    );
-    let name = frontier.lookup(&by_name).expect("lookup").expect("stored");
-    assert_eq!(name.status, Status::Error, "{:?}", name.metadata);
+    for url in [&by_ip, &by_name] {
+        let refused = frontier.lookup(url).expect("lookup").expect("stored");
+        assert_eq!(
+            refused.status,
+            Status::Error,
+            "{url}: {:?}",
+            refused.metadata
+        );
+        assert_eq!(
+            refused.metadata.first(keys::ERROR_CAUSE),
+            Some("private_address"),
+            "{url}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -187,6 +187,31 @@ async fn client_errors_allow_all_server_errors_and_unreachable_sites_allow_nothi
     );
 }
 
+/// Why a robots.txt could not be read carries its cause, not only reqwest's terse "error sending
+/// request".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_robots_txt_is_refused_with_its_cause() {
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|socket| socket.local_addr())
+        .expect("a free port")
+        .port();
+    let settings = squall::protocol::HttpSettings::default();
+    let robots = squall::protocol::RobotsCache::new(
+        &settings,
+        "squall-test",
+        std::time::Duration::from_secs(60),
+        std::time::Duration::from_secs(60),
+    )
+    .expect("robots cache");
+    let page = url::Url::parse(&format!("http://127.0.0.1:{port}/page")).expect("url");
+    let lookup = robots.rules_for(&page).await;
+    let (reason, is_final) = lookup.rules.refusal(&page).expect("refused for now");
+    assert!(!is_final);
+    assert!(reason.contains("robots.txt unavailable"), "{reason}");
+    assert!(reason.to_lowercase().contains("refused"), "{reason}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_delay_is_honoured_and_an_excessive_one_is_refused() {
     let c = crawl(&["slow.test", "tooslow.test"]).await;

@@ -387,7 +387,10 @@ mod tests {
         let addr = squall_testsite::serve_router(app)
             .await
             .expect("a loopback port");
-        let fetcher = fetcher_with_robots(&HttpSettings::default());
+        let fetcher = fetcher_with_robots(&HttpSettings {
+            trusted_hosts: crate::protocol::TrustedHosts::of(["127.0.0.1"]),
+            ..HttpSettings::default()
+        });
         let (tuples, input) = mpsc::channel(1);
         let (out, mut fetched) = mpsc::channel(1);
         let (acks, mut acked) = mpsc::unbounded_channel();

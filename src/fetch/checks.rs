@@ -33,7 +33,7 @@ pub(super) struct SiteNotes {
 
 /// The protocol that fetches `url`, unless none serves its scheme or it (or the scheme's
 /// fallback) refuses the URL.
-pub(super) fn protocol_for(
+pub(super) async fn protocol_for(
     protocols: &Protocols,
     url: &Url,
     metadata: &Metadata,
@@ -46,9 +46,10 @@ pub(super) fn protocol_for(
         });
     };
     let fallback = protocols.fallback_for(url.scheme());
-    let refusal = protocol
-        .refusal(url)
-        .or_else(|| fallback.and_then(|fallback| fallback.refusal(url)));
+    let mut refusal = protocol.refusal(url).await;
+    if let (None, Some(fallback)) = (&refusal, fallback) {
+        refusal = fallback.refusal(url).await;
+    }
     match refusal {
         Some(refusal) => Err(Denied {
             status: Status::Error,
@@ -119,24 +120,20 @@ mod tests {
     use crate::protocol::{HttpClient, HttpSettings};
     use crate::testing::url;
 
-    #[test]
-    fn a_scheme_without_protocol_or_a_refused_url_is_denied() {
+    #[tokio::test]
+    async fn a_scheme_without_protocol_or_a_refused_url_is_denied() {
         let http = HttpClient::new(&HttpSettings {
             refuse_private_addresses: true,
             ..HttpSettings::default()
         })
         .expect("client");
         let protocols = Protocols::http(http);
-        assert!(
-            protocol_for(
-                &protocols,
-                &url("https://example.org/"),
-                &Metadata::default()
-            )
-            .is_ok()
-        );
+        // A public address (an address, so that nothing is looked up).
+        let public = url("https://93.184.216.34/");
+        let allowed = protocol_for(&protocols, &public, &Metadata::default()).await;
+        assert!(allowed.is_ok());
         let Err(denied) =
-            protocol_for(&protocols, &url("ftp://example.org/"), &Metadata::default())
+            protocol_for(&protocols, &url("ftp://example.org/"), &Metadata::default()).await
         else {
             panic!("ftp has no protocol");
         };
@@ -147,7 +144,9 @@ mod tests {
             &protocols,
             &url("http://192.168.1.1/"),
             &Metadata::default(),
-        ) else {
+        )
+        .await
+        else {
             panic!("a private address is refused");
         };
         assert_eq!(denied.cause, FetchFailure::PrivateAddress);

@@ -28,6 +28,11 @@ impl Partitioner {
         Partitioner { mode, resolver }
     }
 
+    /// How it resolves host names (the crawl's HTTP client's resolver).
+    pub fn resolver(&self) -> &HostResolver {
+        &self.resolver
+    }
+
     /// The partition mode.
     pub fn mode(&self) -> PartitionMode {
         self.mode
@@ -127,7 +132,7 @@ mod tests {
             ),
             ("c.test".to_string(), "127.0.0.3:80".parse().expect("addr")),
         ];
-        let resolver = HostResolver::new(&pins, Duration::from_secs(60), false);
+        let resolver = HostResolver::new(&pins, Duration::from_secs(60), false, Default::default());
         Partitioner::new(PartitionMode::ByIp, resolver)
     }
 
@@ -203,7 +208,7 @@ mod tests {
 
     #[tokio::test]
     async fn other_modes_need_no_lookup() {
-        let resolver = HostResolver::new(&[], Duration::from_secs(60), false);
+        let resolver = HostResolver::new(&[], Duration::from_secs(60), false, Default::default());
         let by_domain = Partitioner::new(PartitionMode::ByDomain, resolver);
         let link = url("http://www.shop.example.co.uk/");
         assert_eq!(

@@ -45,7 +45,7 @@ pub(super) struct Completed {
 /// meanwhile.
 pub(super) async fn fetch_one(context: &FetchContext, key: String, tuple: Tuple) -> Completed {
     let url = &tuple.url.url;
-    let protocol = match checks::protocol_for(&context.protocols, url, &tuple.url.metadata) {
+    let protocol = match checks::protocol_for(&context.protocols, url, &tuple.url.metadata).await {
         Ok(protocol) => protocol,
         Err(denied) => return refused(key, tuple, denied, SiteNotes::default()),
     };

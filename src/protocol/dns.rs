@@ -7,6 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use dashmap::DashSet;
 use moka::future::Cache;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
@@ -34,22 +35,64 @@ pub fn is_private_address(ip: IpAddr) -> bool {
     }
 }
 
+/// Hosts that may resolve to private addresses while the guard is on: those the user named (the
+/// seeds, `http.private.hosts`). Names are kept in lower case; clones share the set.
+#[derive(Clone, Debug, Default)]
+pub struct TrustedHosts(Arc<DashSet<String>>);
+
+impl TrustedHosts {
+    /// A set holding `hosts`.
+    pub fn of<S: AsRef<str>>(hosts: impl IntoIterator<Item = S>) -> Self {
+        let trusted = TrustedHosts::default();
+        for host in hosts {
+            trusted.trust(host.as_ref());
+        }
+        trusted
+    }
+
+    /// Lets `host` resolve to private addresses (or be one).
+    pub fn trust(&self, host: &str) {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if !self.0.contains(&host) {
+            self.0.insert(host);
+        }
+    }
+
+    /// Whether `host` may be private.
+    pub fn contains(&self, host: &str) -> bool {
+        !self.0.is_empty()
+            && self
+                .0
+                .contains(&host.trim_end_matches('.').to_ascii_lowercase())
+    }
+}
+
+impl PartialEq for TrustedHosts {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.len() == other.0.len() && self.0.iter().all(|host| other.0.contains(&*host)))
+    }
+}
+
 /// A caching resolver over the system's `getaddrinfo`.
 #[derive(Clone)]
 pub struct CachingResolver {
     cache: Cache<String, Arc<Vec<SocketAddr>>>,
     refuse_private: bool,
+    trusted: TrustedHosts,
 }
 
 impl CachingResolver {
-    /// Keeps answers for `ttl`; with `refuse_private`, names that resolve only to private addresses fail.
-    pub fn new(ttl: Duration, refuse_private: bool) -> Self {
+    /// Keeps answers for `ttl`; with `refuse_private`, names other than `trusted` ones that
+    /// resolve only to private addresses fail.
+    pub fn new(ttl: Duration, refuse_private: bool, trusted: TrustedHosts) -> Self {
         CachingResolver {
             cache: Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(ttl)
                 .build(),
             refuse_private,
+            trusted,
         }
     }
 }
@@ -67,7 +110,9 @@ pub enum ResolveError {
     },
     /// Every address is private and the guard is on.
     #[error(
-        "{host} resolves only to private or loopback addresses, which http.refuse.private.addresses forbids"
+        "{host} resolves only to private, loopback or link-local addresses, refused for hosts the \
+         crawl found (only seeds and http.private.hosts may be private; \
+         http.refuse.private.addresses: false allows every host)"
     )]
     Private {
         /// The host name.
@@ -103,10 +148,11 @@ impl Resolve for CachingResolver {
                 .lookup(&host)
                 .await
                 .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> { Box::new(e) })?;
+            let guarded = resolver.refuse_private && !resolver.trusted.contains(&host);
             let allowed: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()
-                .filter(|a| !resolver.refuse_private || !is_private_address(a.ip()))
+                .filter(|a| !guarded || !is_private_address(a.ip()))
                 .collect();
             if allowed.is_empty() && !addrs.is_empty() {
                 return Err(Box::new(ResolveError::Private { host }) as _);
@@ -130,15 +176,21 @@ pub struct HostResolver {
 
 impl HostResolver {
     /// Pins `pins`, and keeps other answers for `ttl`; with `refuse_private`, the client's
-    /// connections to private addresses fail (partitioning still sees every address).
-    pub fn new(pins: &[(String, SocketAddr)], ttl: Duration, refuse_private: bool) -> Self {
+    /// connections to private addresses fail but for `trusted` hosts (partitioning still sees
+    /// every address).
+    pub fn new(
+        pins: &[(String, SocketAddr)],
+        ttl: Duration,
+        refuse_private: bool,
+        trusted: TrustedHosts,
+    ) -> Self {
         HostResolver {
             pins: Arc::new(
                 pins.iter()
                     .map(|(host, addr)| (host.to_ascii_lowercase(), *addr))
                     .collect(),
             ),
-            cache: CachingResolver::new(ttl, refuse_private),
+            cache: CachingResolver::new(ttl, refuse_private, trusted),
         }
     }
 
@@ -156,6 +208,21 @@ impl HostResolver {
                 host,
                 message: "no address".to_string(),
             })
+    }
+
+    /// Whether `host` is pinned to an address.
+    pub fn is_pinned(&self, host: &str) -> bool {
+        self.pins.contains_key(&host.to_ascii_lowercase())
+    }
+
+    /// The hosts that may be private: [`HostResolver::trust`] adds one.
+    pub fn trusted(&self) -> &TrustedHosts {
+        &self.cache.trusted
+    }
+
+    /// Lets `host` resolve to private addresses (a seed's host, say).
+    pub fn trust(&self, host: &str) {
+        self.cache.trusted.trust(host);
     }
 
     /// The resolver behind the pins, for the HTTP client.

@@ -14,12 +14,14 @@ mod registry;
 mod robots;
 mod schemes;
 
-pub use dns::{CachingResolver, HostResolver, ResolveError, is_private_address};
+pub use dns::{CachingResolver, HostResolver, ResolveError, TrustedHosts, is_private_address};
 pub use http::{
     AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpConfig,
     HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
     parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};
-pub use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings};
+pub use robots::{
+    ABSURD_CRAWL_DELAY, MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings,
+};
 pub use schemes::ProtocolSettings;

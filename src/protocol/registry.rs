@@ -101,8 +101,8 @@ pub trait Protocol: Send + Sync {
     async fn fetch(&self, url: &Url, metadata: &Metadata) -> (FetchRecord, FetchOutcome);
 
     /// Why this protocol refuses to fetch `url` at all (e.g. a private address), if it does: the URL
-    /// then gets ERROR with this cause, and no request is made.
-    fn refusal(&self, url: &Url) -> Option<Refusal> {
+    /// then gets ERROR with this cause, and no request is made (robots.txt included).
+    async fn refusal(&self, url: &Url) -> Option<Refusal> {
         let _ = url;
         None
     }
@@ -131,8 +131,8 @@ impl Protocol for HttpClient {
         HttpClient::fetch(self, url, metadata).await
     }
 
-    fn refusal(&self, url: &Url) -> Option<Refusal> {
-        HttpClient::refusal(self, url).map(|message| Refusal {
+    async fn refusal(&self, url: &Url) -> Option<Refusal> {
+        HttpClient::refusal(self, url).await.map(|message| Refusal {
             cause: FetchFailure::PrivateAddress,
             message,
         })
@@ -314,13 +314,27 @@ mod tests {
         );
     }
 
-    #[test]
-    fn http_refuses_private_addresses_only_with_the_guard_on() {
+    #[tokio::test]
+    async fn http_refuses_private_addresses_only_with_the_guard_on() {
         let url = Url::parse("http://10.0.0.1/").expect("url");
-        assert_eq!(Protocol::refusal(&client(false), &url), None);
-        let refusal = Protocol::refusal(&client(true), &url).expect("refused");
+        assert_eq!(Protocol::refusal(&client(false), &url).await, None);
+        let refusal = Protocol::refusal(&client(true), &url)
+            .await
+            .expect("refused");
         assert_eq!(refusal.cause, FetchFailure::PrivateAddress);
         assert!(refusal.message.contains("10.0.0.1"), "{}", refusal.message);
-        assert_eq!(Nothing.refusal(&url), None, "no refusal by default");
+        assert_eq!(Nothing.refusal(&url).await, None, "no refusal by default");
+        // A name resolving to loopback only (localhost, from the hosts file) is refused, unless
+        // the user named it.
+        let name = Url::parse("http://localhost:9/").expect("url");
+        let refusal = Protocol::refusal(&client(true), &name)
+            .await
+            .expect("refused");
+        assert!(refusal.message.contains("localhost"), "{}", refusal.message);
+        let trusting = client(true);
+        trusting.host_resolver().trust("localhost");
+        trusting.host_resolver().trust("10.0.0.1");
+        assert_eq!(Protocol::refusal(&trusting, &name).await, None);
+        assert_eq!(Protocol::refusal(&trusting, &url).await, None);
     }
 }

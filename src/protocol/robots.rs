@@ -39,6 +39,22 @@ impl crate::settings::KeyedSettings for RobotsSettings {}
 /// Largest robots.txt read; the rest is ignored (RFC 9309 asks for at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 
+/// The Crawl-delay taken for a value too long to hold: about 136 years.
+pub const ABSURD_CRAWL_DELAY: Duration = Duration::from_secs(u32::MAX as u64);
+
+/// A Crawl-delay in seconds as a duration: none when negative or not a number, at most
+/// [`ABSURD_CRAWL_DELAY`].
+fn crawl_delay_of(seconds: f32) -> Option<Duration> {
+    if seconds.is_nan() || seconds < 0.0 {
+        return None;
+    }
+    Some(
+        Duration::try_from_secs_f32(seconds)
+            .unwrap_or(ABSURD_CRAWL_DELAY)
+            .min(ABSURD_CRAWL_DELAY),
+    )
+}
+
 /// What a site's robots.txt says for our user agent.
 #[derive(Debug)]
 pub enum RobotsRules {
@@ -89,12 +105,12 @@ impl RobotsRules {
         })
     }
 
-    /// The Crawl-delay for our agent, if any.
+    /// The Crawl-delay for our agent, if any. A delay too long to hold (`1e39`, `inf`) is
+    /// [`ABSURD_CRAWL_DELAY`], which every limit refuses or caps; a negative or non-number
+    /// one is none.
     pub fn crawl_delay(&self) -> Option<Duration> {
         match self {
-            RobotsRules::Parsed(robot) => robot
-                .delay
-                .and_then(|d| Duration::try_from_secs_f32(d).ok()),
+            RobotsRules::Parsed(robot) => robot.delay.and_then(crawl_delay_of),
             _ => None,
         }
     }
@@ -159,7 +175,7 @@ impl RobotsCache {
         error_ttl: Duration,
     ) -> Result<Self, HttpClientError> {
         let client = base_builder(settings, &settings.host_resolver())?
-            .redirect(redirect_policy(5, settings.refuse_private_addresses))
+            .redirect(redirect_policy(5, settings))
             .build()?;
         Ok(RobotsCache {
             client,
@@ -196,7 +212,7 @@ impl RobotsCache {
             Ok(response) => response,
             Err(error) => {
                 return RobotsRules::DisallowAll {
-                    reason: format!("unreachable: {error}"),
+                    reason: format!("unreachable: {}", crate::error_text::with_causes(&error)),
                 };
             }
         };
@@ -222,7 +238,7 @@ impl RobotsCache {
                 Ok(None) => break,
                 Err(error) => {
                     return RobotsRules::DisallowAll {
-                        reason: format!("body failed: {error}"),
+                        reason: format!("body failed: {}", crate::error_text::with_causes(&error)),
                     };
                 }
             }
@@ -235,6 +251,19 @@ impl RobotsCache {
 mod tests {
     use super::*;
     use crate::testing::url;
+
+    #[test]
+    fn an_absurd_crawl_delay_is_held_as_absurd_not_ignored() {
+        for text in ["1e39", "inf", "99999999999999999999"] {
+            let body = format!("User-agent: *\nCrawl-delay: {text}\n");
+            let rules = RobotsRules::parse("squall", body.as_bytes());
+            assert_eq!(rules.crawl_delay(), Some(ABSURD_CRAWL_DELAY), "{text}");
+        }
+        let rules = RobotsRules::parse("squall", b"User-agent: *\nCrawl-delay: 2.5\n");
+        assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
+        assert_eq!(crawl_delay_of(-1.0), None);
+        assert_eq!(crawl_delay_of(f32::NAN), None);
+    }
 
     // The examples of RFC 9309, section 5, and its matching rules.
     #[test]

@@ -76,6 +76,10 @@ impl SeedFilters {
                     .push((raw.to_string(), "refused by the URL filters".to_string()));
                 continue;
             };
+            // The user named this host: it may be private (a site on the intranet or loopback).
+            if let Some(host) = url.host_str() {
+                self.partitioner.resolver().trust(host);
+            }
             let key = self.partitioner.key_or_host(&url, &seed.metadata).await;
             let next_fetch = scheduler.schedule(Status::Discovered, &seed.metadata, now);
             writes.push(StatusWrite {

@@ -16,7 +16,7 @@ use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWOR
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
     CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, ProtocolSettings, Protocols,
-    RobotsCache,
+    RobotsCache, TrustedHosts,
 };
 use crate::schedule::Scheduler;
 use crate::status::StatusUpdaterSettings;
@@ -81,6 +81,7 @@ pub(super) fn http_settings(
         follow_redirects: http.allow_redirects,
         max_redirects: http.max_redirects,
         refuse_private_addresses: http.refuse_private_addresses,
+        trusted_hosts: TrustedHosts::of(&http.private_hosts),
         dns_cache_ttl: http.dns_cache_ttl,
         // A connection for each fetch a queue may run at once (and a few for robots.txt).
         max_idle_per_host: config.fetcher.threads_per_queue.max(4),

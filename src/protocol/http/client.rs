@@ -17,7 +17,7 @@ use super::archive::{Archived, Received, WireError};
 use super::options::{self, CookieJar};
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
-use crate::protocol::dns::{HostResolver, is_private_address};
+use crate::protocol::dns::{HostResolver, ResolveError, TrustedHosts, is_private_address};
 use crate::warc::WarcSink;
 
 /// Settings of the HTTP client.
@@ -37,8 +37,11 @@ pub struct HttpSettings {
     pub follow_redirects: bool,
     /// Redirects followed in one fetch when `follow_redirects` is on.
     pub max_redirects: usize,
-    /// Refuse to connect to private, loopback and link-local addresses.
+    /// Refuse to connect to private, loopback and link-local addresses, but for `trusted_hosts`.
     pub refuse_private_addresses: bool,
+    /// Hosts that may be private while `refuse_private_addresses` is on: the user's own (the
+    /// seeds, added as they are injected, and `http.private.hosts`). Clones share the set.
+    pub trusted_hosts: TrustedHosts,
     /// How long DNS answers are cached.
     pub dns_cache_ttl: Duration,
     /// Idle connections kept open per host, for the next fetches of that host to reuse: at least
@@ -64,7 +67,8 @@ impl Default for HttpSettings {
             resolve: Vec::new(),
             follow_redirects: false,
             max_redirects: 5,
-            refuse_private_addresses: false,
+            refuse_private_addresses: true,
+            trusted_hosts: TrustedHosts::default(),
             dns_cache_ttl: Duration::from_secs(300),
             max_idle_per_host: 4,
             proxy: None,
@@ -82,6 +86,7 @@ impl HttpSettings {
             &self.resolve,
             self.dns_cache_ttl,
             self.refuse_private_addresses,
+            self.trusted_hosts.clone(),
         )
     }
 }
@@ -138,14 +143,28 @@ impl HttpClient {
         self.resolver.clone()
     }
 
-    /// Why `url` may not be fetched at all: its host is a private IP address and the guard is on.
-    /// (Host names are checked when they are resolved.)
-    pub fn refusal(&self, url: &Url) -> Option<String> {
+    /// Why `url` may not be fetched at all: its host is a private address, or a name that
+    /// resolves to private addresses only, that the user did not name (a seed, a `resolve` pin,
+    /// `http.private.hosts`) while the guard is on. A name that cannot be resolved is left to the
+    /// fetch, which reports it.
+    pub async fn refusal(&self, url: &Url) -> Option<String> {
         if !self.refuse_private {
             return None;
         }
-        private_ip_host(url)
-            .map(|ip| format!("{ip} is a private address (http.refuse.private.addresses)"))
+        let trusted = self.resolver.trusted();
+        if let Some(ip) = refused_ip(url, trusted) {
+            return Some(private_refusal(&ip.to_string()));
+        }
+        let host = match url.host()? {
+            url::Host::Domain(name) => name,
+            _ => return None,
+        };
+        if trusted.contains(host) || self.resolver.is_pinned(host) {
+            return None;
+        }
+        let addrs = self.resolver.cache().lookup(host).await.ok()?;
+        let private = !addrs.is_empty() && addrs.iter().all(|a| is_private_address(a.ip()));
+        private.then(|| private_refusal(&format!("{host} (resolved to {})", addrs[0].ip())))
     }
 
     /// Fetches `url`, conditionally when `metadata` holds an ETag or Last-Modified from an earlier
@@ -178,6 +197,12 @@ impl HttpClient {
                 let outcome = match cause {
                     // The archive failed, not the URL: it stays due, with no status written.
                     FetchFailure::Archive => FetchOutcome::Abandoned { cause, message },
+                    // A refusal, not a failure that may heal.
+                    FetchFailure::PrivateAddress => FetchOutcome::Failed {
+                        status: Status::Error,
+                        cause,
+                        message,
+                    },
                     _ => FetchOutcome::Failed {
                         status: Status::FetchError,
                         cause,
@@ -277,7 +302,7 @@ fn answer(
 /// The redirect policy of `settings`: none, or follow up to the maximum.
 fn policy(settings: &HttpSettings) -> reqwest::redirect::Policy {
     if settings.follow_redirects {
-        redirect_policy(settings.max_redirects, settings.refuse_private_addresses)
+        redirect_policy(settings.max_redirects, settings)
     } else {
         reqwest::redirect::Policy::none()
     }
@@ -301,27 +326,41 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-/// Follows up to `max` redirects, refusing (with the guard on) any hop to a private IP address.
-pub(crate) fn redirect_policy(max: usize, refuse_private: bool) -> reqwest::redirect::Policy {
+/// Follows up to `max` redirects, refusing (with the guard on) any hop to a private IP address
+/// the user did not name (hops to host names are checked as they are resolved).
+pub(crate) fn redirect_policy(max: usize, settings: &HttpSettings) -> reqwest::redirect::Policy {
+    let trusted = settings
+        .refuse_private_addresses
+        .then(|| settings.trusted_hosts.clone());
     reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= max {
             return attempt.error(format!("more than {max} redirects"));
         }
-        if refuse_private && private_ip_host(attempt.url()).is_some() {
-            return attempt.error("redirect to a private address (http.refuse.private.addresses)");
+        if let Some(ip) = trusted.as_ref().and_then(|t| refused_ip(attempt.url(), t)) {
+            return attempt.error(RefusedRedirect(private_refusal(&ip.to_string())));
         }
         attempt.follow()
     })
 }
 
-/// The host of `url` when it is an IP address in a private range.
-fn private_ip_host(url: &Url) -> Option<std::net::IpAddr> {
+/// The host of `url` when it is an IP address in a private range that `trusted` does not hold.
+fn refused_ip(url: &Url, trusted: &TrustedHosts) -> Option<std::net::IpAddr> {
     let ip = match url.host()? {
         url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
         url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
         url::Host::Domain(_) => return None,
     };
-    is_private_address(ip).then_some(ip)
+    let named = url.host_str().is_some_and(|host| trusted.contains(host));
+    (is_private_address(ip) && !named).then_some(ip)
+}
+
+/// Why a private address found by the crawl is not connected to.
+fn private_refusal(what: &str) -> String {
+    format!(
+        "{what} is a private, loopback or link-local address, refused for URLs the crawl found \
+         (only seeds and http.private.hosts may be private; http.refuse.private.addresses: false \
+         allows every address)"
+    )
 }
 
 /// The parts of a client that every request of a crawl shares, names resolved by `resolver`.
@@ -347,7 +386,9 @@ pub(crate) fn base_builder(
 }
 
 fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
-    let cause = if error.is_timeout() {
+    let cause = if refused_as_private(error) {
+        FetchFailure::PrivateAddress
+    } else if error.is_timeout() {
         FetchFailure::Timeout
     } else if error.is_redirect() {
         FetchFailure::Redirect
@@ -361,6 +402,40 @@ fn classify(error: &reqwest::Error) -> (FetchFailure, String) {
     // reqwest's Display is terse; its sources carry the detail (refused, DNS, TLS, ...).
     (cause, crate::error_text::with_causes(error))
 }
+
+/// Whether `error` comes of the guard against private addresses (a name that resolves to one, a
+/// redirect to one).
+fn refused_as_private(error: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        // An io::Error's source skips the error it wraps: look inside it too.
+        let wrapped = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if [Some(current), wrapped]
+            .into_iter()
+            .flatten()
+            .any(is_private_refusal)
+        {
+            return true;
+        }
+        source = current.source();
+    }
+    false
+}
+
+fn is_private_refusal(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.is::<RefusedRedirect>()
+        || error
+            .downcast_ref::<ResolveError>()
+            .is_some_and(|e| matches!(e, ResolveError::Private { .. }))
+}
+
+/// A redirect the guard against private addresses refused.
+#[derive(Debug, thiserror::Error)]
+#[error("redirect refused: {0}")]
+struct RefusedRedirect(String);
 
 #[cfg(test)]
 mod tests {

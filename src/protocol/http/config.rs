@@ -32,8 +32,12 @@ keyed_settings! {
         /// `http.max.redirects`: redirects followed in one fetch when they are followed.
         "http.max.redirects" => max_redirects: usize = 5,
         /// `http.refuse.private.addresses`: never connect to private, loopback or link-local
-        /// addresses.
-        "http.refuse.private.addresses" => refuse_private_addresses: bool = false,
+        /// addresses for URLs the crawl found (links, redirects); the seeds' hosts and
+        /// `http.private.hosts` may be private.
+        "http.refuse.private.addresses" => refuse_private_addresses: bool = true,
+        /// `http.private.hosts`: host names (or addresses) that may be private while
+        /// `http.refuse.private.addresses` is on, beside the seeds' hosts: an intranet's.
+        "http.private.hosts" => private_hosts: Vec<String> = Vec::new(),
         /// `http.dns.cache.ttl`: seconds a DNS answer is reused.
         "http.dns.cache.ttl" with "units::seconds" => dns_cache_ttl: Duration =
             Duration::from_secs(300),
