@@ -201,6 +201,9 @@ pub mod keys {
     pub const LAST_MODIFIED: &str = "http.last-modified";
     /// Set when a body was cut at `http.content.limit`.
     pub const TRIMMED: &str = "http.trimmed";
+    /// Set on a sitemap of which only the start was read (over the sitemap size cap, or its body
+    /// cut at `http.content.limit`): the cap, the bytes read and the entries kept. Always stored.
+    pub const SITEMAP_TRIMMED: &str = "sitemap.trimmed";
     /// The page's canonical URL, absolute, from its `<link rel="canonical">`: the name StormCrawler's
     /// indexers read (`indexer.canonical.name`). Set by the parser on HTML pages for parse filters
     /// and indexers; stored with the status only when `metadata.persist` lists `canonical`.

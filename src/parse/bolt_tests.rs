@@ -269,3 +269,45 @@ fn html_that_mentions_a_urlset_is_not_a_sitemap() {
         update.ack.ack();
     }
 }
+
+#[test]
+fn a_sitemap_cut_at_the_content_limit_keeps_its_whole_entries_and_says_so() {
+    let marked: Metadata = [(keys::IS_SITEMAP, "true")].into_iter().collect();
+    let cut_at = URLSET.find("two").unwrap();
+    let mut served = response(Some("application/xml"), &[], &URLSET[..cut_at]);
+    served.truncated = true;
+    let update = process(
+        &parser(true),
+        "https://a.test/s.xml",
+        marked.clone(),
+        served,
+    );
+    assert_eq!(update.status, crate::model::Status::Fetched);
+    assert_eq!(outlinks(&update), ["https://a.test/one"]);
+    let metadata = &update.url.metadata;
+    assert_eq!(metadata.first(keys::TRIMMED), Some("true"));
+    let record = metadata.first(keys::SITEMAP_TRIMMED).unwrap_or_default();
+    assert!(
+        record.contains(&format!("first {cut_at} bytes"))
+            && record.contains("http.content.limit")
+            && record.contains("1 entries kept"),
+        "{record}"
+    );
+    // Cut before any entry: an error that names why, and nothing recorded as kept.
+    let mut served = response(Some("application/xml"), &[], &URLSET[..60]);
+    served.truncated = true;
+    let failed = process(&parser(true), "https://a.test/s.xml", marked, served);
+    assert_eq!(failed.status, crate::model::Status::Error);
+    assert!(failed.outlinks.is_empty());
+    let metadata = &failed.url.metadata;
+    assert_eq!(metadata.first(keys::ERROR_CAUSE), Some("sitemap"));
+    let message = metadata.first(keys::ERROR_MESSAGE).unwrap_or_default();
+    assert!(
+        message.contains("first 60 bytes were read") && message.contains("http.content.limit"),
+        "{message}"
+    );
+    assert_eq!(metadata.first(keys::SITEMAP_TRIMMED), None);
+    for update in [update, failed] {
+        update.ack.ack();
+    }
+}

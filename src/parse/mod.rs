@@ -207,7 +207,11 @@ impl ParserBolt {
                 }
             }
             Status::Fetched if response.status_code == 200 => {
-                *content = self.process_content(url, &response, outlinks);
+                let (page, read) = self.process_content(url, &response, outlinks);
+                *content = page;
+                if !read {
+                    return Status::Error;
+                }
             }
             _ => {}
         }
@@ -215,13 +219,14 @@ impl ParserBolt {
     }
 
     /// Reads a 200 response: records its validators and page-level metadata, then parses it as a
-    /// sitemap, as HTML, or not at all. An HTML page's title and text are returned.
+    /// sitemap, as HTML, or not at all. An HTML page's title and text are returned, with `false`
+    /// when the page is a sitemap that could not be read (an error).
     fn process_content(
         &self,
         url: &mut CrawlUrl,
         response: &FetchedResponse,
         outlinks: &mut Vec<Outlink>,
-    ) -> Option<PageContent> {
+    ) -> (Option<PageContent>, bool) {
         record_validators(&mut url.metadata, response);
         // After followed redirects, links resolve against where the content came from.
         let base_url = match &response.final_url {
@@ -234,23 +239,26 @@ impl ParserBolt {
         // What the previous fetch recorded about the page's content is stale now.
         url.metadata.remove(keys::CANONICAL);
         url.metadata.remove(keys::NOINDEX);
+        url.metadata.remove(keys::SITEMAP_TRIMMED);
         let header = RobotsDirectives::from_header(&response.robots_tag);
         let content_type = response.content_type.as_deref();
         let kind = self.content_kind(&url.metadata, &base_url, content_type, &response.body);
         if kind == Content::Html {
             let (links, content) = self.html_outlinks(url, &base_url, response, header);
             *outlinks = links;
-            return Some(content);
+            return (Some(content), true);
         }
         // Content that is not HTML can still ask not to be indexed, by its header.
         if header.noindex {
             url.metadata.set(keys::NOINDEX, "true");
         }
         if let Content::Sitemap { sniffed } = kind {
-            let body = &response.body;
-            *outlinks = self.sitemap_outlinks(url, &base_url, content_type, body, sniffed);
+            match self.sitemap_outlinks(url, &base_url, response, sniffed) {
+                Some(links) => *outlinks = links,
+                None => return (None, false),
+            }
         }
-        None
+        (None, true)
     }
 
     /// How a fetched body is read. A URL marked `isSitemap=true` is a sitemap; then HTML is HTML,
@@ -318,48 +326,70 @@ impl ParserBolt {
 
     /// A sitemap's entries as outlinks: pages, and further sitemaps marked `isSitemap=true`. A body
     /// that was only `sniffed` as a sitemap is marked `isSitemap=true` once it parses as one; if it
-    /// does not, it is content that is not parsed, not an error.
+    /// does not, it is content that is not parsed, not an error. A sitemap marked `isSitemap=true`
+    /// that cannot be read is an error (`None`), its cause in `error.cause` and `error.message`.
+    /// A sitemap of which only the start was read keeps the entries found there, and records the
+    /// cut in [`keys::SITEMAP_TRIMMED`], with a warning.
     fn sitemap_outlinks(
         &self,
         url: &mut CrawlUrl,
         location: &Url,
-        content_type: Option<&str>,
-        body: &[u8],
+        response: &FetchedResponse,
         sniffed: bool,
-    ) -> Vec<Outlink> {
-        match sitemap::parse_sitemap(
-            location,
-            content_type,
-            body,
-            &sitemap::SitemapLimits::default(),
-        ) {
+    ) -> Option<Vec<Outlink>> {
+        let parse = if response.truncated {
+            sitemap::parse_sitemap_prefix
+        } else {
+            sitemap::parse_sitemap
+        };
+        let content_type = response.content_type.as_deref();
+        let limits = sitemap::SitemapLimits::default();
+        match parse(location, content_type, &response.body, &limits) {
             Ok(parsed) => {
                 if sniffed {
                     url.metadata.set(keys::IS_SITEMAP, "true");
                 }
-                let pages = parsed.urls.into_iter().map(|entry| entry.url).collect();
-                let mut outlinks = self.outlinks(url, pages, None);
-                let mut nested = self.outlinks(url, parsed.sitemaps, None);
-                for outlink in &mut nested {
-                    outlink.url.metadata.set(keys::IS_SITEMAP, "true");
+                if let Some(cut) = parsed.cut {
+                    record_sitemap_cut(url, cut, &parsed, response.truncated);
                 }
-                for outlink in &mut outlinks {
-                    outlink.url.metadata.remove(keys::IS_SITEMAP);
-                    outlink
-                        .url
-                        .metadata
-                        .set(keys::SITEMAP_SOURCE, location.as_str());
-                }
-                outlinks.extend(nested);
-                outlinks
+                Some(self.sitemap_entries(url, location, parsed))
             }
-            Err(_) if sniffed => Vec::new(),
+            Err(_) if sniffed => Some(Vec::new()),
             Err(error) => {
+                let message = match response.truncated {
+                    true => format!("{error} (body cut at http.content.limit)"),
+                    false => error.to_string(),
+                };
+                tracing::warn!(url = %url.url, "sitemap not read: {message}");
                 url.metadata.set(keys::ERROR_CAUSE, "sitemap");
-                url.metadata.set(keys::ERROR_MESSAGE, error.to_string());
-                Vec::new()
+                url.metadata.set(keys::ERROR_MESSAGE, message);
+                None
             }
         }
+    }
+
+    /// A parsed sitemap's pages and nested sitemaps as outlinks of `url`.
+    fn sitemap_entries(
+        &self,
+        url: &CrawlUrl,
+        location: &Url,
+        parsed: sitemap::Sitemap,
+    ) -> Vec<Outlink> {
+        let pages = parsed.urls.into_iter().map(|entry| entry.url).collect();
+        let mut outlinks = self.outlinks(url, pages, None);
+        let mut nested = self.outlinks(url, parsed.sitemaps, None);
+        for outlink in &mut nested {
+            outlink.url.metadata.set(keys::IS_SITEMAP, "true");
+        }
+        for outlink in &mut outlinks {
+            outlink.url.metadata.remove(keys::IS_SITEMAP);
+            outlink
+                .url
+                .metadata
+                .set(keys::SITEMAP_SOURCE, location.as_str());
+        }
+        outlinks.extend(nested);
+        outlinks
     }
 
     /// Parses an HTML page and runs the parse filters. The result's metadata holds the page's
@@ -428,6 +458,28 @@ enum Content {
     Html,
     /// Anything else: fetched, not parsed.
     Other,
+}
+
+/// Records that only the start of a sitemap was read, `http_cut` when the fetcher cut its body at
+/// `http.content.limit`, and logs it.
+fn record_sitemap_cut(
+    url: &mut CrawlUrl,
+    cut: sitemap::SitemapCut,
+    parsed: &sitemap::Sitemap,
+    http_cut: bool,
+) {
+    let at = if http_cut {
+        " (body cut at http.content.limit)"
+    } else {
+        ""
+    };
+    let record = format!(
+        "{cut}{at}; {} entries kept, {} skipped",
+        parsed.len(),
+        parsed.skipped
+    );
+    tracing::warn!(url = %url.url, "sitemap cut: {record}");
+    url.metadata.set(keys::SITEMAP_TRIMMED, record);
 }
 
 /// Records a 200 response's validators for the next, conditional, fetch (a 304 keeps the ones

@@ -85,6 +85,7 @@ pub fn prepare_write(
             || k == keys::LAST_MODIFIED
             || k == keys::IS_SITEMAP
             || k == keys::TRIMMED
+            || k == keys::SITEMAP_TRIMMED
             || k == keys::SITEMAP_SOURCE
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS

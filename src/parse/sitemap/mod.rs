@@ -9,9 +9,11 @@
 //! * plain-text sitemaps with one absolute URL per line.
 //!
 //! Bodies may be gzip-compressed (detected by the magic bytes, whatever the
-//! headers say). The decompressed size is capped by [`SitemapLimits::max_bytes`],
-//! so a gzip bomb stops at the cap instead of exhausting memory. XML is read
-//! with a streaming parser; no DOM is built.
+//! headers say). The decompressed size is capped by [`SitemapLimits::max_bytes`]:
+//! only the first `max_bytes` are read, so a gzip bomb stops at the cap instead
+//! of exhausting memory, and a sitemap over the cap keeps the entries complete
+//! within it, its [`Sitemap::cut`] saying so. XML is read with a streaming
+//! parser; no DOM is built.
 //!
 //! Entries are filtered loosely after the sitemaps.org "same location" rule:
 //! only absolute `http`/`https` URLs on the same host as the sitemap itself are
@@ -53,6 +55,9 @@ pub struct Sitemap {
     /// locations, locations on another host than the sitemap, and entries
     /// beyond [`SitemapLimits::max_urls`].
     pub skipped: usize,
+    /// Set when only the start of the document was read (it is over the size cap, or its body
+    /// was cut short): the entries are those complete before the cut.
+    pub cut: Option<SitemapCut>,
 }
 
 impl Sitemap {
@@ -62,6 +67,7 @@ impl Sitemap {
             urls: Vec::new(),
             sitemaps: Vec::new(),
             skipped: 0,
+            cut: None,
         }
     }
 
@@ -113,6 +119,58 @@ impl SitemapUrl {
     }
 }
 
+/// Why only the start of a sitemap was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SitemapCut {
+    /// The body (after decompression) is larger than [`SitemapLimits::max_bytes`]: its first
+    /// `limit` bytes were read.
+    SizeLimit {
+        /// The cap, in bytes: as many bytes were read.
+        limit: usize,
+    },
+    /// The body ends before the document does (cut by a download cap, or a gzip stream that
+    /// stops short): its `bytes` bytes (after decompression) were read.
+    Truncated {
+        /// How many bytes were read.
+        bytes: usize,
+    },
+}
+
+impl SitemapCut {
+    /// How many bytes (after decompression) were read.
+    pub fn bytes_read(self) -> usize {
+        match self {
+            SitemapCut::SizeLimit { limit } => limit,
+            SitemapCut::Truncated { bytes } => bytes,
+        }
+    }
+
+    /// The error for a cut sitemap of which no entry was read.
+    fn nothing_read(self) -> SitemapError {
+        match self {
+            SitemapCut::SizeLimit { limit } => SitemapError::TooLarge { limit },
+            SitemapCut::Truncated { bytes } => SitemapError::Truncated { bytes },
+        }
+    }
+}
+
+impl std::fmt::Display for SitemapCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SitemapCut::SizeLimit { limit } => write!(
+                f,
+                "sitemap over the size limit of {limit} bytes: only its first {limit} bytes were read"
+            ),
+            SitemapCut::Truncated { bytes } => {
+                write!(
+                    f,
+                    "sitemap body cut short: only its first {bytes} bytes were read"
+                )
+            }
+        }
+    }
+}
+
 /// Resource caps applied while parsing a sitemap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SitemapLimits {
@@ -140,11 +198,18 @@ pub enum SitemapError {
     /// The body starts with the gzip magic bytes but does not decompress.
     #[error("corrupt gzip data in sitemap: {0}")]
     Compressed(String),
-    /// The body (after decompression) is larger than the configured limit.
-    #[error("sitemap exceeds the size limit of {limit} bytes")]
+    /// The body (after decompression) is larger than the configured limit, and no entry is
+    /// complete within its first `limit` bytes.
+    #[error("sitemap exceeds the size limit of {limit} bytes, and no entry is complete within it")]
     TooLarge {
         /// The limit that was exceeded, in bytes.
         limit: usize,
+    },
+    /// The body was cut short, and no entry is complete within the `bytes` that arrived.
+    #[error("sitemap body cut short after {bytes} bytes, before its first complete entry")]
+    Truncated {
+        /// How many bytes (after decompression) were read.
+        bytes: usize,
     },
     /// The body is not a sitemap: empty, malformed XML with no entry, an XML
     /// document whose root is neither `<urlset>` nor `<sitemapindex>`, or text
@@ -167,24 +232,68 @@ pub enum SitemapError {
 /// in [`Sitemap::skipped`].
 ///
 /// Malformed XML keeps the entries read before the error; it is only an error
-/// when nothing was found.
+/// when nothing was found. A body over [`SitemapLimits::max_bytes`] (after
+/// decompression) is read up to the cap: the entries complete within it are
+/// kept and [`Sitemap::cut`] says so; when none is, the error is
+/// [`SitemapError::TooLarge`].
 pub fn parse_sitemap(
     location: &Url,
     content_type: Option<&str>,
     body: &[u8],
     limits: &SitemapLimits,
 ) -> Result<Sitemap, SitemapError> {
-    let bytes = decode_body(body, limits.max_bytes)?;
-    let text = to_text(&bytes);
+    parse_body(location, content_type, body, limits, false)
+}
+
+/// Parses a body known to be only the start of a sitemap, such as one cut by a download size cap:
+/// as [`parse_sitemap`], but a last text line or XML entry that may be incomplete is dropped, and
+/// [`Sitemap::cut`] is always set (when no entry is complete, the error is
+/// [`SitemapError::Truncated`], or [`SitemapError::TooLarge`] if the body is over the cap too).
+pub fn parse_sitemap_prefix(
+    location: &Url,
+    content_type: Option<&str>,
+    body: &[u8],
+    limits: &SitemapLimits,
+) -> Result<Sitemap, SitemapError> {
+    parse_body(location, content_type, body, limits, true)
+}
+
+/// [`parse_sitemap`], told whether the body is known to be cut short.
+fn parse_body(
+    location: &Url,
+    content_type: Option<&str>,
+    body: &[u8],
+    limits: &SitemapLimits,
+    cut_short: bool,
+) -> Result<Sitemap, SitemapError> {
+    let decoded = decode_body(body, limits.max_bytes, cut_short)?;
+    let text = to_text(&decoded.bytes);
     let content = text.trim_start();
     if content.is_empty() {
-        return Err(SitemapError::NotASitemap("empty body".to_owned()));
+        return Err(match decoded.cut {
+            Some(cut) => cut.nothing_read(),
+            None => SitemapError::NotASitemap("empty body".to_owned()),
+        });
     }
     let filter = EntryFilter::new(location, limits.max_urls);
-    if content.starts_with('<') {
+    let parsed = if content.starts_with('<') {
         parse_xml(content, filter, content_type)
     } else {
-        parse_text(content, filter)
+        parse_text(content, filter, decoded.cut.is_some())
+    };
+    let Some(cut) = decoded.cut else {
+        return parsed;
+    };
+    match parsed {
+        Ok(sitemap) if sitemap.is_empty() && sitemap.skipped == 0 => Err(cut.nothing_read()),
+        Ok(sitemap) => Ok(Sitemap {
+            cut: Some(cut),
+            ..sitemap
+        }),
+        Err(SitemapError::NotASitemap(why)) => {
+            Err(SitemapError::NotASitemap(format!("{why} ({cut})")))
+        }
+        Err(other) => Err(other),
     }
 }
 

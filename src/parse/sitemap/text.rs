@@ -5,9 +5,20 @@ use url::Url;
 use super::entries::EntryFilter;
 use super::{Sitemap, SitemapError, SitemapKind, SitemapUrl};
 
-/// Reads a plain-text sitemap; an error when no line is an absolute URL with a host.
-pub(super) fn parse_text(content: &str, filter: EntryFilter) -> Result<Sitemap, SitemapError> {
+/// Reads a plain-text sitemap; an error when no line is an absolute URL with a host. When the
+/// content is `cut` short, its last line may be incomplete and is left out (with no complete line,
+/// the sitemap is empty).
+pub(super) fn parse_text(
+    content: &str,
+    filter: EntryFilter,
+    cut: bool,
+) -> Result<Sitemap, SitemapError> {
     let mut sitemap = Sitemap::new(SitemapKind::Text);
+    let content = match content.rfind('\n') {
+        _ if !cut => content,
+        Some(end) => content.get(..end).unwrap_or_default(),
+        None => return Ok(sitemap),
+    };
     let mut saw_url = false;
     for line in content.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if sitemap.urls.len() >= filter.max_urls {
