@@ -80,6 +80,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod bounded_file;
 pub mod config;
 pub mod error_text;
 pub mod fetch;

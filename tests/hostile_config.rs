@@ -206,3 +206,44 @@ fn too_many_exclude_patterns_are_refused_with_the_figures() {
     assert!(said.contains("urlfilter.exclude: 20000 patterns"), "{said}");
     assert!(said.contains("over the bound of 10000 patterns"), "{said}");
 }
+
+/// `/dev/zero` given as a config file or as a flux's properties file: each read stops one byte
+/// past its bound (16 MiB) and the file is refused by name, at once, with exit 2 (the whole read
+/// grew without end before).
+#[cfg(unix)]
+#[test]
+fn an_endless_config_or_properties_file_is_refused_at_its_bound() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("seeds.txt"), "http://127.0.0.1:9/\n").expect("seeds");
+    std::fs::write(
+        dir.path().join("crawler.flux"),
+        "name: zero\nspouts:\n  - id: seeds\n    \
+         className: org.apache.stormcrawler.spout.FileSpout\n    \
+         constructorArgs: [\".\", \"seeds.txt\"]\n",
+    )
+    .expect("flux");
+    let frontier = dir.path().join("frontier").display().to_string();
+    let started = Instant::now();
+    let said = refused(
+        dir.path(),
+        &["--config", "/dev/zero", "--frontier-path", &frontier],
+    );
+    assert!(
+        said.contains("/dev/zero: over the bound of 16777216 bytes for a YAML config file"),
+        "{said}"
+    );
+    let flux = ["--flux", "crawler.flux", "--flux-filter", "/dev/zero"];
+    let said = refused(
+        dir.path(),
+        &[&flux[..], &["--frontier-path", &frontier]].concat(),
+    );
+    assert!(
+        said.contains("/dev/zero: over the bound of 16777216 bytes for a properties file"),
+        "{said}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -198,10 +198,7 @@ impl ConfigBuilder {
     /// Adds the keys of a YAML file, and records its directory in
     /// [`CrawlConfig::config_dirs`].
     pub fn yaml_file(mut self, path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::bounded_file::read_to_string(path, crate::bounded_file::CONFIG_FILE)?;
         self.record_dir(path);
         let mapping = parse_mapping(&text).map_err(|(line, message)| ConfigError::FileSyntax {
             path: path.display().to_string(),

@@ -44,4 +44,21 @@ pub enum ConfigError {
     /// A `--set` override that is not `KEY=VALUE`.
     #[error("override {0:?} is not KEY=VALUE")]
     BadOverride(String),
+    /// The file holds more than a file of its kind may ([`crate::bounded_file`]).
+    #[error(transparent)]
+    TooLarge(crate::bounded_file::BoundedFileError),
+}
+
+impl From<crate::bounded_file::BoundedFileError> for ConfigError {
+    /// A file that could not be read is [`ConfigError::Read`]; one over its bound,
+    /// [`ConfigError::TooLarge`].
+    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
+        match error {
+            crate::bounded_file::BoundedFileError::Read { path, source } => ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            },
+            too_large => ConfigError::TooLarge(too_large),
+        }
+    }
 }

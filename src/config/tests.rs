@@ -381,3 +381,26 @@ fn the_fetcher_reads_its_own_keys_and_a_bad_one_is_named() {
         "{typo}"
     );
 }
+
+/// A config file over [`crate::bounded_file::CONFIG_FILE`]'s bound (a comment a byte too long) is
+/// refused by name; one at the bound is read.
+#[test]
+fn a_config_file_over_its_bound_is_refused_by_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("huge.yaml");
+    let limit = crate::bounded_file::CONFIG_FILE.limit as usize;
+    let head = "http.agent.name: t\n#";
+    let text = format!("{head}{}\n", "x".repeat(limit - head.len() - 1));
+    std::fs::write(&path, &text).expect("write");
+    let config = ConfigBuilder::new().yaml_file(&path).expect("at the bound");
+    assert_eq!(config.build().expect("valid").agent.name, "t");
+    std::fs::write(&path, format!("{text} ")).expect("write");
+    let refused = ConfigBuilder::new().yaml_file(&path).expect_err("over");
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "{}: over the bound of 16777216 bytes for a YAML config file",
+            path.display()
+        )
+    );
+}

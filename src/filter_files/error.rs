@@ -24,6 +24,9 @@ pub enum FilterFileError {
         #[source]
         source: std::io::Error,
     },
+    /// The file holds more than a file of its kind may ([`crate::bounded_file`]).
+    #[error(transparent)]
+    TooLarge(crate::bounded_file::BoundedFileError),
     /// The file is not JSON, or not the shape of a filter file.
     #[error("{path}: {message}")]
     Malformed {
@@ -68,4 +71,18 @@ pub enum FilterFileError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl From<crate::bounded_file::BoundedFileError> for FilterFileError {
+    /// A file that could not be read is [`FilterFileError::Read`]; one over its bound,
+    /// [`FilterFileError::TooLarge`].
+    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
+        match error {
+            crate::bounded_file::BoundedFileError::Read { path, source } => FilterFileError::Read {
+                path: path.display().to_string(),
+                source,
+            },
+            too_large => FilterFileError::TooLarge(too_large),
+        }
+    }
 }

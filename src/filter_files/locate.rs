@@ -74,10 +74,7 @@ impl Locator {
                 looked: looked.join(", "),
             });
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| FilterFileError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::bounded_file::read_to_string(&path, crate::bounded_file::FILTER_FILE)?;
         Ok((path, text))
     }
 }
@@ -127,5 +124,22 @@ mod tests {
         let (path, text) = locator.read("key", "there.json", None).expect("found");
         assert_eq!(path, dir.path().join("there.json"));
         assert_eq!(text, "{}");
+    }
+
+    #[test]
+    fn a_filter_file_over_its_bound_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let locator = Locator::new(vec![dir.path().to_path_buf()]);
+        let limit = crate::bounded_file::FILTER_FILE.limit as usize;
+        let path = dir.path().join("huge.json");
+        std::fs::write(&path, format!("{}{{}}", " ".repeat(limit - 1))).expect("write");
+        let refused = locator.read("key", "huge.json", None).expect_err("over");
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "{}: over the bound of 16777216 bytes for a filter file",
+                path.display()
+            )
+        );
     }
 }

@@ -79,6 +79,9 @@ pub enum FluxError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file holds more than a file of its kind may ([`crate::bounded_file`]).
+    #[error(transparent)]
+    TooLarge(crate::bounded_file::BoundedFileError),
     /// A placeholder could not be filled.
     #[error("{path}, line {line}: {message}")]
     Substitution {
@@ -154,6 +157,20 @@ pub enum FluxError {
     /// A configuration key of a file, or one the classes set, is not accepted.
     #[error("{0}")]
     Config(#[from] ConfigError),
+}
+
+impl From<crate::bounded_file::BoundedFileError> for FluxError {
+    /// A file that could not be read is [`FluxError::Read`]; one over its bound,
+    /// [`FluxError::TooLarge`].
+    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
+        match error {
+            crate::bounded_file::BoundedFileError::Read { path, source } => FluxError::Read {
+                path: path.display().to_string(),
+                source,
+            },
+            too_large => FluxError::TooLarge(too_large),
+        }
+    }
 }
 
 /// A flux, read and mapped to squall.

@@ -18,10 +18,7 @@ impl Substitutions {
     /// Reads a Java properties file (`name=value` or `name: value` lines; `#` and `!` start
     /// comments).
     pub fn from_properties_file(path: &Path) -> Result<Self, FluxError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FluxError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::bounded_file::read_to_string(path, crate::bounded_file::PROPERTIES_FILE)?;
         let mut properties = BTreeMap::new();
         for line in text.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
@@ -97,6 +94,22 @@ mod tests {
         assert_eq!(
             out,
             format!("a: squall-test\nb: 2\nc: {home}\nd: ${{unknown}}\n")
+        );
+    }
+
+    #[test]
+    fn a_properties_file_over_its_bound_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("huge.properties");
+        let limit = crate::bounded_file::PROPERTIES_FILE.limit as usize;
+        std::fs::write(&file, format!("#{}\n", "x".repeat(limit))).expect("write");
+        let refused = Substitutions::from_properties_file(&file).expect_err("over");
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "{}: over the bound of 16777216 bytes for a properties file",
+                file.display()
+            )
         );
     }
 

@@ -42,6 +42,9 @@ pub enum SecretFileError {
         #[source]
         source: std::io::Error,
     },
+    /// The file holds more than a file of its kind may ([`crate::bounded_file`]).
+    #[error(transparent)]
+    TooLarge(crate::bounded_file::BoundedFileError),
     /// Its first line is empty.
     #[error("{path} is empty (the secret is its first line)")]
     Empty {
@@ -50,15 +53,25 @@ pub enum SecretFileError {
     },
 }
 
+impl From<crate::bounded_file::BoundedFileError> for SecretFileError {
+    /// A file that could not be read is [`SecretFileError::Read`]; one over its bound,
+    /// [`SecretFileError::TooLarge`].
+    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
+        match error {
+            crate::bounded_file::BoundedFileError::Read { path, source } => {
+                SecretFileError::Read { path, source }
+            }
+            too_large => SecretFileError::TooLarge(too_large),
+        }
+    }
+}
+
 impl Secret {
     /// The secret a file holds: its first line, trimmed (a file written with a trailing newline,
     /// or with a comment below, reads the same). An empty first line is refused.
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Secret, SecretFileError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SecretFileError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::bounded_file::read_to_string(path, crate::bounded_file::SECRET_FILE)?;
         let first = text.lines().next().unwrap_or_default().trim();
         if first.is_empty() {
             return Err(SecretFileError::Empty {
@@ -275,6 +288,23 @@ mod tests {
         assert!(empty.to_string().contains("is empty"), "{empty}");
         let missing = Secret::from_file(dir.path().join("none")).expect_err("missing");
         assert!(missing.to_string().contains("cannot read"), "{missing}");
+    }
+
+    #[test]
+    fn a_secret_file_over_its_bound_is_refused_by_name_without_the_secret() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("token");
+        let limit = crate::bounded_file::SECRET_FILE.limit as usize;
+        std::fs::write(&path, format!("s3cret\n#{}\n", "x".repeat(limit))).expect("write");
+        let refused = Secret::from_file(&path).expect_err("over");
+        let message = refused.to_string();
+        assert_eq!(
+            message,
+            format!(
+                "{}: over the bound of 65536 bytes for a secret file",
+                path.display()
+            )
+        );
     }
 
     #[test]

@@ -1,0 +1,151 @@
+//! Files the user names, read whole but never beyond a bound: a configuration file, a properties
+//! file, a StormCrawler filter file, a secret. Each kind has a limit no real file comes near; a file
+//! over it is refused by name, and is read no further than one byte past the limit, so that
+//! `/dev/zero`, a FIFO or a file still growing ends the read at once.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// One MiB.
+const MIB: u64 = 1 << 20;
+
+/// A kind of file, with the bound on its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileKind {
+    /// What the file is, as the refusal names it (`YAML config`).
+    pub name: &'static str,
+    /// The most bytes a file of this kind may hold.
+    pub limit: u64,
+}
+
+/// A YAML configuration file (`--config`): 16 MiB.
+pub const CONFIG_FILE: FileKind = FileKind {
+    name: "YAML config",
+    limit: 16 * MIB,
+};
+
+/// A properties file of values for a flux's placeholders (`--flux-filter`): 16 MiB.
+pub const PROPERTIES_FILE: FileKind = FileKind {
+    name: "properties",
+    limit: 16 * MIB,
+};
+
+/// A StormCrawler filter file (`urlfilters.json`, `parsefilters.json`, `jsoupfilters.json`) or a
+/// resource one names (rules, normalizers, lists): 16 MiB.
+pub const FILTER_FILE: FileKind = FileKind {
+    name: "filter",
+    limit: 16 * MIB,
+};
+
+/// A file holding a secret (a token, an API key, a password) on its first line: 64 KiB.
+pub const SECRET_FILE: FileKind = FileKind {
+    name: "secret",
+    limit: 64 << 10,
+};
+
+/// Why a bounded file could not be read. Each message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum BoundedFileError {
+    /// The file could not be opened or read, or is not UTF-8.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file holds more than its kind's bound.
+    #[error("{}: over the bound of {limit} bytes for a {kind} file", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        limit: u64,
+        /// The kind of file ([`FileKind::name`]).
+        kind: &'static str,
+    },
+}
+
+impl BoundedFileError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            BoundedFileError::Read { path, .. } | BoundedFileError::TooLarge { path, .. } => path,
+        }
+    }
+}
+
+/// The text of the file at `path`, refused when it holds more than `kind.limit` bytes (read no
+/// further than one byte past it) or is not UTF-8.
+pub fn read_to_string(path: &Path, kind: FileKind) -> Result<String, BoundedFileError> {
+    let unreadable = |source| BoundedFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(kind.limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > kind.limit {
+        return Err(BoundedFileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: kind.limit,
+            kind: kind.name,
+        });
+    }
+    String::from_utf8(bytes)
+        .map_err(|error| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, error)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: FileKind = FileKind {
+        name: "test",
+        limit: 8,
+    };
+
+    #[test]
+    fn a_file_at_the_bound_is_read_and_one_over_it_refused_by_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("eight.txt");
+        std::fs::write(&path, "12345678").expect("write");
+        assert_eq!(read_to_string(&path, SMALL).expect("read"), "12345678");
+        std::fs::write(&path, "123456789").expect("write");
+        let refused = read_to_string(&path, SMALL).expect_err("over the bound");
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "{}: over the bound of 8 bytes for a test file",
+                path.display()
+            )
+        );
+        assert_eq!(refused.path(), path);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_endless_file_is_refused_after_reading_one_byte_past_the_bound() {
+        let refused = read_to_string(Path::new("/dev/zero"), SECRET_FILE).expect_err("endless");
+        assert_eq!(
+            refused.to_string(),
+            "/dev/zero: over the bound of 65536 bytes for a secret file"
+        );
+    }
+
+    #[test]
+    fn a_missing_or_non_utf8_file_is_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let missing = dir.path().join("none.yaml");
+        let error = read_to_string(&missing, CONFIG_FILE).expect_err("missing");
+        assert!(matches!(error, BoundedFileError::Read { .. }), "{error:?}");
+        assert!(error.to_string().contains("none.yaml"), "{error}");
+        let latin1 = dir.path().join("latin1.yaml");
+        std::fs::write(&latin1, b"caf\xe9\n").expect("write");
+        let error = read_to_string(&latin1, CONFIG_FILE).expect_err("not UTF-8");
+        assert!(error.to_string().contains("latin1.yaml"), "{error}");
+    }
+}
