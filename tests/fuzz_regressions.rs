@@ -6,8 +6,9 @@
 /// published run of 2026-12-05, on 5e0927e): a `<noscript>` whose markup, parsed a second time as a
 /// fragment, trips an internal check of lol_html 3.0.3 ("Tag should be a start tag at this point",
 /// a `debug_assert!` in its dispatcher): a panic where lol_html is built with debug assertions (as
-/// cargo-fuzz builds by default, and squall's dev builds did until Cargo.toml turned them off for
-/// lol_html); in release builds an error that ends the parse early.
+/// cargo-fuzz builds by default, a crate that depends on squall in its debug profile, and squall's
+/// own dev builds), which the link extractor contains, keeping what it found; in release builds an
+/// error that ends the parse early.
 #[test]
 fn html_links_noscript_markup_that_trips_lol_html_does_not_panic() {
     let html: Vec<u8> = [

@@ -352,9 +352,21 @@ fn run(html: &[u8], encoding: AsciiCompatibleEncoding, found: &Rc<Found>, part: 
     let settings = handlers
         .into_iter()
         .fold(settings, Settings::append_element_content_handler);
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // A parse error (broken markup, memory cap) keeps what was found up to that point.
-    let _ = rewriter.write(html).and_then(|()| rewriter.end());
+    // A parse error (broken markup, memory cap) keeps what was found up to that point. So does
+    // a panic inside the parser: lol_html checks its own state with debug assertions that hostile
+    // markup trips, and a crate that depends on squall builds lol_html with them in its debug
+    // profile; one page must not end the crawl (its links found so far are kept).
+    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        let _ = rewriter.write(html).and_then(|()| rewriter.end());
+    }));
+    if parsed.is_err() {
+        tracing::warn!(
+            bytes = html.len(),
+            "the HTML parser failed on this page (an internal check of lol_html); the links \
+             found before it are kept"
+        );
+    }
 }
 
 type Handler<'h> = (Cow<'static, Selector>, ElementContentHandlers<'h>);
