@@ -74,6 +74,27 @@ pub enum FrontierError {
         /// What is wrong.
         message: String,
     },
+    /// The directory is a symbolic link that leads nowhere: to itself (a loop) or to a path that
+    /// does not exist.
+    #[error("frontier path {path} leads nowhere: {message}")]
+    BrokenLink {
+        /// The path given.
+        path: PathBuf,
+        /// Where the link leads, and why that fails.
+        message: String,
+    },
+    /// Another process (or another open in this one) holds the frontier's file.
+    #[error(
+        "the embedded frontier {path} is in use by another process{}: stop it, or give another \
+         frontier path",
+        holder.map(|pid| format!(" (PID {pid})")).unwrap_or_default()
+    )]
+    InUse {
+        /// The file.
+        path: PathBuf,
+        /// The holder's process id, when its PID file names a live process.
+        holder: Option<u32>,
+    },
     /// The database failed.
     #[error("embedded frontier storage error: {0}")]
     Storage(#[from] redb::Error),
@@ -85,7 +106,9 @@ impl FrontierError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             FrontierError::Storage(error) => storage_error_kind(error),
+            FrontierError::InUse { .. } => ErrorKind::Unavailable,
             FrontierError::Path { .. }
+            | FrontierError::BrokenLink { .. }
             | FrontierError::NotAFrontier { .. }
             | FrontierError::Damaged { .. } => ErrorKind::Rejected,
         }
