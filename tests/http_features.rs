@@ -70,6 +70,7 @@ async fn serve(State(log): State<Log>, headers: HeaderMap, uri: Uri) -> Response
             )),
         )
             .into_response(),
+        ("greedy.test", path) if path.starts_with("/g/") => greedy_page(path),
         (_, "/needs-cookie") if has(header::COOKIE, "session=abc") => html("<p>welcome back</p>"),
         (_, "/needs-cookie") => StatusCode::FORBIDDEN.into_response(),
         ("auth.test", "/private") if has(header::AUTHORIZATION, SITE_AUTHORIZATION) => {
@@ -87,6 +88,32 @@ async fn serve(State(log): State<Log>, headers: HeaderMap, uri: Uri) -> Response
         _ => html("<p>a page</p>"),
     }
 }
+
+/// Pages `/g/0` (linking to all the others) to `/g/{GREEDY_PAGES}`, each setting a cookie of a new name (and the
+/// first one a cookie over 4 KiB), as a hostile site would to grow a crawler's cookie jar.
+fn greedy_page(path: &str) -> Response {
+    let at: usize = path.trim_start_matches("/g/").parse().unwrap_or(0);
+    let mut cookies = vec![format!("c{at}=v; Path=/")];
+    if at == 0 {
+        cookies.push(format!("big={}; Path=/", "x".repeat(5000)));
+    }
+    let mut headers = HeaderMap::new();
+    for cookie in cookies {
+        if let Ok(value) = cookie.parse() {
+            headers.append(header::SET_COOKIE, value);
+        }
+    }
+    let links = match at {
+        0 => (1..=GREEDY_PAGES)
+            .map(|n| format!("<a href=/g/{n}>{n}</a>"))
+            .collect(),
+        _ => String::new(),
+    };
+    (headers, html(links)).into_response()
+}
+
+/// The last of the greedy site's pages: more than the 50 cookies a domain may keep.
+const GREEDY_PAGES: usize = 80;
 
 /// A server of every test host on `ip` (a loopback address), with the log of its requests.
 async fn server_on(ip: &str) -> (SocketAddr, Log) {
@@ -280,6 +307,38 @@ async fn cookies_a_site_sets_come_back_to_it_only_when_asked() {
         status_of(&without, &inside),
         Some(Status::FetchError),
         "without http.use.cookies no cookie is kept"
+    );
+}
+
+/// A site setting a new cookie on every page: the jar keeps 50 for its domain, and sends no more
+/// back; a cookie over 4 KiB is never kept (reqwest's own jar kept and sent them all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_setting_a_new_cookie_on_every_page_gets_back_a_bounded_number() {
+    let (addr, log) = server_on("127.0.0.1").await;
+    let seed = format!("http://greedy.test:{}/g/0", addr.port());
+    let last = format!("http://greedy.test:{}/g/{GREEDY_PAGES}", addr.port());
+    let config = config(&["http.use.cookies=true"]);
+    let (frontier, _dir) = crawl(config, &["greedy.test"], addr, &seed).await;
+    assert_eq!(status_of(&frontier, &last), Some(Status::Fetched));
+    let sent: Vec<Vec<String>> = received(&log)
+        .iter()
+        .filter(|r| r.host == "greedy.test")
+        .map(|r| {
+            let value = r.headers.get(header::COOKIE).and_then(|v| v.to_str().ok());
+            let pairs = value
+                .unwrap_or_default()
+                .split("; ")
+                .filter(|p| !p.is_empty());
+            pairs
+                .map(|p| p.split('=').next().unwrap_or_default().to_string())
+                .collect()
+        })
+        .collect();
+    let most = sent.iter().map(Vec::len).max().unwrap_or(0);
+    assert_eq!(most, 50, "at most 50 cookies sent back, and that many kept");
+    assert!(
+        !sent.iter().flatten().any(|name| name == "big"),
+        "the 5000-byte cookie is not kept"
     );
 }
 

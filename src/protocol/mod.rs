@@ -16,8 +16,8 @@ mod schemes;
 
 pub use dns::{CachingResolver, HostResolver, ResolveError, TrustedHosts, is_private_address};
 pub use http::{
-    AgentSettings, BasicCredentials, CookieJar, HttpClient, HttpClientError, HttpConfig,
-    HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
+    AgentSettings, BasicCredentials, CookieJar, CookieLimits, HttpClient, HttpClientError,
+    HttpConfig, HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
     parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};

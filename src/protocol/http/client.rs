@@ -14,7 +14,8 @@ use url::Url;
 
 use super::access::{ProxySettings, SiteCredentials};
 use super::archive::{Archived, Received, WireError};
-use super::options::{self, CookieJar};
+use super::cookies::CookieJar;
+use super::options;
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 use crate::protocol::dns::{HostResolver, ResolveError, TrustedHosts, is_private_address};

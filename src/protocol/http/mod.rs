@@ -8,6 +8,7 @@ mod agent;
 mod archive;
 mod client;
 mod config;
+mod cookies;
 mod decode;
 mod options;
 
@@ -17,5 +18,5 @@ pub use agent::AgentSettings;
 pub use client::{HttpClient, HttpClientError, HttpSettings, parse_retry_after};
 pub(crate) use client::{base_builder, redirect_policy};
 pub use config::HttpConfig;
-pub use options::CookieJar;
+pub use cookies::{CookieJar, CookieLimits};
 pub(crate) use options::authorize;

@@ -3,38 +3,13 @@
 //! request, a cookie jar, and HTTP Basic credentials added to the requests of the hosts they are
 //! for. Credentials are never logged: header values carrying them are marked sensitive.
 
-use std::fmt;
 use std::sync::Arc;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use url::Url;
 
 use super::access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
-
-/// The crawl's cookie jar (`http.use.cookies`): cookies a server sets are sent back to it on the
-/// crawl's later requests, by the rules of RFC 6265 (domain, path, `Secure`, expiry). Clones share
-/// the jar; two jars are equal only when they are the same jar.
-#[derive(Clone, Default)]
-pub struct CookieJar(Arc<reqwest::cookie::Jar>);
-
-impl CookieJar {
-    /// An empty jar.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl PartialEq for CookieJar {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl fmt::Debug for CookieJar {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CookieJar")
-    }
-}
+use super::cookies::CookieJar;
 
 /// `builder` with the proxy, the custom headers and the cookie jar.
 pub(super) fn apply(
