@@ -1,8 +1,8 @@
-//! `squall-frontier` as a process, met by clients that mean it harm: a PutURLs item over the
-//! message size limit, and floods of connections that send nothing on each of its listeners (the
-//! gRPC port, the status page, the metrics endpoint), with a low descriptor limit. Each time the
-//! server answers or closes, keeps its descriptors bounded, serves a real client right after,
-//! and still stops on SIGTERM.
+//! `squall-frontier` as a process, met by clients that mean it harm or push it: a PutURLs item
+//! over the message size limit, floods of connections that send nothing on each of its listeners
+//! (the gRPC port, the status page, the metrics endpoint) under a low descriptor limit, and one
+//! stream of 40,000 URLs. Each time the server answers or closes, keeps its descriptors bounded,
+//! serves a real client right after, and still stops on SIGTERM.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -250,4 +250,29 @@ async fn the_status_page_answers_only_for_its_address() {
         .expect("GET");
     assert_eq!(response.status().as_u16(), 421);
     http_get(server.status, "/status.json").await;
+}
+
+/// One PutURLs stream of 40,000 URLs, sent as fast as the client can while the acks are read as
+/// they come: every URL is acked OK, none lost to HTTP/2 flow control.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_40000_urls_is_acked_in_full() {
+    let server = start();
+    let mut client = connect(&server.addr).await;
+    let items = (0..40_000).map(|i| discovered(format!("http://h{}.test/page/{i}", i % 97)));
+    let mut acks = client
+        .put_ur_ls(futures::stream::iter(items))
+        .await
+        .expect("PutURLs")
+        .into_inner();
+    let mut ok = 0;
+    let read = async {
+        while let Some(ack) = acks.message().await.expect("acks") {
+            assert_eq!(ack.status, 0, "{ack:?}");
+            ok += 1;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(300), read)
+        .await
+        .expect("every ack within five minutes");
+    assert_eq!(ok, 40_000);
 }
