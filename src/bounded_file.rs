@@ -37,6 +37,12 @@ pub const FILTER_FILE: FileKind = FileKind {
     limit: 16 * MIB,
 };
 
+/// A PEM file: a certificate chain, a CA bundle, a private key: 4 MiB.
+pub const PEM_FILE: FileKind = FileKind {
+    name: "PEM",
+    limit: 4 * MIB,
+};
+
 /// A file holding a secret (a token, an API key, a password) on its first line: 64 KiB.
 pub const SECRET_FILE: FileKind = FileKind {
     name: "secret",

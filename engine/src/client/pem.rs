@@ -23,10 +23,9 @@ impl fmt::Debug for PemFile {
 impl PemFile {
     /// Reads `path`, which must hold at least one PEM block (`-----BEGIN ...`).
     pub fn read(path: &Path) -> Result<Self, EsError> {
-        let pem = std::fs::read(path).map_err(|e| {
-            EsError::Config(format!("cannot read the PEM file {}: {e}", path.display()))
-        })?;
-        Self::from_pem(path, pem)
+        let pem = squall::bounded_file::read_to_string(path, squall::bounded_file::PEM_FILE)
+            .map_err(|e| EsError::Config(format!("the PEM file: {e}")))?;
+        Self::from_pem(path, pem.into_bytes())
     }
 
     /// Reads a client's certificate and its private key from two files (they may be one file).

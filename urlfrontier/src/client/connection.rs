@@ -76,8 +76,11 @@ fn tls_config(settings: &ClientSettings) -> Result<ClientTlsConfig, String> {
     if path.is_empty() {
         return Ok(tls);
     }
-    let pem = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read urlfrontier.tls.ca.file {path}: {e}"))?;
+    let pem = squall::bounded_file::read_to_string(
+        std::path::Path::new(path),
+        squall::bounded_file::PEM_FILE,
+    )
+    .map_err(|e| format!("urlfrontier.tls.ca.file: {e}"))?;
     if !pem.contains("-----BEGIN CERTIFICATE-----") {
         return Err(format!(
             "urlfrontier.tls.ca.file {path} holds no certificate (-----BEGIN CERTIFICATE-----)"

@@ -115,7 +115,16 @@ fn read_pem(path: &Path) -> Result<Vec<u8>, AccessError> {
         path: path.display().to_string(),
         message,
     };
-    let pem = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+    let pem = squall::bounded_file::read_to_string(path, squall::bounded_file::PEM_FILE)
+        .map_err(|e| match e {
+            squall::bounded_file::BoundedFileError::Read { source, .. } => {
+                failed(source.to_string())
+            }
+            squall::bounded_file::BoundedFileError::TooLarge { limit, .. } => {
+                failed(format!("over the bound of {limit} bytes for a PEM file"))
+            }
+        })?
+        .into_bytes();
     if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
         return Err(failed("holds no PEM block (-----BEGIN ...)".to_string()));
     }
@@ -192,6 +201,17 @@ mod tests {
         let mut open = ServerAccess::default().checker();
         assert!(call_with(&mut open, None).is_ok());
         assert!(!format!("{access:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn a_pem_file_is_read_within_a_bound() {
+        let endless = read_pem(Path::new("/dev/zero")).expect_err("over the bound");
+        assert!(
+            endless.to_string().contains("over the bound of 4194304 bytes for a PEM file"),
+            "{endless}"
+        );
+        let missing = read_pem(Path::new("/nonexistent/cert.pem")).expect_err("missing");
+        assert!(missing.to_string().contains("/nonexistent/cert.pem"), "{missing}");
     }
 
     #[test]
