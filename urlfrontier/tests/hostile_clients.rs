@@ -4,9 +4,7 @@
 //! stream of 40,000 URLs. Each time the server answers or closes, keeps its descriptors bounded,
 //! serves a real client right after, and still stops on SIGTERM.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,6 +15,11 @@ use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{DiscoveredUrlItem, QueueWithinCrawlParams, UrlInfo, UrlItem};
 use tonic::transport::Channel;
+
+#[path = "support/process.rs"]
+mod process;
+
+use process::{listening_address, server_binary};
 
 /// The server's descriptor limit in these tests: under the three listeners' caps together
 /// (256 + 64 + 64) with room for the frontier, yet low enough that a flood held open would reach it.
@@ -49,7 +52,7 @@ fn free_port() -> SocketAddr {
 fn start() -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let (status, metrics) = (free_port(), free_port());
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_squall-frontier"));
+    let binary = server_binary();
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!(
@@ -74,18 +77,6 @@ fn start() -> Server {
         metrics,
         _dir: dir,
     }
-}
-
-fn listening_address(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read its first line");
-    line.trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string()
 }
 
 async fn connect(addr: &str) -> UrlFrontierClient<Channel> {

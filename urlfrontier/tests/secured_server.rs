@@ -3,7 +3,6 @@
 //! neither. Driven by squall's own client and by `InteropCheck`, the Java client on grpc-java
 //! (TLS trusting the test's CA, the token in its call metadata).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -15,6 +14,10 @@ use squall_testsite::tls::TestCa;
 
 #[path = "support/java.rs"]
 mod java;
+#[path = "support/process.rs"]
+mod process;
+
+use process::{listening_address, server_binary};
 
 const TOKEN: &str = "frontier-token-5d1e0b";
 
@@ -32,10 +35,6 @@ impl Drop for Secured {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn server_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_squall-frontier"))
 }
 
 /// Starts `squall-frontier` on 127.0.0.1 with TLS (a certificate for 127.0.0.1 and localhost from
@@ -72,19 +71,6 @@ fn start_secured() -> Secured {
         token_file,
         _dir: dir,
     }
-}
-
-/// The address of the server's first line, `listening on ADDR`.
-fn listening_address(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read its first line");
-    line.trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string()
 }
 
 /// A client configuration for the server at `addr` with `keys` (`key=value`).

@@ -3,8 +3,7 @@
 //! after a restart, and the URLs handed out and not put back are handed out again.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -15,10 +14,10 @@ use squall_urlfrontier::proto::{
 };
 use tonic::transport::Channel;
 
-/// The server binary beside the test executable (`cargo test` builds the crate's binaries).
-fn server_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_squall-frontier"))
-}
+#[path = "support/process.rs"]
+mod process;
+
+use process::{listening_address, server_binary};
 
 /// Starts the server on `dir`, returning it and the address it printed.
 fn start(dir: &Path) -> (Child, String) {
@@ -36,16 +35,7 @@ fn start(dir: &Path) -> (Child, String) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start squall-frontier");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read its first line");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let addr = listening_address(&mut child);
     (child, addr)
 }
 
