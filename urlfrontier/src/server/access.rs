@@ -207,11 +207,16 @@ mod tests {
     fn a_pem_file_is_read_within_a_bound() {
         let endless = read_pem(Path::new("/dev/zero")).expect_err("over the bound");
         assert!(
-            endless.to_string().contains("over the bound of 4194304 bytes for a PEM file"),
+            endless
+                .to_string()
+                .contains("over the bound of 4194304 bytes for a PEM file"),
             "{endless}"
         );
         let missing = read_pem(Path::new("/nonexistent/cert.pem")).expect_err("missing");
-        assert!(missing.to_string().contains("/nonexistent/cert.pem"), "{missing}");
+        assert!(
+            missing.to_string().contains("/nonexistent/cert.pem"),
+            "{missing}"
+        );
     }
 
     #[test]
