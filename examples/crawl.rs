@@ -268,11 +268,9 @@ async fn crawl(args: Args) -> anyhow::Result<()> {
 
     let demo = if args.demo_site {
         let addr = SocketAddr::from(([127, 0, 0, 1], args.demo_port));
-        let site = Site::start_on(SiteSpec::default(), addr)
-            .await
-            .with_context(|| {
-                format!("cannot serve the demo site on {addr} (choose another with --demo-port)")
-            })?;
+        let site = serve_demo(addr).await.with_context(|| {
+            format!("cannot serve the demo site on {addr} (choose another with --demo-port)")
+        })?;
         for host in site.host_names() {
             resolve.push((host, site.addr()));
         }
@@ -734,4 +732,16 @@ impl CrawlObserver for FetchLog {
             tracing::warn!(%error, "cannot write the fetch log");
         }
     }
+}
+
+/// The demo site on `addr`, behind a guarded listener like every listener of squall's: room for
+/// the crawl's own connections (a few a host) and more, none held silent.
+async fn serve_demo(addr: SocketAddr) -> std::io::Result<Site> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let limits = squall::listen::ListenLimits {
+        max_connections: 256,
+        ..squall::listen::ListenLimits::default()
+    };
+    let guarded = squall::listen::GuardedListener::new(listener, "demo site", limits);
+    Site::start_with(SiteSpec::default(), guarded)
 }

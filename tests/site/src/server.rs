@@ -180,7 +180,22 @@ impl Site {
     /// for a demo). Non-loopback addresses are refused.
     pub async fn start_on(spec: SiteSpec, addr: SocketAddr) -> std::io::Result<Site> {
         let listener = Server::bind_loopback(addr, "test site").await?;
+        Site::start_with(spec, listener)
+    }
+
+    /// Like [`Site::start`], on `listener`, which must listen on a loopback address: a caller
+    /// that bounds its connections (the crawl binary's demo) hands its own.
+    pub fn start_with<L>(spec: SiteSpec, listener: L) -> std::io::Result<Site>
+    where
+        L: axum::serve::Listener<Addr = SocketAddr>,
+    {
         let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the test site only listens on loopback",
+            ));
+        }
         let model = Model::generate(&spec);
         let shared = Arc::new(Shared::build(&model, addr.port()));
         let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
@@ -305,8 +320,13 @@ impl Server {
         Router::new().fallback(handler).with_state(state)
     }
 
-    /// Serves `app` on `listener`, on the current tokio runtime.
-    pub(crate) fn spawn(listener: tokio::net::TcpListener, app: Router) -> Server {
+    /// Serves `app` on `listener` (a TCP listener, or any that bounds its connections), on the
+    /// current tokio runtime.
+    pub(crate) fn spawn<L>(listener: L, app: Router) -> Server
+    where
+        L: axum::serve::Listener,
+        L::Addr: std::fmt::Debug,
+    {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
