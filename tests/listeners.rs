@@ -5,11 +5,9 @@
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use squall_testsite::flood::{open_descriptors, silent_connections};
+use squall_testsite::flood::silent_connections_watching;
 
 mod support;
 
@@ -36,26 +34,13 @@ fn free_port() -> SocketAddr {
 
 /// Floods `target` while sampling the crawl's descriptors.
 async fn flood(pid: u32, target: SocketAddr) {
-    let peak = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(open_descriptors(pid).unwrap_or_default(), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
-    let outcome = silent_connections(target, 1000, HANDSHAKE + MARGIN).await;
-    done.store(true, Ordering::Relaxed);
-    sampler.join().expect("sampler");
+    let outcome = silent_connections_watching(target, 1000, HANDSHAKE + MARGIN, pid).await;
     assert_eq!(outcome.opened, 1000, "{target}: {outcome:?}");
     assert_eq!(
         outcome.closed, 1000,
         "{target}: some stayed open: {outcome:?}"
     );
-    let peak = peak.load(Ordering::Relaxed);
+    let peak = outcome.peak_descriptors;
     assert!(
         peak > 0 && peak < DESCRIPTOR_LIMIT,
         "{target}: {peak} descriptors"

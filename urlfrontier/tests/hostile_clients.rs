@@ -6,11 +6,9 @@
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use squall_testsite::flood::{open_descriptors, silent_connections};
+use squall_testsite::flood::silent_connections_watching;
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{DiscoveredUrlItem, QueueWithinCrawlParams, UrlInfo, UrlItem};
@@ -166,27 +164,14 @@ async fn an_item_over_the_size_limit_ends_its_call_with_an_error_and_the_server_
 /// connection must be closed within the handshake timeout (and a margin for a busy machine).
 async fn flood(server: &Server, target: SocketAddr) {
     let pid = server.child.id();
-    let peak = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                let held = open_descriptors(pid).unwrap_or_default();
-                peak.fetch_max(held, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
-    let outcome = silent_connections(target, 1000, HANDSHAKE + Duration::from_secs(10)).await;
-    done.store(true, Ordering::Relaxed);
-    sampler.join().expect("sampler");
+    let outcome =
+        silent_connections_watching(target, 1000, HANDSHAKE + Duration::from_secs(10), pid).await;
     assert_eq!(outcome.opened, 1000, "{target}: {outcome:?}");
     assert_eq!(
         outcome.closed, 1000,
         "{target}: some stayed open: {outcome:?}"
     );
-    let peak = peak.load(Ordering::Relaxed);
+    let peak = outcome.peak_descriptors;
     assert!(peak > 0, "the server's descriptors were never read");
     assert!(peak < DESCRIPTOR_LIMIT, "{target}: {peak} descriptors held");
 }

@@ -2,6 +2,8 @@
 //! serves real clients.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -17,6 +19,35 @@ pub struct FloodOutcome {
     pub closed: usize,
     /// The longest a closed connection stayed open.
     pub longest: Duration,
+    /// The most descriptors the listening process held while the flood lasted (0 when it was not
+    /// watched, or its descriptors could not be read).
+    pub peak_descriptors: usize,
+}
+
+/// [`silent_connections`] while sampling the descriptors of process `pid` (the listener's) every
+/// 20 ms, the most of them kept in [`FloodOutcome::peak_descriptors`].
+pub async fn silent_connections_watching(
+    addr: SocketAddr,
+    count: usize,
+    deadline: Duration,
+    pid: u32,
+) -> FloodOutcome {
+    let peak = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(open_descriptors(pid).unwrap_or_default(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let mut outcome = silent_connections(addr, count, deadline).await;
+    done.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    outcome.peak_descriptors = peak.load(Ordering::Relaxed);
+    outcome
 }
 
 /// Opens `count` TCP connections to `addr` that send nothing, and waits up to `deadline` for the
@@ -44,6 +75,7 @@ pub async fn silent_connections(
         opened,
         closed: closes.len(),
         longest: closes.into_iter().max().unwrap_or_default(),
+        peak_descriptors: 0,
     }
 }
 
