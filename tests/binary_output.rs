@@ -3,8 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-mod support;
-
+use crate::support;
 use support::binary::crawl_binary;
 use support::http::{html, serve};
 

@@ -35,8 +35,7 @@ use serde_json::json;
 use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
-mod support;
-
+use crate::support;
 use support::binary::{lines, queue_frontier_args, set_args, site_args};
 use support::cluster::Cluster;
 use support::crawl_process::CrawlProcess as Crawler;

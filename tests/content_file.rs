@@ -2,8 +2,7 @@
 //! indexed once, noindex pages and content that is not HTML are not, canonical URLs are honoured,
 //! and a URL is acked only once its line is written.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! StormCrawler's documents; the crawl binary turns it on beside the frontier of the example
 //! config files.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
-
+use crate::support;
 use support::binary::{
     crawl_binary, lines, queue_frontier_args, resolve_args, set_args, site_args,
 };

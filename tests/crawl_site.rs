@@ -1,7 +1,6 @@
 //! End-to-end crawls of the generated multi-host site on loopback, with the embedded frontier.
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;

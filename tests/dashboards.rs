@@ -11,8 +11,7 @@ use elasticsearch::SearchParts;
 use elasticsearch::indices::{IndicesGetMappingParts, IndicesRefreshParts};
 use serde_json::{Value, json};
 
-mod support;
-
+use crate::support;
 use support::crawl_process::CrawlProcess;
 use support::opensearch;
 

@@ -3,8 +3,7 @@
 //! Each test builds its own index with a StormCrawler-style status mapping and asserts on the engine's
 //! actual answers. Start the node first: `scripts/opensearch start`.
 
-mod support;
-
+use crate::support;
 use elasticsearch::http::Method;
 use elasticsearch::http::headers::HeaderMap;
 use elasticsearch::indices::{IndicesCreateParts, IndicesRefreshParts};

@@ -4,8 +4,7 @@
 //! `cargo build -p squall --example crawl`.
 #![cfg(unix)]
 
-mod support;
-
+use crate::support;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -5,8 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
-
+use crate::support;
 use support::binary::crawl_binary;
 
 /// Longer than any of these runs takes, short enough to tell a run that never ends.

@@ -3,8 +3,7 @@
 //! HTML. Every URL ends with the right status within its timeout, memory stays bounded, and the crawl
 //! goes on.
 
-mod support;
-
+use crate::support;
 use std::time::{Duration, Instant};
 
 use squall::model::{Status, keys};

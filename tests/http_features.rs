@@ -2,8 +2,7 @@
 //! through with its credentials, custom headers, a cookie jar, Basic credentials for one host only,
 //! and politeness queues by registrable domain and by resolved IP address.
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

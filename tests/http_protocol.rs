@@ -1,8 +1,7 @@
 //! HTTP behaviour against real servers on loopback: conditional re-fetches, redirects followed or
 //! recorded, the private-address guard, and links found only inside `<noscript>`.
 
-mod support;
-
+use crate::support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use squall_testsite::flood::silent_connections_watching;
 
-mod support;
-
+use crate::support;
 use support::binary::{crawl_binary, lines, set_args};
 
 const DESCRIPTOR_LIMIT: usize = 1024;

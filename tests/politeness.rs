@@ -2,8 +2,7 @@
 //! time per host, and never less than `fetcher.server.delay` between the end of one fetch and the start
 //! of the next. (The crawl's rate against hosts/delay is a measurement: `cargo bench --bench politeness`.)
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

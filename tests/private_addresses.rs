@@ -12,8 +12,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-mod support;
-
+use crate::support;
 use support::binary::{crawl_binary, set_args};
 
 #[derive(Clone)]

@@ -28,8 +28,7 @@ use elasticsearch::{MgetParts, SearchParts};
 use serde_json::Value;
 use squall_testsite::{RequestRecord, Site, SiteSpec};
 
-mod support;
-
+use crate::support;
 use support::binary::{queue_frontier_args, set_args, site_args};
 use support::crawl_process::CrawlProcess as Crawler;
 use support::fetch_log::{Fetch, by_host, politeness_problem, read_log};

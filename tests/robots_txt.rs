@@ -1,7 +1,6 @@
 //! robots.txt end to end: real sites on loopback answering robots.txt in every way RFC 9309 covers.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -18,8 +18,7 @@ use squall_engine::{EsStatusStore, WriterSettings};
 use squall_testsite::{Scope, Site, SiteSpec};
 use url::Url;
 
-mod support;
-
+use crate::support;
 use support::binary::{crawl_binary, resolve_args, site_args};
 use support::opensearch;
 

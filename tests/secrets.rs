@@ -15,8 +15,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-mod support;
-
+use crate::support;
 use support::binary::crawl_binary;
 use support::http::{html, serve};
 

@@ -10,8 +10,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::response::Response;
 
-mod support;
-
+use crate::support;
 use squall::frontier::{Catalog, UrlQuery};
 use support::binary::crawl_binary;
 use support::http::{html, serve};

@@ -2,8 +2,7 @@
 //! `http.content.limit` keeps the entries that arrived whole and records the cut, and one cut before
 //! its first entry is an error that says so.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use axum::Router;

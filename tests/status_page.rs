@@ -5,8 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-mod support;
-
+use crate::support;
 use support::binary::queue_frontier_args;
 use support::opensearch;
 

@@ -15,8 +15,7 @@ use elasticsearch::indices::IndicesGetSettingsParts;
 use serde_json::Value;
 use squall_testsite::{Expectation, ExpectedStatus, Scope, Site, SiteSpec};
 
-mod support;
-
+use crate::support;
 use support::binary::{crawl_binary, site_args};
 use support::opensearch;
 

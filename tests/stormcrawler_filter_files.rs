@@ -15,8 +15,7 @@ use squall::model::{CrawlUrl, Metadata, Status, keys};
 use squall::parse::ParseResult;
 use url::Url;
 
-mod support;
-
+use crate::support;
 use support::crawler::{embedded, resolve_hosts, run_until_idle};
 use support::http::{html, serve};
 

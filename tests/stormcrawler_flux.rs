@@ -16,8 +16,7 @@ use squall::config::ConfigBuilder;
 use squall::config::flux::{FluxTopology, Substitutions};
 use squall_testsite::{ExpectedStatus, Scope, Site, SiteSpec};
 
-mod support;
-
+use crate::support;
 use support::binary::{crawl_binary, resolve_args};
 use support::opensearch;
 

@@ -17,8 +17,7 @@ use squall::frontier::UrlQuery;
 use squall::model::Status;
 use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
-mod support;
-
+use crate::support;
 use support::binary::{set_args, site_args};
 use support::crawl_process::CrawlProcess;
 use support::fetch_log::{Fetch, by_host, politeness_problem, read_log};

@@ -17,8 +17,7 @@ use squall_testsite::{Site, SiteSpec};
 
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
-mod support;
-
+use crate::support;
 use support::binary::{set_args, site_args};
 use support::crawl_process::CrawlProcess;
 use support::fetch_log::read_log;

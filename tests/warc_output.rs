@@ -16,8 +16,7 @@ use axum::response::{IntoResponse, Response};
 use dump::{bytes_of, field, fields_of};
 use serde_json::Value;
 
-mod support;
-
+use crate::support;
 use support::binary::crawl_binary;
 
 /// Body bytes kept per page in this crawl (`http.content.limit`).

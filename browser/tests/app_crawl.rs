@@ -2,8 +2,7 @@
 //! browser finds, politeness counted in navigations, blocked images, a page that never settles,
 //! and a browser killed mid-crawl.
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

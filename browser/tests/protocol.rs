@@ -2,8 +2,7 @@
 //! document response becomes (redirects, error statuses, content that is not HTML), which URLs it
 //! accepts, and restarts after K pages or above the memory limit.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! or CA fails at once with an error that names the problem, writing nothing and never showing the
 //! secret.
 
-mod support;
-
+use crate::support;
 use std::path::Path;
 
 use chrono::Utc;

@@ -2,8 +2,7 @@
 //! catalog conformance check for the queue frontier and for status indices, and `frontier::open`
 //! giving each frontier its catalog.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use chrono::Utc;

@@ -18,8 +18,7 @@ use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
 use squall_engine::migrate::{Checkpoint, MigrationOptions, migrate};
 use squall_engine::status_index::schema::document_id;
 
-mod support;
-
+use crate::support;
 #[path = "../../tests/support/cluster.rs"]
 mod cluster;
 

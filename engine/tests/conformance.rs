@@ -1,7 +1,6 @@
 //! Each spout over the status index passes the frontier conformance suite.
 
-mod support;
-
+use crate::support;
 use squall::frontier::conformance::{FrontierPair, check_frontier};
 use support::Kind;
 

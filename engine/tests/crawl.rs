@@ -1,7 +1,6 @@
 //! Crawls of the local multi-host site with the frontier in the real OpenSearch node, one per spout.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use squall::frontier::StatusStore;

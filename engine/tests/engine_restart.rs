@@ -3,8 +3,7 @@
 //! disturbs no other test: OpenSearch (`scripts/opensearch`), or with `SQUALL_ENGINE=elasticsearch`
 //! Elasticsearch (`scripts/elasticsearch`).
 
-mod support;
-
+use crate::support;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;

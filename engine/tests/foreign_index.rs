@@ -1,8 +1,7 @@
 //! An existing index that is not a status, urls or queues index (a foreign mapping) is refused
 //! when the frontier opens, naming the index and the field, and nothing is written to it.
 
-mod support;
-
+use crate::support;
 use serde_json::{Value, json};
 use squall::config::ConfigBuilder;
 use squall_engine::client::{EsClient, Method, RequestBody};

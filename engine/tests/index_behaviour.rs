@@ -1,8 +1,7 @@
 //! The status index in the real node: instances splitting the shards, per-item bulk failures, and
 //! documents written by StormCrawler.
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! The status-index migration against a real engine (`OPENSEARCH_URL`, default
 //! http://127.0.0.1:9200; start one with `scripts/opensearch start`).
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 use std::path::Path;
 

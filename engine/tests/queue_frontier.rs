@@ -1,7 +1,6 @@
 //! The queue frontier (urls + queues indices, leases) against the real node.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};

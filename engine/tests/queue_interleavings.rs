@@ -14,11 +14,10 @@
 //! (default 0: one epoch; otherwise epochs until that long). The long run:
 //!
 //! ```sh
-//! SQUALL_INTERLEAVINGS_SECONDS=1800 cargo test -p squall-engine --test queue_interleavings -- --nocapture
+//! SQUALL_INTERLEAVINGS_SECONDS=1800 cargo test -p squall-engine --test engine queue_interleavings:: -- --nocapture
 //! ```
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 

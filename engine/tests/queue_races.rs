@@ -1,8 +1,7 @@
 //! Races of the queue frontier found by reading the code, each pinned by a test against the real
 //! node that fails without its fix.
 
-mod support;
-
+use crate::support;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};

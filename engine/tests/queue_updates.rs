@@ -14,8 +14,7 @@
 //!
 //! Reproducible from its seed: `SQUALL_QUEUE_UPDATES_SEED` (default: from the clock, printed).
 
-mod support;
-
+use crate::support;
 use std::collections::BTreeMap;
 
 use rand::seq::IndexedRandom;

@@ -2,8 +2,7 @@
 //! tool): crawled to the end with no URL fetched twice and no second document for any id, and the
 //! start-up check that names a routing setting the index contradicts. Real node, real local site.
 
-mod support;
-
+use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

@@ -23,7 +23,7 @@
 //! their failures span seconds, not a day.
 //!
 //! The workers are the example binary that `cargo test` builds beside the test executables (with
-//! `--test link_checker` alone, build it first: `cargo build --example link_checker`).
+//! `--test urlfrontier link_checker::` alone, build it first: `cargo build --example link_checker`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

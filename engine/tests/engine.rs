@@ -1,0 +1,19 @@
+//! squall-engine's integration tests, one test binary (one link, one process: tests of every file run side by
+//! side). Each file below is a module; run one with `cargo test -p squall-engine --test engine <module>::`.
+
+mod support;
+
+mod access;
+mod catalog;
+mod cluster_client;
+mod conformance;
+mod crawl;
+mod engine_restart;
+mod foreign_index;
+mod index_behaviour;
+mod migration;
+mod queue_frontier;
+mod queue_interleavings;
+mod queue_races;
+mod queue_updates;
+mod unrouted_index;
