@@ -76,7 +76,7 @@ use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::message::Tuple;
 use squall::model::{CrawlUrl, Status};
-use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use squall::spout::{RunnerState, SpoutRunner};
 use squall_bench_schema::Run;
 use squall_bench_schema::end_to_end::EngineWork;
 use squall_bench_schema::spouts::{
@@ -408,12 +408,12 @@ async fn run_trial(
     };
     let runner = SpoutRunner::new(
         Box::new(spout),
-        RunnerSettings {
-            min_delay: Duration::from_millis(env_or("MIN_DELAY_MS", 0)),
-            max_delay: Duration::from_secs(20),
-            purgatory_ttl: Duration::from_secs(30),
+        squall::spout::SpoutSettings {
+            min_delay_queries: Duration::from_millis(env_or("MIN_DELAY_MS", 0)),
+            max_delay_queries: Duration::from_secs(20),
+            ttl_purgatory: Duration::from_secs(30),
             max_pending: 2000,
-            idle_after_empty_queries: 2,
+            ..squall::spout::SpoutSettings::default()
         },
     );
     let (out, mut tuples) = mpsc::channel(256);

@@ -39,7 +39,7 @@ pub async fn in_process(config: &CrawlConfig, total: usize) -> anyhow::Result<Du
     let (state_sender, _state): (watch::Sender<RunnerState>, _) =
         watch::channel(RunnerState::default());
     let stop = CancellationToken::new();
-    let runner = SpoutRunner::new(frontier.spout, config.spout.runner_settings());
+    let runner = SpoutRunner::new(frontier.spout, config.spout.clone());
     let running = tokio::spawn(runner.run(tuples, ack_sender, acks, state_sender, stop.clone()));
     let started = Instant::now();
     let mut batches = tokio_stream::wrappers::ReceiverStream::new(incoming).ready_chunks(BATCH);

@@ -54,6 +54,14 @@ macro_rules! keyed_stages {
                 $(keys.extend(field_names::<$type>());)*
                 keys
             }
+
+            /// The keys they read, each with its one default as a file writes it.
+            #[cfg(test)]
+            fn defaults() -> Vec<(String, serde_json::Value)> {
+                let mut defaults = Vec::new();
+                $(defaults.extend(crate::settings::documented_defaults::<$type>());)*
+                defaults
+            }
         }
 
         impl CrawlConfig {
@@ -297,6 +305,13 @@ impl ConfigBuilder {
 /// settings type reads.
 pub fn known_keys() -> Vec<String> {
     KeyedStages::keys()
+}
+
+/// Every key a stage's settings type reads, with the value the stage runs with when the key is
+/// absent, as a file writes it (see [`crate::settings::documented_defaults`]).
+#[cfg(test)]
+pub(super) fn key_defaults() -> Vec<(String, serde_json::Value)> {
+    KeyedStages::defaults()
 }
 
 /// Takes the keys a settings type names (its serde field names) out of `keys` and reads them into

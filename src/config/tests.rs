@@ -224,6 +224,29 @@ fn the_shipped_example_config_lists_every_key_with_its_default() {
     );
 }
 
+/// Each core key has one default: the value its stage runs with when the key is absent (its
+/// settings type's `Default`, written through serde as a file writes it) is the value
+/// examples/crawler-conf.yaml documents for it, and the file documents every key.
+#[test]
+fn each_core_key_has_one_default_the_example_config_documents() {
+    let text = include_str!("../../examples/crawler-conf.yaml");
+    let mut defaults = builder::key_defaults();
+    assert_eq!(
+        defaults.len(),
+        known_keys().len(),
+        "every key has a documented default"
+    );
+    // The agent name is the user's to give (the file leaves it empty, as its default is).
+    // The version is the crate's own: the file names the version it was written for.
+    defaults.retain(|(key, _)| key != "http.agent.version");
+    let wrong = crate::settings::undocumented_defaults(&defaults, text, "");
+    assert!(
+        wrong.is_empty(),
+        "examples/crawler-conf.yaml and the defaults the stages run with differ:\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn text_set_from_a_command_line_stays_text() {
     let config = ConfigBuilder::new()

@@ -4,7 +4,10 @@
 //! the keys it names ([`KeyedSettings`]) and nothing copies them on. The stages declare theirs
 //! with `keyed_settings!`, one line per key: its name, its unit, its field, type and default.
 
+mod documented;
 pub mod units;
+
+pub use documented::{documented_defaults, undocumented_defaults};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

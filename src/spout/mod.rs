@@ -23,5 +23,5 @@ mod waiting;
 
 pub use buffer::UrlBuffer;
 pub use instances::SpoutInstances;
-pub use runner::{RunnerSettings, RunnerState, SpoutRunner};
+pub use runner::{RunnerState, SpoutRunner};
 pub use settings::SpoutSettings;

@@ -10,39 +10,13 @@ use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::UrlBuffer;
 use super::waiting::Waiting;
+use super::{SpoutSettings, UrlBuffer};
 use crate::frontier::{BusyUrls, Spout};
 use crate::message::{AckHandle, AckMessage, Tuple};
 
-/// How a runner paces and limits itself (StormCrawler's `spout.*` and `topology.max.spout.pending`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunnerSettings {
-    /// Minimum time between a query that brought nothing new and the next one
-    /// (`spout.min.delay.queries`); after an answer with new URLs the next query goes as soon as
-    /// they have all been taken by the topology.
-    pub min_delay: Duration,
-    /// A query runs after this long even when URLs are still buffered (`spout.max.delay.queries`).
-    pub max_delay: Duration,
-    /// How long an acked or failed URL is kept from being emitted again (`spout.ttl.purgatory`).
-    pub purgatory_ttl: Duration,
-    /// URLs emitted and not yet acked or failed (`topology.max.spout.pending`).
-    pub max_pending: usize,
-    /// Consecutive empty queries, with nothing in flight or buffered, that mean "idle".
-    pub idle_after_empty_queries: u32,
-}
-
-impl Default for RunnerSettings {
-    fn default() -> Self {
-        RunnerSettings {
-            min_delay: Duration::from_millis(2000),
-            max_delay: Duration::from_millis(20000),
-            purgatory_ttl: Duration::from_secs(30),
-            max_pending: 1000,
-            idle_after_empty_queries: 2,
-        }
-    }
-}
+/// Consecutive empty queries, with nothing in flight or buffered, that mean "idle".
+const IDLE_AFTER_EMPTY_QUERIES: u32 = 2;
 
 /// What the runner is doing, published for progress displays and for `--until-idle`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -64,7 +38,9 @@ pub struct RunnerState {
 /// Drives a [`Spout`]: queries it at a measured pace and emits its URLs into the topology.
 pub struct SpoutRunner {
     spout: Box<dyn Spout>,
-    settings: RunnerSettings,
+    settings: SpoutSettings,
+    /// URLs emitted and not yet acked or failed, at most: [`SpoutSettings::pending_budget`].
+    max_pending: usize,
     buffer: UrlBuffer,
     in_flight: std::collections::HashSet<String>,
     /// Buffered and in-flight URLs, shared with the spout through [`BusyUrls`].
@@ -123,13 +99,16 @@ async fn written(writes: Option<&Notify>) {
 const WRITE_WATCH: Duration = Duration::from_millis(200);
 
 impl SpoutRunner {
-    /// A runner around `spout`.
-    pub fn new(spout: Box<dyn Spout>, settings: RunnerSettings) -> Self {
+    /// A runner around `spout`, paced and bounded as `settings` say (`spout.*`,
+    /// `topology.max.spout.pending`): it keeps the pending budget of all the spout's instances
+    /// ([`SpoutSettings::pending_budget`]) in flight at most.
+    pub fn new(spout: Box<dyn Spout>, settings: SpoutSettings) -> Self {
         let purgatory = Cache::builder()
-            .time_to_live(settings.purgatory_ttl.max(Duration::from_millis(1)))
+            .time_to_live(settings.ttl_purgatory.max(Duration::from_millis(1)))
             .build();
         SpoutRunner {
             spout,
+            max_pending: settings.pending_budget(),
             settings,
             buffer: UrlBuffer::new(),
             in_flight: std::collections::HashSet::new(),
@@ -203,8 +182,7 @@ impl SpoutRunner {
                 self.publish(&state);
                 continue;
             }
-            let can_emit =
-                !self.buffer.is_empty() && self.in_flight.len() < self.settings.max_pending;
+            let can_emit = !self.buffer.is_empty() && self.in_flight.len() < self.max_pending;
             let wait = self.time_to_next_query();
             let writes = self.writes.clone();
             tokio::select! {
@@ -251,7 +229,7 @@ impl SpoutRunner {
 
     fn query_due(&self) -> bool {
         // A full buffer waits for the topology to take from it: memory stays bounded.
-        if self.buffer.len() >= self.settings.max_pending {
+        if self.buffer.len() >= self.max_pending {
             return false;
         }
         if self
@@ -264,7 +242,7 @@ impl SpoutRunner {
             return true;
         }
         self.last_query_received
-            .is_some_and(|received| received.elapsed() >= self.settings.max_delay)
+            .is_some_and(|received| received.elapsed() >= self.settings.max_delay_queries)
     }
 
     /// When the next query may go: right after an answer with new URLs (demand decides); after one
@@ -276,7 +254,7 @@ impl SpoutRunner {
         if !self.last_answer_empty {
             return Some(sent);
         }
-        let after_min_delay = sent + self.settings.min_delay;
+        let after_min_delay = sent + self.settings.min_delay_queries;
         if self.last_query_failed {
             return Some(after_min_delay.max(sent + EMPTY_ANSWER_PAUSE));
         }
@@ -299,9 +277,12 @@ impl SpoutRunner {
     }
 
     fn time_to_next_query(&self) -> Duration {
-        if self.buffer.len() >= self.settings.max_pending {
+        if self.buffer.len() >= self.max_pending {
             // No query until the topology takes from the buffer; acks wake the loop.
-            return self.settings.max_delay.max(Duration::from_millis(1));
+            return self
+                .settings
+                .max_delay_queries
+                .max(Duration::from_millis(1));
         }
         let min_wait = self.earliest_next_query().map_or(Duration::ZERO, |at| {
             at.saturating_duration_since(Instant::now())
@@ -311,8 +292,8 @@ impl SpoutRunner {
         }
         let max_wait = self
             .last_query_received
-            .map(|r| self.settings.max_delay.saturating_sub(r.elapsed()))
-            .unwrap_or(self.settings.max_delay);
+            .map(|r| self.settings.max_delay_queries.saturating_sub(r.elapsed()))
+            .unwrap_or(self.settings.max_delay_queries);
         min_wait.max(max_wait).max(Duration::from_millis(1))
     }
 
@@ -445,7 +426,7 @@ impl SpoutRunner {
     fn publish(&mut self, state: &watch::Sender<RunnerState>) {
         self.state.in_flight = self.in_flight.len();
         self.state.buffered = self.buffer.len();
-        let ttl = self.settings.purgatory_ttl;
+        let ttl = self.settings.ttl_purgatory;
         let before = self.failed_recently.len();
         self.failed_recently
             .retain(|_, failed| failed.elapsed() < ttl + Duration::from_secs(1));
@@ -462,7 +443,7 @@ impl SpoutRunner {
             }
             _ => false,
         };
-        self.state.idle = self.empty_queries >= self.settings.idle_after_empty_queries
+        self.state.idle = self.empty_queries >= IDLE_AFTER_EMPTY_QUERIES
             && settled
             && !self.frontier_busy
             && self.in_flight.is_empty()
@@ -500,9 +481,9 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let runner = SpoutRunner::new(
             Box::new(Empty(Arc::clone(&calls))),
-            RunnerSettings {
-                min_delay: Duration::ZERO,
-                ..RunnerSettings::default()
+            SpoutSettings {
+                min_delay_queries: Duration::ZERO,
+                ..SpoutSettings::default()
             },
         );
         let (out, _tuples) = mpsc::channel(8);
@@ -517,6 +498,70 @@ mod tests {
         // Without the pause after an empty answer this is a busy loop of many thousands of calls;
         // with it, one call per 50 ms at most.
         assert!((2..=20).contains(&calls), "{calls} calls in 500 ms");
+    }
+
+    /// A spout whose first answer holds that many due URLs of one host; then nothing.
+    struct Many(usize);
+
+    #[async_trait]
+    impl Spout for Many {
+        async fn next_batch(&mut self, _busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
+            let urls = (0..std::mem::take(&mut self.0))
+                .map(|n| {
+                    let url = url::Url::parse(&format!("http://a.test/{n}")).expect("URL");
+                    DueUrl::new(crate::model::CrawlUrl::seed(url), "a.test")
+                })
+                .collect();
+            Ok(urls)
+        }
+    }
+
+    /// URLs in flight once a runner built from `yaml`'s keys has emitted what it may of 5,000 due
+    /// URLs to a topology that acks none.
+    async fn in_flight_with(yaml: &str) -> usize {
+        let config =
+            crate::config::CrawlConfig::from_yaml_str(&format!("http.agent.name: t\n{yaml}"))
+                .expect("config");
+        let runner = SpoutRunner::new(Box::new(Many(5_000)), config.spout.clone());
+        let (out, mut tuples) = mpsc::channel::<Tuple>(8);
+        let (ack_sender, acks) = mpsc::unbounded_channel();
+        let (state, mut watched) = watch::channel(RunnerState::default());
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        let held = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Some(tuple) = tuples.recv().await {
+                held.push(tuple);
+            }
+            held.len()
+        });
+        let settled = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut last = usize::MAX;
+            loop {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let now = watched.borrow_and_update().in_flight;
+                if now == last {
+                    return now;
+                }
+                last = now;
+            }
+        })
+        .await
+        .expect("the runner settles");
+        stop.cancel();
+        let _ = running.await;
+        held.abort();
+        settled
+    }
+
+    // The budget a user gets through the configuration: `topology.max.spout.pending` (2000 when
+    // absent) for each of `spout.parallelism` instances.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_configured_pending_budget_bounds_the_urls_in_flight() {
+        assert_eq!(in_flight_with("").await, 2000);
+        assert_eq!(in_flight_with("topology.max.spout.pending: 300").await, 300);
+        let two = "topology.max.spout.pending: 300\nspout.parallelism: 2";
+        assert_eq!(in_flight_with(two).await, 600);
     }
 
     /// Answers from a script: one list of URL paths per call, then nothing.
@@ -570,9 +615,9 @@ mod tests {
         };
         let runner = SpoutRunner::new(
             Box::new(spout),
-            RunnerSettings {
-                min_delay: Duration::from_secs(30),
-                ..RunnerSettings::default()
+            SpoutSettings {
+                min_delay_queries: Duration::from_secs(30),
+                ..SpoutSettings::default()
             },
         );
         let (out, mut tuples) = mpsc::channel::<Tuple>(8);

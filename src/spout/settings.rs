@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use super::RunnerSettings;
 use crate::settings::{KeyedSettings, keyed_settings, units};
 
 keyed_settings! {
@@ -39,16 +38,11 @@ keyed_settings! {
 }
 
 impl SpoutSettings {
-    /// The runner's settings: the pending budget is the instances' together
-    /// (`topology.max.spout.pending` × `spout.parallelism`).
-    pub fn runner_settings(&self) -> RunnerSettings {
-        RunnerSettings {
-            min_delay: self.min_delay_queries,
-            max_delay: self.max_delay_queries,
-            purgatory_ttl: self.ttl_purgatory,
-            max_pending: self.max_pending.saturating_mul(self.parallelism),
-            idle_after_empty_queries: 2,
-        }
+    /// URLs the spout runner keeps emitted and not yet acked or failed, at most: the pending
+    /// budget of all the spout's instances together (`topology.max.spout.pending` ×
+    /// `spout.parallelism`).
+    pub fn pending_budget(&self) -> usize {
+        self.max_pending.saturating_mul(self.parallelism)
     }
 }
 

@@ -89,8 +89,8 @@ impl std::str::FromStr for CacheSpec {
     }
 }
 
-/// The spec written back the way it reads, durations in seconds
-/// (`maximumSize=10000,expireAfterAccess=3600s`).
+/// The spec written back the way it reads, each duration in its largest whole unit, as
+/// StormCrawler writes its default (`maximumSize=10000,expireAfterAccess=1h`).
 impl std::fmt::Display for CacheSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "maximumSize={}", self.maximum_size)?;
@@ -100,12 +100,20 @@ impl std::fmt::Display for CacheSpec {
         ];
         for (name, bound) in bounds {
             if let Some(bound) = bound {
-                write!(f, ",{name}={}s", bound.as_secs())?;
+                let seconds = bound.as_secs();
+                let (size, unit) = UNITS
+                    .into_iter()
+                    .find(|(size, _)| seconds >= *size && seconds % size == 0)
+                    .unwrap_or((1, 's'));
+                write!(f, ",{name}={}{unit}", seconds / size)?;
             }
         }
         Ok(())
     }
 }
+
+/// A Caffeine duration's units, largest first: seconds in one, and its letter.
+const UNITS: [(u64, char); 4] = [(86_400, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')];
 
 /// A Caffeine duration: a whole number and its unit (`d`, `h`, `m`, `s`).
 fn duration(value: &str) -> Result<Duration, String> {
@@ -116,12 +124,11 @@ fn duration(value: &str) -> Result<Duration, String> {
     let number: u64 = number
         .parse()
         .map_err(|_| format!("`{value}` is not a duration such as 30s, 10m, 1h or 1d"))?;
-    let seconds = match unit {
-        "d" => 86_400,
-        "h" => 3_600,
-        "m" => 60,
-        "s" => 1,
-        _ => return Err(format!("`{value}` has no unit d, h, m or s")),
+    let Some((seconds, _)) = UNITS
+        .into_iter()
+        .find(|(_, letter)| unit.len() == 1 && unit.starts_with(*letter))
+    else {
+        return Err(format!("`{value}` has no unit d, h, m or s"));
     };
     Ok(Duration::from_secs(number.saturating_mul(seconds)))
 }
@@ -174,5 +181,31 @@ mod tests {
                 "{spec}"
             );
         }
+    }
+
+    #[test]
+    fn durations_are_written_in_their_largest_whole_unit() {
+        let spec = |access, write| CacheSpec {
+            maximum_size: 7,
+            expire_after_access: access,
+            expire_after_write: write,
+        };
+        let secs = |n| Some(Duration::from_secs(n));
+        assert_eq!(
+            CacheSpec::default().to_string(),
+            "maximumSize=10000,expireAfterAccess=1h"
+        );
+        assert_eq!(
+            spec(secs(0), secs(90)).to_string(),
+            "maximumSize=7,expireAfterAccess=0s,expireAfterWrite=90s"
+        );
+        assert_eq!(
+            spec(None, secs(2 * 86_400)).to_string(),
+            "maximumSize=7,expireAfterWrite=2d"
+        );
+        assert_eq!(
+            spec(secs(120), None).to_string(),
+            "maximumSize=7,expireAfterAccess=2m"
+        );
     }
 }

@@ -208,7 +208,6 @@ impl CrawlerBuilder {
                 Arc::clone(&scheduler),
                 partitioner.clone(),
             ),
-            runner_settings: config.spout.runner_settings(),
             shutdown_timeout: config.topology.shutdown_timeout,
             config,
             spout,

@@ -19,7 +19,7 @@ use crate::message::{CrawlObserver, CrawlStats};
 use crate::model::Status;
 use crate::parse::ParserBolt;
 use crate::schedule::Scheduler;
-use crate::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use crate::spout::{RunnerState, SpoutRunner};
 use crate::status::{StatusUpdater, StatusUpdaterSettings};
 use crate::warc::WarcWriter;
 
@@ -31,7 +31,6 @@ pub(crate) struct Parts {
     pub(crate) parser: ParserBolt,
     pub(crate) indexer: Option<ContentIndexer>,
     pub(crate) updater_settings: StatusUpdaterSettings,
-    pub(crate) runner_settings: RunnerSettings,
     pub(crate) observer: Arc<dyn CrawlObserver>,
     pub(crate) stats: Arc<CrawlStats>,
     pub(crate) seed_filters: SeedFilters,
@@ -224,7 +223,7 @@ fn spawn_stages(
     let (parse_tx, parse_rx) = mpsc::channel(64);
     let (status_tx, status_rx) = mpsc::channel(parts.config.status.batch_size.max(64));
     let (ack_tx, ack_rx) = mpsc::unbounded_channel();
-    let runner = SpoutRunner::new(parts.spout, parts.runner_settings);
+    let runner = SpoutRunner::new(parts.spout, parts.config.spout.clone());
     let updater = StatusUpdater::new(parts.store, parts.updater_settings, parts.observer);
     // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
     // its content is durable.

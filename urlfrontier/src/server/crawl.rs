@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use squall::frontier::{Catalog, Frontier, StatusStore, StatusWrite};
 use squall::message::{AckMessage, Tuple};
-use squall::spout::{RunnerSettings, RunnerState, SpoutRunner};
+use squall::spout::{RunnerState, SpoutRunner, SpoutSettings};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +19,7 @@ use super::writer::{PutOutcome, WriteJob, write_loop};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrawlSettings {
     /// The reader's pacing and bound (`spout.*`, `topology.max.spout.pending`).
-    pub runner: RunnerSettings,
+    pub runner: SpoutSettings,
     /// The gap between two holders of a queue, unless a client sets another
     /// (`fetcher.server.delay`).
     pub gap: Duration,
@@ -39,7 +39,7 @@ impl CrawlSettings {
     /// The settings `config` gives.
     pub fn from_config(config: &squall::config::CrawlConfig) -> Self {
         CrawlSettings {
-            runner: config.spout.runner_settings(),
+            runner: config.spout.clone(),
             gap: config.fetcher.server_delay,
             write_batch: config.status.batch_size.max(MIN_WRITE_BATCH),
         }
