@@ -2,9 +2,12 @@
 //! (`#[serde(rename = "fetcher.server.delay")]`), its doc is the key's doc, `Default` holds the
 //! keys' defaults, and [`units`] reads StormCrawler's units. The configuration hands such a type
 //! the keys it names ([`KeyedSettings`]) and nothing copies them on. The stages declare theirs
-//! with `keyed_settings!`, one line per key: its name, its unit, its field, type and default.
+//! with `keyed_settings!`, one line per key: its name, its unit, its field, type and default; the
+//! other crates declare theirs with it too (`squall::keyed_settings!`), with its prefix form for
+//! keys read alike under several prefixes.
 
 mod documented;
+mod keyed;
 pub mod units;
 
 pub use documented::{documented_defaults, undocumented_defaults};
@@ -21,60 +24,10 @@ pub trait KeyedSettings: Serialize + DeserializeOwned + Default {
     }
 }
 
-/// Declares a settings type that reads its own keys, one line per key after the key's doc:
-///
-/// ```text
-/// "fetcher.server.delay" with "units::seconds" => server_delay: Duration = Duration::from_secs(1),
-/// ```
-///
-/// the key's name in a file, optionally the [`units`] adapter that reads it (a path from the
-/// calling module), then the field, its type and the key's default. Fields that are not keys (set
-/// by the configuration from other keys, or in code) follow in a `derived { ... }` block, with
-/// their defaults. The type gets serde's reading (unknown keys refused, missing keys at their
-/// default) and `Default`; the caller adds its derives and implements [`KeyedSettings`].
-macro_rules! keyed_settings {
-    (
-        $(#[$meta:meta])*
-        $vis:vis struct $name:ident {
-            $(
-                $(#[$field_meta:meta])*
-                $key:literal $(with $with:literal)? => $field:ident: $type:ty = $default:expr,
-            )*
-            $(derived {
-                $(
-                    $(#[$derived_meta:meta])*
-                    $derived:ident: $derived_type:ty = $derived_default:expr,
-                )*
-            })?
-        }
-    ) => {
-        #[serde_with::serde_as]
-        $(#[$meta])*
-        #[derive(serde::Serialize, serde::Deserialize)]
-        #[serde(default, deny_unknown_fields)]
-        $vis struct $name {
-            $(
-                $(#[$field_meta])*
-                #[serde(rename = $key)]
-                $(#[serde(with = $with)])?
-                pub $field: $type,
-            )*
-            $($(
-                $(#[$derived_meta])*
-                #[serde(skip)]
-                pub $derived: $derived_type,
-            )*)?
-        }
+pub use crate::keyed_settings;
+pub use keyed::{KeyPrefix, Prefixed};
 
-        impl Default for $name {
-            fn default() -> Self {
-                $name {
-                    $($field: $default,)*
-                    $($($derived: $derived_default,)*)?
-                }
-            }
-        }
-    };
-}
-
-pub(crate) use keyed_settings;
+/// serde_with, for the `#[serde_as]` that `keyed_settings!` puts on the types it declares in
+/// other crates.
+#[doc(hidden)]
+pub use serde_with as __serde_with;

@@ -4,71 +4,61 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_with::{OneOrMany, formats::PreferOne, serde_as};
 use squall::config::{ConfigError, CrawlConfig};
 
 use crate::client::ConnectionSettings;
 use crate::client::indices::parse_time_value;
-use crate::setup::access_keys::AccessKeys;
-use crate::setup::shared_access;
+use crate::setup::{ClusterSettings, IndexFrontierSettings, connect};
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.indexer.", "opensearch.indexer."];
 
-/// The keys as written (prefix left out of the serde names).
-#[serde_as]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-struct Keys {
-    /// A list, or one string separated by `,` or `;`.
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    addresses: Vec<String>,
-    #[serde(rename = "index.name")]
-    index: String,
-    create: bool,
-    #[serde(rename = "bulkActions")]
-    bulk_actions: usize,
-    #[serde(rename = "flushInterval")]
-    flush_interval: TimeValue,
-    #[serde(rename = "concurrentRequests")]
-    concurrent_requests: u32,
-    sniff: bool,
-    pipeline: String,
-    /// `es.indexer.user`, `es.indexer.api.key`, `es.indexer.tls.ca.file`, ...: the content
-    /// index's own credentials and TLS, key by key over the shared `es.*` ones.
-    #[serde(flatten)]
-    access: AccessKeys,
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Keys {
-            addresses: vec!["http://127.0.0.1:9200".to_string()],
-            index: "content".to_string(),
-            create: false,
-            bulk_actions: 50,
-            flush_interval: TimeValue::Text("5s".to_string()),
-            concurrent_requests: 1,
-            sniff: true,
-            pipeline: String::new(),
-            access: AccessKeys::default(),
+squall::keyed_settings! {
+    /// The content indexer's keys, `es.indexer.*` (or `opensearch.indexer.*`; prefix left out of
+    /// the names below).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ContentIndexSettings {
+        sections {
+            /// `es.indexer.addresses`, `es.indexer.user`, `es.indexer.api.key`, ...: the content
+            /// index's own connection keys, each else the shared `es.*` one ([`ClusterSettings`]).
+            connection: ClusterSettings,
         }
+        /// `es.indexer.index.name`: the content index, created with StormCrawler's
+        /// `indexer.mapping` when missing.
+        "index.name" => index: String = "content".to_string(),
+        /// `es.indexer.create`: write documents create-only instead of overwriting them.
+        "create" => create: bool = false,
+        /// `es.indexer.bulkActions`: documents sent in one bulk request.
+        "bulkActions" => bulk_actions: usize = 50,
+        /// `es.indexer.flushInterval`: how long a partial bulk waits (`2s`, `500ms`, or seconds).
+        "flushInterval" => flush_interval: TimeValue = TimeValue::Text("5s".to_string()),
+        /// `es.indexer.concurrentRequests`: accepted as StormCrawler files set it (squall sends one
+        /// bulk at a time per crawler).
+        "concurrentRequests" => concurrent_requests: u32 = 1,
+        /// `es.indexer.sniff`: accepted as StormCrawler files set it (squall uses the nodes
+        /// listed).
+        "sniff" => sniff: bool = true,
+        /// `es.indexer.pipeline`: the ingest pipeline documents go through (empty: none).
+        "pipeline" => pipeline: String = String::new(),
     }
 }
 
 /// A duration as StormCrawler writes it (`"2s"`, `"500ms"`), or a number of seconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-enum TimeValue {
+pub enum TimeValue {
+    /// A number of seconds.
     Seconds(f64),
+    /// A time with its unit, as Elasticsearch writes it.
     Text(String),
 }
 
 /// The content indexer's settings, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContentIndexConfig {
-    /// `es.indexer.addresses`: how to reach the cluster's nodes (`localhost` means
-    /// `http://localhost:9200`).
+    /// How to reach the cluster: the content index's connection keys (`es.indexer.addresses`,
+    /// where `localhost` means `http://localhost:9200`, `es.indexer.user`, ...), each else the
+    /// shared `es.*` one ([`ClusterSettings`]).
     pub connection: ConnectionSettings,
     /// `es.indexer.index.name`: the content index, created with StormCrawler's `indexer.mapping`
     /// when missing.
@@ -90,16 +80,13 @@ impl ContentIndexConfig {
     /// `sniff` are accepted as StormCrawler files set them: squall sends one bulk at a time per
     /// crawler and uses the nodes listed.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension(PREFIXES)?;
+        let keys: ContentIndexSettings = config.extension(PREFIXES)?;
         let invalid = |key: &str, message: &str| ConfigError::InvalidValue {
             key: key.to_string(),
             message: message.to_string(),
         };
-        let addresses: Vec<&str> = keys.addresses.iter().map(String::as_str).collect();
-        let mut connection = ConnectionSettings::for_addresses(&addresses)
-            .map_err(|e| invalid("es.indexer.addresses", &e.to_string()))?;
-        let access = keys.access.or(&shared_access(config)?);
-        access.apply("es.indexer.", &mut connection)?;
+        let shared = IndexFrontierSettings::from_config(config)?.shared;
+        let connection = connect(&[("es.indexer.", &keys.connection), ("es.", &shared)])?;
         if keys.bulk_actions == 0 {
             return Err(invalid("es.indexer.bulkActions", "must be at least 1"));
         }
@@ -196,7 +183,9 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/opensearch-conf.yaml");
-        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, &[]) {
+        if let Err(error) =
+            squall::config::check_example::<ContentIndexSettings>(text, PREFIXES, &[])
+        {
             panic!("examples/opensearch-conf.yaml: {error}");
         }
     }

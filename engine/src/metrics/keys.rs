@@ -6,46 +6,35 @@
 use std::time::Duration;
 
 use regex::Regex;
-use serde::{Deserialize, Serialize};
-use serde_with::{OneOrMany, formats::PreferOne, serde_as};
+use serde::Deserialize;
 use squall::config::{ConfigError, CrawlConfig};
 
 use crate::client::ConnectionSettings;
-use crate::setup::access_keys::AccessKeys;
-use crate::setup::{IndexFrontierConfig, shared_access};
+use crate::setup::{ClusterSettings, IndexFrontierSettings, connect};
 
 /// The prefixes the keys are read under.
 pub const PREFIXES: &[&str] = &["es.metrics.", "opensearch.metrics."];
 /// Storm's list of metrics consumers.
 pub const CONSUMERS_KEY: &str = "topology.metrics.consumer.register";
 
-/// The keys as written (prefix left out of the serde names).
-#[serde_as]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-struct Keys {
-    /// A list, or one string separated by `,` or `;`; none: the frontier's cluster.
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    addresses: Vec<String>,
-    #[serde(rename = "index.name")]
-    index: String,
-    /// Seconds between two writes.
-    interval: f64,
-    /// Whether to write (none: when a StormCrawler `MetricsConsumer` is registered).
-    enabled: Option<bool>,
-    #[serde(flatten)]
-    access: AccessKeys,
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Keys {
-            addresses: Vec::new(),
-            index: "metrics".to_string(),
-            interval: 10.0,
-            enabled: None,
-            access: AccessKeys::default(),
+squall::keyed_settings! {
+    /// The metrics index's keys, `es.metrics.*` (or `opensearch.metrics.*`; prefix left out of
+    /// the names below).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct MetricsIndexSettings {
+        sections {
+            /// `es.metrics.addresses`, `es.metrics.user`, ...: the metrics index's own connection
+            /// keys, each else the frontier's ([`ClusterSettings`]): by default the metrics go
+            /// where the frontier is.
+            connection: ClusterSettings,
         }
+        /// `es.metrics.index.name`: the index (one a day with the consumer's date format).
+        "index.name" => index: String = "metrics".to_string(),
+        /// `es.metrics.interval`: seconds between two writes, 1 to 3600.
+        "interval" => interval: f64 = 10.0,
+        /// `es.metrics.enabled`: whether to write (none: when a StormCrawler `MetricsConsumer` is
+        /// registered in `topology.metrics.consumer.register`).
+        "enabled" => enabled: Option<bool> = None,
     }
 }
 
@@ -62,7 +51,8 @@ struct Consumer {
 /// The metrics index's settings, typed.
 #[derive(Debug, Clone)]
 pub struct MetricsIndexConfig {
-    /// How to reach the cluster: `es.metrics.addresses`, else the frontier's cluster.
+    /// How to reach the cluster: the metrics index's connection keys (`es.metrics.addresses`,
+    /// `es.metrics.user`, ...), each else the frontier's (`es.status.*`, else `es.*`).
     pub connection: ConnectionSettings,
     /// `es.metrics.index.name` (default `metrics`).
     pub index: String,
@@ -81,7 +71,7 @@ impl MetricsIndexConfig {
     /// The metrics index's settings, when it is on: `es.metrics.enabled: true`, or (without
     /// that key) a StormCrawler `MetricsConsumer` among `topology.metrics.consumer.register`.
     pub fn from_config(config: &CrawlConfig) -> Result<Option<Self>, ConfigError> {
-        let keys: Keys = config.extension(PREFIXES)?;
+        let keys: MetricsIndexSettings = config.extension(PREFIXES)?;
         let consumers: Vec<Consumer> = config.extension_key(CONSUMERS_KEY)?.unwrap_or_default();
         let consumer = consumers
             .into_iter()
@@ -131,21 +121,16 @@ fn is_metrics_consumer(class: &str) -> bool {
         && (class.contains("opensearch") || class.contains("elasticsearch"))
 }
 
-fn connection(config: &CrawlConfig, keys: &Keys) -> Result<ConnectionSettings, ConfigError> {
-    let addresses: Vec<&str> = keys
-        .addresses
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !a.trim().is_empty())
-        .collect();
-    if addresses.is_empty() {
-        return Ok(IndexFrontierConfig::from_config(config)?.connection);
-    }
-    let mut connection = ConnectionSettings::for_addresses(&addresses)
-        .map_err(|e| invalid("es.metrics.addresses", &e.to_string()))?;
-    keys.access
-        .or(&shared_access(config)?)
-        .apply("es.metrics.", &mut connection)?;
+/// The metrics index's connection: its keys over the frontier's, which are over the shared ones
+/// (one rule, [`ClusterSettings`]); the frontier's update mode.
+fn connection(
+    config: &CrawlConfig,
+    keys: &MetricsIndexSettings,
+) -> Result<ConnectionSettings, ConfigError> {
+    let frontier = IndexFrontierSettings::from_config(config)?;
+    let [status, shared] = frontier.frontier_layers();
+    let mut connection = connect(&[("es.metrics.", &keys.connection), status, shared])?;
+    connection.update_mode = frontier.updates;
     Ok(connection)
 }
 
@@ -240,5 +225,15 @@ mod tests {
         assert!(bad.to_string().contains(CONSUMERS_KEY), "{bad}");
         let typo = read("  es.metrics.index.nme: x\n").expect_err("typo");
         assert!(typo.to_string().contains("es.metrics.index.name"), "{typo}");
+    }
+
+    #[test]
+    fn the_shipped_example_lists_every_key_with_its_default() {
+        let text = include_str!("../../../examples/opensearch-conf.yaml");
+        if let Err(error) =
+            squall::config::check_example::<MetricsIndexSettings>(text, PREFIXES, &[])
+        {
+            panic!("examples/opensearch-conf.yaml: {error}");
+        }
     }
 }

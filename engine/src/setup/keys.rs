@@ -4,10 +4,9 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_with::{OneOrMany, formats::PreferOne, serde_as};
 use squall::config::{ConfigError, CrawlConfig};
 
-use super::access_keys::{AccessKeys, status_prefix};
+use super::cluster_keys::{ClusterSettings, connect, invalid, seconds};
 use super::query_keys::QuerySettings;
 use crate::client::ConnectionSettings;
 use crate::client::UpdateMode;
@@ -20,95 +19,71 @@ pub const PREFIXES: &[&str] = &["es.", "opensearch."];
 /// crate::indexer) and the metrics index's (`es.metrics.*`, crate::metrics).
 pub const OTHER_SECTIONS: &[&str] = &["indexer.", "metrics."];
 
-/// The address used when neither `es.status.addresses` nor `es.addresses` names one.
-const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
-
-/// The keys as written, in the units of the keys (prefix left out of the serde names). Unknown
-/// keys are refused by [`CrawlConfig::extension`], which checks every key against these names.
-#[serde_as]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-struct Keys {
-    /// `es.status.addresses`: the frontier's nodes, a list or one string separated by `,` or `;`.
-    #[serde(rename = "status.addresses")]
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    addresses: Vec<String>,
-    /// `es.addresses`: the nodes of every component that names none of its own.
-    #[serde(rename = "addresses")]
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    shared_addresses: Vec<String>,
-    /// `es.user`, `es.api.key`, `es.tls.ca.file`, ...: credentials and TLS shared by every
-    /// component.
-    #[serde(flatten)]
-    access: AccessKeys,
-    /// `es.status.user`, `es.status.api.key`, ...: the frontier's own, key by key over the shared.
-    #[serde(flatten, with = "status_prefix")]
-    status_access: AccessKeys,
-    #[serde(rename = "status.request.timeout")]
-    request_timeout: f64,
-    #[serde(rename = "status.index.name")]
-    index: String,
-    #[serde(rename = "status.index.shards")]
-    shards: u32,
-    #[serde(rename = "status.index.replicas")]
-    replicas: u32,
-    #[serde(rename = "status.bucket.field")]
-    bucket_field: String,
-    /// `es.status.routing.fieldname`: where the partition key is stored (StormCrawler's name for
-    /// the bucket field).
-    #[serde(rename = "status.routing.fieldname")]
-    routing_fieldname: String,
-    #[serde(rename = "status.routing")]
-    routing: RoutingKey,
-    #[serde(rename = "status.spout")]
-    spout: SpoutKind,
-    #[serde(rename = "status.instance")]
-    instance: String,
-    #[serde(rename = "queues.index.name")]
-    queues_index: String,
-    #[serde(rename = "queues.owner")]
-    owner: String,
-    #[serde(rename = "queues.lease.ttl")]
-    lease_ttl: f64,
-    #[serde(rename = "queues.max.hold")]
-    max_hold: f64,
-    #[serde(rename = "queues.updates")]
-    updates: UpdateMode,
-    #[serde(flatten)]
-    query: QuerySettings,
+squall::keyed_settings! {
+    /// The frontier's keys, `es.*` (or `opensearch.*`; prefix left out of the names below): where
+    /// the cluster is (the shared connection keys and the frontier's own), which indices, which
+    /// spout and how it queries, and the queue frontier's leases. Unknown keys are refused by
+    /// [`CrawlConfig::extension_except`], which checks every key against these names.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct IndexFrontierSettings {
+        sections {
+            /// `es.addresses`, `es.user`, `es.api.key`, `es.tls.ca.file`, ...: the connection
+            /// keys every part of the crawler falls back to ([`ClusterSettings`]).
+            shared: ClusterSettings,
+            /// `es.status.addresses`, `es.status.user`, `es.status.request.timeout`, ...: the
+            /// frontier's own, over the shared ones.
+            "status." as StatusKeys => status: ClusterSettings,
+            /// `es.status.max.buckets`, `es.status.bucket.sort.field`, ...: how the spouts query
+            /// the index.
+            query: QuerySettings,
+        }
+        /// `es.status.index.name`: the status index (the urls index with the queue spout).
+        "status.index.name" => index: String = "status".to_string(),
+        /// `es.status.index.shards`: primary shards of an index this crawler creates.
+        "status.index.shards" => shards: u32 = 10,
+        /// `es.status.index.replicas`: replicas of an index this crawler creates.
+        "status.index.replicas" => replicas: u32 = 1,
+        /// `es.status.bucket.field`: the field holding the partition key.
+        "status.bucket.field" => bucket_field: String = "key".to_string(),
+        /// `es.status.routing.fieldname`: where the partition key is stored (StormCrawler's name
+        /// for the bucket field; empty: `es.status.bucket.field`).
+        "status.routing.fieldname" => routing_fieldname: String = String::new(),
+        /// `es.status.routing`: route new documents by their key, not at all, or as the existing
+        /// index shows.
+        "status.routing" => routing: RoutingKey = RoutingKey::Auto,
+        /// `es.status.spout`: which spout reads the frontier.
+        "status.spout" => spout: SpoutKind = SpoutKind::Aggregation,
+        /// `es.status.instance`: this process's share of the status index, `I/N`.
+        "status.instance" => instance: String = "0/1".to_string(),
+        /// `es.queues.index.name`: the queues index of the queue spout.
+        "queues.index.name" => queues_index: String = "queues".to_string(),
+        /// `es.queues.owner`: this process's name on its leases (empty: host name and PID).
+        "queues.owner" => owner: String = String::new(),
+        /// `es.queues.lease.ttl`: seconds a lease lasts without renewal.
+        "queues.lease.ttl" => lease_ttl: f64 = 60.0,
+        /// `es.queues.max.hold`: seconds a queue is held at most while others wait.
+        "queues.max.hold" => max_hold: f64 = 30.0,
+        /// `es.queues.updates`: how the queue frontier changes a queue (Painless scripts,
+        /// conditional writes, or `auto`: as the engine allows).
+        "queues.updates" => updates: UpdateMode = UpdateMode::Auto,
+    }
 }
 
-impl Default for Keys {
-    fn default() -> Self {
-        Keys {
-            addresses: Vec::new(),
-            shared_addresses: Vec::new(),
-            access: AccessKeys::default(),
-            status_access: AccessKeys::default(),
-            request_timeout: 30.0,
-            index: "status".to_string(),
-            shards: 10,
-            replicas: 1,
-            bucket_field: "key".to_string(),
-            routing_fieldname: String::new(),
-            routing: RoutingKey::Auto,
-            spout: SpoutKind::Aggregation,
-            instance: "0/1".to_string(),
-            queues_index: "queues".to_string(),
-            owner: String::new(),
-            lease_ttl: 60.0,
-            max_hold: 30.0,
-            updates: UpdateMode::Auto,
-            query: QuerySettings::default(),
-        }
+impl IndexFrontierSettings {
+    /// Reads the `es.*` (or `opensearch.*`) keys of `config` but the other sections'; absent keys
+    /// take their defaults, unknown ones are an error with a did-you-mean.
+    pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
+        config.extension_except(PREFIXES, OTHER_SECTIONS)
     }
 }
 
 /// `es.status.routing`: `true`, `false`, or `auto` (as the existing index shows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RoutingText", into = "RoutingText")]
-enum RoutingKey {
+pub enum RoutingKey {
+    /// Documents routed by their key (`true`) or not at all (`false`).
     Set(bool),
+    /// As a sample of the existing index shows.
     Auto,
 }
 
@@ -116,7 +91,9 @@ enum RoutingKey {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 enum RoutingText {
+    /// `true` or `false`.
     Flag(bool),
+    /// `auto` (or `"true"`, `"false"`).
     Text(String),
 }
 
@@ -162,11 +139,10 @@ pub enum SpoutKind {
 /// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexFrontierConfig {
-    /// How to reach the cluster: `es.status.addresses` (else `es.addresses`), the cluster's nodes;
-    /// `es.status.user` and `es.status.password` (else `es.user`, `es.password`), basic auth when
-    /// the cluster needs it; `es.disable.tls.validation`, any TLS certificate accepted (test
-    /// clusters only); `es.status.request.timeout`, one request before it is retried on the next
-    /// node; `es.queues.updates`, how the queue frontier changes a queue (Painless scripts or
+    /// How to reach the cluster: the frontier's connection keys (`es.status.addresses`,
+    /// `es.status.user`, `es.status.request.timeout`, ...), each else the shared one
+    /// (`es.addresses`, `es.user`, ...), else its default ([`ClusterSettings`]); and
+    /// `es.queues.updates`, how the queue frontier changes a queue (Painless scripts or
     /// conditional writes; `auto` asks the engine).
     pub connection: ConnectionSettings,
     /// How the spouts query the index (`es.status.max.buckets`, sort fields, sampling, ...).
@@ -203,7 +179,7 @@ impl IndexFrontierConfig {
     /// Reads and checks the `es.*` (or `opensearch.*`) keys of `config`; absent keys take their
     /// defaults, unknown ones are an error with a did-you-mean.
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension_except(PREFIXES, OTHER_SECTIONS)?;
+        let keys = IndexFrontierSettings::from_config(config)?;
         Ok(IndexFrontierConfig {
             connection: keys.connection()?,
             query: keys.query.clone().checked()?,
@@ -225,47 +201,18 @@ impl IndexFrontierConfig {
     }
 }
 
-/// The credentials and TLS keys every component shares (`es.user`, `es.api.key`, ...), for the
-/// components with keys of their own (the content indexer).
-pub(crate) fn shared_access(config: &CrawlConfig) -> Result<AccessKeys, ConfigError> {
-    let keys: Keys = config.extension_except(PREFIXES, OTHER_SECTIONS)?;
-    Ok(keys.access)
-}
-
-impl Keys {
-    /// How to reach the cluster: the nodes of `es.status.addresses`, else of `es.addresses`, else
-    /// the local default (a bad address refused, naming the key), with the status index's
-    /// credentials (else the shared ones), TLS, timeout and update mode.
-    fn connection(&self) -> Result<ConnectionSettings, ConfigError> {
-        let named = [
-            ("es.status.addresses", &self.addresses),
-            ("es.addresses", &self.shared_addresses),
-        ]
-        .into_iter()
-        .find(|(_, list)| list.iter().any(|a| !a.trim().is_empty()));
-        let mut connection = match named {
-            Some((key, list)) => {
-                let entries: Vec<&str> = list.iter().map(String::as_str).collect();
-                ConnectionSettings::for_addresses(&entries).map_err(|e| invalid(key, e.to_string()))
-            }
-            None => ConnectionSettings::new(DEFAULT_ADDRESS)
-                .map_err(|e| invalid("es.status.addresses", e.to_string())),
-        }?;
-        let (access, prefix) = self.access();
-        access.apply(prefix, &mut connection)?;
-        connection.timeout = seconds("es.status.request.timeout", self.request_timeout, 0.001)?;
+impl IndexFrontierSettings {
+    /// How the frontier reaches the cluster: its `es.status.*` connection keys over the shared
+    /// `es.*` ones ([`ClusterSettings`]'s one rule), with the update mode.
+    pub(crate) fn connection(&self) -> Result<ConnectionSettings, ConfigError> {
+        let mut connection = connect(&self.frontier_layers())?;
         connection.update_mode = self.updates;
         Ok(connection)
     }
 
-    /// The frontier's access keys (its own over the shared ones), and the prefix errors name.
-    fn access(&self) -> (AccessKeys, &'static str) {
-        let prefix = if self.status_access == AccessKeys::default() {
-            "es."
-        } else {
-            "es.status."
-        };
-        (self.status_access.or(&self.access), prefix)
+    /// The frontier's connection keys and the shared ones they fall back to, each with its prefix.
+    pub(crate) fn frontier_layers(&self) -> [(&'static str, &ClusterSettings); 2] {
+        [("es.status.", &self.status), ("es.", &self.shared)]
     }
 
     /// The bucket field, reconciled with `es.status.routing.fieldname`: squall keeps the partition
@@ -288,25 +235,6 @@ impl Keys {
             ),
         ))
     }
-}
-
-fn invalid(key: &str, message: String) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.to_string(),
-        message,
-    }
-}
-
-fn seconds(key: &str, value: f64, at_least: f64) -> Result<Duration, ConfigError> {
-    Duration::try_from_secs_f64(value)
-        .ok()
-        .filter(|d| d.as_secs_f64() >= at_least)
-        .ok_or_else(|| {
-            invalid(
-                key,
-                format!("{value} is not a number of seconds, {at_least} or more"),
-            )
-        })
 }
 
 fn instance(value: &str) -> Result<(u32, u32), ConfigError> {
@@ -382,7 +310,9 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../../examples/opensearch-conf.yaml");
-        if let Err(error) = squall::config::check_example::<Keys>(text, PREFIXES, OTHER_SECTIONS) {
+        if let Err(error) =
+            squall::config::check_example::<IndexFrontierSettings>(text, PREFIXES, OTHER_SECTIONS)
+        {
             panic!("examples/opensearch-conf.yaml: {error}");
         }
     }

@@ -4,7 +4,8 @@
 //! `frontier.kind` chooses: `embedded` opens squall's [`EmbeddedFrontier`] at `frontier.path`;
 //! `opensearch` connects to the cluster named by `es.status.addresses`, creates the indices it
 //! needs when they are missing (an existing index is used as it is) and builds the spout chosen by
-//! `es.status.spout` with its status store ([`IndexFrontierConfig`] lists every key).
+//! `es.status.spout` with its status store ([`IndexFrontierSettings`] lists every key, and
+//! [`ClusterSettings`] the connection keys every section reads alike).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,14 +28,18 @@
 //!
 //! [`EmbeddedFrontier`]: squall::frontier::EmbeddedFrontier
 
-pub(crate) mod access_keys;
+mod cluster_keys;
 mod keys;
 mod mapping;
 mod open;
 mod query_keys;
 
-pub(crate) use keys::shared_access;
-pub use keys::{IndexFrontierConfig, OTHER_SECTIONS, PREFIXES, SpoutKind};
+pub(crate) use cluster_keys::connect;
+pub use cluster_keys::{ClusterSettings, DEFAULT_ADDRESS};
+pub use keys::{
+    IndexFrontierConfig, IndexFrontierSettings, OTHER_SECTIONS, PREFIXES, RoutingKey, SpoutKind,
+    StatusKeys,
+};
 pub use mapping::ForeignMapping;
 pub use open::{OpenError, open, open_index_frontier};
 pub use query_keys::QuerySettings;

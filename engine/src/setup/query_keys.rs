@@ -1,102 +1,59 @@
 //! How the spouts query the status index: StormCrawler's `es.status.*` / `opensearch.status.*`
-//! query keys, read straight into [`QuerySettings`] (each field names its key, `Default` holds its
-//! default).
+//! query keys, declared with `keyed_settings!` in [`QuerySettings`] (one line a key: its name, its
+//! unit, its field and its default).
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use serde_with::{OneOrMany, formats::PreferOne, serde_as};
+use serde_with::{OneOrMany, formats::PreferOne};
 use squall::config::ConfigError;
 
 use crate::status_index::spouts::SpoutSettings;
 
-/// How the spouts query the frontier; `None` and empty mean "as squall's core keys or defaults
-/// say". Flattened into the frontier's keys (prefix left out of the serde names).
-#[serde_as]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct QuerySettings {
-    /// `es.status.max.buckets`: queues per query, instead of `frontier.max.buckets` (-1: that
-    /// key).
-    #[serde(
-        rename = "status.max.buckets",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub max_buckets: Option<usize>,
-    /// `es.status.max.urls.per.bucket`: URLs per queue per query, instead of
-    /// `frontier.max.urls.per.bucket` (-1: that key).
-    #[serde(
-        rename = "status.max.urls.per.bucket",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub max_urls_per_bucket: Option<usize>,
-    /// `es.status.bucket.sort.field`: the order of the URLs within a queue (a list, or one string
-    /// separated by `,`).
-    #[serde(rename = "status.bucket.sort.field")]
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    pub bucket_sort: Vec<String>,
-    /// `es.status.global.sort.field`: the order of the queues (by their earliest value); `None`
-    /// (the key set to "") orders them by size.
-    #[serde(
-        rename = "status.global.sort.field",
-        with = "squall::settings::units::empty_is_none"
-    )]
-    pub global_sort: Option<String>,
-    /// `es.status.filterQuery`: Lucene query-string filters every spout query carries.
-    #[serde(rename = "status.filterQuery")]
-    #[serde_as(as = "OneOrMany<_, PreferOne>")]
-    pub filter_queries: Vec<String>,
-    /// `es.status.sample`: the aggregation spout samples (a diversified sampler).
-    #[serde(rename = "status.sample")]
-    pub sample: bool,
-    /// `es.status.query.timeout`: seconds the engine may spend on one spout query (-1: no limit).
-    #[serde(
-        rename = "status.query.timeout",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub query_timeout: Option<u64>,
-    /// `es.status.recentDate.increase`, minutes (aggregation spout; -1: none).
-    #[serde(
-        rename = "status.recentDate.increase",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub recent_date_increase: Option<i64>,
-    /// `es.status.recentDate.min.gap`, minutes (aggregation spout; -1: none).
-    #[serde(
-        rename = "status.recentDate.min.gap",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub recent_date_min_gap: Option<i64>,
-    /// `es.status.max.start.offset`: the collapsing spout's deepest page (-1: none).
-    #[serde(
-        rename = "status.max.start.offset",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub max_start_offset: Option<usize>,
-    /// `es.status.max.urls.per.reload`: the hybrid spout's per-queue query size (-1: as
-    /// `es.status.max.urls.per.bucket`).
-    #[serde(
-        rename = "status.max.urls.per.reload",
-        with = "squall::settings::units::negative_is_none"
-    )]
-    pub max_urls_per_reload: Option<usize>,
-}
-
-impl Default for QuerySettings {
-    fn default() -> Self {
-        QuerySettings {
-            max_buckets: None,
-            max_urls_per_bucket: None,
-            bucket_sort: vec!["nextFetchDate".to_string(), "url".to_string()],
-            global_sort: Some("nextFetchDate".to_string()),
-            filter_queries: Vec::new(),
-            sample: false,
-            query_timeout: None,
-            recent_date_increase: None,
-            recent_date_min_gap: None,
-            max_start_offset: None,
-            max_urls_per_reload: None,
-        }
+squall::keyed_settings! {
+    /// How the spouts query the frontier; `None` and empty mean "as squall's core keys or defaults
+    /// say". A section of the frontier's keys ([`IndexFrontierSettings`](super::IndexFrontierSettings)),
+    /// each key written under `es.` (or `opensearch.`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct QuerySettings {
+        /// `es.status.max.buckets`: queues per query, instead of `frontier.max.buckets` (-1: that
+        /// key).
+        "status.max.buckets" with "squall::settings::units::negative_is_none" =>
+            max_buckets: Option<usize> = None,
+        /// `es.status.max.urls.per.bucket`: URLs per queue per query, instead of
+        /// `frontier.max.urls.per.bucket` (-1: that key).
+        "status.max.urls.per.bucket" with "squall::settings::units::negative_is_none" =>
+            max_urls_per_bucket: Option<usize> = None,
+        /// `es.status.bucket.sort.field`: the order of the URLs within a queue (a list, or one
+        /// string separated by `,`).
+        #[serde_as(as = "OneOrMany<_, PreferOne>")]
+        "status.bucket.sort.field" => bucket_sort: Vec<String> =
+            vec!["nextFetchDate".to_string(), "url".to_string()],
+        /// `es.status.global.sort.field`: the order of the queues (by their earliest value); `None`
+        /// (the key set to "") orders them by size.
+        "status.global.sort.field" with "squall::settings::units::empty_is_none" =>
+            global_sort: Option<String> = Some("nextFetchDate".to_string()),
+        /// `es.status.filterQuery`: Lucene query-string filters every spout query carries.
+        #[serde_as(as = "OneOrMany<_, PreferOne>")]
+        "status.filterQuery" => filter_queries: Vec<String> = Vec::new(),
+        /// `es.status.sample`: the aggregation spout samples (a diversified sampler).
+        "status.sample" => sample: bool = false,
+        /// `es.status.query.timeout`: seconds the engine may spend on one spout query (-1: no
+        /// limit).
+        "status.query.timeout" with "squall::settings::units::negative_is_none" =>
+            query_timeout: Option<u64> = None,
+        /// `es.status.recentDate.increase`, minutes (aggregation spout; -1: none).
+        "status.recentDate.increase" with "squall::settings::units::negative_is_none" =>
+            recent_date_increase: Option<i64> = None,
+        /// `es.status.recentDate.min.gap`, minutes (aggregation spout; -1: none).
+        "status.recentDate.min.gap" with "squall::settings::units::negative_is_none" =>
+            recent_date_min_gap: Option<i64> = None,
+        /// `es.status.max.start.offset`: the collapsing spout's deepest page (-1: none).
+        "status.max.start.offset" with "squall::settings::units::negative_is_none" =>
+            max_start_offset: Option<usize> = None,
+        /// `es.status.max.urls.per.reload`: the hybrid spout's per-queue query size (-1: as
+        /// `es.status.max.urls.per.bucket`).
+        "status.max.urls.per.reload" with "squall::settings::units::negative_is_none" =>
+            max_urls_per_reload: Option<usize> = None,
     }
 }
 
