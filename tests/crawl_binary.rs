@@ -1,5 +1,6 @@
-//! The crawl binary (`examples/crawl.rs`) as a user runs it: interrupted and resumed, and given bad
-//! input. `cargo test` builds the examples, so the binary sits beside the test executables.
+//! The crawl binary (the `squall-crawler` crate, run as the example `crawl`) as a user runs it:
+//! interrupted and resumed, and given bad input. `cargo test` builds the examples, so the binary
+//! sits beside the test executables.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -1,5 +1,6 @@
-//! The crawl binary (`examples/crawl.rs`) given hostile or broken configuration: each ends at once,
-//! with a clear result, whatever the files hold (issue 57).
+//! The crawl binary (the `squall-crawler` crate, run as the example `crawl`) given hostile or
+//! broken configuration: each ends at once, with a clear result, whatever the files hold
+//! (issue 57).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

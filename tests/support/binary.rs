@@ -1,5 +1,5 @@
-//! Running the crawl binary (`examples/crawl.rs`) against the local test site. Each test crate uses
-//! the part it needs.
+//! Running the crawl binary (the `squall-crawler` crate, run as the example `crawl`) against the
+//! local test site. Each test crate uses the part it needs.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use squall::config::CrawlConfig;
-use squall_browser::{BrowserProtocol, BrowserConfig, PROTOCOL_NAME};
+use squall_browser::{BrowserConfig, BrowserProtocol, PROTOCOL_NAME};
 
 /// The headless-browser protocol, started when `protocol.schemes` names it (`browser.*` keys,
 /// examples/browser-conf.yaml). Without `browser.host.rules`, the browser resolves the `--resolve`
