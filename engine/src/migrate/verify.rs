@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::MigrateError;
 use super::document::parse_date;
 use crate::client::EsClient;
+use crate::queue::fields::{KEY, NEXT_DUE};
 use crate::queue::schema::queue_id;
 use crate::status_index::schema::{KeyField, format_date};
 
@@ -270,9 +271,9 @@ async fn queue_documents(
     loop {
         let mut body = json!({
             "size": 1000,
-            "_source": ["key", "nextDue"],
-            "sort": [{ "key": "asc" }],
-            "query": { "exists": { "field": "key" } }
+            "_source": [KEY, NEXT_DUE],
+            "sort": [{ KEY: "asc" }],
+            "query": { "exists": { "field": KEY } }
         });
         if let Some(after) = &after {
             body["search_after"] = after.clone();
@@ -287,8 +288,8 @@ async fn queue_documents(
         after = hits.last().map(|hit| json!(hit.sort));
         for hit in hits {
             documents.push(QueueDocument {
-                key: hit.field("key").as_str().unwrap_or_default().to_string(),
-                next_due: hit.field("nextDue").as_str().map(str::to_string),
+                key: hit.field(KEY).as_str().unwrap_or_default().to_string(),
+                next_due: hit.field(NEXT_DUE).as_str().map(str::to_string),
                 id: hit.id,
             });
         }

@@ -8,7 +8,13 @@
 //! Dates are compared as strings: every writer uses
 //! [`format_date`](crate::status_index::schema::format_date)'s fixed-width UTC form.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value, json};
+
+use super::fields::{
+    BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, HELD_DUE, LAST_UPDATED, LEASE_OWNER, LEASE_UNTIL, NEXT_DUE,
+};
 
 /// The Painless source of [`QueueEdit::Lower`]: lowers `nextDue` to `params.due` (never raising it),
 /// pushes `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay;
@@ -19,23 +25,31 @@ use serde_json::{Map, Value, json};
 /// written. A release folds `heldDue` into `nextDue` when that write may not have been visible to
 /// the owner's read of the urls index (see [`RELEASE_QUEUE`]), so no URL written moments before a
 /// release is stranded.
-pub const LOWER_NEXT_DUE: &str = "boolean changed = false; \
-    if (params.due != null) { \
-      if (ctx._source.heldDue == null || ctx._source.heldDue.compareTo(params.due) > 0) { ctx._source.heldDue = params.due } \
-      if (ctx._source.nextDue == null || ctx._source.nextDue.compareTo(params.due) > 0) { ctx._source.nextDue = params.due } \
-      changed = true } \
-    if (params.blocked != null && (ctx._source.blockedUntil == null || ctx._source.blockedUntil.compareTo(params.blocked) < 0)) \
-    { ctx._source.blockedUntil = params.blocked; changed = true } \
-    if (params.delay != null && ctx._source.crawlDelaySeconds != params.delay) \
-    { ctx._source.crawlDelaySeconds = params.delay; changed = true } \
-    if (changed) { ctx._source.lastUpdated = params.now } else { ctx.op = 'noop' }";
+pub static LOWER_NEXT_DUE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "boolean changed = false; \
+        if (params.due != null) {{ \
+          if (ctx._source.{HELD_DUE} == null || ctx._source.{HELD_DUE}.compareTo(params.due) > 0) {{ ctx._source.{HELD_DUE} = params.due }} \
+          if (ctx._source.{NEXT_DUE} == null || ctx._source.{NEXT_DUE}.compareTo(params.due) > 0) {{ ctx._source.{NEXT_DUE} = params.due }} \
+          changed = true }} \
+        if (params.blocked != null && (ctx._source.{BLOCKED_UNTIL} == null || ctx._source.{BLOCKED_UNTIL}.compareTo(params.blocked) < 0)) \
+        {{ ctx._source.{BLOCKED_UNTIL} = params.blocked; changed = true }} \
+        if (params.delay != null && ctx._source.{CRAWL_DELAY_SECONDS} != params.delay) \
+        {{ ctx._source.{CRAWL_DELAY_SECONDS} = params.delay; changed = true }} \
+        if (changed) {{ ctx._source.{LAST_UPDATED} = params.now }} else {{ ctx.op = 'noop' }}"
+    )
+});
 
 /// The Painless source of [`QueueEdit::Renew`]: extends a lease to `params.until`, only for its
 /// owner `params.owner` (a no-op otherwise: the lease was lost). It never shortens the lease: a
 /// renewal that arrives late, after a later one, leaves the later end (and still counts as done).
-pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) { \
-    if (ctx._source.leaseUntil == null || ctx._source.leaseUntil.compareTo(params.until) < 0) \
-    { ctx._source.leaseUntil = params.until } } else { ctx.op = 'noop' }";
+pub static RENEW_LEASE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "if (ctx._source.{LEASE_OWNER} == params.owner) {{ \
+        if (ctx._source.{LEASE_UNTIL} == null || ctx._source.{LEASE_UNTIL}.compareTo(params.until) < 0) \
+        {{ ctx._source.{LEASE_UNTIL} = params.until }} }} else {{ ctx.op = 'noop' }}"
+    )
+});
 
 /// The Painless source of [`QueueEdit::Release`]: gives a queue back, only for its lease owner
 /// `params.owner`.
@@ -46,16 +60,24 @@ pub const RENEW_LEASE: &str = "if (ctx._source.leaseOwner == params.owner) { \
 /// its claim less the urls index's visibility delay). `nextDue` is never raised otherwise, so it
 /// stays no later than the earliest URL. The lease is cleared and `leaseUntil` set to `params.now`,
 /// which puts the queue behind the due queues that waited longer.
-pub const RELEASE_QUEUE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
-    def next = params.next; def held = ctx._source.heldDue; def written = ctx._source.lastUpdated; \
-    if (held != null && written != null && written.compareTo(params.seenBefore) >= 0 && (next == null || next.compareTo(held) > 0)) { next = held } \
-    ctx._source.nextDue = next; ctx._source.remove('heldDue'); ctx._source.leaseOwner = null; \
-    ctx._source.leaseUntil = params.now }";
+pub static RELEASE_QUEUE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "if (ctx._source.{LEASE_OWNER} != params.owner) {{ ctx.op = 'noop' }} else {{ \
+        def next = params.next; def held = ctx._source.{HELD_DUE}; def written = ctx._source.{LAST_UPDATED}; \
+        if (held != null && written != null && written.compareTo(params.seenBefore) >= 0 && (next == null || next.compareTo(held) > 0)) {{ next = held }} \
+        ctx._source.{NEXT_DUE} = next; ctx._source.remove('{HELD_DUE}'); ctx._source.{LEASE_OWNER} = null; \
+        ctx._source.{LEASE_UNTIL} = params.now }}"
+    )
+});
 
 /// The Painless source of [`QueueEdit::DropLease`]: drops a lease without touching `nextDue`, only
 /// for its owner `params.owner`.
-pub const DROP_LEASE: &str = "if (ctx._source.leaseOwner != params.owner) { ctx.op = 'noop' } else { \
-    ctx._source.leaseOwner = null; ctx._source.leaseUntil = params.now }";
+pub static DROP_LEASE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "if (ctx._source.{LEASE_OWNER} != params.owner) {{ ctx.op = 'noop' }} else {{ \
+        ctx._source.{LEASE_OWNER} = null; ctx._source.{LEASE_UNTIL} = params.now }}"
+    )
+});
 
 /// The Painless source of [`QueueEdit::Keep`]: changes nothing.
 pub const KEEP: &str = "ctx.op = 'noop'";
@@ -126,23 +148,24 @@ impl QueueEdit {
                 delay,
                 now,
             } => (
-                LOWER_NEXT_DUE,
+                LOWER_NEXT_DUE.as_str(),
                 json!({ "due": due, "blocked": blocked, "delay": delay, "now": now }),
             ),
-            QueueEdit::Renew { owner, until } => {
-                (RENEW_LEASE, json!({ "owner": owner, "until": until }))
-            }
+            QueueEdit::Renew { owner, until } => (
+                RENEW_LEASE.as_str(),
+                json!({ "owner": owner, "until": until }),
+            ),
             QueueEdit::Release {
                 owner,
                 next,
                 seen_before,
                 now,
             } => (
-                RELEASE_QUEUE,
+                RELEASE_QUEUE.as_str(),
                 json!({ "owner": owner, "next": next, "seenBefore": seen_before, "now": now }),
             ),
             QueueEdit::DropLease { owner, now } => {
-                (DROP_LEASE, json!({ "owner": owner, "now": now }))
+                (DROP_LEASE.as_str(), json!({ "owner": owner, "now": now }))
             }
             QueueEdit::Keep => (KEEP, json!({})),
         };
@@ -163,8 +186,8 @@ impl QueueEdit {
                 if !owned_by(source, owner) {
                     return false;
                 }
-                if date(source, "leaseUntil").is_none_or(|end| end < until.as_str()) {
-                    source.insert("leaseUntil".into(), json!(until));
+                if date(source, LEASE_UNTIL).is_none_or(|end| end < until.as_str()) {
+                    source.insert(LEASE_UNTIL.into(), json!(until));
                 }
                 true
             }
@@ -178,8 +201,8 @@ impl QueueEdit {
                 if !owned_by(source, owner) {
                     return false;
                 }
-                source.insert("leaseOwner".into(), Value::Null);
-                source.insert("leaseUntil".into(), json!(now));
+                source.insert(LEASE_OWNER.into(), Value::Null);
+                source.insert(LEASE_UNTIL.into(), json!(now));
                 true
             }
             QueueEdit::Keep => false,
@@ -193,7 +216,7 @@ fn date<'a>(source: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
 }
 
 fn owned_by(source: &Map<String, Value>, owner: &str) -> bool {
-    date(source, "leaseOwner") == Some(owner)
+    date(source, LEASE_OWNER) == Some(owner)
 }
 
 /// [`LOWER_NEXT_DUE`] in Rust.
@@ -206,7 +229,7 @@ fn lower(
 ) -> bool {
     let mut changed = false;
     if let Some(due) = due {
-        for field in ["heldDue", "nextDue"] {
+        for field in [HELD_DUE, NEXT_DUE] {
             if date(source, field).is_none_or(|current| current > due) {
                 source.insert(field.into(), json!(due));
             }
@@ -214,19 +237,19 @@ fn lower(
         changed = true;
     }
     if let Some(blocked) = blocked
-        && date(source, "blockedUntil").is_none_or(|current| current < blocked)
+        && date(source, BLOCKED_UNTIL).is_none_or(|current| current < blocked)
     {
-        source.insert("blockedUntil".into(), json!(blocked));
+        source.insert(BLOCKED_UNTIL.into(), json!(blocked));
         changed = true;
     }
     if let Some(delay) = delay
-        && source.get("crawlDelaySeconds").and_then(Value::as_f64) != Some(delay)
+        && source.get(CRAWL_DELAY_SECONDS).and_then(Value::as_f64) != Some(delay)
     {
-        source.insert("crawlDelaySeconds".into(), json!(delay));
+        source.insert(CRAWL_DELAY_SECONDS.into(), json!(delay));
         changed = true;
     }
     if changed {
-        source.insert("lastUpdated".into(), json!(now));
+        source.insert(LAST_UPDATED.into(), json!(now));
     }
     changed
 }
@@ -243,16 +266,16 @@ fn release(
         return false;
     }
     let mut next = next.map(str::to_string);
-    if let (Some(held), Some(written)) = (date(source, "heldDue"), date(source, "lastUpdated"))
+    if let (Some(held), Some(written)) = (date(source, HELD_DUE), date(source, LAST_UPDATED))
         && written >= seen_before
         && next.as_deref().is_none_or(|next| next > held)
     {
         next = Some(held.to_string());
     }
-    source.insert("nextDue".into(), json!(next));
-    source.remove("heldDue");
-    source.insert("leaseOwner".into(), Value::Null);
-    source.insert("leaseUntil".into(), json!(now));
+    source.insert(NEXT_DUE.into(), json!(next));
+    source.remove(HELD_DUE);
+    source.insert(LEASE_OWNER.into(), Value::Null);
+    source.insert(LEASE_UNTIL.into(), json!(now));
     true
 }
 

@@ -92,11 +92,11 @@
 //! another process could take it. A user who prefers the lower cost sets the refresh on the index
 //! (`PUT /<urls>/_settings`), and the delays above follow it.
 
-mod batched;
 mod claim;
-mod claims;
+mod claiming;
 pub mod edit_writes;
 pub mod edits;
+pub mod fields;
 mod held;
 mod reads;
 pub mod schema;

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use squall::frontier::SpoutError;
 use tracing::warn;
 
+use super::fields::NEXT_FETCH_DATE;
 use crate::client::{EsClient, Method, RequestBody, SearchHit, SearchResponse};
 use crate::status_index::schema::{KeyField, StoredDocument, read_document};
 
@@ -76,7 +77,7 @@ impl ReadRequest {
         let mut filter = vec![json!({ "term": { field: self.key } })];
         let mut must_not = Vec::new();
         if let Some(after) = &self.after {
-            filter.push(json!({ "range": { "nextFetchDate": {
+            filter.push(json!({ "range": { NEXT_FETCH_DATE: {
                 "gte": after.date, "format": "epoch_millis" } } }));
             must_not.push(json!({ "ids": { "values": after.taken } }));
         }
@@ -84,7 +85,7 @@ impl ReadRequest {
             "size": self.size.max(1) + 1,
             "track_total_hits": false,
             "query": { "bool": { "filter": filter, "must_not": must_not } },
-            "sort": [ { "nextFetchDate": { "order": "asc", "missing": "_last" } } ]
+            "sort": [ { NEXT_FETCH_DATE: { "order": "asc", "missing": "_last" } } ]
         })
     }
 }

@@ -3,13 +3,24 @@
 //!
 //! The invariant every writer keeps: a queue's `nextDue` is never later than the earliest
 //! `nextFetchDate` of its URLs (it may be earlier, which costs one query that finds nothing).
+//!
+//! Its field names are declared once, in [`fields`](super::fields).
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use squall::frontier::StatusWrite;
 
 use super::edits::{KeyedEdit, QueueEdit};
+use super::fields::{
+    BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, FIRST_SEEN, HELD_DUE, KEY, LAST_UPDATED, LEASE_OWNER,
+    LEASE_UNTIL, NEXT_DUE,
+};
 use crate::status_index::schema::{document_id, format_date, index_settings};
+
+/// A date field of the queues index's mapping.
+fn date_mapping() -> Value {
+    json!({ "type": "date", "format": "date_optional_time" })
+}
 
 /// The queues index's settings and mapping.
 pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
@@ -18,15 +29,15 @@ pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> 
         "mappings": {
             "dynamic": "strict",
             "properties": {
-                "key": { "type": "keyword" },
-                "nextDue": { "type": "date", "format": "date_optional_time" },
-                "leaseOwner": { "type": "keyword" },
-                "leaseUntil": { "type": "date", "format": "date_optional_time" },
-                "firstSeen": { "type": "date", "format": "date_optional_time" },
-                "lastUpdated": { "type": "date", "format": "date_optional_time" },
-                "crawlDelaySeconds": { "type": "float" },
-                "blockedUntil": { "type": "date", "format": "date_optional_time" },
-                "heldDue": { "type": "date", "format": "date_optional_time" }
+                KEY: { "type": "keyword" },
+                NEXT_DUE: date_mapping(),
+                LEASE_OWNER: { "type": "keyword" },
+                LEASE_UNTIL: date_mapping(),
+                FIRST_SEEN: date_mapping(),
+                LAST_UPDATED: date_mapping(),
+                CRAWL_DELAY_SECONDS: { "type": "float" },
+                BLOCKED_UNTIL: date_mapping(),
+                HELD_DUE: date_mapping()
             }
         }
     })
@@ -86,16 +97,16 @@ pub(crate) fn queue_update(key: &str, change: &QueueChange, now: DateTime<Utc>) 
     let due = change.due.map(format_date);
     let blocked = change.blocked_until.map(format_date);
     let now = format_date(now);
-    let mut upsert = json!({ "key": key, "firstSeen": now, "lastUpdated": now });
+    let mut upsert = new_queue(key, &now);
     if let Some(due) = &due {
-        upsert["nextDue"] = json!(due);
-        upsert["heldDue"] = json!(due);
+        upsert[NEXT_DUE] = json!(due);
+        upsert[HELD_DUE] = json!(due);
     }
     if let Some(blocked) = &blocked {
-        upsert["blockedUntil"] = json!(blocked);
+        upsert[BLOCKED_UNTIL] = json!(blocked);
     }
     if let Some(delay) = change.crawl_delay {
-        upsert["crawlDelaySeconds"] = json!(delay);
+        upsert[CRAWL_DELAY_SECONDS] = json!(delay);
     }
     KeyedEdit {
         key: key.to_string(),
@@ -116,8 +127,13 @@ pub(crate) fn ensure_queue(key: &str, now: DateTime<Utc>) -> KeyedEdit {
     KeyedEdit {
         key: key.to_string(),
         edit: QueueEdit::Keep,
-        upsert: Some(json!({ "key": key, "firstSeen": now, "lastUpdated": now })),
+        upsert: Some(new_queue(key, &now)),
     }
+}
+
+/// A new queue document for `key`, written at `now`, with no due date.
+fn new_queue(key: &str, now: &str) -> Value {
+    json!({ KEY: key, FIRST_SEEN: now, LAST_UPDATED: now })
 }
 
 #[cfg(test)]
@@ -134,7 +150,11 @@ mod tests {
         let update = lower_next_due("a.test", due, due);
         assert_eq!(update.key, "a.test");
         let upsert = update.upsert.expect("an upsert");
-        assert_eq!(upsert["nextDue"], json!("2024-01-02T03:04:05.000Z"));
+        assert_eq!(
+            upsert["nextDue"],
+            json!("2024-01-02T03:04:05.000Z"),
+            "the wire name"
+        );
         assert_eq!(
             update.edit.painless()["params"]["due"],
             json!("2024-01-02T03:04:05.000Z")

@@ -21,9 +21,10 @@ use squall::model::CrawlUrl;
 use tracing::debug;
 
 use super::claim::Claim;
-use super::claims::{ClaimRequest, Claimed, RecentQueues, claim_queues};
+use super::claiming::{ClaimRequest, Claimed, RecentQueues, claim_queues};
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
+use super::fields::{LEASE_UNTIL, NEXT_DUE};
 use super::held::{Held, Tenure};
 use super::reads::{ReadRequest, read_queues};
 use super::settings::QueueSpoutSettings;
@@ -312,7 +313,6 @@ impl QueueSpout {
                 return Ok(Vec::new());
             };
             let request = ClaimRequest {
-                cooled_before: &plan.seen_before,
                 owner: &plan.holder,
                 now: plan.now,
                 lease_until: plan.lease_until,
@@ -536,8 +536,8 @@ impl Spout for QueueSpout {
         }
         let now = format_date(Utc::now());
         let body = json!({ "query": { "bool": { "minimum_should_match": 1, "should": [
-            { "range": { "nextDue": { "lte": now } } },
-            { "range": { "leaseUntil": { "gt": now } } }
+            { "range": { NEXT_DUE: { "lte": now } } },
+            { "range": { LEASE_UNTIL: { "gt": now } } }
         ] } } });
         let answer = self
             .client

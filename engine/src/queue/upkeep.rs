@@ -14,6 +14,7 @@ use tracing::{debug, info, warn};
 
 use super::edit_writes::{EditOutcome, apply_edits};
 use super::edits::{KeyedEdit, QueueEdit};
+use super::fields::{BLOCKED_UNTIL, LEASE_UNTIL, NEXT_DUE};
 use super::held::{Held, Tenure};
 use super::settings::QueueSpoutSettings;
 use crate::client::indices::ensure_index;
@@ -188,8 +189,9 @@ impl Worker {
     /// Counts live processes, queues with work and queues waiting, in one `_msearch`.
     async fn measure(&self) -> Result<(), crate::client::EsError> {
         let now = Utc::now();
-        // A queue given back within the visibility delay cannot be claimed yet: it does not wait.
-        let cooled_before = format_date(now - self.settings.visibility_span());
+        // A queue given back within the visibility delay cannot be claimed yet: it does not wait
+        // (the claim's `seen_before`).
+        let seen_before = format_date(now - self.settings.visibility_span());
         let now = format_date(now);
         let lines = vec![
             json!({ "index": self.settings.workers_index() }),
@@ -198,14 +200,14 @@ impl Worker {
             json!({ "index": self.settings.queues_index }),
             json!({ "size": 0, "track_total_hits": false, "aggs": {
                 "active": { "filter": { "bool": { "minimum_should_match": 1, "should": [
-                    { "range": { "nextDue": { "lte": now } } },
-                    { "range": { "leaseUntil": { "gt": now } } }
+                    { "range": { NEXT_DUE: { "lte": now } } },
+                    { "range": { LEASE_UNTIL: { "gt": now } } }
                 ] } } },
                 "waiting": { "filter": { "bool": {
-                    "filter": [ { "range": { "nextDue": { "lte": now } } } ],
+                    "filter": [ { "range": { NEXT_DUE: { "lte": now } } } ],
                     "must_not": [
-                        { "range": { "leaseUntil": { "gt": cooled_before } } },
-                        { "range": { "blockedUntil": { "gt": now } } }
+                        { "range": { LEASE_UNTIL: { "gt": seen_before } } },
+                        { "range": { BLOCKED_UNTIL: { "gt": now } } }
                     ]
                 } } }
             } }),

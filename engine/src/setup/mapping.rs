@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::client::{EsClient, EsError, Method};
+use crate::queue::fields;
 
 /// What is wrong with an existing index's mapping.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,22 +68,22 @@ pub(crate) fn queue_fields() -> Vec<Needed<'static>> {
     const DATE: &[&str] = &["date", "date_nanos"];
     vec![
         Needed {
-            path: "key",
+            path: fields::KEY,
             types: KEYWORD,
             optional: false,
         },
         Needed {
-            path: "nextDue",
+            path: fields::NEXT_DUE,
             types: DATE,
             optional: false,
         },
         Needed {
-            path: "leaseOwner",
+            path: fields::LEASE_OWNER,
             types: KEYWORD,
             optional: false,
         },
         Needed {
-            path: "leaseUntil",
+            path: fields::LEASE_UNTIL,
             types: DATE,
             optional: false,
         },
