@@ -80,6 +80,10 @@
 //! # Ok(()) }
 //! ```
 
+// `::squall` names this crate in its own code too, as in the code `keyed_settings!` writes in
+// other crates (serde_with's path, spelled out where `$crate` cannot reach).
+extern crate self as squall;
+
 pub mod bounded_file;
 pub mod config;
 pub mod error_text;

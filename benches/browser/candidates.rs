@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use squall::protocol::{HttpClient, HttpSettings, Protocol};
 use squall_bench_schema::browser::WindowRun;
-use squall_browser::{BrowserProtocol, BrowserSettings};
+use squall_browser::{BrowserConfig, BrowserProtocol};
 
 use crate::common::crawler::config;
 use crate::common::process::process_tree;
@@ -37,14 +37,14 @@ impl BrowserChoice {
     }
 
     /// The protocol's settings for `tabs` tabs.
-    pub fn settings(&self, tabs: usize) -> BrowserSettings {
+    pub fn settings(&self, tabs: usize) -> BrowserConfig {
         let mut keys = vec![
             "http.agent.name=squall-bench".to_string(),
             format!("browser.tabs={tabs}"),
         ];
         keys.extend(self.keys());
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        match BrowserSettings::from_config(&config(&keys)) {
+        match BrowserConfig::from_config(&config(&keys)) {
             Ok(settings) => settings,
             Err(e) => panic!("browser settings: {e}"),
         }

@@ -10,7 +10,7 @@ use tokio::process::{Child, Command};
 use tracing::{debug, trace};
 
 use crate::error::BrowserError;
-use crate::settings::{BrowserSettings, BrowserSource};
+use crate::settings::{BrowserConfig, BrowserSource};
 
 /// Names tried on `PATH` when `browser.executable` is not set.
 const CANDIDATES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "chrome"];
@@ -53,7 +53,7 @@ pub struct Connected {
 }
 
 /// Launches or attaches to the browser that `settings` name.
-pub async fn connect(settings: &BrowserSettings) -> Result<Connected, BrowserError> {
+pub async fn connect(settings: &BrowserConfig) -> Result<Connected, BrowserError> {
     match &settings.source {
         BrowserSource::Attach(address) => attach(address).await,
         BrowserSource::Launch(executable) => {
@@ -82,7 +82,7 @@ async fn attach(address: &str) -> Result<Connected, BrowserError> {
     })
 }
 
-async fn launch(executable: &Path, settings: &BrowserSettings) -> Result<Connected, BrowserError> {
+async fn launch(executable: &Path, settings: &BrowserConfig) -> Result<Connected, BrowserError> {
     let failed = |reason: String| BrowserError::Launch {
         executable: executable.to_path_buf(),
         reason,

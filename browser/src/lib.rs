@@ -71,7 +71,9 @@ pub use launch::find_on_path;
 pub use memory::{process_tree, tree_rss_bytes};
 pub use protocol::{BrowserProtocol, PROTOCOL_NAME};
 pub use rules::RenderRules;
-pub use settings::{BlockedResource, BrowserSettings, BrowserSource, PREFIX, SettleSettings};
+pub use settings::{
+    BlockedResource, BrowserConfig, BrowserSettings, BrowserSource, PREFIX, SettleConfig,
+};
 
 /// Why the browser protocol could not start.
 #[derive(Debug, thiserror::Error)]

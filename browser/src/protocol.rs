@@ -19,7 +19,7 @@ use crate::error::BrowserError;
 use crate::memory::tree_rss_bytes;
 use crate::render::{RenderError, Rendered, render};
 use crate::session::Session;
-use crate::settings::BrowserSettings;
+use crate::settings::BrowserConfig;
 use crate::tab::{DocumentResponse, Stopped};
 
 /// The name the fetch log records for rendered pages.
@@ -54,7 +54,7 @@ const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 ///   the spout unfetched (they stay due and are fetched again), or get FETCH_ERROR (cause
 ///   `browser`) after dying with [`MAX_ABANDONS`] browsers in a row.
 pub struct BrowserProtocol {
-    settings: BrowserSettings,
+    settings: BrowserConfig,
     tabs: Semaphore,
     current: tokio::sync::Mutex<Option<Arc<Session>>>,
     abandons: Mutex<HashMap<String, u32>>,
@@ -64,7 +64,7 @@ pub struct BrowserProtocol {
 impl BrowserProtocol {
     /// Starts the browser of `settings` (so that a missing or broken Chromium is an error now, not
     /// a failure per URL later).
-    pub async fn start(settings: BrowserSettings) -> Result<Self, BrowserError> {
+    pub async fn start(settings: BrowserConfig) -> Result<Self, BrowserError> {
         let session = Session::start(&settings).await?;
         Ok(BrowserProtocol {
             tabs: Semaphore::new(settings.tabs),
@@ -77,12 +77,12 @@ impl BrowserProtocol {
 
     /// Reads the `browser.*` keys of `config` and starts the browser.
     pub async fn from_config(config: &CrawlConfig) -> Result<Self, crate::StartError> {
-        let settings = BrowserSettings::from_config(config)?;
+        let settings = BrowserConfig::from_config(config)?;
         Ok(Self::start(settings).await?)
     }
 
     /// The settings.
-    pub fn settings(&self) -> &BrowserSettings {
+    pub fn settings(&self) -> &BrowserConfig {
         &self.settings
     }
 

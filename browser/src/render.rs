@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use url::Url;
 
 use crate::error::BrowserError;
-use crate::settings::SettleSettings;
+use crate::settings::SettleConfig;
 use crate::tab::{DocumentResponse, Stopped, Tab};
 
 /// How often the page is looked at while it settles.
@@ -50,7 +50,7 @@ impl From<BrowserError> for RenderError {
 pub async fn render(
     tab: &Tab,
     url: &Url,
-    settle: &SettleSettings,
+    settle: &SettleConfig,
     redirects: (bool, usize),
 ) -> Result<Rendered, RenderError> {
     tab.reset(redirects.0, redirects.1);
@@ -93,7 +93,7 @@ const SERIALIZE: &str = r#"(() => {
 
 /// Waits until the configured selector appears, or until the document is loaded and no request
 /// has been in flight for the idle time.
-async fn wait_settled(tab: &Tab, settle: &SettleSettings) -> Result<(), RenderError> {
+async fn wait_settled(tab: &Tab, settle: &SettleConfig) -> Result<(), RenderError> {
     if let Some(selector) = &settle.selector {
         let probe = format!("document.querySelector({}) !== null", js_string(selector));
         loop {
@@ -127,7 +127,7 @@ const LOADED: &str = "document.readyState === 'complete'";
 
 /// Clicks the "more" button until it is gone, or scrolls to the bottom until the page stops
 /// growing, settling after each step.
-async fn reveal(tab: &Tab, settle: &SettleSettings) -> Result<(), RenderError> {
+async fn reveal(tab: &Tab, settle: &SettleConfig) -> Result<(), RenderError> {
     if let Some(button) = &settle.click {
         let click = format!(
             "(() => {{ const e = document.querySelector({}); if (!e) return false; e.scrollIntoView(); e.click(); return true; }})()",

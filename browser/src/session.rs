@@ -10,7 +10,7 @@ use tracing::debug;
 
 use crate::error::BrowserError;
 use crate::launch::{self, Connected};
-use crate::settings::BrowserSettings;
+use crate::settings::BrowserConfig;
 use crate::tab::Tab;
 
 /// A browser and its tabs. Dropping the last handle kills a launched browser and removes its
@@ -40,7 +40,7 @@ impl Drop for ActiveRender<'_> {
 
 impl Session {
     /// Launches or attaches to the browser of `settings`.
-    pub async fn start(settings: &BrowserSettings) -> Result<Session, BrowserError> {
+    pub async fn start(settings: &BrowserConfig) -> Result<Session, BrowserError> {
         let Connected {
             browser,
             handler,
@@ -139,7 +139,7 @@ impl Session {
     }
 
     /// An idle tab, or a new one.
-    pub async fn take_tab(&self, settings: &BrowserSettings) -> Result<Tab, BrowserError> {
+    pub async fn take_tab(&self, settings: &BrowserConfig) -> Result<Tab, BrowserError> {
         let idle = self.idle_tabs.lock().ok().and_then(|mut tabs| tabs.pop());
         match idle {
             Some(tab) => Ok(tab),

@@ -1,10 +1,10 @@
-//! The `browser.*` keys: where Chromium is, how many tabs, when a page has settled, which URLs are
+//! The `browser.*` keys ([`BrowserSettings`], one line a key) and what they configure
+//! ([`BrowserConfig`]): where Chromium is, how many tabs, when a page has settled, which URLs are
 //! rendered, and when the browser is restarted.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
 use crate::rules::RenderRules;
@@ -12,66 +12,51 @@ use crate::rules::RenderRules;
 /// The prefix the keys are read under.
 pub const PREFIX: &str = "browser.";
 
-/// The keys as written (prefix left out of the serde names), in the keys' units.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct Keys {
-    executable: String,
-    #[serde(rename = "devtools.url")]
-    devtools_url: String,
-    args: Vec<String>,
-    #[serde(rename = "host.rules")]
-    host_rules: String,
-    tabs: usize,
-    #[serde(rename = "page.timeout")]
-    page_timeout: f64,
-    #[serde(rename = "launch.timeout")]
-    launch_timeout: f64,
-    #[serde(rename = "settle.idle")]
-    settle_idle: f64,
-    #[serde(rename = "settle.selector")]
-    settle_selector: String,
-    #[serde(rename = "paging.click")]
-    paging_click: String,
-    #[serde(rename = "paging.scroll")]
-    paging_scroll: bool,
-    #[serde(rename = "paging.max")]
-    paging_max: usize,
-    block: Vec<String>,
-    #[serde(rename = "restart.pages")]
-    restart_pages: u64,
-    #[serde(rename = "max.rss.mb")]
-    max_rss_mb: u64,
-    #[serde(rename = "render.hosts")]
-    render_hosts: Vec<String>,
-    #[serde(rename = "render.patterns")]
-    render_patterns: Vec<String>,
-    #[serde(rename = "render.metadata")]
-    render_metadata: String,
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Keys {
-            executable: String::new(),
-            devtools_url: String::new(),
-            args: Vec::new(),
-            host_rules: String::new(),
-            tabs: 4,
-            page_timeout: 30.0,
-            launch_timeout: 20.0,
-            settle_idle: 0.5,
-            settle_selector: String::new(),
-            paging_click: String::new(),
-            paging_scroll: false,
-            paging_max: 20,
-            block: vec!["image".into(), "font".into(), "media".into()],
-            restart_pages: 1000,
-            max_rss_mb: 2048,
-            render_hosts: Vec::new(),
-            render_patterns: Vec::new(),
-            render_metadata: String::new(),
-        }
+squall::keyed_settings! {
+    /// The `browser.*` keys (prefix left out of the names below), in the keys' units; read and
+    /// checked into a [`BrowserConfig`] with [`BrowserConfig::from_config`].
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct BrowserSettings {
+        /// `browser.executable`: the Chromium to launch (empty: `chromium`, `chromium-browser`,
+        /// `google-chrome` or `chrome` on `PATH`).
+        "executable" => executable: String = String::new(),
+        /// `browser.devtools.url`: a running browser to use instead of launching one, its `ws://`
+        /// DevTools URL or `http://host:port` (empty: launch one).
+        "devtools.url" => devtools_url: String = String::new(),
+        /// `browser.args`: extra command-line arguments for a launched browser.
+        "args" => args: Vec<String> = Vec::new(),
+        /// `browser.host.rules`: Chromium's `--host-resolver-rules`.
+        "host.rules" => host_rules: String = String::new(),
+        /// `browser.tabs`: tabs rendering at once.
+        "tabs" => tabs: usize = 4,
+        /// `browser.page.timeout`: seconds a page may take to settle.
+        "page.timeout" => page_timeout: f64 = 30.0,
+        /// `browser.launch.timeout`: seconds a launched browser may take to start.
+        "launch.timeout" => launch_timeout: f64 = 20.0,
+        /// `browser.settle.idle`: seconds with no request in flight after which a page has
+        /// settled.
+        "settle.idle" => settle_idle: f64 = 0.5,
+        /// `browser.settle.selector`: a CSS selector whose appearance settles the page instead.
+        "settle.selector" => settle_selector: String = String::new(),
+        /// `browser.paging.click`: a "more" button clicked until it is gone.
+        "paging.click" => paging_click: String = String::new(),
+        /// `browser.paging.scroll`: scroll to the bottom until the page stops growing.
+        "paging.scroll" => paging_scroll: bool = false,
+        /// `browser.paging.max`: clicks or scroll steps per page at most.
+        "paging.max" => paging_max: usize = 20,
+        /// `browser.block`: resource types not loaded (`image`, `font`, `media`, `stylesheet`).
+        "block" => block: Vec<String> = vec!["image".into(), "font".into(), "media".into()],
+        /// `browser.restart.pages`: pages rendered before the browser is replaced (0: never).
+        "restart.pages" => restart_pages: u64 = 1000,
+        /// `browser.max.rss.mb`: MiB its processes may hold before the browser is replaced (0: no
+        /// limit).
+        "max.rss.mb" => max_rss_mb: u64 = 2048,
+        /// `browser.render.hosts`: render only these hosts (or `*.domain`)...
+        "render.hosts" => render_hosts: Vec<String> = Vec::new(),
+        /// `browser.render.patterns`: ...URLs matching these regular expressions...
+        "render.patterns" => render_patterns: Vec<String> = Vec::new(),
+        /// `browser.render.metadata`: ...or URLs whose metadata has this key (not `false`).
+        "render.metadata" => render_metadata: String = String::new(),
     }
 }
 
@@ -113,7 +98,7 @@ impl BlockedResource {
 
 /// How a page is considered settled, and what is done to reveal more of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SettleSettings {
+pub struct SettleConfig {
     /// Quiet time with no request in flight after which the page has settled (`browser.settle.idle`).
     pub idle: Duration,
     /// A CSS selector whose appearance settles the page instead (`browser.settle.selector`).
@@ -127,9 +112,10 @@ pub struct SettleSettings {
     pub max_steps: usize,
 }
 
-/// Everything the browser protocol is configured with.
+/// Everything the browser protocol is configured with: its keys ([`BrowserSettings`]) checked, with
+/// the core's keys it takes (User-Agent, redirects, content limit).
 #[derive(Debug, Clone)]
-pub struct BrowserSettings {
+pub struct BrowserConfig {
     /// Where the browser comes from.
     pub source: BrowserSource,
     /// Extra command-line arguments for a launched browser (`browser.args`).
@@ -144,7 +130,7 @@ pub struct BrowserSettings {
     /// How long a launched browser may take to start (`browser.launch.timeout`).
     pub launch_timeout: Duration,
     /// When a page has settled.
-    pub settle: SettleSettings,
+    pub settle: SettleConfig,
     /// Resource types not loaded (`browser.block`).
     pub block: Vec<BlockedResource>,
     /// The browser is restarted after rendering this many pages (`browser.restart.pages`); 0: never.
@@ -164,10 +150,10 @@ pub struct BrowserSettings {
     pub content_limit: Option<usize>,
 }
 
-impl BrowserSettings {
+impl BrowserConfig {
     /// Reads the `browser.*` keys of `config` (and its `http.agent.*` and redirect keys).
     pub fn from_config(config: &CrawlConfig) -> Result<Self, ConfigError> {
-        let keys: Keys = config.extension(&[PREFIX])?;
+        let keys: BrowserSettings = config.extension(&[PREFIX])?;
         let invalid = |key: &str, reason: String| ConfigError::InvalidValue {
             key: format!("{PREFIX}{key}"),
             message: reason,
@@ -199,7 +185,7 @@ impl BrowserSettings {
             non_empty(keys.render_metadata),
         )
         .map_err(|reason| invalid("render.patterns", reason))?;
-        Ok(BrowserSettings {
+        Ok(BrowserConfig {
             source: match non_empty(keys.devtools_url) {
                 Some(url) => BrowserSource::Attach(url),
                 None => BrowserSource::Launch(non_empty(keys.executable).map(PathBuf::from)),
@@ -209,7 +195,7 @@ impl BrowserSettings {
             tabs: keys.tabs,
             page_timeout: seconds("page.timeout", keys.page_timeout)?,
             launch_timeout: seconds("launch.timeout", keys.launch_timeout)?,
-            settle: SettleSettings {
+            settle: SettleConfig {
                 idle: seconds("settle.idle", keys.settle_idle)?,
                 selector: non_empty(keys.settle_selector),
                 click: non_empty(keys.paging_click),
@@ -244,7 +230,7 @@ mod tests {
 
     #[test]
     fn defaults_launch_from_path_with_four_tabs_and_block_images_fonts_media() {
-        let settings = BrowserSettings::from_config(&config("")).expect("settings");
+        let settings = BrowserConfig::from_config(&config("")).expect("settings");
         assert_eq!(settings.source, BrowserSource::Launch(None));
         assert_eq!(settings.tabs, 4);
         assert_eq!(
@@ -266,14 +252,14 @@ mod tests {
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
         let text = include_str!("../../examples/browser-conf.yaml");
-        if let Err(error) = squall::config::check_example::<Keys>(text, &[PREFIX], &[]) {
+        if let Err(error) = squall::config::check_example::<BrowserSettings>(text, &[PREFIX], &[]) {
             panic!("examples/browser-conf.yaml: {error}");
         }
     }
 
     #[test]
     fn keys_are_read_and_checked() {
-        let settings = BrowserSettings::from_config(&config(
+        let settings = BrowserConfig::from_config(&config(
             "browser.devtools.url: http://127.0.0.1:9222\nbrowser.tabs: 2\nbrowser.paging.click: '#more'\nbrowser.render.hosts: [app.test]\nbrowser.max.rss.mb: 0\n",
         ))
         .expect("settings");
@@ -283,14 +269,14 @@ mod tests {
         );
         assert_eq!(settings.settle.click.as_deref(), Some("#more"));
         assert_eq!(settings.max_rss_bytes, None);
-        let typo = BrowserSettings::from_config(&config("browser.tab: 2\n")).expect_err("typo");
+        let typo = BrowserConfig::from_config(&config("browser.tab: 2\n")).expect_err("typo");
         assert!(typo.to_string().contains("browser.tabs"), "{typo}");
-        let zero = BrowserSettings::from_config(&config("browser.tabs: 0\n")).expect_err("0 tabs");
+        let zero = BrowserConfig::from_config(&config("browser.tabs: 0\n")).expect_err("0 tabs");
         assert!(zero.to_string().contains("browser.tabs"), "{zero}");
-        let block = BrowserSettings::from_config(&config("browser.block: [video]\n"))
+        let block = BrowserConfig::from_config(&config("browser.block: [video]\n"))
             .expect_err("unknown type");
         assert!(block.to_string().contains("video"), "{block}");
-        let pattern = BrowserSettings::from_config(&config("browser.render.patterns: ['(']\n"))
+        let pattern = BrowserConfig::from_config(&config("browser.render.patterns: ['(']\n"))
             .expect_err("bad regex");
         assert!(
             pattern.to_string().contains("browser.render.patterns"),

@@ -9,14 +9,14 @@ use std::time::Duration;
 use squall::message::{FetchOutcome, FetchedResponse};
 use squall::model::Metadata;
 use squall::protocol::Protocol;
-use squall_browser::{BrowserProtocol, BrowserSettings};
+use squall_browser::{BrowserConfig, BrowserProtocol};
 use squall_testsite::app::{AppSite, AppSpec};
 use support::{config, require_chromium};
 use url::Url;
 
 async fn protocol(extra: &[&str]) -> BrowserProtocol {
     require_chromium();
-    let settings = BrowserSettings::from_config(&config(extra)).expect("settings");
+    let settings = BrowserConfig::from_config(&config(extra)).expect("settings");
     BrowserProtocol::start(settings).await.expect("browser")
 }
 
@@ -202,7 +202,7 @@ async fn a_running_browser_is_used_through_its_devtools_address() {
     let address = format!("browser.devtools.url=http://127.0.0.1:{port}");
     let mut attached = None;
     for _ in 0..100 {
-        let settings = BrowserSettings::from_config(&config(&[&address])).expect("settings");
+        let settings = BrowserConfig::from_config(&config(&[&address])).expect("settings");
         if let Ok(browser) = BrowserProtocol::start(settings).await {
             attached = Some(browser);
             break;

@@ -13,7 +13,7 @@ use squall::frontier::EmbeddedFrontier;
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::parse::{ParseFilter, ParseResult};
 use squall::topology::Crawler;
-use squall_browser::{BrowserProtocol, BrowserSettings};
+use squall_browser::{BrowserConfig, BrowserProtocol};
 use squall_testsite::app::AppSite;
 use url::Url;
 
@@ -124,7 +124,7 @@ pub async fn app_crawl(site: &AppSite, config: CrawlConfig, render: bool) -> App
         .parse_filter(BodyFilter(bodies.clone()));
     let browser = if render {
         require_chromium();
-        let settings = BrowserSettings::from_config(&config).expect("browser settings");
+        let settings = BrowserConfig::from_config(&config).expect("browser settings");
         let browser = Arc::new(BrowserProtocol::start(settings).await.expect("browser"));
         builder = builder.named_protocol("browser", browser.clone());
         Some(browser)

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig, Secret};
 use squall::model::PartitionMode;
 use squall::settings::units;
@@ -15,66 +14,45 @@ pub const PREFIX: &str = "urlfrontier.";
 /// The port a URLFrontier server listens on unless told otherwise, used when the address has none.
 pub const DEFAULT_PORT: u16 = 7071;
 
-/// Everything the URLFrontier client is configured with: the `urlfrontier.*` keys (StormCrawler's
-/// names where it has the key), read straight from the configuration (serde names leave the
-/// prefix out; `Default` holds each key's default).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClientSettings {
-    /// `urlfrontier.address`: the server, `host:port`, `http://host:port`, or `https://host:port`
-    /// for TLS (port 7071 when none is given); read as the URI tonic connects to.
-    pub address: String,
-    /// `urlfrontier.token`: the bearer token sent with every call (gRPC metadata
-    /// `authorization: Bearer <token>`), for a server that asks for one; empty: none. After
-    /// [`from_config`](Self::from_config), also the token read from `urlfrontier.token.file`.
-    pub token: Secret,
-    /// `urlfrontier.token.file`: a file whose first line is the token.
-    #[serde(rename = "token.file")]
-    pub token_file: String,
-    /// `urlfrontier.tls.ca.file`: the CA certificates (PEM) that signed the server's certificate,
-    /// trusted beside the system's roots (with an `https://` address).
-    #[serde(rename = "tls.ca.file")]
-    pub ca_file: String,
-    /// `urlfrontier.crawlid`: the crawl read and written.
-    #[serde(rename = "crawlid")]
-    pub crawl_id: String,
-    /// `urlfrontier.max.buckets`: queues one GetURLs call reads from.
-    #[serde(rename = "max.buckets")]
-    pub max_queues: u32,
-    /// `urlfrontier.max.urls.per.bucket`: URLs one GetURLs call reads per queue.
-    #[serde(rename = "max.urls.per.bucket")]
-    pub max_urls_per_queue: u32,
-    /// `urlfrontier.delay.requestable`: whole seconds the server keeps a URL it handed out from
-    /// handing it out again: a URL whose fetch failed comes back after this long.
-    #[serde(rename = "delay.requestable", with = "units::whole_seconds")]
-    pub delay_requestable: Duration,
-    /// `urlfrontier.connect.timeout`: seconds connecting may take.
-    #[serde(rename = "connect.timeout", with = "units::seconds")]
-    pub connect_timeout: Duration,
-    /// `urlfrontier.request.timeout`: seconds one call may take, its whole answer stream
-    /// included.
-    #[serde(rename = "request.timeout", with = "units::seconds")]
-    pub request_timeout: Duration,
-    /// How squall partitions URLs (not a key of its own: `partition.url.mode`): the queue of a
-    /// URL the server hands out without a key.
-    #[serde(skip)]
-    pub partition: PartitionMode,
-}
-
-impl Default for ClientSettings {
-    fn default() -> Self {
-        ClientSettings {
-            address: format!("127.0.0.1:{DEFAULT_PORT}"),
-            token: Secret::default(),
-            token_file: String::new(),
-            ca_file: String::new(),
-            crawl_id: "DEFAULT".to_string(),
-            max_queues: 10,
-            max_urls_per_queue: 10,
-            delay_requestable: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(30),
-            partition: PartitionMode::ByHost,
+squall::keyed_settings! {
+    /// Everything the URLFrontier client is configured with: the `urlfrontier.*` keys (StormCrawler's
+    /// names where it has the key; prefix left out of the names below), one line a key.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ClientSettings {
+        /// `urlfrontier.address`: the server, `host:port`, `http://host:port`, or
+        /// `https://host:port` for TLS (port 7071 when none is given); read as the URI tonic
+        /// connects to.
+        "address" => address: String = format!("127.0.0.1:{DEFAULT_PORT}"),
+        /// `urlfrontier.token`: the bearer token sent with every call (gRPC metadata
+        /// `authorization: Bearer <token>`), for a server that asks for one; empty: none. After
+        /// [`from_config`](Self::from_config), also the token read from `urlfrontier.token.file`.
+        "token" => token: Secret = Secret::default(),
+        /// `urlfrontier.token.file`: a file whose first line is the token.
+        "token.file" => token_file: String = String::new(),
+        /// `urlfrontier.tls.ca.file`: the CA certificates (PEM) that signed the server's
+        /// certificate, trusted beside the system's roots (with an `https://` address).
+        "tls.ca.file" => ca_file: String = String::new(),
+        /// `urlfrontier.crawlid`: the crawl read and written.
+        "crawlid" => crawl_id: String = "DEFAULT".to_string(),
+        /// `urlfrontier.max.buckets`: queues one GetURLs call reads from.
+        "max.buckets" => max_queues: u32 = 10,
+        /// `urlfrontier.max.urls.per.bucket`: URLs one GetURLs call reads per queue.
+        "max.urls.per.bucket" => max_urls_per_queue: u32 = 10,
+        /// `urlfrontier.delay.requestable`: whole seconds the server keeps a URL it handed out
+        /// from handing it out again: a URL whose fetch failed comes back after this long.
+        "delay.requestable" with "units::whole_seconds" => delay_requestable: Duration =
+            Duration::from_secs(30),
+        /// `urlfrontier.connect.timeout`: seconds connecting may take.
+        "connect.timeout" with "units::seconds" => connect_timeout: Duration =
+            Duration::from_secs(10),
+        /// `urlfrontier.request.timeout`: seconds one call may take, its whole answer stream
+        /// included.
+        "request.timeout" with "units::seconds" => request_timeout: Duration =
+            Duration::from_secs(30),
+        derived {
+            /// How squall partitions URLs (not a key of its own: `partition.url.mode`): the queue
+            /// of a URL the server hands out without a key.
+            partition: PartitionMode = PartitionMode::ByHost,
         }
     }
 }
