@@ -62,6 +62,7 @@ fn status_name(status: ExpectedStatus) -> &'static str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_archetype_files_drive_a_crawl_to_completion_with_each_status_index_spout() {
+    let _indices = opensearch::archetype_indices().await;
     let client = opensearch::client().await;
     let site = Site::start(SiteSpec::small()).await.expect("site");
     // The spout is the one choice the archetype's files leave to the topology (its crawler.flux

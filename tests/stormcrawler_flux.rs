@@ -128,6 +128,7 @@ fn run(project: &Path, url: &str, site: &Site, args: &[&str]) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injection_flux_then_crawler_flux_crawl_the_site_to_completion() {
+    let _indices = opensearch::archetype_indices().await;
     let client = opensearch::client().await;
     let url = opensearch::base_url();
     let site = Site::start(SiteSpec::small()).await.expect("site");

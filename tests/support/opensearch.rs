@@ -14,6 +14,14 @@ use super::engine_node::no_node;
 #[allow(unused_imports)] // (each test binary uses some of them)
 pub use super::engine_node::{DEFAULT_URL, base_url, engine_name, unique_index};
 
+/// Holds StormCrawler's index names (`status`, `content`, the metrics template) for a test that
+/// makes them with the archetype's `OS_IndexInit.sh`: their names are fixed, and every test file of
+/// the suite runs in one process, side by side, so such tests take turns.
+pub async fn archetype_indices() -> tokio::sync::MutexGuard<'static, ()> {
+    static IN_USE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    IN_USE.lock().await
+}
+
 /// A client for the test engine, after checking that the engine answers.
 ///
 /// Panics, with instructions, when it does not: an engine test must never pass without an engine.
