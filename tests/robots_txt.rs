@@ -195,9 +195,10 @@ async fn an_unreachable_robots_txt_is_refused_with_its_cause() {
         .and_then(|socket| socket.local_addr())
         .expect("a free port")
         .port();
-    let settings = squall::protocol::HttpSettings::default();
+    let config = squall::protocol::HttpConfig::default();
     let robots = squall::protocol::RobotsCache::new(
-        &settings,
+        &config,
+        &squall::protocol::HttpContext::new(&config),
         "squall-test",
         std::time::Duration::from_secs(60),
         std::time::Duration::from_secs(60),

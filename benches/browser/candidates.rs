@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use squall::protocol::{HttpClient, HttpSettings, Protocol};
+use squall::protocol::{HttpClient, HttpConfig, HttpContext, Protocol};
 use squall_bench_schema::browser::WindowRun;
 use squall_browser::{BrowserConfig, BrowserProtocol};
 
@@ -129,16 +129,17 @@ pub async fn browser(
 /// squall's HTTP client fetching the same pages, `concurrency` at once.
 pub async fn http(site: &BenchSite, concurrency: usize, budget: Budget) -> Window {
     site.clear_requests();
-    let settings = HttpSettings {
+    let config = HttpConfig::default();
+    let context = HttpContext {
         resolve: site
             .host_names()
             .into_iter()
             .map(|host| (host, site.addr()))
             .collect(),
         max_idle_per_host: concurrency,
-        ..HttpSettings::default()
+        ..HttpContext::new(&config)
     };
-    let client = match HttpClient::new(&settings) {
+    let client = match HttpClient::new(&config, &context) {
         Ok(client) => Arc::new(client),
         Err(e) => panic!("client: {e}"),
     };

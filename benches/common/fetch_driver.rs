@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use squall::fetch::{FetcherBolt, FetcherSettings};
 use squall::message::{AckHandle, Tuple};
 use squall::model::{CrawlUrl, PartitionMode, partition_key};
-use squall::protocol::{HttpClient, HttpSettings};
+use squall::protocol::{HttpClient, HttpConfig, HttpContext};
 use squall_testsite::Site;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -20,9 +20,9 @@ pub const CONCURRENCY: usize = 50;
 /// URLs the fetcher holds at most (queued or in flight): enough that it never waits for work.
 const OUTSTANDING: usize = 4 * CONCURRENCY;
 
-/// HTTP settings that send every host name of `site` to its loopback address.
-pub fn http_settings(site: &Site) -> HttpSettings {
-    HttpSettings {
+/// An HTTP client's context that sends every host name of `site` to its loopback address.
+pub fn http_context(site: &Site, config: &HttpConfig) -> HttpContext {
+    HttpContext {
         resolve: site
             .host_names()
             .into_iter()
@@ -30,7 +30,7 @@ pub fn http_settings(site: &Site) -> HttpSettings {
             .collect(),
         // As the crawler sizes it from fetcher.threads.per.queue (here CONCURRENCY).
         max_idle_per_host: CONCURRENCY,
-        ..HttpSettings::default()
+        ..HttpContext::new(config)
     }
 }
 
@@ -59,7 +59,8 @@ pub fn for_window(
 /// `window` with at most [`OUTSTANDING`] URLs given and not yet back (as a spout keeps its queues
 /// short); pages completed within the window, per second.
 pub async fn fetcher_alone(site: &Site, urls: &[Url], window: Duration) -> f64 {
-    let http = match HttpClient::new(&http_settings(site)) {
+    let config = HttpConfig::default();
+    let http = match HttpClient::new(&config, &http_context(site, &config)) {
         Ok(http) => http,
         Err(e) => panic!("client: {e}"),
     };

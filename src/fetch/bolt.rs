@@ -255,7 +255,7 @@ mod tests {
     use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
     use crate::model::Status;
-    use crate::protocol::{HttpClient, HttpSettings};
+    use crate::protocol::{HttpClient, HttpConfig, HttpContext};
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
     use std::collections::HashMap;
@@ -279,11 +279,14 @@ mod tests {
         fetch_with_hints(&paths).await.0
     }
 
-    /// A fetcher with the default settings that reads robots.txt, over a client of `http_settings`.
-    fn fetcher_with_robots(http_settings: &HttpSettings) -> FetcherBolt {
-        let http = HttpClient::new(http_settings).expect("client");
+    /// A fetcher with the default settings that reads robots.txt, over a client of the default
+    /// keys in `context`.
+    fn fetcher_with_robots(context: &HttpContext) -> FetcherBolt {
+        let config = HttpConfig::default();
+        let http = HttpClient::new(&config, context).expect("client");
         let robots = RobotsCache::new(
-            http_settings,
+            &config,
+            context,
             "squall",
             Duration::from_secs(60),
             Duration::from_secs(60),
@@ -300,14 +303,14 @@ mod tests {
         let addr = squall_testsite::serve_router(axum::Router::new().fallback(serve))
             .await
             .expect("a loopback port");
-        let http_settings = HttpSettings {
+        let context = HttpContext {
             resolve: paths
                 .iter()
                 .map(|(host, _, _)| (host.to_string(), addr))
                 .collect(),
-            ..HttpSettings::default()
+            ..HttpContext::new(&HttpConfig::default())
         };
-        let fetcher = fetcher_with_robots(&http_settings);
+        let fetcher = fetcher_with_robots(&context);
         let (tuples, input) = mpsc::channel(paths.len());
         let (out, mut pages) = mpsc::channel(paths.len());
         let (acks, mut acked) = mpsc::unbounded_channel();
@@ -387,9 +390,9 @@ mod tests {
         let addr = squall_testsite::serve_router(app)
             .await
             .expect("a loopback port");
-        let fetcher = fetcher_with_robots(&HttpSettings {
+        let fetcher = fetcher_with_robots(&HttpContext {
             trusted_hosts: crate::protocol::TrustedHosts::of(["127.0.0.1"]),
-            ..HttpSettings::default()
+            ..HttpContext::new(&HttpConfig::default())
         });
         let (tuples, input) = mpsc::channel(1);
         let (out, mut fetched) = mpsc::channel(1);
@@ -454,7 +457,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_scheme_without_protocol_gets_error_not_a_panic() {
-        let http = HttpClient::new(&HttpSettings::default()).expect("client");
+        let config = HttpConfig::default();
+        let http = HttpClient::new(&config, &HttpContext::new(&config)).expect("client");
         let fetcher = FetcherBolt::new(http, None, FetcherSettings::default());
         let (tuples, input) = mpsc::channel(1);
         let (out, mut pages) = mpsc::channel(1);

@@ -117,16 +117,16 @@ fn crawl_delay_denial(settings: &FetcherSettings, crawl_delay: Option<Duration>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{HttpClient, HttpSettings};
+    use crate::protocol::{HttpClient, HttpConfig, HttpContext};
     use crate::testing::url;
 
     #[tokio::test]
     async fn a_scheme_without_protocol_or_a_refused_url_is_denied() {
-        let http = HttpClient::new(&HttpSettings {
+        let config = HttpConfig {
             refuse_private_addresses: true,
-            ..HttpSettings::default()
-        })
-        .expect("client");
+            ..HttpConfig::default()
+        };
+        let http = HttpClient::new(&config, &HttpContext::new(&config)).expect("client");
         let protocols = Protocols::http(http);
         // A public address (an address, so that nothing is looked up).
         let public = url("https://93.184.216.34/");

@@ -5,6 +5,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use crate::model::PartitionMode;
+use crate::protocol::HttpContext;
 use crate::settings::{KeyedSettings, keyed_settings, units};
 
 keyed_settings! {
@@ -51,6 +52,15 @@ keyed_settings! {
             /// short: not a key of its own, half of `topology.shutdown.timeout`.
             stop_grace: Duration = Duration::from_secs(10),
         }
+    }
+}
+
+impl FetcherSettings {
+    /// Idle connections the HTTP client keeps per host: one for each fetch a queue may run at once
+    /// (`fetcher.threads.per.queue`), and at least [`HttpContext::MIN_IDLE_PER_HOST`] (a few for
+    /// robots.txt).
+    pub fn idle_connections_per_host(&self) -> usize {
+        self.threads_per_queue.max(HttpContext::MIN_IDLE_PER_HOST)
     }
 }
 

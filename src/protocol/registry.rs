@@ -239,7 +239,7 @@ impl std::fmt::Debug for Protocols {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::HttpSettings;
+    use crate::protocol::{HttpConfig, HttpContext};
 
     struct Nothing;
 
@@ -251,11 +251,11 @@ mod tests {
     }
 
     fn client(refuse_private_addresses: bool) -> HttpClient {
-        HttpClient::new(&HttpSettings {
+        let config = HttpConfig {
             refuse_private_addresses,
-            ..HttpSettings::default()
-        })
-        .expect("client")
+            ..HttpConfig::default()
+        };
+        HttpClient::new(&config, &HttpContext::new(&config)).expect("client")
     }
 
     #[test]

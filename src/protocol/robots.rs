@@ -14,7 +14,9 @@ use texting_robots::Robot;
 use url::Url;
 
 use super::http::SiteCredentials;
-use super::http::{HttpClientError, HttpSettings, authorize, base_builder, redirect_policy};
+use super::http::{
+    HttpClientError, HttpConfig, HttpContext, authorize, base_builder, redirect_policy,
+};
 use crate::settings::{keyed_settings, units};
 
 keyed_settings! {
@@ -166,21 +168,23 @@ pub struct RobotsCache {
 }
 
 impl RobotsCache {
-    /// A cache that fetches with these HTTP settings, matches groups for `agent` (the product name),
-    /// keeps rules for `ttl`, and asks again after `error_ttl` when a site could not answer.
+    /// A cache that fetches as an HTTP client of `config` and `context` would, matches groups for
+    /// `agent` (the product name), keeps rules for `ttl`, and asks again after `error_ttl` when a
+    /// site could not answer.
     pub fn new(
-        settings: &HttpSettings,
+        config: &HttpConfig,
+        context: &HttpContext,
         agent: &str,
         ttl: Duration,
         error_ttl: Duration,
     ) -> Result<Self, HttpClientError> {
-        let client = base_builder(settings, &settings.host_resolver())?
-            .redirect(redirect_policy(5, settings))
+        let client = base_builder(config, context, &context.host_resolver(config))?
+            .redirect(redirect_policy(5, config, context))
             .build()?;
         Ok(RobotsCache {
             client,
             agent: agent.to_string(),
-            credentials: settings.credentials.clone(),
+            credentials: config.credentials().map_err(HttpClientError::key)?,
             rules: Cache::builder()
                 .max_capacity(100_000)
                 .expire_after(RobotsExpiry { ttl, error_ttl })

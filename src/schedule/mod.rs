@@ -194,9 +194,10 @@ impl DefaultScheduler {
 }
 
 impl Default for DefaultScheduler {
-    /// StormCrawler's defaults: 1440 minutes (one day), 120 for fetch errors, never for errors.
+    /// The defaults of the `fetchInterval.*` keys ([`ScheduleSettings`]), StormCrawler's: 1440
+    /// minutes (one day), 120 for fetch errors, never for errors.
     fn default() -> Self {
-        DefaultScheduler::new(1440, 120, -1)
+        ScheduleSettings::default().status_scheduler()
     }
 }
 

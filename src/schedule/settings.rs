@@ -36,15 +36,22 @@ keyed_settings! {
 impl ScheduleSettings {
     /// The scheduler these intervals describe; an invalid custom key is refused.
     pub fn scheduler(&self) -> Result<DefaultScheduler, ScheduleError> {
-        let mut scheduler = DefaultScheduler::new(
-            minutes(self.default),
-            minutes(self.fetch_error),
-            minutes(self.error),
-        );
+        let mut scheduler = self.status_scheduler();
         for (key, interval) in &self.custom {
             scheduler = scheduler.with_custom(key, minutes(*interval))?;
         }
         Ok(scheduler)
+    }
+}
+
+impl ScheduleSettings {
+    /// The scheduler of the intervals by status alone, without the custom ones.
+    pub(super) fn status_scheduler(&self) -> DefaultScheduler {
+        DefaultScheduler::new(
+            minutes(self.default),
+            minutes(self.fetch_error),
+            minutes(self.error),
+        )
     }
 }
 

@@ -12,7 +12,7 @@ pub use settings::StatusSettings;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
@@ -24,36 +24,33 @@ use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
 
-/// Settings of the status updater.
+/// What the status updater is built with beside its keys ([`StatusSettings`]): the other
+/// stages' rules it applies to each write, and how it keys new outlinks.
 #[derive(Clone)]
-pub struct StatusUpdaterSettings {
-    /// Writes sent together.
-    pub batch_size: usize,
-    /// A partial batch is written after this long.
-    pub flush_interval: Duration,
+pub struct UpdaterContext {
+    /// When URLs are due again (`fetchInterval.*`).
+    pub scheduler: Arc<dyn Scheduler>,
     /// Consecutive fetch errors that turn FETCH_ERROR into ERROR (`max.fetch.errors`).
     pub max_fetch_errors: u32,
-    /// Metadata keys kept with a URL's status (`metadata.persist` plus `metadata.transfer`); a trailing
-    /// `*` matches any suffix.
-    pub persist_keys: Vec<String>,
-    /// When URLs are due again.
-    pub scheduler: Arc<dyn Scheduler>,
+    /// Metadata keys the parser hands on to outlinks (`metadata.transfer`): kept with a URL's
+    /// status too, beside those of `metadata.persist`.
+    pub transfer_keys: Vec<String>,
     /// With `partition.url.mode: byIP`, gives new outlinks the address their host resolves to as
     /// their key; `None` (or another mode): the parser's keys are written as they are.
     pub partitioner: Option<Partitioner>,
-    /// URLs written lately, whose DISCOVERED writes are left out (`status.updater.use.cache`);
-    /// `None`: every outlink is written each time it is seen.
-    pub outlink_cache: Option<OutlinkCache>,
 }
 
 /// Applies StormCrawler's status-updater rules to a processed URL: counts fetch errors (turning
 /// FETCH_ERROR into ERROR at the limit), clears stale error fields, keeps only persisted metadata, and
-/// schedules the next fetch. The write carries no [`QueueReport`]; the updater adds the fetch's.
+/// schedules the next fetch. The metadata kept is that of `metadata.persist` (`settings`) and
+/// `metadata.transfer` (`context`); a trailing `*` matches any suffix. The write carries no
+/// [`QueueReport`]; the updater adds the fetch's.
 pub fn prepare_write(
     update_url: &CrawlUrl,
     key: &str,
     status: Status,
-    settings: &StatusUpdaterSettings,
+    settings: &StatusSettings,
+    context: &UpdaterContext,
     now: DateTime<Utc>,
 ) -> StatusWrite {
     let mut metadata = update_url.metadata.clone();
@@ -65,7 +62,7 @@ pub fn prepare_write(
             .unwrap_or(0)
             + 1;
         metadata.set(keys::FETCH_ERROR_COUNT, errors.to_string());
-        if errors >= settings.max_fetch_errors {
+        if errors >= context.max_fetch_errors {
             status = Status::Error;
             metadata.set(keys::ERROR_CAUSE, "maxFetchErrors");
         }
@@ -77,7 +74,7 @@ pub fn prepare_write(
         metadata.remove(keys::ERROR_MESSAGE);
         metadata.remove("error.source");
     }
-    let next_fetch = settings.scheduler.schedule(status, &metadata, now);
+    let next_fetch = context.scheduler.schedule(status, &metadata, now);
     metadata.retain(|k| {
         k == keys::URL_PATH
             || k == keys::DEPTH
@@ -89,7 +86,8 @@ pub fn prepare_write(
             || k == keys::SITEMAP_SOURCE
             || k == keys::FETCH_ERROR_COUNT
             || k == keys::SCHEDULER_DELAY_MINS
-            || key_matches(&settings.persist_keys, k)
+            || key_matches(&settings.persist, k)
+            || key_matches(&context.transfer_keys, k)
     });
     StatusWrite {
         url: CrawlUrl {
@@ -106,7 +104,11 @@ pub fn prepare_write(
 /// The status-updater stage: batches updates, writes them, then acks or fails each source URL.
 pub struct StatusUpdater {
     store: Arc<dyn StatusStore>,
-    settings: StatusUpdaterSettings,
+    settings: StatusSettings,
+    context: UpdaterContext,
+    /// URLs written lately, whose DISCOVERED writes are left out (`status.updater.use.cache`);
+    /// `None`: every outlink is written each time it is seen.
+    outlink_cache: Option<OutlinkCache>,
     observer: Arc<dyn CrawlObserver>,
 }
 
@@ -119,15 +121,19 @@ struct Pending {
 }
 
 impl StatusUpdater {
-    /// A status updater writing to `store`.
+    /// A status updater writing to `store` as `settings` (its keys) and `context` say, with an
+    /// outlink cache of its own when `status.updater.use.cache` is on.
     pub fn new(
         store: Arc<dyn StatusStore>,
-        settings: StatusUpdaterSettings,
+        settings: StatusSettings,
+        context: UpdaterContext,
         observer: Arc<dyn CrawlObserver>,
     ) -> Self {
         StatusUpdater {
             store,
+            outlink_cache: settings.outlink_cache(),
             settings,
+            context,
             observer,
         }
     }
@@ -188,7 +194,14 @@ impl StatusUpdater {
         for update in updates {
             let own = StatusWrite {
                 queue: update.queue,
-                ..prepare_write(&update.url, &update.key, update.status, &self.settings, now)
+                ..prepare_write(
+                    &update.url,
+                    &update.key,
+                    update.status,
+                    &self.settings,
+                    &self.context,
+                    now,
+                )
             };
             let final_status = own.status;
             let mut waits_for = vec![writes.len()];
@@ -202,12 +215,7 @@ impl StatusUpdater {
                     waits_for.push(at);
                     continue;
                 }
-                if self
-                    .settings
-                    .outlink_cache
-                    .as_ref()
-                    .is_some_and(|c| c.seen(url))
-                {
+                if self.outlink_cache.as_ref().is_some_and(|c| c.seen(url)) {
                     continue;
                 }
                 outlink_writes.insert(url.to_string(), writes.len());
@@ -216,7 +224,7 @@ impl StatusUpdater {
                     url: outlink.url.clone(),
                     key: outlink.key.clone(),
                     status: Status::Discovered,
-                    next_fetch: self.settings.scheduler.schedule(
+                    next_fetch: self.context.scheduler.schedule(
                         Status::Discovered,
                         &outlink.url.metadata,
                         now,
@@ -237,7 +245,7 @@ impl StatusUpdater {
         if updates.is_empty() {
             return;
         }
-        if let Some(partitioner) = &self.settings.partitioner {
+        if let Some(partitioner) = &self.context.partitioner {
             let outlinks = updates.iter_mut().flat_map(|u| u.outlinks.iter_mut());
             partitioner.rekey_outlinks(outlinks).await;
         }
@@ -260,7 +268,7 @@ impl StatusUpdater {
         metrics::histogram!("squall_status_store_seconds").record(started.elapsed().as_secs_f64());
         metrics::counter!("squall_status_writes_total").increment(count as u64);
         debug!(writes = count, "status batch stored");
-        if let Some(cache) = &self.settings.outlink_cache {
+        if let Some(cache) = &self.outlink_cache {
             for (url, outcome) in urls.iter().zip(&outcomes) {
                 if outcome.is_ok() {
                     cache.insert(url);
@@ -304,20 +312,29 @@ impl StatusUpdater {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::model::Metadata;
     use crate::schedule::DefaultScheduler;
     use url::Url;
 
-    fn settings() -> StatusUpdaterSettings {
-        StatusUpdaterSettings {
+    fn settings() -> StatusSettings {
+        StatusSettings {
             batch_size: 10,
             flush_interval: Duration::from_secs(1),
-            max_fetch_errors: 3,
-            persist_keys: vec!["error.cause".into(), "keep.*".into()],
+            use_cache: false,
+            persist: vec!["error.cause".into(), "keep.*".into()],
+            ..StatusSettings::default()
+        }
+    }
+
+    fn context() -> UpdaterContext {
+        UpdaterContext {
             scheduler: Arc::new(DefaultScheduler::default()),
+            max_fetch_errors: 3,
+            transfer_keys: Vec::new(),
             partitioner: None,
-            outlink_cache: None,
         }
     }
 
@@ -325,12 +342,26 @@ mod tests {
     fn fetch_errors_count_up_and_become_error_at_the_limit() {
         let now = Utc::now();
         let mut url = CrawlUrl::new(Url::parse("http://a.test/").expect("url"));
-        let first = prepare_write(&url, "a.test", Status::FetchError, &settings(), now);
+        let first = prepare_write(
+            &url,
+            "a.test",
+            Status::FetchError,
+            &settings(),
+            &context(),
+            now,
+        );
         assert_eq!(first.status, Status::FetchError);
         assert_eq!(first.url.metadata.first(keys::FETCH_ERROR_COUNT), Some("1"));
         assert!(first.next_fetch.is_some());
         url.metadata.set(keys::FETCH_ERROR_COUNT, "2");
-        let third = prepare_write(&url, "a.test", Status::FetchError, &settings(), now);
+        let third = prepare_write(
+            &url,
+            "a.test",
+            Status::FetchError,
+            &settings(),
+            &context(),
+            now,
+        );
         assert_eq!(third.status, Status::Error);
         assert_eq!(
             third.url.metadata.first(keys::ERROR_CAUSE),
@@ -355,7 +386,14 @@ mod tests {
             url: Url::parse("http://a.test/").expect("url"),
             metadata,
         };
-        let write = prepare_write(&url, "a.test", Status::Fetched, &settings(), now);
+        let write = prepare_write(
+            &url,
+            "a.test",
+            Status::Fetched,
+            &settings(),
+            &context(),
+            now,
+        );
         let kept: Vec<&str> = write.url.metadata.iter().map(|(k, _)| k).collect();
         assert_eq!(kept, ["depth", "keep.me"]);
         assert!(write.next_fetch.is_some_and(|t| t > now));
@@ -383,6 +421,7 @@ mod tests {
         let updater = StatusUpdater::new(
             store.clone(),
             settings(),
+            context(),
             Arc::new(crate::message::NoObserver),
         );
         let (acks, mut acked) = mpsc::unbounded_channel();
@@ -487,15 +526,16 @@ mod tests {
     #[tokio::test]
     async fn outlinks_are_written_once_per_batch_and_not_again_once_cached() {
         let store = Arc::new(Picky::default());
-        let cache = OutlinkCache::new(&CacheSpec::default());
         let updater = StatusUpdater::new(
             store.clone(),
-            StatusUpdaterSettings {
-                outlink_cache: Some(cache.clone()),
+            StatusSettings {
+                use_cache: true,
                 ..settings()
             },
+            context(),
             Arc::new(crate::message::NoObserver),
         );
+        let cache = updater.outlink_cache.clone().expect("a cache");
         let first = fetched_with_links("1", &["x", "y", "x", "2", "fail"]);
         let second = fetched_with_links("2", &["x", "z"]);
         let third = fetched_with_links("3", &["x", "y", "z", "1", "fail"]);

@@ -177,10 +177,10 @@ impl CrawlerBuilder {
         let filters = FilterChain::new()
             .with(BasicUrlFilter::new(None, config.filters.max_length))
             .with(filters);
-        let http_settings = stages::http_settings(&config, self.resolve)?;
-        let (http, archive) = stages::http_client(&config, &http_settings)?;
+        let http_context = stages::http_context(&config, self.resolve);
+        let (http, archive) = stages::http_client(&config, &http_context)?;
         let partitioner = Partitioner::new(config.fetcher.partition, http.host_resolver());
-        let robots = stages::robots_cache(&config, &http_settings)?;
+        let robots = stages::robots_cache(&config, &http_context)?;
         let stats = Arc::new(CrawlStats::default());
         let mut observers = self.observers;
         observers.push(stats.clone());
@@ -203,7 +203,7 @@ impl CrawlerBuilder {
             parse_filters,
         );
         let crawler = Crawler::new(super::run::Parts {
-            updater_settings: stages::updater_settings(
+            updater_context: stages::updater_context(
                 &config,
                 Arc::clone(&scheduler),
                 partitioner.clone(),

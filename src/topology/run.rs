@@ -20,7 +20,7 @@ use crate::model::Status;
 use crate::parse::ParserBolt;
 use crate::schedule::Scheduler;
 use crate::spout::{RunnerState, SpoutRunner};
-use crate::status::{StatusUpdater, StatusUpdaterSettings};
+use crate::status::{StatusUpdater, UpdaterContext};
 use crate::warc::WarcWriter;
 
 pub(crate) struct Parts {
@@ -30,7 +30,7 @@ pub(crate) struct Parts {
     pub(crate) fetcher: FetcherBolt,
     pub(crate) parser: ParserBolt,
     pub(crate) indexer: Option<ContentIndexer>,
-    pub(crate) updater_settings: StatusUpdaterSettings,
+    pub(crate) updater_context: UpdaterContext,
     pub(crate) observer: Arc<dyn CrawlObserver>,
     pub(crate) stats: Arc<CrawlStats>,
     pub(crate) seed_filters: SeedFilters,
@@ -224,7 +224,12 @@ fn spawn_stages(
     let (status_tx, status_rx) = mpsc::channel(parts.config.status.batch_size.max(64));
     let (ack_tx, ack_rx) = mpsc::unbounded_channel();
     let runner = SpoutRunner::new(parts.spout, parts.config.spout.clone());
-    let updater = StatusUpdater::new(parts.store, parts.updater_settings, parts.observer);
+    let updater = StatusUpdater::new(
+        parts.store,
+        parts.config.status.clone(),
+        parts.updater_context,
+        parts.observer,
+    );
     // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
     // its content is durable.
     let (status_tx, mut tasks) = match parts.indexer {

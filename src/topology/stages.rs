@@ -15,11 +15,10 @@ use crate::filter_files::{self, FileKind, Locator};
 use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
-    CookieJar, HttpClient, HttpClientError, HttpSettings, Protocol, ProtocolSettings, Protocols,
-    RobotsCache, TrustedHosts,
+    HttpClient, HttpClientError, HttpContext, Protocol, ProtocolSettings, Protocols, RobotsCache,
 };
 use crate::schedule::Scheduler;
-use crate::status::StatusUpdaterSettings;
+use crate::status::UpdaterContext;
 use crate::warc::{WarcSettings, WarcWriter};
 
 /// The URL filter chain: the normalizer, then schemes, scope, regular expressions and depth, then
@@ -60,36 +59,31 @@ pub(super) fn url_filters(
     Ok((normalizer, filters))
 }
 
-/// The HTTP client's settings; `resolve` pins host names to addresses. A proxy, header or
-/// credential that cannot be used (a program may have changed them after the keys were checked)
-/// is refused with its key.
-pub(super) fn http_settings(
+/// The HTTP client's context: the User-Agent of `http.agent.*`, `resolve` pinning host names to
+/// addresses, and an idle connection for each fetch a queue may run at once.
+pub(super) fn http_context(
     config: &CrawlConfig,
     resolve: Vec<(String, SocketAddr)>,
-) -> Result<HttpSettings, ConfigError> {
-    let http = &config.http;
-    let invalid = |(key, message): (&str, String)| ConfigError::InvalidValue {
-        key: key.to_string(),
-        message,
-    };
-    Ok(HttpSettings {
+) -> HttpContext {
+    HttpContext {
         user_agent: config.agent.user_agent(),
-        timeout: http.timeout,
-        connect_timeout: http.connect_timeout,
-        content_limit: http.content_limit,
         resolve,
-        follow_redirects: http.allow_redirects,
-        max_redirects: http.max_redirects,
-        refuse_private_addresses: http.refuse_private_addresses,
-        trusted_hosts: TrustedHosts::of(&http.private_hosts),
-        dns_cache_ttl: http.dns_cache_ttl,
-        // A connection for each fetch a queue may run at once (and a few for robots.txt).
-        max_idle_per_host: config.fetcher.threads_per_queue.max(4),
-        proxy: http.proxy().map_err(invalid)?,
-        custom_headers: http.headers().map_err(invalid)?,
-        cookies: http.use_cookies.then(CookieJar::new),
-        credentials: http.credentials().map_err(invalid)?,
-    })
+        max_idle_per_host: config.fetcher.idle_connections_per_host(),
+        ..HttpContext::new(&config.http)
+    }
+}
+
+/// A proxy, header or credential that the HTTP client cannot use (a program may have changed them
+/// after the keys were checked) is refused with its key, as the configuration refuses it.
+fn http_error(error: HttpClientError) -> BuildError {
+    match error.invalid_key() {
+        Some((key, message)) => ConfigError::InvalidValue {
+            key: key.to_string(),
+            message: message.to_string(),
+        }
+        .into(),
+        None => error.into(),
+    }
 }
 
 /// The WARC writer's settings, when WARC output is on; the `warcinfo` records name the software
@@ -106,17 +100,21 @@ pub(super) fn warc_settings(config: &CrawlConfig) -> Option<WarcSettings> {
     Some(settings)
 }
 
-/// The HTTP client, archiving its exchanges when WARC output is on; the writer to finish at the
-/// end of the crawl with it.
+/// The HTTP client of `config.http` in `context`, archiving its exchanges when WARC output is on;
+/// the writer to finish at the end of the crawl with it.
 pub(super) fn http_client(
     config: &CrawlConfig,
-    http: &HttpSettings,
+    context: &HttpContext,
 ) -> Result<(HttpClient, Option<WarcWriter>), BuildError> {
     match warc_settings(config) {
-        None => Ok((HttpClient::new(http)?, None)),
+        None => Ok((
+            HttpClient::new(&config.http, context).map_err(http_error)?,
+            None,
+        )),
         Some(settings) => {
             let (sink, writer) = crate::warc::start(settings)?;
-            Ok((HttpClient::archived(http, sink)?, Some(writer)))
+            let client = HttpClient::archived(&config.http, context, sink).map_err(http_error)?;
+            Ok((client, Some(writer)))
         }
     }
 }
@@ -124,18 +122,20 @@ pub(super) fn http_client(
 /// The robots.txt cache, unless robots.txt is skipped.
 pub(super) fn robots_cache(
     config: &CrawlConfig,
-    http: &HttpSettings,
-) -> Result<Option<RobotsCache>, HttpClientError> {
+    context: &HttpContext,
+) -> Result<Option<RobotsCache>, BuildError> {
     if config.robots.skip {
         return Ok(None);
     }
     RobotsCache::new(
-        http,
+        &config.http,
+        context,
         &config.agent.name,
         config.robots.cache_ttl,
         config.robots.error_cache_ttl,
     )
     .map(Some)
+    .map_err(http_error)
 }
 
 /// The parser's settings: outlinks keyed as the fetcher keys its queues (`partition.url.mode`);
@@ -225,22 +225,18 @@ pub(super) fn content_store(
     }
 }
 
-/// The status updater's settings: transferred metadata is persisted too.
-pub(super) fn updater_settings(
+/// The status updater's context: the schedule's rules, the parser's transferred metadata
+/// (persisted too), the partitioner for new outlinks' keys.
+pub(super) fn updater_context(
     config: &CrawlConfig,
     scheduler: Arc<dyn Scheduler>,
     partitioner: Partitioner,
-) -> StatusUpdaterSettings {
-    let mut persist_keys = config.status.persist.clone();
-    persist_keys.extend(config.parser.transfer_keys.iter().cloned());
-    StatusUpdaterSettings {
-        batch_size: config.status.batch_size,
-        flush_interval: config.status.flush_interval,
-        max_fetch_errors: config.schedule.max_fetch_errors,
-        persist_keys,
+) -> UpdaterContext {
+    UpdaterContext {
         scheduler,
+        max_fetch_errors: config.schedule.max_fetch_errors,
+        transfer_keys: config.parser.transfer_keys.clone(),
         partitioner: Some(partitioner),
-        outlink_cache: config.status.outlink_cache(),
     }
 }
 
@@ -330,11 +326,7 @@ mod tests {
     fn the_connection_pool_keeps_a_connection_per_fetch_a_queue_may_run() {
         let mut config =
             crate::config::CrawlConfig::from_yaml_str("http.agent.name: t").expect("config");
-        let idle = |config: &CrawlConfig| {
-            http_settings(config, Vec::new())
-                .expect("valid")
-                .max_idle_per_host
-        };
+        let idle = |config: &CrawlConfig| http_context(config, Vec::new()).max_idle_per_host;
         assert_eq!(idle(&config), 4);
         config.fetcher.threads_per_queue = 50;
         assert_eq!(idle(&config), 50);

@@ -1,7 +1,6 @@
 //! The HTTP protocol: one reqwest client (connection reuse, HTTP/2, TLS, compression, a DNS cache), a
 //! body size cap, conditional re-fetches, and errors turned into fetch outcomes.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -12,90 +11,54 @@ use reqwest::header::{
 };
 use url::Url;
 
-use super::access::{ProxySettings, SiteCredentials};
+use super::access::SiteCredentials;
 use super::archive::{Archived, Received, WireError};
-use super::cookies::CookieJar;
+use super::config::HttpConfig;
+use super::context::HttpContext;
 use super::options;
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 use crate::protocol::dns::{HostResolver, ResolveError, TrustedHosts, is_private_address};
 use crate::warc::WarcSink;
 
-/// Settings of the HTTP client.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HttpSettings {
-    /// The User-Agent header.
-    pub user_agent: String,
-    /// Time allowed for a whole fetch, body included.
-    pub timeout: Duration,
-    /// Time allowed to connect.
-    pub connect_timeout: Duration,
-    /// Body bytes kept, after decompression; longer bodies are truncated. `None`: no limit.
-    pub content_limit: Option<usize>,
-    /// Host names resolved to fixed addresses instead of DNS (like curl's `--resolve`).
-    pub resolve: Vec<(String, SocketAddr)>,
-    /// Follow redirects within one fetch (up to `max_redirects`) instead of recording REDIRECTION.
-    pub follow_redirects: bool,
-    /// Redirects followed in one fetch when `follow_redirects` is on.
-    pub max_redirects: usize,
-    /// Refuse to connect to private, loopback and link-local addresses, but for `trusted_hosts`.
-    pub refuse_private_addresses: bool,
-    /// Hosts that may be private while `refuse_private_addresses` is on: the user's own (the
-    /// seeds, added as they are injected, and `http.private.hosts`). Clones share the set.
-    pub trusted_hosts: TrustedHosts,
-    /// How long DNS answers are cached.
-    pub dns_cache_ttl: Duration,
-    /// Idle connections kept open per host, for the next fetches of that host to reuse: at least
-    /// as many as the fetcher may run at once on one queue, or most fetches would open a new one.
-    pub max_idle_per_host: usize,
-    /// The proxy every request goes through (`http.proxy.*`); `None`: direct connections.
-    pub proxy: Option<ProxySettings>,
-    /// Headers sent with every request (`http.custom.headers`).
-    pub custom_headers: HeaderMap,
-    /// The crawl's cookie jar (`http.use.cookies`); `None`: cookies are neither kept nor sent.
-    pub cookies: Option<CookieJar>,
-    /// HTTP Basic credentials for every host or for some (`http.basicauth.*`).
-    pub credentials: SiteCredentials,
-}
-
-impl Default for HttpSettings {
-    fn default() -> Self {
-        HttpSettings {
-            user_agent: format!("squall/{}", env!("CARGO_PKG_VERSION")),
-            timeout: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
-            content_limit: Some(10 * 1024 * 1024),
-            resolve: Vec::new(),
-            follow_redirects: false,
-            max_redirects: 5,
-            refuse_private_addresses: true,
-            trusted_hosts: TrustedHosts::default(),
-            dns_cache_ttl: Duration::from_secs(300),
-            max_idle_per_host: 4,
-            proxy: None,
-            custom_headers: HeaderMap::new(),
-            cookies: None,
-            credentials: SiteCredentials::default(),
-        }
-    }
-}
-
-impl HttpSettings {
-    /// A resolver with these settings' pins and DNS cache time.
-    pub(crate) fn host_resolver(&self) -> HostResolver {
-        HostResolver::new(
-            &self.resolve,
-            self.dns_cache_ttl,
-            self.refuse_private_addresses,
-            self.trusted_hosts.clone(),
-        )
-    }
-}
-
 /// Why the HTTP client could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the HTTP client: {0}")]
-pub struct HttpClientError(#[from] reqwest::Error);
+pub struct HttpClientError(#[source] Cause);
+
+/// What the client could not be built of.
+#[derive(Debug, thiserror::Error)]
+enum Cause {
+    /// reqwest refused the client (TLS, proxy).
+    #[error(transparent)]
+    Client(reqwest::Error),
+    /// A key's value cannot be used (a program changed it after the configuration checked it).
+    #[error("`{0}`: {1}")]
+    Key(&'static str, String),
+}
+
+impl From<reqwest::Error> for HttpClientError {
+    fn from(error: reqwest::Error) -> Self {
+        HttpClientError(Cause::Client(error))
+    }
+}
+
+impl HttpClientError {
+    /// A client refused for a key whose value cannot be used.
+    pub(crate) fn key((key, message): (&'static str, String)) -> Self {
+        HttpClientError(Cause::Key(key, message))
+    }
+
+    /// The key whose value could not be used, and why, when that is what stopped the client: the
+    /// proxy, the custom headers or the credentials of [`HttpConfig`], changed by a program after
+    /// the configuration checked them.
+    pub fn invalid_key(&self) -> Option<(&'static str, &str)> {
+        match &self.0 {
+            Cause::Key(key, message) => Some((key, message)),
+            Cause::Client(_) => None,
+        }
+    }
+}
 
 /// Fetches URLs over HTTP(S).
 #[derive(Debug, Clone)]
@@ -110,31 +73,41 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client with these settings.
-    pub fn new(settings: &HttpSettings) -> Result<Self, HttpClientError> {
-        Self::build(settings, None)
+    /// A client fetching as `config`'s keys say, with `context`'s User-Agent, pins, trusted hosts
+    /// and cookie jar.
+    pub fn new(config: &HttpConfig, context: &HttpContext) -> Result<Self, HttpClientError> {
+        Self::build(config, context, None)
     }
 
-    /// A client with these settings that hands every exchange to `sink`, the WARC writer (see
-    /// [`crate::warc`]): it decodes bodies itself, so that the records keep the bytes received.
-    /// When redirects are followed within a fetch, only its last exchange is archived.
-    pub fn archived(settings: &HttpSettings, sink: WarcSink) -> Result<Self, HttpClientError> {
-        Self::build(settings, Some(sink))
+    /// Such a client that hands every exchange to `sink`, the WARC writer (see [`crate::warc`]):
+    /// it decodes bodies itself, so that the records keep the bytes received. When redirects are
+    /// followed within a fetch, only its last exchange is archived.
+    pub fn archived(
+        config: &HttpConfig,
+        context: &HttpContext,
+        sink: WarcSink,
+    ) -> Result<Self, HttpClientError> {
+        Self::build(config, context, Some(sink))
     }
 
-    fn build(settings: &HttpSettings, sink: Option<WarcSink>) -> Result<Self, HttpClientError> {
-        let resolver = settings.host_resolver();
-        let mut builder = base_builder(settings, &resolver)?.redirect(policy(settings));
+    fn build(
+        config: &HttpConfig,
+        context: &HttpContext,
+        sink: Option<WarcSink>,
+    ) -> Result<Self, HttpClientError> {
+        let resolver = context.host_resolver(config);
+        let mut builder =
+            base_builder(config, context, &resolver)?.redirect(policy(config, context));
         if sink.is_some() {
             builder = builder.no_gzip().no_brotli().no_deflate().no_zstd();
         }
         Ok(HttpClient {
             client: builder.build()?,
-            content_limit: settings.content_limit,
-            refuse_private: settings.refuse_private_addresses,
-            credentials: settings.credentials.clone(),
+            content_limit: config.content_limit,
+            refuse_private: config.refuse_private_addresses,
+            credentials: config.credentials().map_err(HttpClientError::key)?,
             resolver,
-            archive: sink.map(|sink| (sink, settings.user_agent.clone())),
+            archive: sink.map(|sink| (sink, context.user_agent.clone())),
         })
     }
 
@@ -300,10 +273,10 @@ fn answer(
     }
 }
 
-/// The redirect policy of `settings`: none, or follow up to the maximum.
-fn policy(settings: &HttpSettings) -> reqwest::redirect::Policy {
-    if settings.follow_redirects {
-        redirect_policy(settings.max_redirects, settings)
+/// The redirect policy of `config` (`http.allow.redirects`): none, or follow up to the maximum.
+fn policy(config: &HttpConfig, context: &HttpContext) -> reqwest::redirect::Policy {
+    if config.allow_redirects {
+        redirect_policy(config.max_redirects, config, context)
     } else {
         reqwest::redirect::Policy::none()
     }
@@ -329,10 +302,14 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 
 /// Follows up to `max` redirects, refusing (with the guard on) any hop to a private IP address
 /// the user did not name (hops to host names are checked as they are resolved).
-pub(crate) fn redirect_policy(max: usize, settings: &HttpSettings) -> reqwest::redirect::Policy {
-    let trusted = settings
+pub(crate) fn redirect_policy(
+    max: usize,
+    config: &HttpConfig,
+    context: &HttpContext,
+) -> reqwest::redirect::Policy {
+    let trusted = config
         .refuse_private_addresses
-        .then(|| settings.trusted_hosts.clone());
+        .then(|| context.trusted_hosts.clone());
     reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= max {
             return attempt.error(format!("more than {max} redirects"));
@@ -366,22 +343,23 @@ fn private_refusal(what: &str) -> String {
 
 /// The parts of a client that every request of a crawl shares, names resolved by `resolver`.
 pub(crate) fn base_builder(
-    settings: &HttpSettings,
+    config: &HttpConfig,
+    context: &HttpContext,
     resolver: &HostResolver,
 ) -> Result<reqwest::ClientBuilder, HttpClientError> {
     let builder = reqwest::Client::builder()
-        .user_agent(settings.user_agent.clone())
-        .timeout(settings.timeout)
-        .connect_timeout(settings.connect_timeout)
+        .user_agent(context.user_agent.clone())
+        .timeout(config.timeout)
+        .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(30))
-        .pool_max_idle_per_host(settings.max_idle_per_host)
+        .pool_max_idle_per_host(context.max_idle_per_host)
         .dns_resolver(resolver.cache());
     let builder = resolver.pin_all(builder);
     let builder = options::apply(
         builder,
-        settings.proxy.as_ref(),
-        &settings.custom_headers,
-        settings.cookies.as_ref(),
+        config.proxy().map_err(HttpClientError::key)?.as_ref(),
+        &config.headers().map_err(HttpClientError::key)?,
+        context.cookies.as_ref(),
     )?;
     Ok(builder)
 }
