@@ -31,8 +31,8 @@ use squall_engine::queue::schema::queues_index_body;
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
 use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
 use squall_engine::status_index::schema::KeyField;
-use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
+use squall_engine::{EsStatusStore, WriterConfig};
 use squall_testsite::Site;
 
 const DELAYS: [f64; 3] = [0.5, 0.1, 0.02];
@@ -171,7 +171,7 @@ async fn status_index_frontier(
     create_status_index(client, &index, "status index").await;
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.clone(),
             key_field: KeyField::default(),
             routing: true,
@@ -179,12 +179,12 @@ async fn status_index_frontier(
     );
     let spout = AggregationSpout::new(
         client.clone(),
-        SpoutSettings {
+        StatusSpoutConfig {
             index,
             max_buckets: config.frontier.max_buckets,
             max_urls_per_bucket: config.frontier.max_urls_per_bucket,
             refresh_interval: Duration::from_secs(1),
-            ..SpoutSettings::default()
+            ..StatusSpoutConfig::default()
         },
     )
     .with_routes(store.routes());

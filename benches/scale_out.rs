@@ -44,7 +44,7 @@ use serde_json::Value;
 use squall_bench_schema::Run;
 use squall_bench_schema::scale_out::{ScaleCount, ScaleOut, ScaleRun};
 use squall_engine::client::Method;
-use squall_engine::client::{ConnectionSettings, EsClient};
+use squall_engine::client::{ConnectionConfig, EsClient};
 use squall_testsite::{Site, SiteSpec};
 
 /// Process counts measured.
@@ -257,7 +257,7 @@ async fn run(
 
 /// Deletes the run's indices.
 async fn delete_indices(id: &str) {
-    let Ok(settings) = ConnectionSettings::new(&cluster_urls()) else {
+    let Ok(settings) = ConnectionConfig::new(&cluster_urls()) else {
         return;
     };
     let Ok(client) = EsClient::new(settings) else {

@@ -89,9 +89,9 @@ use squall_engine::queue::timings::StageTimes;
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
 use squall_engine::status_index::schema::{KeyField, format_date};
 use squall_engine::status_index::spouts::{
-    AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
+    AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
 };
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterConfig};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -218,13 +218,13 @@ impl Indices {
     /// The spout of `kind` and the writer of its process (for the queue spout, the one that notes
     /// its writes for the queues it holds).
     fn frontier(&self, kind: Kind, client: &EsClient, owner: &str) -> Frontier {
-        let settings = SpoutSettings {
+        let settings = StatusSpoutConfig {
             index: self.status.clone(),
             max_buckets: HOSTS_PER_QUERY,
             max_urls_per_bucket: URLS_PER_HOST,
             max_urls_per_reload: URLS_PER_HOST,
             refresh_interval: REFRESH,
-            ..SpoutSettings::default()
+            ..StatusSpoutConfig::default()
         };
         let spout: Box<dyn Spout> = match kind {
             Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
@@ -260,7 +260,7 @@ impl Indices {
     fn store(&self, client: &EsClient) -> Arc<dyn StatusStore> {
         Arc::new(EsStatusStore::new(
             client.clone(),
-            WriterSettings {
+            WriterConfig {
                 index: self.status.clone(),
                 key_field: KeyField::default(),
                 routing: true,

@@ -26,7 +26,7 @@ use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::status_index::schema::{
     KeyField, document_id, status_document, status_index_body,
 };
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterConfig};
 
 async fn fresh_index(client: &EsClient, index: &str) {
     delete(client, &[index]).await;
@@ -45,7 +45,7 @@ async fn through_writer(client: &EsClient, index: &str, batches: &[Vec<StatusWri
     fresh_index(client, index).await;
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.to_string(),
             key_field: KeyField::default(),
             routing: true,

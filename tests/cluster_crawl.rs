@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
-use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
+use squall_engine::client::{ConnectionConfig, EsClient, RequestBody};
 use squall_testsite::{ExpectedStatus, Site, SiteSpec};
 
 use crate::support;
@@ -519,7 +519,7 @@ async fn crawls_go_on_and_lose_nothing_when_a_node_is_killed_restarted_or_paused
     }
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cluster = blocking(|| Cluster::start(&workspace, "opensearch-cluster-crawl", PORT));
-    let mut settings = ConnectionSettings::new(&cluster.urls()).expect("addresses");
+    let mut settings = ConnectionConfig::new(&cluster.urls()).expect("addresses");
     settings.max_retries = 12;
     let client = EsClient::new(settings).expect("client");
     let mut outcomes: Vec<Outcome> = Vec::new();

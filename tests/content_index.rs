@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use squall::index::document_id;
 use squall::topology::StopReason;
-use squall_engine::client::{ConnectionSettings, EsClient, Method, RequestBody};
+use squall_engine::client::{ConnectionConfig, EsClient, Method, RequestBody};
 use support::binary::{crawl_binary, set_args};
 use support::content_site::ContentSite;
 use support::crawler;
@@ -94,7 +94,7 @@ async fn documents(engine: &elasticsearch::Elasticsearch, index: &str) -> Vec<(S
 async fn stormcrawlers_content_index_and_squalls_are_identical_and_filled_by_a_crawl() {
     let engine = support::opensearch::client().await;
     let client =
-        EsClient::new(ConnectionSettings::new(&base_url()).expect("address")).expect("client");
+        EsClient::new(ConnectionConfig::new(&base_url()).expect("address")).expect("client");
     let theirs = unique_index("sc-content");
     let ours = unique_index("squall-content");
     let body: Value = serde_json::from_str(STORMCRAWLER_MAPPING).expect("the fixture is JSON");
@@ -219,7 +219,7 @@ async fn the_crawl_binary_indexes_beside_the_frontier_of_the_example_config_file
 async fn a_document_the_index_refuses_gives_its_url_the_status_error() {
     let engine = support::opensearch::client().await;
     let client =
-        EsClient::new(ConnectionSettings::new(&base_url()).expect("address")).expect("client");
+        EsClient::new(ConnectionConfig::new(&base_url()).expect("address")).expect("client");
     let index = unique_index("refusing-content");
     // A content index where a title must be a number: every page's document is refused (400).
     let body = json!({ "mappings": { "properties": { "title": { "type": "long" } } } });

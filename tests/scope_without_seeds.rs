@@ -9,12 +9,12 @@ use std::process::{Command, Output};
 use squall::frontier::{StatusStore, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_engine::client::indices::ensure_index;
-use squall_engine::client::{ConnectionSettings, EsClient};
+use squall_engine::client::{ConnectionConfig, EsClient};
 use squall_engine::queue::QueueStatusStore;
 use squall_engine::queue::schema::queues_index_body;
 use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
 use squall_engine::status_index::schema::KeyField;
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterConfig};
 use squall_testsite::{Scope, Site, SiteSpec};
 use url::Url;
 
@@ -89,7 +89,7 @@ async fn store_seeds(store: &dyn StatusStore, site: &Site) {
 }
 
 fn es_client() -> EsClient {
-    let settings = ConnectionSettings::new(&opensearch::base_url()).expect("address");
+    let settings = ConnectionConfig::new(&opensearch::base_url()).expect("address");
     EsClient::new(settings).expect("client")
 }
 
@@ -114,7 +114,7 @@ async fn a_status_index_seeded_earlier_is_crawled_whole_without_seed_arguments()
     // Injected by an earlier process, routed by host as StormCrawler's injector does.
     let writer = EsStatusStore::new(
         client,
-        WriterSettings {
+        WriterConfig {
             index: index.clone(),
             key_field: KeyField::default(),
             routing: true,

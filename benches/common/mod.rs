@@ -56,7 +56,7 @@ pub fn engine_client() -> squall_engine::client::EsClient {
 
 /// A client of the engine at `url`, with the long timeout of [`engine_client`].
 pub fn engine_client_at(url: &str) -> squall_engine::client::EsClient {
-    let mut settings = match squall_engine::client::ConnectionSettings::new(url) {
+    let mut settings = match squall_engine::client::ConnectionConfig::new(url) {
         Ok(settings) => settings,
         Err(e) => panic!("{e}"),
     };

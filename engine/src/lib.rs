@@ -26,19 +26,19 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use squall_engine::client::{ConnectionSettings, EsClient};
+//! use squall_engine::client::{ConnectionConfig, EsClient};
 //! use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
 //! use squall_engine::status_index::schema::KeyField;
-//! use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
-//! use squall_engine::{EsStatusStore, WriterSettings};
+//! use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
+//! use squall_engine::{EsStatusStore, WriterConfig};
 //!
-//! let client = EsClient::new(ConnectionSettings::new("http://127.0.0.1:9200")?)?;
+//! let client = EsClient::new(ConnectionConfig::new("http://127.0.0.1:9200")?)?;
 //! ensure_status_index(&client, &IndexSettings::default()).await?;
-//! let store = EsStatusStore::new(client.clone(), WriterSettings {
+//! let store = EsStatusStore::new(client.clone(), WriterConfig {
 //!     index: "status".into(), key_field: KeyField::default(), routing: true,
 //! });
 //! // Updates of the URLs the spout reads go where their documents live, whatever their routing.
-//! let spout = AggregationSpout::new(client, SpoutSettings::default()).with_routes(store.routes());
+//! let spout = AggregationSpout::new(client, StatusSpoutConfig::default()).with_routes(store.routes());
 //! // CrawlerBuilder::new(config).frontier(spout, store).build()?
 //! # let _ = (store, spout); Ok(()) }
 //! ```
@@ -52,4 +52,4 @@ pub mod queue;
 pub mod setup;
 pub mod status_index;
 
-pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterSettings};
+pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterConfig};

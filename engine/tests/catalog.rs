@@ -15,8 +15,8 @@ use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::schema::queues_index_body;
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
 use squall_engine::status_index::schema::{KeyField, document_id};
-use squall_engine::status_index::spouts::SpoutSettings;
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::status_index::spouts::StatusSpoutConfig;
+use squall_engine::{EsStatusStore, WriterConfig};
 use support::Kind;
 
 #[tokio::test]
@@ -49,13 +49,13 @@ async fn status_index_catalog(kind: Kind, key_field: KeyField, routing: bool) {
     let index = support::status_index(&client, "catalog-status", 2).await;
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.clone(),
             key_field: key_field.clone(),
             routing,
         },
     );
-    let settings = SpoutSettings {
+    let settings = StatusSpoutConfig {
         key_field: key_field.clone(),
         ..support::spout_settings(&index)
     };

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use squall_engine::client::Method;
-use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
+use squall_engine::client::{ConnectionConfig, EsClient, RequestBody};
 use squall_engine::migrate::{Checkpoint, MigrationOptions, migrate};
 use squall_engine::status_index::schema::document_id;
 
@@ -58,7 +58,7 @@ async fn requests_go_on_through_the_other_nodes_when_one_is_killed_or_paused() {
     }
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let cluster = Cluster::start(&workspace, "opensearch-cluster-test", PORT);
-    let mut settings = ConnectionSettings::new(&cluster.urls()).expect("addresses");
+    let mut settings = ConnectionConfig::new(&cluster.urls()).expect("addresses");
     // A short timeout, and retries enough to outlast the cluster's fault detection (a paused node is
     // dropped from the cluster after about 30 s of failed checks, its primaries' replicas promoted).
     settings.timeout = Duration::from_secs(3);

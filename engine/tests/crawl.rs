@@ -34,8 +34,8 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
     use squall_engine::client::Method;
     use squall_engine::client::RequestBody;
     use squall_engine::status_index::schema::{KeyField, document_id};
-    use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
-    use squall_engine::{EsStatusStore, WriterSettings};
+    use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
+    use squall_engine::{EsStatusStore, WriterConfig};
 
     let client = support::client().await;
     let index = support::unique_index("sc-crawl");
@@ -60,7 +60,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
     let key_field = KeyField::parse("metadata.hostname");
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.clone(),
             key_field: key_field.clone(),
             routing: true,
@@ -68,7 +68,7 @@ async fn a_stormcrawler_format_index_is_crawled_and_stays_in_its_format() {
     );
     let spout = AggregationSpout::new(
         client.clone(),
-        SpoutSettings {
+        StatusSpoutConfig {
             key_field,
             ..support::spout_settings(&index)
         },

@@ -13,7 +13,7 @@ use std::time::Duration;
 use squall::frontier::StatusStore;
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::topology::StopReason;
-use squall_engine::client::{ConnectionSettings, EsClient};
+use squall_engine::client::{ConnectionConfig, EsClient};
 use squall_testsite::SiteSpec;
 use support::crawler;
 
@@ -72,7 +72,7 @@ async fn a_crawl_survives_an_engine_restart_without_losing_status_updates() {
         "the restart-test node did not start"
     );
     let mut connection =
-        ConnectionSettings::new(&format!("http://127.0.0.1:{PORT}")).expect("address");
+        ConnectionConfig::new(&format!("http://127.0.0.1:{PORT}")).expect("address");
     // Enough patience to ride out a restart (about 10 s here).
     connection.max_retries = 12;
     connection.max_backoff = Duration::from_secs(4);

@@ -13,8 +13,8 @@ use squall::model::{CrawlUrl, Status};
 use squall_engine::client::Method;
 use squall_engine::client::RequestBody;
 use squall_engine::status_index::schema::{KeyField, document_id};
-use squall_engine::status_index::spouts::{AggregationSpout, SpoutSettings};
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
+use squall_engine::{EsStatusStore, WriterConfig};
 use support::Kind;
 
 fn discovered(url: &str, key: &str) -> StatusWrite {
@@ -56,7 +56,7 @@ async fn two_instances_splitting_the_shards_never_emit_the_same_url() {
     for kind in [Kind::Aggregation, Kind::Collapsing, Kind::Hybrid] {
         let mut seen = Vec::new();
         for instance in 0..2 {
-            let settings = SpoutSettings {
+            let settings = StatusSpoutConfig {
                 shard_split: (instance, 2),
                 max_buckets: 100,
                 max_urls_per_bucket: 10,
@@ -160,7 +160,7 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
     let key_field = KeyField::parse("metadata.hostname");
     let mut spout = AggregationSpout::new(
         client.clone(),
-        SpoutSettings {
+        StatusSpoutConfig {
             key_field: key_field.clone(),
             ..support::spout_settings(&index)
         },
@@ -196,7 +196,7 @@ async fn a_stormcrawler_index_is_read_crawled_and_kept_readable() {
     // Updated by squall, the document keeps StormCrawler's shape and its id.
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.clone(),
             key_field,
             routing: true,
@@ -296,7 +296,7 @@ async fn the_diversified_sampler_keeps_every_host_and_caps_urls_per_host() {
     store.flush().await.expect("refresh");
     let mut spout = AggregationSpout::new(
         client.clone(),
-        SpoutSettings {
+        StatusSpoutConfig {
             sample: true,
             max_buckets: 10,
             max_urls_per_bucket: 2,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{Value, json};
 use squall::model::PartitionMode;
 use squall_engine::client::Method;
-use squall_engine::client::{ConnectionSettings, EsClient, RequestBody};
+use squall_engine::client::{ConnectionConfig, EsClient, RequestBody};
 use squall_engine::migrate::{
     Checkpoint, MigrateError, MigrationOptions, SlicePosition, migrate, verify,
 };
@@ -455,7 +455,7 @@ async fn errors_name_the_problem() {
     let error = migrate(&client, &same).await.expect_err("same index");
     assert!(matches!(error, MigrateError::Options(_)), "{error:?}");
 
-    let mut settings = ConnectionSettings::new("http://127.0.0.1:1").expect("settings");
+    let mut settings = ConnectionConfig::new("http://127.0.0.1:1").expect("settings");
     settings.max_retries = 0;
     let nowhere = EsClient::new(settings).expect("client");
     let error = migrate(&nowhere, &options).await.expect_err("no engine");

@@ -17,7 +17,7 @@ use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::status_index::index::{check_routing, routing_for, sample_routing};
 use squall_engine::status_index::schema::{KeyField, document_id, status_document};
 use squall_engine::status_index::spouts::{AggregationSpout, CollapsingSpout, HybridSpout};
-use squall_engine::{EsStatusStore, Routing, WriterSettings};
+use squall_engine::{EsStatusStore, Routing, WriterConfig};
 use squall_testsite::{Site, SiteSpec};
 use support::{Kind, crawler};
 
@@ -141,7 +141,7 @@ async fn crawl_unrouted_seeds(
 ) -> Vec<(String, Option<String>, String)> {
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.to_string(),
             key_field: KeyField::default(),
             routing,
@@ -302,7 +302,7 @@ async fn every_spout_records_where_its_documents_live() {
         fill(&client, &index, &urls, false).await;
         let store = EsStatusStore::new(
             client.clone(),
-            WriterSettings {
+            WriterConfig {
                 index: index.clone(),
                 key_field: KeyField::default(),
                 routing: true,

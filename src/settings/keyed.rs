@@ -29,14 +29,14 @@ use serde_with::with_prefix::WithPrefix;
 /// `sections { ... }` block at its top, one line a section:
 ///
 /// ```text
-/// pub section struct ConnectionSettings { "user" => user: String = String::new(), ... }
+/// pub section struct ClusterSettings { "user" => user: String = String::new(), ... }
 ///
 /// pub struct FrontierSettings {
 ///     sections {
 ///         /// the shared keys: `es.user`, ...
-///         shared: ConnectionSettings,
+///         shared: ClusterSettings,
 ///         /// the frontier's own: `es.status.user`, ...
-///         "status." as StatusKeys => status: ConnectionSettings,
+///         "status." as StatusKeys => status: ClusterSettings,
 ///     }
 ///     "status.index.name" => index: String = "status".to_string(),
 /// }

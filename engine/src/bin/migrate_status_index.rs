@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use squall::config::Secret;
 use squall::model::PartitionMode;
-use squall_engine::client::{ConnectionSettings, EsClient, PemFile};
+use squall_engine::client::{ConnectionConfig, EsClient, PemFile};
 use squall_engine::migrate::{
     MAX_BATCH_SIZE, MigrationOptions, MigrationReport, Progress, Stage, migrate_with_progress,
 };
@@ -109,8 +109,8 @@ struct Cli {
 
 /// The connection from the command line: addresses, credentials and TLS files (read now, so that a
 /// missing file fails before anything is contacted).
-fn connection(cli: &Cli) -> anyhow::Result<ConnectionSettings> {
-    let mut settings = ConnectionSettings::new(&cli.es_url).context("invalid --es-url")?;
+fn connection(cli: &Cli) -> anyhow::Result<ConnectionConfig> {
+    let mut settings = ConnectionConfig::new(&cli.es_url).context("invalid --es-url")?;
     settings.tls_insecure = cli.tls_insecure;
     settings.api_key = match (&cli.api_key, &cli.api_key_file) {
         (Some(key), _) => Some(Secret(key.trim().to_string())),

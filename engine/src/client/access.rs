@@ -9,7 +9,7 @@ use elasticsearch::http::headers::{AUTHORIZATION, HeaderValue};
 use elasticsearch::http::transport::TransportBuilder;
 use squall::config::Secret;
 
-use super::{ConnectionSettings, EsError};
+use super::{ConnectionConfig, EsError};
 
 /// How the client proves who it is, besides a client certificate.
 #[derive(Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub(super) enum Authorization {
 impl Authorization {
     /// The settings' credentials; an API key and a user together are refused (which one was
     /// meant cannot be told).
-    fn of(settings: &ConnectionSettings) -> Result<Self, EsError> {
+    fn of(settings: &ConnectionConfig) -> Result<Self, EsError> {
         match (&settings.user, &settings.api_key) {
             (Some(_), Some(_)) => Err(EsError::Config(
                 "both an API key and a user are set: give one of them".to_string(),
@@ -82,7 +82,7 @@ fn encoded_api_key(key: &str) -> Result<String, EsError> {
 /// `builder` with the settings' credentials, client certificate and certificate validation.
 pub(super) fn secure(
     mut builder: TransportBuilder,
-    settings: &ConnectionSettings,
+    settings: &ConnectionConfig,
 ) -> Result<TransportBuilder, EsError> {
     if let Some(value) = Authorization::of(settings)?.header() {
         builder = builder.header(AUTHORIZATION, value);

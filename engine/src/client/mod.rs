@@ -35,7 +35,7 @@ use nodes::{NodePool, Pick};
 pub use pem::PemFile;
 pub use scripting::{UpdateMode, Updates};
 pub use search::{Hits, MultiSearchResponse, SearchHit, SearchResponse, Shards, buckets};
-pub use settings::ConnectionSettings;
+pub use settings::ConnectionConfig;
 
 /// Which search engine answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl RequestBody {
 pub struct EsClient {
     #[debug(skip)]
     nodes: Arc<NodePool>,
-    settings: ConnectionSettings,
+    settings: ConnectionConfig,
     #[debug(skip)]
     engine: std::sync::Arc<OnceCell<Engine>>,
     #[debug(skip)]
@@ -89,7 +89,7 @@ pub struct EsClient {
 
 impl EsClient {
     /// A client for these settings. Nothing is contacted until the first request.
-    pub fn new(settings: ConnectionSettings) -> Result<Self, EsError> {
+    pub fn new(settings: ConnectionConfig) -> Result<Self, EsError> {
         // One connection per node, so that the client knows which node failed and can leave it out.
         // No sniffing: the crate's sniffing task panics on the first failed `_nodes` request and
         // never sniffs again, so the node list is the one given.
@@ -453,7 +453,7 @@ fn parse_answer(path: &str, text: &str) -> Result<Value, EsError> {
 }
 
 /// The connection to one node, with the settings' timeout, credentials and TLS choice.
-fn node_connection(address: &Url, settings: &ConnectionSettings) -> Result<Elasticsearch, EsError> {
+fn node_connection(address: &Url, settings: &ConnectionConfig) -> Result<Elasticsearch, EsError> {
     let builder = TransportBuilder::new(SingleNodeConnectionPool::new(address.clone()))
         .timeout(settings.timeout);
     let transport = access::secure(builder, settings)?

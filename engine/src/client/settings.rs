@@ -9,7 +9,7 @@ use super::{EsError, PemFile, UpdateMode};
 
 /// How to reach the cluster.
 #[derive(Clone, PartialEq)]
-pub struct ConnectionSettings {
+pub struct ConnectionConfig {
     /// Node addresses (`http://host:9200`); requests go round-robin over the nodes thought alive.
     /// A node that fails at the connection level (refused, reset, timed out) is left out for
     /// [`node_cooloff`](Self::node_cooloff), and the request is retried on another one.
@@ -49,9 +49,9 @@ pub struct ConnectionSettings {
     pub update_mode: UpdateMode,
 }
 
-impl std::fmt::Debug for ConnectionSettings {
+impl std::fmt::Debug for ConnectionConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectionSettings")
+        f.debug_struct("ConnectionConfig")
             .field(
                 "addresses",
                 &self.addresses.iter().map(Url::as_str).collect::<Vec<_>>(),
@@ -70,7 +70,7 @@ impl std::fmt::Debug for ConnectionSettings {
     }
 }
 
-impl ConnectionSettings {
+impl ConnectionConfig {
     /// Settings for one address, with defaults: 30 s timeout, 6 retries from 250 ms to 10 s, a
     /// failed node left out 10 s at first and at most 5 minutes.
     pub fn new(address: &str) -> Result<Self, EsError> {
@@ -80,7 +80,7 @@ impl ConnectionSettings {
     /// Settings for several addresses (StormCrawler's `es.status.addresses`: a list, or `;`- or
     /// `,`-separated); `http://` is assumed when no scheme is given, and port 9200 for a bare host.
     pub fn for_addresses(addresses: &[&str]) -> Result<Self, EsError> {
-        let mut settings = ConnectionSettings {
+        let mut settings = ConnectionConfig {
             addresses: Vec::new(),
             user: None,
             password: None,
@@ -142,14 +142,14 @@ mod tests {
 
     #[test]
     fn commas_separate_addresses_too() {
-        let settings = ConnectionSettings::new("http://a:9200,http://b:9201").expect("settings");
+        let settings = ConnectionConfig::new("http://a:9200,http://b:9201").expect("settings");
         assert_eq!(settings.addresses.len(), 2);
     }
 
     #[test]
     fn addresses_are_parsed_like_stormcrawler_and_credentials_taken_out() {
         let settings =
-            ConnectionSettings::for_addresses(&["es1;es2:9201", "https://u:secret@es3:443"])
+            ConnectionConfig::for_addresses(&["es1;es2:9201", "https://u:secret@es3:443"])
                 .expect("settings");
         let addresses: Vec<&str> = settings.addresses.iter().map(Url::as_str).collect();
         assert_eq!(
@@ -160,8 +160,8 @@ mod tests {
         assert_eq!(settings.password.as_deref(), Some("secret"));
         let debug = format!("{settings:?}");
         assert!(!debug.contains("secret"), "{debug}");
-        assert!(ConnectionSettings::for_addresses(&[" ; "]).is_err());
-        let err = ConnectionSettings::new("http://u:secret@bad host").expect_err("invalid");
+        assert!(ConnectionConfig::for_addresses(&[" ; "]).is_err());
+        let err = ConnectionConfig::new("http://u:secret@bad host").expect_err("invalid");
         assert!(!err.to_string().contains("secret"), "{err}");
     }
 }

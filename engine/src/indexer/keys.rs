@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use squall::config::{ConfigError, CrawlConfig};
 
-use crate::client::ConnectionSettings;
+use crate::client::ConnectionConfig;
 use crate::client::indices::parse_time_value;
 use crate::setup::{ClusterSettings, IndexFrontierSettings, connect};
 
@@ -59,7 +59,7 @@ pub struct ContentIndexConfig {
     /// How to reach the cluster: the content index's connection keys (`es.indexer.addresses`,
     /// where `localhost` means `http://localhost:9200`, `es.indexer.user`, ...), each else the
     /// shared `es.*` one ([`ClusterSettings`]).
-    pub connection: ConnectionSettings,
+    pub connection: ConnectionConfig,
     /// `es.indexer.index.name`: the content index, created with StormCrawler's `indexer.mapping`
     /// when missing.
     pub index: String,

@@ -38,7 +38,7 @@ pub mod schema;
 mod store;
 
 pub use keys::{ContentIndexConfig, PREFIXES};
-pub use store::{ContentWriterSettings, EsContentStore};
+pub use store::{ContentWriterConfig, EsContentStore};
 
 use squall::config::{ConfigError, CrawlConfig};
 use squall::index::Batching;
@@ -71,7 +71,7 @@ pub async fn open(config: &CrawlConfig) -> Result<EsContentStore, OpenContentErr
     info!(index = %keys.index, nodes = %client.addresses(), "content index {how}");
     Ok(EsContentStore::new(
         client,
-        ContentWriterSettings {
+        ContentWriterConfig {
             index: keys.index,
             create: keys.create,
             pipeline: keys.pipeline,

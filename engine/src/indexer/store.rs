@@ -9,7 +9,7 @@ use crate::client::{BulkOperation, BulkRequest, BulkResponse, EsClient, Method, 
 
 /// How documents are written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContentWriterSettings {
+pub struct ContentWriterConfig {
     /// The content index.
     pub index: String,
     /// Create-only: a document already there is kept (its conflict counts as written).
@@ -25,12 +25,12 @@ pub struct ContentWriterSettings {
 #[derive(Debug, Clone)]
 pub struct EsContentStore {
     client: EsClient,
-    settings: ContentWriterSettings,
+    settings: ContentWriterConfig,
 }
 
 impl EsContentStore {
     /// A store over `client`.
-    pub fn new(client: EsClient, settings: ContentWriterSettings) -> Self {
+    pub fn new(client: EsClient, settings: ContentWriterConfig) -> Self {
         EsContentStore { client, settings }
     }
 

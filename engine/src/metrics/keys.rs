@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use squall::config::{ConfigError, CrawlConfig};
 
-use crate::client::ConnectionSettings;
+use crate::client::ConnectionConfig;
 use crate::setup::{ClusterSettings, IndexFrontierSettings, connect};
 
 /// The prefixes the keys are read under.
@@ -53,7 +53,7 @@ struct Consumer {
 pub struct MetricsIndexConfig {
     /// How to reach the cluster: the metrics index's connection keys (`es.metrics.addresses`,
     /// `es.metrics.user`, ...), each else the frontier's (`es.status.*`, else `es.*`).
-    pub connection: ConnectionSettings,
+    pub connection: ConnectionConfig,
     /// `es.metrics.index.name` (default `metrics`).
     pub index: String,
     /// The consumer's `argument`: a date format (Java's, `yyyy-MM-dd`) read as chrono's; the
@@ -126,7 +126,7 @@ fn is_metrics_consumer(class: &str) -> bool {
 fn connection(
     config: &CrawlConfig,
     keys: &MetricsIndexSettings,
-) -> Result<ConnectionSettings, ConfigError> {
+) -> Result<ConnectionConfig, ConfigError> {
     let frontier = IndexFrontierSettings::from_config(config)?;
     let [status, shared] = frontier.frontier_layers();
     let mut connection = connect(&[("es.metrics.", &keys.connection), status, shared])?;

@@ -23,10 +23,10 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use squall_engine::client::{ConnectionSettings, EsClient};
+//! use squall_engine::client::{ConnectionConfig, EsClient};
 //! use squall_engine::migrate::{MigrationOptions, migrate};
 //!
-//! let client = EsClient::new(ConnectionSettings::new("http://127.0.0.1:9200")?)?;
+//! let client = EsClient::new(ConnectionConfig::new("http://127.0.0.1:9200")?)?;
 //! let report = migrate(&client, &MigrationOptions::new("status", "urls", "queues")).await?;
 //! assert!(report.verification.ok, "{:?}", report.verification.problems());
 //! # Ok(()) }

@@ -27,7 +27,7 @@ use super::schema::{QueueChange, queue_update};
 use crate::client::indices::refresh;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{KeyField, document_id};
-use crate::status_index::{EsStatusStore, WriterSettings, Written};
+use crate::status_index::{EsStatusStore, WriterConfig, Written};
 
 /// Writes statuses to the urls index and keeps the queues index's invariant.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl QueueStatusStore {
         QueueStatusStore {
             urls: EsStatusStore::new(
                 client.clone(),
-                WriterSettings {
+                WriterConfig {
                     index: urls_index.to_string(),
                     key_field,
                     routing: false,

@@ -2,14 +2,14 @@
 //! [`ClusterSettings`], is read under each section's prefix — the frontier's `es.status.*`, the
 //! content index's `es.indexer.*`, the metrics index's `es.metrics.*`, and the shared `es.*` they
 //! fall back to — and one rule, [`connect`], turns a section and its fallbacks into the
-//! [`ConnectionSettings`] a client is built from.
+//! [`ConnectionConfig`] a client is built from.
 
 use std::path::Path;
 
 use serde_with::{OneOrMany, formats::PreferOne};
 use squall::config::{ConfigError, Secret};
 
-use crate::client::{ConnectionSettings, PemFile};
+use crate::client::{ConnectionConfig, PemFile};
 
 /// The address used when no section names one.
 pub const DEFAULT_ADDRESS: &str = "http://127.0.0.1:9200";
@@ -69,7 +69,7 @@ squall::keyed_settings! {
 /// the key as written.
 pub(crate) fn connect(
     layers: &[(&'static str, &ClusterSettings)],
-) -> Result<ConnectionSettings, ConfigError> {
+) -> Result<ConnectionConfig, ConfigError> {
     let layers: Vec<(&'static str, ClusterSettings)> = layers
         .iter()
         .map(|(prefix, keys)| {
@@ -86,10 +86,10 @@ pub(crate) fn connect(
         });
     let named = Named { layers: &layers };
     let mut connection = if keys.addresses.is_empty() {
-        ConnectionSettings::new(DEFAULT_ADDRESS)
+        ConnectionConfig::new(DEFAULT_ADDRESS)
     } else {
         let entries: Vec<&str> = keys.addresses.iter().map(String::as_str).collect();
-        ConnectionSettings::for_addresses(&entries)
+        ConnectionConfig::for_addresses(&entries)
     }
     .map_err(|e| invalid(&named.key("addresses"), e.to_string()))?;
     apply_access(&keys, &named, &mut connection)?;
@@ -122,7 +122,7 @@ impl Named<'_> {
 fn apply_access(
     keys: &ClusterSettings,
     named: &Named<'_>,
-    connection: &mut ConnectionSettings,
+    connection: &mut ConnectionConfig,
 ) -> Result<(), ConfigError> {
     if !keys.user.trim().is_empty() {
         connection.user = Some(keys.user.trim().to_string());

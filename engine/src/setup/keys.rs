@@ -8,7 +8,7 @@ use squall::config::{ConfigError, CrawlConfig};
 
 use super::cluster_keys::{ClusterSettings, connect, invalid, seconds};
 use super::query_keys::QuerySettings;
-use crate::client::ConnectionSettings;
+use crate::client::ConnectionConfig;
 use crate::client::UpdateMode;
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
@@ -144,7 +144,7 @@ pub struct IndexFrontierConfig {
     /// (`es.addresses`, `es.user`, ...), else its default ([`ClusterSettings`]); and
     /// `es.queues.updates`, how the queue frontier changes a queue (Painless scripts or
     /// conditional writes; `auto` asks the engine).
-    pub connection: ConnectionSettings,
+    pub connection: ConnectionConfig,
     /// How the spouts query the index (`es.status.max.buckets`, sort fields, sampling, ...).
     pub query: QuerySettings,
     /// `es.status.index.name`: the status index (the urls index with the queue spout).
@@ -204,7 +204,7 @@ impl IndexFrontierConfig {
 impl IndexFrontierSettings {
     /// How the frontier reaches the cluster: its `es.status.*` connection keys over the shared
     /// `es.*` ones ([`ClusterSettings`]'s one rule), with the update mode.
-    pub(crate) fn connection(&self) -> Result<ConnectionSettings, ConfigError> {
+    pub(crate) fn connection(&self) -> Result<ConnectionConfig, ConfigError> {
         let mut connection = connect(&self.frontier_layers())?;
         connection.update_mode = self.updates;
         Ok(connection)

@@ -23,8 +23,10 @@ use crate::status_index::index::{
     sample_routing,
 };
 use crate::status_index::schema::KeyField;
-use crate::status_index::spouts::{AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings};
-use crate::{EsStatusStore, WriterSettings};
+use crate::status_index::spouts::{
+    AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
+};
+use crate::{EsStatusStore, WriterConfig};
 
 /// The refresh interval of the indices this crawler creates: writes show in queries within it.
 const REFRESH: &str = "1s";
@@ -219,7 +221,7 @@ async fn status_index_frontier(
     let key_field = KeyField::parse(&index.bucket_field);
     let store = EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.index.clone(),
             key_field: key_field.clone(),
             routing,
@@ -227,7 +229,7 @@ async fn status_index_frontier(
     );
     let routes = store.routes();
     let catalog = EsCatalog::status_index(client.clone(), &index.index, key_field.clone());
-    let mut settings = SpoutSettings {
+    let mut settings = StatusSpoutConfig {
         index: index.index.clone(),
         key_field,
         max_buckets: config.frontier.max_buckets,
@@ -237,7 +239,7 @@ async fn status_index_frontier(
         partition_mode: config.fetcher.partition,
         refresh_interval: visibility,
         reset_fetch_date_after: config.spout.reset_fetch_date_after,
-        ..SpoutSettings::default()
+        ..StatusSpoutConfig::default()
     };
     index.query.apply(&mut settings);
     // (The queue spout has its own indices: open_index_frontier never sends it here.)
@@ -282,7 +284,7 @@ fn instance_share(process: (u32, u32), k: usize, instances: usize) -> (u32, u32)
 fn status_index_spout(
     kind: SpoutKind,
     client: EsClient,
-    settings: SpoutSettings,
+    settings: StatusSpoutConfig,
     routes: DocumentRoutes,
 ) -> Box<dyn Spout> {
     match kind {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_with::{OneOrMany, formats::PreferOne};
 use squall::config::ConfigError;
 
-use crate::status_index::spouts::SpoutSettings;
+use crate::status_index::spouts::StatusSpoutConfig;
 
 squall::keyed_settings! {
     /// How the spouts query the frontier; `None` and empty mean "as squall's core keys or defaults
@@ -78,7 +78,7 @@ impl QuerySettings {
     }
 
     /// Applies these settings over a status-index spout's, whose counts are already the core's.
-    pub fn apply(&self, settings: &mut SpoutSettings) {
+    pub fn apply(&self, settings: &mut StatusSpoutConfig) {
         if let Some(n) = self.max_buckets {
             settings.max_buckets = n;
         }

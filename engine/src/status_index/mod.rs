@@ -9,4 +9,4 @@ pub mod spouts;
 mod writer;
 
 pub use routes::{DocumentRoutes, Routing};
-pub use writer::{EsStatusStore, WriterSettings, Written};
+pub use writer::{EsStatusStore, WriterConfig, Written};

@@ -6,7 +6,7 @@
 //!
 //! Routing: an update of a URL a spout read from the index goes where that document lives (the
 //! routing its hit showed, recorded in [`DocumentRoutes`]), whatever the setting; a new document
-//! (DISCOVERED, create-only) and any URL without a record are routed as [`WriterSettings::routing`]
+//! (DISCOVERED, create-only) and any URL without a record are routed as [`WriterConfig::routing`]
 //! says.
 
 use async_trait::async_trait;
@@ -21,7 +21,7 @@ use crate::status_index::schema::{KeyField, document_id, status_document};
 
 /// Where and how statuses are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriterSettings {
+pub struct WriterConfig {
     /// The status index.
     pub index: String,
     /// Where the partition key goes.
@@ -37,13 +37,13 @@ pub struct WriterSettings {
 #[derive(Debug, Clone)]
 pub struct EsStatusStore {
     client: EsClient,
-    settings: WriterSettings,
+    settings: WriterConfig,
     routes: DocumentRoutes,
 }
 
 impl EsStatusStore {
     /// A writer into `settings.index`.
-    pub fn new(client: EsClient, settings: WriterSettings) -> Self {
+    pub fn new(client: EsClient, settings: WriterConfig) -> Self {
         EsStatusStore {
             client,
             settings,

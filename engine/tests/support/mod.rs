@@ -23,20 +23,20 @@ use squall::config::CrawlConfig;
 use squall::topology::CrawlerBuilder;
 use squall_engine::client::Method;
 use squall_engine::client::{
-    ConnectionSettings, Engine, EsClient, EsError, RequestBody, UpdateMode, Updates,
+    ConnectionConfig, Engine, EsClient, EsError, RequestBody, UpdateMode, Updates,
 };
 use squall_engine::queue::schema::queue_id;
 use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
 use squall_engine::status_index::schema::{KeyField, document_id};
 use squall_engine::status_index::spouts::{
-    AggregationSpout, CollapsingSpout, HybridSpout, SpoutSettings,
+    AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
 };
-use squall_engine::{EsStatusStore, WriterSettings};
+use squall_engine::{EsStatusStore, WriterConfig};
 
 /// A client for the test engine; fails loudly, with instructions, when no engine answers.
 pub async fn client() -> EsClient {
     let url = base_url();
-    let mut settings = ConnectionSettings::new(&url).expect("OPENSEARCH_URL is an address");
+    let mut settings = ConnectionConfig::new(&url).expect("OPENSEARCH_URL is an address");
     settings.max_retries = 1;
     let client = EsClient::new(settings.clone()).expect("client");
     let engine = client.engine().await;
@@ -59,7 +59,7 @@ pub async fn client() -> EsClient {
 /// A client for the test engine that makes queue updates the way `mode` says.
 pub async fn client_updating(mode: UpdateMode) -> EsClient {
     let _ = client().await;
-    let mut settings = ConnectionSettings::new(&base_url()).expect("OPENSEARCH_URL is an address");
+    let mut settings = ConnectionConfig::new(&base_url()).expect("OPENSEARCH_URL is an address");
     settings.update_mode = mode;
     EsClient::new(settings).expect("client")
 }
@@ -125,15 +125,15 @@ pub enum Kind {
 }
 
 /// Spout settings for tests: a 1 s refresh, generous buckets.
-pub fn spout_settings(index: &str) -> SpoutSettings {
-    SpoutSettings {
+pub fn spout_settings(index: &str) -> StatusSpoutConfig {
+    StatusSpoutConfig {
         index: index.to_string(),
         max_buckets: 50,
         max_urls_per_bucket: 5,
         max_urls_per_reload: 5,
         refresh_interval: Duration::from_secs(1),
         reset_fetch_date_after: Some(Duration::from_secs(5)),
-        ..SpoutSettings::default()
+        ..StatusSpoutConfig::default()
     }
 }
 
@@ -141,7 +141,7 @@ pub fn spout_settings(index: &str) -> SpoutSettings {
 pub fn spout(
     kind: Kind,
     client: &EsClient,
-    settings: SpoutSettings,
+    settings: StatusSpoutConfig,
 ) -> Box<dyn squall::frontier::Spout> {
     match kind {
         Kind::Aggregation => Box::new(AggregationSpout::new(client.clone(), settings)),
@@ -154,7 +154,7 @@ pub fn spout(
 pub fn store(client: &EsClient, index: &str) -> EsStatusStore {
     EsStatusStore::new(
         client.clone(),
-        WriterSettings {
+        WriterConfig {
             index: index.to_string(),
             key_field: KeyField::default(),
             routing: true,

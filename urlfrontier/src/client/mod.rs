@@ -52,13 +52,13 @@ pub use spout::{IDLE_SETTLE, UrlFrontierSpout};
 pub use store::UrlFrontierStore;
 
 /// The two sides of a URLFrontier frontier and one line for people, as [`open`] gives them.
-pub type OpenedFrontier = (Box<dyn Spout>, Arc<dyn StatusStore>, String);
+pub type ClientFrontier = (Box<dyn Spout>, Arc<dyn StatusStore>, String);
 
 /// Connects to the URLFrontier server the `urlfrontier.*` keys of `config` name and builds its
 /// spout and status store over that one connection, with a line describing the frontier (address
 /// and crawl). Fails, naming the address, when nothing answers there within
 /// `urlfrontier.connect.timeout`; once connected, a lost connection is made again on the next call.
-pub async fn open(config: &CrawlConfig) -> Result<OpenedFrontier, ClientError> {
+pub async fn open(config: &CrawlConfig) -> Result<ClientFrontier, ClientError> {
     let settings = ClientSettings::from_config(config)?;
     let channel = connect(&settings).await?;
     let description = format!(

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
-use super::common::{QueryDate, SpoutQuery, SpoutSettings};
+use super::common::{QueryDate, SpoutQuery, StatusSpoutConfig};
 use crate::client::EsClient;
 use crate::status_index::routes::DocumentRoutes;
 
@@ -20,7 +20,7 @@ pub struct CollapsingSpout {
 
 impl CollapsingSpout {
     /// A spout over `settings.index`.
-    pub fn new(client: EsClient, settings: SpoutSettings) -> Self {
+    pub fn new(client: EsClient, settings: StatusSpoutConfig) -> Self {
         let date = QueryDate::new(settings.reset_fetch_date_after);
         CollapsingSpout {
             query: SpoutQuery::new(client, settings),

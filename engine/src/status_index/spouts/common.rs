@@ -17,7 +17,7 @@ use crate::status_index::schema::{KeyField, document_id, format_date, read_docum
 
 /// Settings of the status-index spouts, with StormCrawler's keys and defaults.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SpoutSettings {
+pub struct StatusSpoutConfig {
     /// `es.status.index.name`.
     pub index: String,
     /// `es.status.bucket.field`: the field holding the partition key.
@@ -54,9 +54,9 @@ pub struct SpoutSettings {
     pub refresh_interval: Duration,
 }
 
-impl Default for SpoutSettings {
+impl Default for StatusSpoutConfig {
     fn default() -> Self {
-        SpoutSettings {
+        StatusSpoutConfig {
             index: "status".to_string(),
             key_field: KeyField::default(),
             max_buckets: 10,
@@ -138,7 +138,7 @@ impl QueryDate {
 #[derive(Debug, Clone)]
 pub struct SpoutQuery {
     pub(crate) client: EsClient,
-    pub(crate) settings: SpoutSettings,
+    pub(crate) settings: StatusSpoutConfig,
     preference: Option<Option<String>>,
     /// Where the routing of each returned URL's document is recorded, for the writer.
     routes: Option<DocumentRoutes>,
@@ -147,7 +147,7 @@ pub struct SpoutQuery {
 }
 
 impl SpoutQuery {
-    pub(crate) fn new(client: EsClient, settings: SpoutSettings) -> Self {
+    pub(crate) fn new(client: EsClient, settings: StatusSpoutConfig) -> Self {
         SpoutQuery {
             client,
             settings,

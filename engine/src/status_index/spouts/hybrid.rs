@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError};
 
 use super::aggregation::AggregationSpout;
-use super::common::{QueryDate, SpoutQuery, SpoutSettings};
+use super::common::{QueryDate, SpoutQuery, StatusSpoutConfig};
 use crate::client::EsClient;
 use crate::status_index::routes::DocumentRoutes;
 
@@ -38,7 +38,7 @@ pub struct HybridSpout {
 impl HybridSpout {
     /// A spout over `settings.index`; the aggregation runs again every `spout.reset.fetchdate.after`
     /// (or when every known key is exhausted).
-    pub fn new(client: EsClient, settings: SpoutSettings) -> Self {
+    pub fn new(client: EsClient, settings: StatusSpoutConfig) -> Self {
         let aggregation_every = settings
             .reset_fetch_date_after
             .unwrap_or(Duration::from_secs(120));

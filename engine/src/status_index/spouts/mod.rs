@@ -7,5 +7,5 @@ mod hybrid;
 
 pub use aggregation::AggregationSpout;
 pub use collapsing::CollapsingSpout;
-pub use common::{QueryDate, SpoutSettings};
+pub use common::{QueryDate, StatusSpoutConfig};
 pub use hybrid::HybridSpout;
