@@ -23,8 +23,8 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use squall_engine::client::indices::ensure_index;
 use squall_engine::client::{BulkItem, BulkOperation, BulkRequest, EsClient, Method, RequestBody};
-use squall_engine::queue::edit_writes::{EditOutcome, apply_edits};
-use squall_engine::queue::edits::{KeyedEdit, QueueEdit};
+use squall_engine::queue::edit_apply::{EditOutcome, apply_edits};
+use squall_engine::queue::edit_rules::{KeyedEdit, QueueEdit};
 use squall_engine::queue::schema::{queue_id, queues_index_body};
 
 /// Dates from a small pool, so that comparisons meet equal values too.

@@ -13,8 +13,8 @@ use super::document::{NextFetch, prepare_document, quick_look};
 use super::reader::Hit;
 use super::{MigrateError, MigrationOptions};
 use crate::client::EsClient;
-use crate::queue::edit_writes::{EditOutcome, apply_edits};
-use crate::queue::edits::KeyedEdit;
+use crate::queue::edit_apply::{EditOutcome, apply_edits};
+use crate::queue::edit_rules::KeyedEdit;
 use crate::queue::schema::{ensure_queue, lower_next_due};
 use crate::status_index::schema::KeyField;
 

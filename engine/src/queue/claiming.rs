@@ -2,7 +2,7 @@
 //! given number with conditional updates in one `_bulk` (one round trip whatever the number), so
 //! that of several processes racing for one queue exactly one wins; and the queues this process
 //! claimed or gave back lately ([`RecentQueues`]), which a listing may show as they were before.
-//! (Edits that depend on what a queue holds are in `edit_writes`.)
+//! (Edits that depend on what a queue holds are in `edit_apply`.)
 
 use std::time::Instant;
 

@@ -2,6 +2,38 @@
 //! queues index (one document per key, with `nextDue`, a lease and shared politeness state), shared
 //! by any number of crawler processes.
 //!
+//! # Words
+//!
+//! - A **claim** takes a queue: a conditional update of its document that writes a lease.
+//! - A **hold** is this process holding a queue, from its claim until it gives the queue back:
+//!   `Hold` (`hold.rs`) is the spout's side of it, `SharedHold` the part shared with the upkeep
+//!   and the writer (the lease, the holder, the writer's log: `shared_holds.rs`), `SharedHolds`
+//!   all of them.
+//! - The **holder** is the hold's name, written in `leaseOwner`: the process's owner, `#`, and a
+//!   name of its own (`host-42#1f3a9c07.12`); every later edit of the lease names it.
+//! - Giving a queue back is a **release** (which dates the queue: `nextDue`) or a **drop**
+//!   (which leaves `nextDue` as it is).
+//! - `seen_before` is a claim's time less the urls index's visibility delay: what was written
+//!   before it shows in the reads the hold makes.
+//!
+//! # Files
+//!
+//! | file | its job |
+//! |---|---|
+//! | `spout.rs` | the spout's rounds: drop and claim at once, read, hand out, release |
+//! | `claiming.rs` | the claim protocol: list due queues, claim them in one conditional `_bulk` |
+//! | `hold.rs` | one hold on the spout's side: what it read, handed out, reads next, its next date |
+//! | `shared_holds.rs` | what the spout shares of its holds with the upkeep and the writer |
+//! | `reads.rs` | reading held queues' URLs: one light query per queue, in `_msearch` |
+//! | `upkeep.rs` | in the background: lease renewals, the heartbeat, the fair share |
+//! | `writer.rs` | the `StatusStore`: URL writes, noted in holds or lowering their queues |
+//! | `edit_rules.rs` | each change to a queue document, as a Painless script and as Rust |
+//! | `edit_apply.rs` | applying those edits: scripted updates, or conditional rounds without Painless |
+//! | `schema.rs` | the queues index's mapping, document id and upserts |
+//! | `fields.rs` | the queues index's field names, declared once |
+//! | `settings.rs` | the spout's settings, and the delays derived from them |
+//! | `timings.rs` | where the spout's rounds spend their time |
+//!
 //! # Invariants
 //!
 //! 1. **At most one live lease per queue.** A process claims a queue only with a conditional update
@@ -12,7 +44,7 @@
 //!    after a failover) cannot touch a later claim of the same process. Every change that depends on what
 //!    a queue holds (renewals, releases, writers lowering `nextDue`) is atomic: a Painless script the
 //!    engine runs, or, on an engine without Painless, the same rule in Rust written back only if
-//!    the queue is still the version it was computed from ([`edits`]; `es.queues.updates`).
+//!    the queue is still the version it was computed from ([`edit_rules`]; `es.queues.updates`).
 //! 2. **A process fetches from a queue only while its lease is valid.** Leases are renewed in the
 //!    background every quarter TTL, not by the query loop. Each URL handed out carries
 //!    the queue's [`Lease`](squall::frontier::Lease), which this process trusts for four fifths of the
@@ -24,7 +56,7 @@
 //!    per key per batch, before the URL documents, so no URL is ever written without its queue).
 //!    While a process holds a queue, its `nextDue` is no later than the time it was listed as due
 //!    (only a release raises it), so the holder's own writes dated from then on need not edit the
-//!    queue: they are noted in the hold (`held.rs`) instead. Only a release raises `nextDue`: to the
+//!    queue: they are noted in the hold's log (`shared_holds.rs`) instead. Only a release raises `nextDue`: to the
 //!    earliest of the first URL not due at the holder's last read, the dates it wrote during the
 //!    hold and any due URL it did not hand out, or to `heldDue` — the earliest due date another
 //!    writer wrote since the claim — when that write came after the claim less the urls index's
@@ -92,15 +124,15 @@
 //! another process could take it. A user who prefers the lower cost sets the refresh on the index
 //! (`PUT /<urls>/_settings`), and the delays above follow it.
 
-mod claim;
 mod claiming;
-pub mod edit_writes;
-pub mod edits;
+pub mod edit_apply;
+pub mod edit_rules;
 pub mod fields;
-mod held;
+mod hold;
 mod reads;
 pub mod schema;
 mod settings;
+mod shared_holds;
 pub mod spout;
 pub mod timings;
 mod upkeep;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use squall::frontier::StatusWrite;
 
-use super::edits::{KeyedEdit, QueueEdit};
+use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{
     BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, FIRST_SEEN, HELD_DUE, KEY, LAST_UPDATED, LEASE_OWNER,
     LEASE_UNTIL, NEXT_DUE,

@@ -1,6 +1,6 @@
 //! The queue spout: claims due queues, reads each one's URLs with a light query when it is claimed
 //! (and again only when that runs low; see `reads`), hands them out under the queue's lease along
-//! with the URLs this process's writer created for it meanwhile (see `held`), and gives each queue
+//! with the URLs this process's writer created for it meanwhile (see `shared_holds`), and gives each queue
 //! back when it is drained, when it was held long enough while others wait, or when this process
 //! holds more than its share.
 //!
@@ -20,14 +20,14 @@ use squall::frontier::{BusyUrls, DueUrl, Lease, Spout, SpoutError};
 use squall::model::CrawlUrl;
 use tracing::debug;
 
-use super::claim::Claim;
 use super::claiming::{ClaimRequest, Claimed, RecentQueues, claim_queues};
-use super::edit_writes::{EditOutcome, apply_edits};
-use super::edits::{KeyedEdit, QueueEdit};
+use super::edit_apply::{EditOutcome, apply_edits};
+use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{LEASE_UNTIL, NEXT_DUE};
-use super::held::{Held, Tenure};
+use super::hold::Hold;
 use super::reads::{ReadRequest, read_queues};
 use super::settings::QueueSpoutSettings;
+use super::shared_holds::{SharedHold, SharedHolds};
 use super::timings::{Stage, StageTimes};
 use super::upkeep::{FrontierLoad, Upkeep, retire};
 use super::writer::QueueStatusStore;
@@ -36,14 +36,14 @@ use crate::status_index::schema::format_date;
 
 /// Names claims apart: `owner#prefix.count`, with a random prefix per spout.
 #[derive(Debug)]
-struct ClaimNames {
+struct HolderNames {
     prefix: u32,
     count: u64,
 }
 
-impl ClaimNames {
+impl HolderNames {
     fn new() -> Self {
-        ClaimNames {
+        HolderNames {
             prefix: fastrand::u32(..),
             count: 0,
         }
@@ -62,13 +62,13 @@ impl ClaimNames {
 pub struct QueueSpout {
     client: EsClient,
     settings: QueueSpoutSettings,
-    claims: BTreeMap<String, Claim>,
-    /// The tenures of `claims`, shared with the upkeep (which renews them) and the writer (which
+    holds: BTreeMap<String, Hold>,
+    /// The shared part of `holds`, with the upkeep (which renews their leases) and the writer (which
     /// notes its writes in them).
-    held: Held,
+    shared: SharedHolds,
     /// Names this spout's claims: a random prefix (a process started again under the same owner
     /// names its claims apart from the last one's) and a count.
-    claim_names: ClaimNames,
+    holder_names: HolderNames,
     load: Arc<FrontierLoad>,
     upkeep: Option<Upkeep>,
     /// When the last claim found no queue to take: the next waits half a second, unless queues are
@@ -83,7 +83,7 @@ pub struct QueueSpout {
 
 /// The queues a [`QueueSpout`] holds and how long their leases have left, shared with the spout.
 #[derive(Debug, Clone)]
-pub struct QueueLeases(Held);
+pub struct QueueLeases(SharedHolds);
 
 impl squall::frontier::LeaseView for QueueLeases {
     fn held(&self) -> Vec<squall::frontier::HeldLease> {
@@ -127,9 +127,9 @@ impl QueueSpout {
         QueueSpout {
             client,
             settings,
-            claims: BTreeMap::new(),
-            held: Held::default(),
-            claim_names: ClaimNames::new(),
+            holds: BTreeMap::new(),
+            shared: SharedHolds::default(),
+            holder_names: HolderNames::new(),
             load: Arc::new(FrontierLoad::default()),
             upkeep: None,
             claimed_nothing_at: None,
@@ -153,17 +153,17 @@ impl QueueSpout {
             &self.settings.queues_index,
             self.settings.key_field.clone(),
         )
-        .with_held(self.held.clone())
+        .with_holds(self.shared.clone())
     }
 
     /// What this spout holds, readable from elsewhere while it runs (a live view's leases).
     pub fn leases(&self) -> QueueLeases {
-        QueueLeases(self.held.clone())
+        QueueLeases(self.shared.clone())
     }
 
     /// The keys this process holds now.
     pub fn held_keys(&self) -> Vec<String> {
-        self.claims.keys().cloned().collect()
+        self.holds.keys().cloned().collect()
     }
 
     /// Stops the background upkeep (lease renewals, heartbeat) as a paused process's would stop,
@@ -183,26 +183,26 @@ impl QueueSpout {
             self.upkeep = Some(Upkeep::start(
                 self.client.clone(),
                 self.settings.clone(),
-                self.held.clone(),
+                self.shared.clone(),
                 Arc::clone(&self.load),
             ));
         }
     }
 
-    /// Takes the claim of `key` out, its lease revoked: at once when `force`, else only when no
+    /// Takes the hold of `key` out, its lease revoked: at once when `force`, else only when no
     /// write is in flight on it (`None`: it stays for now).
-    fn take_claim(&mut self, key: &str, force: bool) -> Option<Claim> {
-        if self.held.map().contains_key(key) {
+    fn take_hold(&mut self, key: &str, force: bool) -> Option<Hold> {
+        if self.shared.map().contains_key(key) {
             if force {
-                self.held.take(key)?;
+                self.shared.take(key)?;
             } else {
-                self.held.take_idle(key)?;
+                self.shared.take_idle(key)?;
             }
         }
-        let claim = self.claims.remove(key)?;
-        claim.tenure.lease.revoke();
+        let hold = self.holds.remove(key)?;
+        hold.shared.lease.revoke();
         self.recent.touch(key);
-        Some(claim)
+        Some(hold)
     }
 
     /// The leases to drop now, without touching `nextDue`: those lost or run out (nothing more is
@@ -210,9 +210,9 @@ impl QueueSpout {
     /// closing with nothing left in the topology.
     fn leases_to_drop(&mut self) -> Vec<KeyedEdit> {
         let lost: Vec<String> = self
-            .claims
+            .holds
             .iter()
-            .filter(|(_, claim)| !claim.tenure.lease.is_valid())
+            .filter(|(_, hold)| !hold.shared.lease.is_valid())
             .map(|(key, _)| key.clone())
             .collect();
         if !lost.is_empty() {
@@ -220,9 +220,9 @@ impl QueueSpout {
             metrics::counter!("squall_queue_leases_lost_total").increment(lost.len() as u64);
         }
         let closed: Vec<String> = self
-            .claims
+            .holds
             .iter()
-            .filter(|(_, claim)| claim.closing && claim.outstanding.is_empty())
+            .filter(|(_, hold)| hold.closing && hold.outstanding.is_empty())
             .map(|(key, _)| key.clone())
             .collect();
         let mut edits = self.drops(lost, true);
@@ -230,18 +230,18 @@ impl QueueSpout {
         edits
     }
 
-    /// Takes the claims of `keys` out ([`take_claim`](Self::take_claim)) and gives the edits that
+    /// Takes the holds of `keys` out ([`take_hold`](Self::take_hold)) and gives the edits that
     /// drop their leases without touching `nextDue`.
     fn drops(&mut self, keys: Vec<String>, force: bool) -> Vec<KeyedEdit> {
         let now = Utc::now();
         let delay = self.settings.politeness_delay;
         keys.into_iter()
             .filter_map(|key| {
-                let claim = self.take_claim(&key, force)?;
+                let hold = self.take_hold(&key, force)?;
                 Some(KeyedEdit {
                     edit: QueueEdit::DropLease {
-                        owner: claim.tenure.holder.clone(),
-                        now: format_date(claim.given_back_at(now, delay)),
+                        owner: hold.shared.holder.clone(),
+                        now: format_date(hold.given_back_at(now, delay)),
                     },
                     key,
                     upsert: None,
@@ -254,25 +254,25 @@ impl QueueSpout {
     /// queues beyond this process's fair share (held longest first).
     fn mark_closing(&mut self) {
         if self.load.queues_waiting() {
-            for claim in self.claims.values_mut() {
-                if claim.claimed_at.elapsed() >= self.settings.max_hold {
-                    claim.closing = true;
+            for hold in self.holds.values_mut() {
+                if hold.claimed_at.elapsed() >= self.settings.max_hold {
+                    hold.closing = true;
                 }
             }
         }
         let cap = self.settings.max_queues.min(self.load.share());
         let mut open: Vec<(Instant, String)> = self
-            .claims
+            .holds
             .iter()
-            .filter(|(_, c)| !c.closing)
+            .filter(|(_, hold)| !hold.closing)
             .map(|(key, c)| (c.claimed_at, key.clone()))
             .collect();
         if open.len() > cap {
             open.sort();
             let extra = open.len() - cap;
             for (_, key) in open.into_iter().take(extra) {
-                if let Some(claim) = self.claims.get_mut(&key) {
-                    claim.closing = true;
+                if let Some(hold) = self.holds.get_mut(&key) {
+                    hold.closing = true;
                 }
             }
         }
@@ -282,7 +282,7 @@ impl QueueSpout {
     fn claim_plan(&mut self) -> Option<ClaimPlan> {
         let cap = self.settings.max_queues.min(self.load.share());
         let room = cap
-            .saturating_sub(self.claims.len())
+            .saturating_sub(self.holds.len())
             .min(self.settings.max_claims_per_query.max(1));
         let paused = self
             .claimed_nothing_at
@@ -293,7 +293,7 @@ impl QueueSpout {
         let now = Utc::now();
         let ttl = TimeDelta::from_std(self.settings.lease_ttl).unwrap_or(TimeDelta::seconds(60));
         Some(ClaimPlan {
-            holder: self.claim_names.next(&self.settings.owner),
+            holder: self.holder_names.next(&self.settings.owner),
             now,
             seen_before: format_date(now - self.settings.visibility_span()),
             lease_until: now + ttl,
@@ -307,7 +307,7 @@ impl QueueSpout {
         let drops = self.leases_to_drop();
         self.recent.forget_older_than(self.settings.visibility());
         let plan = self.claim_plan();
-        let (claims, recent) = (&self.claims, &self.recent);
+        let (holds, recent) = (&self.holds, &self.recent);
         let claiming = async {
             let Some(plan) = &plan else {
                 return Ok(Vec::new());
@@ -320,7 +320,7 @@ impl QueueSpout {
                 room: plan.room,
                 stale: recent.len(),
             };
-            let skip = |key: &str| claims.contains_key(key) || recent.contains(key);
+            let skip = |key: &str| holds.contains_key(key) || recent.contains(key);
             claim_queues(
                 &self.client,
                 &self.settings.queues_index,
@@ -333,34 +333,34 @@ impl QueueSpout {
         let (dropped, claimed) = futures::join!(self.edit_queues(&drops), claiming);
         let claimed = claimed?;
         if let Some(plan) = plan {
-            self.add_claims(plan, claimed);
+            self.hold_claimed(plan, claimed);
         }
         dropped
     }
 
     /// Holds the queues just claimed.
-    fn add_claims(&mut self, plan: ClaimPlan, claimed: Vec<Claimed>) {
+    fn hold_claimed(&mut self, plan: ClaimPlan, claimed: Vec<Claimed>) {
         let count = claimed.len();
         self.claimed_nothing_at = (count == 0).then(Instant::now);
         let visibility = self.settings.visibility_span();
         let early = self.settings.early_look_span();
         for queue in claimed {
             let lease = Lease::until(plan.sent + self.settings.trusted_lease());
-            let tenure = Tenure::new(lease, plan.holder.clone(), plan.now);
-            self.held.map().insert(queue.key.clone(), tenure.clone());
+            let shared = SharedHold::new(lease, plan.holder.clone(), plan.now);
+            self.shared.map().insert(queue.key.clone(), shared.clone());
             self.recent.touch(&queue.key);
-            let mut claim = Claim::new(tenure, plan.sent, plan.seen_before.clone());
-            claim.crawl_delay = queue
+            let mut hold = Hold::new(shared, plan.sent, plan.seen_before.clone());
+            hold.crawl_delay = queue
                 .crawl_delay
                 .and_then(|d| std::time::Duration::try_from_secs_f64(d).ok());
             if let Some(at) = queue.last_written {
-                claim.reread_after(at + visibility);
-                claim.look_early(at + early);
+                hold.reread_after(at + visibility);
+                hold.look_early(at + early);
             }
-            self.claims.insert(queue.key, claim);
+            self.holds.insert(queue.key, hold);
         }
         if count > 0 {
-            debug!(claimed = count, held = self.claims.len(), "queues claimed");
+            debug!(claimed = count, held = self.holds.len(), "queues claimed");
             metrics::counter!("squall_queue_claims_total").increment(count as u64);
         }
     }
@@ -373,11 +373,11 @@ impl QueueSpout {
             self.settings.max_urls_per_queue,
         );
         let mut wanted: Vec<(usize, ReadRequest)> = self
-            .claims
+            .holds
             .iter()
-            .filter_map(|(key, claim)| {
-                let request = claim.read_request(key, size, low, now)?;
-                Some((claim.ready_len(), request))
+            .filter_map(|(key, hold)| {
+                let request = hold.read_request(key, size, low, now)?;
+                Some((hold.ready_len(), request))
             })
             .collect();
         wanted.sort_by_key(|(ready, _)| *ready);
@@ -401,8 +401,8 @@ impl QueueSpout {
         .await?;
         self.times.record(Stage::Reading, started, requests.len());
         for (key, read) in reads {
-            if let Some(claim) = self.claims.get_mut(&key) {
-                claim.take_read(read, busy, now);
+            if let Some(hold) = self.holds.get_mut(&key) {
+                hold.take_read(read, busy, now);
             }
         }
         Ok(())
@@ -412,45 +412,45 @@ impl QueueSpout {
     fn hand_out(&mut self, busy: &BusyUrls) -> Vec<DueUrl> {
         let visibility = self.settings.visibility_span();
         let mut batch = Vec::new();
-        for (key, claim) in self.claims.iter_mut().filter(|(_, c)| !c.closing) {
-            claim.take_arrivals(busy, visibility);
+        for (key, hold) in self.holds.iter_mut().filter(|(_, hold)| !hold.closing) {
+            hold.take_arrivals(busy, Utc::now(), visibility);
             let room = self
                 .settings
                 .waiting_per_queue
                 .min(self.settings.max_urls_per_queue)
                 .saturating_sub(busy.waiting_in(key));
-            claim.hand_out(key, room, busy, &mut batch);
+            hold.hand_out(key, room, busy, Utc::now(), &mut batch);
         }
         batch
     }
 
     /// Gives drained queues back: `nextDue` becomes the earliest date they are known to hold, or
     /// an earlier date another process wrote since their claim (see
-    /// [`RELEASE_QUEUE`](super::edits::RELEASE_QUEUE)).
+    /// [`RELEASE_QUEUE`](super::edit_rules::RELEASE_QUEUE)).
     async fn release_drained(&mut self) -> Result<(), SpoutError> {
         let now = Utc::now();
         let (visibility, waiting) = (self.settings.visibility_span(), self.load.queues_waiting());
-        for claim in self.claims.values_mut() {
-            claim.note_idle(now, visibility, waiting);
+        for hold in self.holds.values_mut() {
+            hold.note_idle(now, visibility, waiting);
         }
         let drained: Vec<String> = self
-            .claims
+            .holds
             .iter()
-            .filter(|(_, claim)| claim.drained(now))
+            .filter(|(_, hold)| hold.drained(now))
             .map(|(key, _)| key.clone())
             .collect();
         let delay = self.settings.politeness_delay;
         let mut edits = Vec::new();
         for key in drained {
-            let Some(claim) = self.take_claim(&key, false) else {
+            let Some(hold) = self.take_hold(&key, false) else {
                 continue;
             };
             edits.push(KeyedEdit {
                 edit: QueueEdit::Release {
-                    owner: claim.tenure.holder.clone(),
-                    next: claim.next_due().map(format_date),
-                    seen_before: claim.seen_before.clone(),
-                    now: format_date(claim.given_back_at(now, delay)),
+                    owner: hold.shared.holder.clone(),
+                    next: hold.next_due().map(format_date),
+                    seen_before: hold.seen_before.clone(),
+                    now: format_date(hold.given_back_at(now, delay)),
                 },
                 key,
                 upsert: None,
@@ -502,8 +502,8 @@ impl Spout for QueueSpout {
     /// A URL that failed stays due: the queue's release must keep it due.
     async fn fail(&mut self, url: &CrawlUrl) {
         let url = url.url.as_str();
-        for claim in self.claims.values_mut() {
-            if claim.failed(url) {
+        for hold in self.holds.values_mut() {
+            if hold.failed(url, Utc::now()) {
                 break;
             }
         }
@@ -512,14 +512,14 @@ impl Spout for QueueSpout {
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         self.start_upkeep();
         let visibility = self.settings.visibility();
-        for claim in self.claims.values_mut() {
-            claim.settle(busy, visibility);
+        for hold in self.holds.values_mut() {
+            hold.settle(busy, visibility, Instant::now(), Utc::now());
         }
         self.mark_closing();
         let started = Instant::now();
         self.drop_and_claim().await?;
         self.times
-            .record(Stage::ClaimRound, started, self.claims.len());
+            .record(Stage::ClaimRound, started, self.holds.len());
         self.read(busy).await?;
         let started = Instant::now();
         let batch = self.hand_out(busy);
@@ -531,7 +531,7 @@ impl Spout for QueueSpout {
 
     /// Idle when this process holds nothing and the queues index shows no due queue and no lease.
     async fn frontier_idle(&mut self) -> Result<bool, SpoutError> {
-        if !self.claims.is_empty() {
+        if !self.holds.is_empty() {
             return Ok(false);
         }
         let now = format_date(Utc::now());

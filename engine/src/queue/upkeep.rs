@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use super::edit_writes::{EditOutcome, apply_edits};
-use super::edits::{KeyedEdit, QueueEdit};
+use super::edit_apply::{EditOutcome, apply_edits};
+use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{BLOCKED_UNTIL, LEASE_UNTIL, NEXT_DUE};
-use super::held::{Held, Tenure};
 use super::settings::QueueSpoutSettings;
+use super::shared_holds::{SharedHold, SharedHolds};
 use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{document_id, format_date};
@@ -66,18 +66,18 @@ impl Drop for Upkeep {
 }
 
 impl Upkeep {
-    /// Starts the upkeep of `held` for a spout with `settings`.
+    /// Starts the upkeep of `holds` for a spout with `settings`.
     pub fn start(
         client: EsClient,
         settings: QueueSpoutSettings,
-        held: Held,
+        holds: SharedHolds,
         load: Arc<FrontierLoad>,
     ) -> Self {
         let task = tokio::spawn(async move {
             let mut worker = Worker {
                 client,
                 settings,
-                held,
+                holds,
                 load,
             };
             worker.run().await
@@ -89,7 +89,7 @@ impl Upkeep {
 struct Worker {
     client: EsClient,
     settings: QueueSpoutSettings,
-    held: Held,
+    holds: SharedHolds,
     load: Arc<FrontierLoad>,
 }
 
@@ -120,8 +120,8 @@ impl Worker {
 
     /// Renews every held lease in one bulk; a lease found taken (or its queue gone) is revoked.
     async fn renew(&self) {
-        let leases: Vec<(String, Tenure)> = self
-            .held
+        let leases: Vec<(String, SharedHold)> = self
+            .holds
             .map()
             .iter()
             .map(|entry| (entry.key().clone(), entry.value().clone()))
@@ -135,10 +135,10 @@ impl Worker {
         );
         let edits: Vec<KeyedEdit> = leases
             .iter()
-            .map(|(key, tenure)| KeyedEdit {
+            .map(|(key, hold)| KeyedEdit {
                 key: key.clone(),
                 edit: QueueEdit::Renew {
-                    owner: tenure.holder.clone(),
+                    owner: hold.holder.clone(),
                     until: until.clone(),
                 },
                 upsert: None,
@@ -153,19 +153,17 @@ impl Worker {
             }
         };
         let trusted_until = sent + self.settings.trusted_lease();
-        for ((key, tenure), outcome) in leases.into_iter().zip(outcomes) {
+        for ((key, hold), outcome) in leases.into_iter().zip(outcomes) {
             match outcome {
-                EditOutcome::Changed | EditOutcome::Created => {
-                    tenure.lease.extend_to(trusted_until)
-                }
+                EditOutcome::Changed | EditOutcome::Created => hold.lease.extend_to(trusted_until),
                 EditOutcome::Failed { message, .. } => {
                     // Not extended: it runs out locally unless a later renewal succeeds.
                     warn!(%key, %message, "renewing a lease failed");
                 }
                 EditOutcome::Unchanged | EditOutcome::Missing => {
                     info!(%key, "lease lost to another process");
-                    tenure.lease.revoke();
-                    self.held.map().remove_if(&key, |_, held| *held == tenure);
+                    hold.lease.revoke();
+                    self.holds.map().remove_if(&key, |_, held| *held == hold);
                 }
             }
         }

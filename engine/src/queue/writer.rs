@@ -2,10 +2,10 @@
 //! a write can change something.
 //!
 //! - A write for a queue this process holds (the usual case: a page's own status, and its links to
-//!   its own host) edits no queue: it is noted in the hold's log ([`held`](super::held)), from which
+//!   its own host) edits no queue: it is noted in the hold's log ([`shared_holds`](super::shared_holds)), from which
 //!   the spout hands new URLs out at once and dates the queue when it gives it back.
 //! - Any other write lowers its queue first, with one edit
-//!   ([`QueueEdit::Lower`](super::edits::QueueEdit::Lower)) per key per batch, so that a queue's
+//!   ([`QueueEdit::Lower`](super::edit_rules::QueueEdit::Lower)) per key per batch, so that a queue's
 //!   `nextDue` is never later than its earliest due URL and a new host's queue exists as soon as
 //!   its first URL is written. A DISCOVERED write of a URL the index already has changes nothing
 //!   and moves no queue.
@@ -20,10 +20,10 @@ use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite, StoreError};
 use squall::model::Status;
 
-use super::edit_writes::{EditOutcome, apply_edits};
-use super::edits::KeyedEdit;
-use super::held::{Held, Noted, Tenure};
+use super::edit_apply::{EditOutcome, apply_edits};
+use super::edit_rules::KeyedEdit;
 use super::schema::{QueueChange, queue_update};
+use super::shared_holds::{NotedWrite, SharedHold, SharedHolds};
 use crate::client::indices::refresh;
 use crate::client::{EsClient, Method, RequestBody};
 use crate::status_index::schema::{KeyField, document_id};
@@ -37,7 +37,7 @@ pub struct QueueStatusStore {
     urls_index: String,
     queues_index: String,
     /// The queues this process's spout holds; none for a writer on its own.
-    held: Option<Held>,
+    shared: Option<SharedHolds>,
 }
 
 impl QueueStatusStore {
@@ -62,13 +62,13 @@ impl QueueStatusStore {
             client,
             urls_index: urls_index.to_string(),
             queues_index: queues_index.to_string(),
-            held: None,
+            shared: None,
         }
     }
 
-    /// The same writer, noting writes for the queues in `held` instead of editing them.
-    pub(crate) fn with_held(mut self, held: Held) -> Self {
-        self.held = Some(held);
+    /// The same writer, noting writes for the queues in `holds` instead of editing them.
+    pub(crate) fn with_holds(mut self, holds: SharedHolds) -> Self {
+        self.shared = Some(holds);
         self
     }
 
@@ -157,13 +157,13 @@ impl QueueStatusStore {
     async fn edits_before(
         &self,
         batch: &[StatusWrite],
-        holds: &HashMap<String, Tenure>,
+        holds: &HashMap<String, SharedHold>,
     ) -> BTreeMap<String, StoreError> {
         // Held, and dated no earlier than what the queue's nextDue can be: no need to lower it.
         let covered = |write: &StatusWrite| {
             holds
                 .get(&write.key)
-                .is_some_and(|tenure| write.next_fetch.is_none_or(|due| due >= tenure.due_floor))
+                .is_some_and(|hold| write.next_fetch.is_none_or(|due| due >= hold.due_floor))
         };
         let unheld: Vec<&StatusWrite> = batch.iter().filter(|w| !covered(w)).collect();
         let known = self.known_discoveries(&unheld).await;
@@ -186,29 +186,33 @@ impl QueueStatusStore {
         &self,
         batch: &[StatusWrite],
         written: &[Option<Written>],
-        holds: HashMap<String, Tenure>,
+        holds: HashMap<String, SharedHold>,
     ) -> BTreeMap<String, StoreError> {
-        let Some(held) = &self.held else {
+        let Some(shared) = &self.shared else {
             return BTreeMap::new();
         };
         let now = Utc::now();
-        let mut noted: HashMap<&str, Vec<Noted>> = HashMap::new();
+        let mut noted: HashMap<&str, Vec<NotedWrite>> = HashMap::new();
         for (write, outcome) in batch.iter().zip(written) {
             let Some(outcome) = outcome else { continue };
             if !holds.contains_key(&write.key) {
                 continue;
             }
-            noted.entry(write.key.as_str()).or_default().push(Noted {
-                url: write.url.clone(),
-                due: write.next_fetch,
-                arrived: *outcome == Written::Created && write.next_fetch.is_some_and(|d| d <= now),
-                known: *outcome == Written::Known,
-            });
+            noted
+                .entry(write.key.as_str())
+                .or_default()
+                .push(NotedWrite {
+                    url: write.url.clone(),
+                    due: write.next_fetch,
+                    arrived: *outcome == Written::Created
+                        && write.next_fetch.is_some_and(|d| d <= now),
+                    known: *outcome == Written::Known,
+                });
         }
         let mut lost: HashSet<String> = HashSet::new();
-        for (key, tenure) in holds {
+        for (key, hold) in holds {
             let notes = noted.remove(key.as_str()).unwrap_or_default();
-            if !held.finish_write(&key, &tenure, notes) {
+            if !shared.finish_write(&key, &hold, notes) {
                 lost.insert(key);
             }
         }
@@ -232,13 +236,13 @@ impl QueueStatusStore {
 impl StatusStore for QueueStatusStore {
     async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
         // Writes for queues this process holds, begun on their holds (ended in `note_held`).
-        let mut holds: HashMap<String, Tenure> = HashMap::new();
-        if let Some(held) = &self.held {
+        let mut holds: HashMap<String, SharedHold> = HashMap::new();
+        if let Some(shared) = &self.shared {
             for write in &batch {
                 if !holds.contains_key(&write.key)
-                    && let Some(tenure) = held.begin_write(&write.key)
+                    && let Some(hold) = shared.begin_write(&write.key)
                 {
-                    holds.insert(write.key.clone(), tenure);
+                    holds.insert(write.key.clone(), hold);
                 }
             }
         }

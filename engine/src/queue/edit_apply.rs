@@ -1,4 +1,4 @@
-//! Applying [`QueueEdit`](super::edits::QueueEdit)s to many queue documents at once, as the engine allows: one `_bulk` of
+//! Applying [`QueueEdit`](super::edit_rules::QueueEdit)s to many queue documents at once, as the engine allows: one `_bulk` of
 //! scripted updates, or (with no Painless) read – change – write back rounds.
 //!
 //! # The conditional path keeps the scripts' guarantee
@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use squall::frontier::ErrorKind;
 
-use super::edits::KeyedEdit;
+use super::edit_rules::KeyedEdit;
 use super::schema::queue_id;
 use crate::client::{
     BulkItem, BulkOperation, BulkRequest, EsClient, EsError, Method, RequestBody, Updates,
@@ -349,7 +349,7 @@ fn versioned(doc: Value) -> Result<Versioned, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::edits::QueueEdit;
+    use crate::queue::edit_rules::QueueEdit;
 
     #[test]
     fn a_document_read_becomes_a_write_conditional_on_its_version() {

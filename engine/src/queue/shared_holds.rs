@@ -1,8 +1,9 @@
-//! What this process holds, shared by the spout (which claims and gives back), its upkeep (which
-//! renews) and its writer (which writes the statuses of the URLs fetched under the leases).
+//! The part of each hold that the spout (which claims and gives back) shares with its upkeep
+//! (which renews the leases) and its writer (which writes the statuses of the URLs fetched under
+//! them): the lease, the holder's name, and the log of what the writer wrote for the queue.
 //!
 //! While a process holds a queue, its own writes for that queue need not touch the queue document:
-//! the queue is due (its `nextDue` is no later than the claim's [`due_floor`](Tenure::due_floor))
+//! the queue is due (its `nextDue` is no later than the hold's [`due_floor`](SharedHold::due_floor))
 //! and a date written during the hold no earlier than that cannot need to lower it, so the
 //! invariant holds whatever happens to the process. (A date before the floor lowers the queue as
 //! any write does.) What the writer
@@ -11,12 +12,12 @@
 //! back its `nextDue` takes the earliest date written (see `spout`).
 //!
 //! Two rules keep this exact:
-//! - The writer starts a write on the log ([`begin_write`](Held::begin_write)) only while the
+//! - The writer starts a write on the log ([`begin_write`](SharedHolds::begin_write)) only while the
 //!   lease is valid, and the spout gives a queue back only when no write is in flight on it: a
 //!   write is noted before the release reads the log, or it was started after the queue left
-//!   [`Held`] and took the ordinary path (a queue edit before the URL write).
+//!   [`SharedHolds`] and took the ordinary path (a queue edit before the URL write).
 //! - A write that ends after its lease was lost is noted nowhere: the writer then sends the
-//!   queue edit it skipped ([`finish_write`](Held::finish_write) says so).
+//!   queue edit it skipped ([`finish_write`](SharedHolds::finish_write) says so).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -30,27 +31,27 @@ use squall::model::CrawlUrl;
 /// queue again once the index shows them.
 pub(crate) const MAX_ARRIVALS: usize = 1_000;
 
-/// One claim of a queue by this process, as long as it holds it.
+/// The shared part of one hold: the same from the queue's claim until it is given back.
 #[derive(Debug, Clone)]
-pub(crate) struct Tenure {
+pub(crate) struct SharedHold {
     /// The lease, renewed by the upkeep and checked before each fetch.
     pub lease: Lease,
-    /// What the claim wrote in `leaseOwner`: this process's owner and the claim's own name. Every
+    /// What the claim wrote in `leaseOwner`: this process's owner and the hold's own name. Every
     /// later edit of the lease (renewal, release, drop) names it, so that an edit that reaches the
     /// queue late (retried by the engine after a failover, or by the client after a timeout) finds
-    /// a later claim of the same process not its own, and changes nothing.
+    /// a later hold of the same process not its own, and changes nothing.
     pub holder: String,
-    /// The queue's `nextDue` is no later than this while the claim lasts (it was listed as due
+    /// The queue's `nextDue` is no later than this while the hold lasts (it was listed as due
     /// then, and only a release raises it): a write dated from then on cannot need to lower it.
     pub due_floor: DateTime<Utc>,
-    /// What this process's writer wrote for the queue during the claim.
+    /// What this process's writer wrote for the queue during the hold.
     pub log: Arc<Mutex<HoldLog>>,
 }
 
-impl Tenure {
-    /// A new claim's tenure, with an empty log.
+impl SharedHold {
+    /// A new hold's shared part, with an empty log.
     pub fn new(lease: Lease, holder: String, due_floor: DateTime<Utc>) -> Self {
-        Tenure {
+        SharedHold {
             lease,
             holder,
             due_floor,
@@ -67,8 +68,8 @@ impl Tenure {
     }
 }
 
-impl PartialEq for Tenure {
-    /// The same claim: the same lease and log.
+impl PartialEq for SharedHold {
+    /// The same hold: the same lease and log.
     fn eq(&self, other: &Self) -> bool {
         self.lease == other.lease && Arc::ptr_eq(&self.log, &other.log)
     }
@@ -99,7 +100,7 @@ impl HoldLog {
 
 /// One URL written for a held queue, as the writer notes it.
 #[derive(Debug, Clone)]
-pub(crate) struct Noted {
+pub(crate) struct NotedWrite {
     /// The URL.
     pub url: CrawlUrl,
     /// The due date written.
@@ -110,19 +111,19 @@ pub(crate) struct Noted {
     pub known: bool,
 }
 
-/// The queues this process holds, with their tenures.
+/// The queues this process holds, each with the shared part of its hold.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Held(Arc<DashMap<String, Tenure>>);
+pub(crate) struct SharedHolds(Arc<DashMap<String, SharedHold>>);
 
-impl Held {
+impl SharedHolds {
     /// The map itself.
-    pub fn map(&self) -> &DashMap<String, Tenure> {
+    pub fn map(&self) -> &DashMap<String, SharedHold> {
         &self.0
     }
 
-    /// Starts a write for queue `key` if this process holds it with a valid lease: the write's
-    /// tenure, whose queue is not given back before [`finish_write`](Self::finish_write).
-    pub fn begin_write(&self, key: &str) -> Option<Tenure> {
+    /// Starts a write for queue `key` if this process holds it with a valid lease: the hold the
+    /// write is begun on, whose queue is not given back before [`finish_write`](Self::finish_write).
+    pub fn begin_write(&self, key: &str) -> Option<SharedHold> {
         let entry = self.0.get(key)?;
         if !entry.lease.is_valid() {
             return None;
@@ -131,15 +132,15 @@ impl Held {
         Some(entry.value().clone())
     }
 
-    /// Ends a write begun on `tenure`, noting `written` (the writes that succeeded). Returns false
+    /// Ends a write begun on `hold`, noting `written` (the writes that succeeded). Returns false
     /// when the lease was lost meanwhile: nothing is noted, and the writer must edit the queue.
-    pub fn finish_write(&self, key: &str, tenure: &Tenure, written: Vec<Noted>) -> bool {
+    pub fn finish_write(&self, key: &str, hold: &SharedHold, written: Vec<NotedWrite>) -> bool {
         // Under the map's lock for `key`: the spout cannot take the queue out meanwhile.
         let still_held = self
             .0
             .get(key)
-            .is_some_and(|entry| *entry == *tenure && entry.lease.is_valid());
-        let mut log = tenure.log();
+            .is_some_and(|entry| *entry == *hold && entry.lease.is_valid());
+        let mut log = hold.log();
         log.in_flight = log.in_flight.saturating_sub(1);
         if !still_held {
             return false;
@@ -162,17 +163,16 @@ impl Held {
         true
     }
 
-    /// Takes `key` out if it is still `tenure` and no write is in flight on it: the tenure, to give
-    /// the queue back with its log; `None` when a write is in flight (try again later) or the
-    /// queue is no longer held under that tenure.
-    pub fn take_idle(&self, key: &str) -> Option<Tenure> {
+    /// Takes `key` out if no write is in flight on it: its hold, to give the queue back with its
+    /// log; `None` when a write is in flight (try again later) or the queue is not held.
+    pub fn take_idle(&self, key: &str) -> Option<SharedHold> {
         self.0
-            .remove_if(key, |_, held| held.log().in_flight == 0)
-            .map(|(_, tenure)| tenure)
+            .remove_if(key, |_, hold| hold.log().in_flight == 0)
+            .map(|(_, hold)| hold)
     }
 
     /// Takes `key` out whatever is in flight (the lease is lost or the process stops).
-    pub fn take(&self, key: &str) -> Option<Tenure> {
-        self.0.remove(key).map(|(_, tenure)| tenure)
+    pub fn take(&self, key: &str) -> Option<SharedHold> {
+        self.0.remove(key).map(|(_, hold)| hold)
     }
 }

@@ -1,5 +1,6 @@
-//! One queue this process holds: what it read and has not handed out yet, what is out in the
-//! topology, and what it knows of the queue's next date.
+//! One queue this process holds, as its spout sees it: what it read and has not handed out yet,
+//! what is out in the topology, when to read it again, and what it knows of the queue's next date.
+//! Pure state: every method that needs the time is given it.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -8,18 +9,18 @@ use chrono::{DateTime, TimeDelta, Utc};
 use squall::frontier::{BusyUrls, DueUrl, QueueHints};
 use squall::model::CrawlUrl;
 
-use super::held::Tenure;
 use super::reads::{Cursor, QueueRead, ReadRequest};
+use super::shared_holds::SharedHold;
 
 /// How many times a queue that ran out of work is read again (one visibility delay apart) while no
 /// other queue waits, before it goes back.
 const IDLE_LOOKS: u32 = 2;
 
-/// A queue this process holds.
+/// A queue this process holds, from its claim until it is given back.
 #[derive(Debug)]
-pub(crate) struct Claim {
+pub(crate) struct Hold {
     /// The lease, its holder name and the writer's log, shared with the upkeep and the writer.
-    pub tenure: Tenure,
+    pub shared: SharedHold,
     /// When it was claimed, for the longest hold.
     pub claimed_at: Instant,
     /// The claim's wall-clock time less the urls index's visibility: due dates written from then
@@ -62,11 +63,11 @@ pub(crate) struct Claim {
     last_done: Option<DateTime<Utc>>,
 }
 
-impl Claim {
+impl Hold {
     /// A queue just claimed.
-    pub fn new(tenure: Tenure, claimed_at: Instant, seen_before: String) -> Self {
-        Claim {
-            tenure,
+    pub fn new(shared: SharedHold, claimed_at: Instant, seen_before: String) -> Self {
+        Hold {
+            shared,
             claimed_at,
             seen_before,
             crawl_delay: None,
@@ -136,7 +137,7 @@ impl Claim {
         }
         // Written during this hold: their dates are in the log, whatever the index still shows.
         let written: HashSet<String> = {
-            let log = self.tenure.log();
+            let log = self.shared.log();
             read.due
                 .iter()
                 .map(|url| url.doc.url.url.as_str())
@@ -153,7 +154,8 @@ impl Claim {
                 continue;
             }
             if busy.contains(text) {
-                self.note_due_left(DateTime::<Utc>::from_timestamp_millis(url.date));
+                let date = DateTime::<Utc>::from_timestamp_millis(url.date).unwrap_or(read_at);
+                self.note_due_left(date);
                 continue;
             }
             self.push_ready(url.doc.url);
@@ -161,9 +163,9 @@ impl Claim {
     }
 
     /// Takes in what this process's writer noted: URLs created due now, ready at once.
-    pub fn take_arrivals(&mut self, busy: &BusyUrls, visibility: TimeDelta) {
+    pub fn take_arrivals(&mut self, busy: &BusyUrls, now: DateTime<Utc>, visibility: TimeDelta) {
         let (arrivals, overflowed, found_known) = {
-            let mut log = self.tenure.log();
+            let mut log = self.shared.log();
             (
                 std::mem::take(&mut log.arrivals),
                 std::mem::take(&mut log.overflowed),
@@ -172,11 +174,11 @@ impl Claim {
         };
         if overflowed {
             self.more = true;
-            self.reread_after(Utc::now() + visibility);
+            self.reread_after(now + visibility);
         }
         if found_known {
             // Written by someone else, perhaps just now: read once the index shows it.
-            self.reread_after(Utc::now() + visibility);
+            self.reread_after(now + visibility);
         }
         for url in arrivals {
             let text = url.url.as_str();
@@ -193,16 +195,22 @@ impl Claim {
         }
     }
 
-    fn note_due_left(&mut self, date: Option<DateTime<Utc>>) {
-        let date = date.unwrap_or_else(Utc::now);
+    fn note_due_left(&mut self, date: DateTime<Utc>) {
         self.due_left = Some(self.due_left.map_or(date, |d| d.min(date)));
     }
 
-    /// Hands out up to `room` ready URLs under the lease.
-    pub fn hand_out(&mut self, key: &str, room: usize, busy: &BusyUrls, batch: &mut Vec<DueUrl>) {
+    /// Hands out up to `room` ready URLs under the lease, at `now`.
+    pub fn hand_out(
+        &mut self,
+        key: &str,
+        room: usize,
+        busy: &BusyUrls,
+        now: DateTime<Utc>,
+        batch: &mut Vec<DueUrl>,
+    ) {
         let hints = QueueHints {
             crawl_delay: self.crawl_delay,
-            lease: Some(self.tenure.lease.clone()),
+            lease: Some(self.shared.lease.clone()),
             // A queue given back is not claimed again before its politeness delay has run from
             // its last fetch (see `given_back_at`), nor while a Retry-After holds it.
             last_fetch: None,
@@ -217,7 +225,7 @@ impl Claim {
             self.queued.remove(&text);
             if busy.contains(&text) {
                 // In the purgatory: still due, and not this lease's to hand out now.
-                self.note_due_left(None);
+                self.note_due_left(now);
                 continue;
             }
             self.outstanding.push(text);
@@ -231,31 +239,37 @@ impl Claim {
     }
 
     /// Moves URLs that left the topology to the recently done list, forgetting those done longer
-    /// ago than the index's visibility delay.
-    pub fn settle(&mut self, busy: &BusyUrls, visibility: Duration) {
-        let seen = Instant::now();
+    /// ago than the index's visibility delay; `seen` and `now` are the time, on the process's
+    /// clock and on the wall clock.
+    pub fn settle(
+        &mut self,
+        busy: &BusyUrls,
+        visibility: Duration,
+        seen: Instant,
+        now: DateTime<Utc>,
+    ) {
         let (in_topology, done): (Vec<String>, Vec<String>) = self
             .outstanding
             .drain(..)
             .partition(|url| busy.in_topology(url));
         self.outstanding = in_topology;
         if !done.is_empty() {
-            self.last_done = Some(Utc::now());
+            self.last_done = Some(now);
         }
         self.recently_done
             .extend(done.into_iter().map(|url| (url, seen)));
         self.recently_done
-            .retain(|(_, at)| at.elapsed() < visibility);
+            .retain(|(_, at)| seen.saturating_duration_since(*at) < visibility);
     }
 
-    /// A URL handed out failed: it stays due in the index, so the queue does too.
-    pub fn failed(&mut self, url: &str) -> bool {
+    /// A URL handed out failed at `now`: it stays due in the index, so the queue does too.
+    pub fn failed(&mut self, url: &str, now: DateTime<Utc>) -> bool {
         let had = self.outstanding.iter().any(|o| o == url);
         self.outstanding.retain(|o| o != url);
         self.recently_done.retain(|(done, _)| done != url);
         if had {
-            self.note_due_left(None);
-            self.last_done = Some(Utc::now());
+            self.note_due_left(now);
+            self.last_done = Some(now);
         }
         had
     }
@@ -309,7 +323,7 @@ impl Claim {
     /// The queue's next date when it is given back: the earliest of the first URL not due at the
     /// last read, the dates this process wrote during the hold, and due URLs not handed out.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        [self.next, self.tenure.log().earliest(), self.due_left]
+        [self.next, self.shared.log().earliest(), self.due_left]
             .into_iter()
             .flatten()
             .min()
@@ -321,19 +335,19 @@ mod tests {
     use super::*;
     use squall::frontier::Lease;
 
-    fn claim() -> Claim {
+    fn hold() -> Hold {
         let lease = Lease::until(Instant::now() + Duration::from_secs(60));
-        let tenure = Tenure::new(lease, "owner#1.1".into(), Utc::now());
-        Claim::new(tenure, Instant::now(), String::new())
+        let shared = SharedHold::new(lease, "owner#1.1".into(), Utc::now());
+        Hold::new(shared, Instant::now(), String::new())
     }
 
-    fn empty_read(claim: &mut Claim, at: DateTime<Utc>) {
+    fn empty_read(hold: &mut Hold, at: DateTime<Utc>) {
         let read = QueueRead {
             due: Vec::new(),
             next: None,
             more: false,
         };
-        claim.take_read(read, &BusyUrls::none(), at);
+        hold.take_read(read, &BusyUrls::none(), at);
     }
 
     #[test]
@@ -343,23 +357,23 @@ mod tests {
             written + TimeDelta::milliseconds(1250),
             written + TimeDelta::seconds(3),
         );
-        let mut claim = claim();
-        claim.reread_after(sure);
-        claim.look_early(early);
-        let wants = |claim: &Claim, at| claim.read_request("q", 10, 5, at).is_some();
-        assert!(wants(&claim, written), "the first read is at once");
-        empty_read(&mut claim, written);
-        assert!(!wants(&claim, early - TimeDelta::milliseconds(1)));
+        let mut hold = hold();
+        hold.reread_after(sure);
+        hold.look_early(early);
+        let wants = |hold: &Hold, at| hold.read_request("q", 10, 5, at).is_some();
+        assert!(wants(&hold, written), "the first read is at once");
+        empty_read(&mut hold, written);
+        assert!(!wants(&hold, early - TimeDelta::milliseconds(1)));
         assert!(
-            wants(&claim, early),
+            wants(&hold, early),
             "read again one refresh after the write"
         );
-        empty_read(&mut claim, early);
-        assert!(!claim.drained(early), "not drained before the sure look");
-        assert!(!wants(&claim, sure - TimeDelta::milliseconds(1)));
-        assert!(wants(&claim, sure), "and once the visibility delay passed");
-        empty_read(&mut claim, sure);
-        assert!(!wants(&claim, sure + TimeDelta::seconds(10)));
-        assert!(claim.drained(sure));
+        empty_read(&mut hold, early);
+        assert!(!hold.drained(early), "not drained before the sure look");
+        assert!(!wants(&hold, sure - TimeDelta::milliseconds(1)));
+        assert!(wants(&hold, sure), "and once the visibility delay passed");
+        empty_read(&mut hold, sure);
+        assert!(!wants(&hold, sure + TimeDelta::seconds(10)));
+        assert!(hold.drained(sure));
     }
 }

@@ -1,6 +1,6 @@
 //! The changes squall makes to a queue document that depend on what the document holds: each one
 //! written twice, as the Painless script the engine runs, and as the same rule in Rust for engines
-//! that run no scripts (then written back with a conditional write, see [`edit_writes`](super::edit_writes)).
+//! that run no scripts (then written back with a conditional write, see [`edit_apply`](super::edit_apply)).
 //!
 //! The two forms must agree on every document: `engine/tests/queue_updates.rs` runs both on random
 //! documents against a real engine and compares the results.
