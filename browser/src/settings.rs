@@ -283,4 +283,15 @@ mod tests {
             "{pattern}"
         );
     }
+
+    /// Each `browser.*` key has one default: the value [`BrowserSettings`] holds when the key is
+    /// absent is the one examples/browser-conf.yaml documents, and the file documents every key.
+    #[test]
+    fn each_key_has_one_default_the_example_documents() {
+        let text = include_str!("../../examples/browser-conf.yaml");
+        let defaults = squall::settings::documented_defaults::<BrowserSettings>();
+        assert_eq!(defaults.len(), 18, "every key is listed");
+        let wrong = squall::settings::undocumented_defaults(&defaults, text, PREFIX);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }

@@ -37,7 +37,7 @@ mod keys;
 pub mod schema;
 mod store;
 
-pub use keys::{ContentIndexConfig, PREFIXES};
+pub use keys::{ContentIndexConfig, ContentIndexSettings, PREFIXES, TimeValue};
 pub use store::{ContentWriterConfig, EsContentStore};
 
 use squall::config::{ConfigError, CrawlConfig};

@@ -11,7 +11,7 @@ mod points;
 pub mod schema;
 mod writer;
 
-pub use keys::{CONSUMERS_KEY, MetricsIndexConfig, PREFIXES};
+pub use keys::{CONSUMERS_KEY, MetricsIndexConfig, MetricsIndexSettings, PREFIXES};
 pub use points::{NAMES, Point, points};
 pub use writer::MetricsReporter;
 

@@ -422,4 +422,34 @@ mod tests {
             "{err}"
         );
     }
+
+    /// Each key of the crate has one default: the value each settings type holds when the key is
+    /// absent (its `Default`, written as a file writes it) is the one examples/opensearch-conf.yaml
+    /// documents, and the file documents every key.
+    #[test]
+    fn each_key_has_one_default_the_example_documents() {
+        use squall::settings::{documented_defaults, undocumented_defaults};
+        let text = include_str!("../../../examples/opensearch-conf.yaml");
+        let types = [
+            ("es.", documented_defaults::<IndexFrontierSettings>()),
+            (
+                "es.indexer.",
+                documented_defaults::<crate::indexer::ContentIndexSettings>(),
+            ),
+            (
+                "es.metrics.",
+                documented_defaults::<crate::metrics::MetricsIndexSettings>(),
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (prefix, defaults) in &types {
+            assert!(!defaults.is_empty(), "{prefix}: no keys");
+            wrong.extend(undocumented_defaults(defaults, text, prefix));
+        }
+        assert!(
+            wrong.is_empty(),
+            "examples/opensearch-conf.yaml and the defaults differ:\n{}",
+            wrong.join("\n")
+        );
+    }
 }

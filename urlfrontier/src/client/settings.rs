@@ -213,4 +213,20 @@ mod tests {
             panic!("examples/urlfrontier-conf.yaml: {error}");
         }
     }
+
+    /// Each `urlfrontier.*` key has one default: the value [`ClientSettings`] holds when the key is
+    /// absent is the one examples/urlfrontier-conf.yaml documents, and the file documents every
+    /// key.
+    #[test]
+    fn each_key_has_one_default_the_example_documents() {
+        let text = include_str!("../../../examples/urlfrontier-conf.yaml");
+        let defaults = squall::settings::documented_defaults::<ClientSettings>();
+        assert_eq!(
+            defaults.len(),
+            10,
+            "every key is listed, partition is not a key"
+        );
+        let wrong = squall::settings::undocumented_defaults(&defaults, text, PREFIX);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }
