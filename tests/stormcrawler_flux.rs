@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use squall::config::ConfigBuilder;
 use squall::config::flux::{FluxTopology, Substitutions};
+use squall::config::{ConfigBuilder, Frontiers};
 use squall_testsite::{ExpectedStatus, Scope, Site, SiteSpec};
 
 use crate::support;
@@ -22,6 +22,14 @@ use support::opensearch;
 
 fn fixture() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stormcrawler/archetype-3.4")
+}
+
+/// The frontier kinds of the crawl binary, whose classes a flux may name.
+fn frontiers() -> Frontiers {
+    let mut frontiers = Frontiers::new();
+    squall_engine::register(&mut frontiers);
+    squall_urlfrontier::register(&mut frontiers);
+    frontiers
 }
 
 /// The fixture's project, copied so that the run leaves nothing in the source tree.
@@ -39,7 +47,8 @@ fn copy_project(to: &Path) {
 fn the_archetype_flux_maps_to_ten_aggregation_spouts_on_opensearch() {
     let filter =
         Substitutions::from_properties_file(&fixture().join("dev.properties")).expect("properties");
-    let flux = FluxTopology::load(&fixture().join("crawler.flux"), &filter).expect("crawler.flux");
+    let flux = FluxTopology::load(&fixture().join("crawler.flux"), &filter, &frontiers())
+        .expect("crawler.flux");
     assert!(flux.crawls);
     let config = flux
         .apply(ConfigBuilder::new())
@@ -72,8 +81,8 @@ fn the_archetype_flux_maps_to_ten_aggregation_spouts_on_opensearch() {
         );
     }
 
-    let injection =
-        FluxTopology::load(&fixture().join("injection.flux"), &filter).expect("injection.flux");
+    let injection = FluxTopology::load(&fixture().join("injection.flux"), &filter, &frontiers())
+        .expect("injection.flux");
     assert!(!injection.crawls, "injection.flux only injects");
     let sources = &injection.seed_sources;
     assert_eq!(sources.len(), 1, "{sources:?}");
@@ -97,7 +106,7 @@ fn a_flux_naming_an_unknown_class_is_refused_with_the_class() {
     std::fs::write(&flux, changed).expect("write");
     let filter =
         Substitutions::from_properties_file(&project.join("dev.properties")).expect("properties");
-    let error = FluxTopology::load(&flux, &filter).expect_err("refused");
+    let error = FluxTopology::load(&flux, &filter, &frontiers()).expect_err("refused");
     let message = error.to_string();
     assert!(
         message.contains("com.example.crawler.MyParserBolt"),

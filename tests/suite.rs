@@ -14,6 +14,7 @@ mod engine_capabilities;
 mod frontier_conformance;
 #[cfg(unix)]
 mod frontier_path;
+mod frontier_registry;
 mod fuzz_regressions;
 mod hostile_config;
 mod hostile_site;

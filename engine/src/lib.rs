@@ -17,7 +17,7 @@
 //!   ([`indexer::EsContentStore`], a [`squall::index::ContentStore`]);
 //! - [`setup`]: either frontier opened from configuration ([`setup::open`]: `frontier.kind` and
 //!   the `es.*` keys), so that a program gets from the same keys the same crawler as the crawl
-//!   binary.
+//!   binary; [`register`] adds the `opensearch` kind to squall's registry of frontier kinds.
 //!
 //! The client speaks to the engine with typed requests and answers (bulk, search) and retries.
 //!
@@ -52,4 +52,5 @@ pub mod queue;
 pub mod setup;
 pub mod status_index;
 
+pub use setup::register;
 pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterConfig};

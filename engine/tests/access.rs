@@ -78,7 +78,8 @@ async fn open_write_and_count(config: &CrawlConfig) {
         .await;
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
     frontier.store.flush().await.expect("flush");
-    assert_eq!(frontier.catalog.count(&UrlQuery::default()).await, Ok(2));
+    let catalog = frontier.catalog.as_ref().expect("a catalog");
+    assert_eq!(catalog.count(&UrlQuery::default()).await, Ok(2));
 }
 
 /// Opening the frontier of `config` fails; the error, as the user reads it.

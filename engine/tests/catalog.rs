@@ -110,7 +110,10 @@ async fn opened_frontier_has_its_catalog(assignments: &[String]) {
         .await;
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
     frontier.store.flush().await.expect("flush");
-    let catalog = &frontier.catalog;
+    let catalog = frontier
+        .catalog
+        .as_ref()
+        .expect("the engine's frontiers have a catalog");
     assert_eq!(catalog.count(&UrlQuery::default()).await, Ok(2));
     let queues = catalog.queues(0, 10).await.expect("queues");
     assert_eq!(

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::{Mapping, Value};
 
+use super::frontiers::{Frontiers, unknown_kind};
 use super::keys::field_names;
 use super::stormcrawler::ignored_reason;
 use super::topology::TopologySettings;
 use super::yaml_error::locate;
-use super::{ConfigError, CrawlConfig, EXTENSION_KEYS, EXTENSION_PREFIXES};
+use super::{ConfigError, CrawlConfig, EXTENSION_KEYS};
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
 use crate::frontier::FrontierSettings;
@@ -152,17 +153,56 @@ pub(super) fn non_string_key(mapping: &Mapping, text: &str) -> Option<(usize, St
 }
 
 /// Layers configuration sources: YAML text or files, then `KEY=VALUE` overrides, then validation.
+///
+/// Keys other crates read are kept as written for them ([`CrawlConfig::extension`]). Given the
+/// registry of frontier kinds a program opens ([`frontiers`](Self::frontiers)) and the prefixes of
+/// the other crates it uses ([`extension_prefixes`](Self::extension_prefixes)), the builder keeps
+/// only the keys under those prefixes, refuses any other unknown key, and refuses a
+/// `frontier.kind` no kind registered. Without them, it keeps every key outside the core's own
+/// namespaces (`fetcher.`, `http.`, ...) that is not close to a core key, for the crate that reads
+/// it to check.
 #[derive(Default)]
 pub struct ConfigBuilder {
     values: Mapping,
     /// The directories of the files read, in order.
     dirs: Vec<PathBuf>,
+    /// What the program reads beside the core's keys, when it said.
+    others: Option<OtherKeys>,
+}
+
+/// The frontier kinds and the key prefixes a program knows besides the core's.
+#[derive(Debug, Default)]
+struct OtherKeys {
+    /// The kinds `frontier.kind` may name, when a registry was given.
+    kinds: Option<Vec<String>>,
+    /// The prefixes of the keys other crates read.
+    prefixes: Vec<String>,
 }
 
 impl ConfigBuilder {
     /// Starts from the defaults.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Knows the frontier kinds of `frontiers`: their key prefixes are kept, `frontier.kind` must
+    /// name one of them.
+    pub fn frontiers(mut self, frontiers: &Frontiers) -> Self {
+        let others = self.others.get_or_insert_with(OtherKeys::default);
+        others.kinds = Some(frontiers.names());
+        let prefixes = frontiers.key_prefixes().into_iter().map(str::to_string);
+        others.prefixes.extend(prefixes);
+        self
+    }
+
+    /// Keeps the keys under `prefixes` for the crates that read them (`browser.`); any other key
+    /// outside the core's is refused.
+    pub fn extension_prefixes(mut self, prefixes: &[&str]) -> Self {
+        let others = self.others.get_or_insert_with(OtherKeys::default);
+        others
+            .prefixes
+            .extend(prefixes.iter().map(|p| p.to_string()));
+        self
     }
 
     /// Adds the keys of a YAML document; later sources override earlier ones.
@@ -254,17 +294,17 @@ impl ConfigBuilder {
         Ok(self)
     }
 
-    /// Builds and validates the configuration. Keys under the [`EXTENSION_PREFIXES`] are kept, as
-    /// written, for the crates that read them ([`CrawlConfig::extension`]). StormCrawler's and
+    /// Builds and validates the configuration. Keys other crates read are kept, as written, for
+    /// them ([`CrawlConfig::extension`]; which keys: see [`ConfigBuilder`]). StormCrawler's and
     /// Storm's keys that squall does not implement are set aside ([`CrawlConfig::ignored_keys`]);
     /// any other unknown key is an error.
-    pub fn build(self) -> Result<CrawlConfig, ConfigError> {
+    pub fn build(mut self) -> Result<CrawlConfig, ConfigError> {
         let known = known_keys();
         let mut strict = Mapping::new();
         let mut custom = Vec::new();
         let mut extensions = Mapping::new();
         let mut ignored = Vec::new();
-        for (key, value) in self.values {
+        for (key, value) in std::mem::take(&mut self.values) {
             let Value::String(name) = &key else { continue };
             super::environment::refuse_unfilled(name, &value)?;
             if is_custom_interval_key(name) {
@@ -282,13 +322,21 @@ impl ConfigBuilder {
                 extensions.insert(key, value);
             } else if ignored_reason(name).is_some() {
                 ignored.push(name.clone());
-            } else if EXTENSION_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            } else if self.kept_for_others(name, &known) {
                 extensions.insert(key, value);
             } else {
                 return Err(unknown_key(name, &known));
             }
         }
         let mut config = KeyedStages::take(&mut strict)?.into_config();
+        if let Some(kinds) = self.others.as_ref().and_then(|o| o.kinds.as_ref())
+            && !kinds.contains(&config.frontier.kind)
+        {
+            return Err(ConfigError::InvalidValue {
+                key: "frontier.kind".to_string(),
+                message: unknown_kind(&config.frontier.kind, kinds),
+            });
+        }
         config.extensions = ExtensionKeys(extensions);
         config.schedule.custom = custom;
         // Half the shutdown deadline for fetches in progress; the rest drains and writes.
@@ -298,6 +346,26 @@ impl ConfigBuilder {
         config.ignored_keys = ignored;
         config.config_dirs = self.dirs;
         Ok(config)
+    }
+}
+
+impl ConfigBuilder {
+    /// Whether `name`, a key the core does not know, is kept for the crate that reads it: under
+    /// a prefix the program named, or, when it named none, in a namespace (what comes before the
+    /// first `.`) that is not the core's nor one or two letters away from one of the core's (a
+    /// typo of `fetcher.` is refused, with the closest core key).
+    fn kept_for_others(&self, name: &str, known: &[String]) -> bool {
+        if let Some(others) = &self.others {
+            return others.prefixes.iter().any(|p| name.starts_with(p.as_str()));
+        }
+        let Some((namespace, _)) = name.split_once('.') else {
+            return false;
+        };
+        let near_the_core = known.iter().any(|key| {
+            let core = key.split('.').next().unwrap_or_default();
+            strsim::levenshtein(core, namespace) <= 2
+        });
+        !near_the_core
     }
 }
 

@@ -18,17 +18,17 @@
 //! A key that does not exist is an error that names it (and suggests the closest known key), so a
 //! typo never silently falls back to a default. StormCrawler's own files load as they are: its keys
 //! that squall does not implement (and Apache Storm's `topology.*` settings) are set aside and named
-//! in one warning ([`CrawlConfig::ignored_keys`]). Keys under `es.` and `opensearch.` belong to the
-//! Elasticsearch/OpenSearch frontier, keys under `browser.` to the headless-browser protocol, and
-//! keys under `urlfrontier.` to the URLFrontier client: they are kept as written
-//! ([`CrawlConfig::extension`]) and checked by the crate that reads them, `squall-engine`,
-//! `squall-browser` and `squall-urlfrontier`.
+//! in one warning ([`CrawlConfig::ignored_keys`]). Keys other crates read (a frontier kind's, under
+//! the prefixes it registers in [`Frontiers`]; a protocol's) are kept as written
+//! ([`CrawlConfig::extension`]) and checked by the crate that reads them ([`ConfigBuilder`] says
+//! which keys it keeps).
 
 mod builder;
 pub mod environment;
 mod error;
 mod example;
 pub mod flux;
+mod frontiers;
 mod keys;
 mod stormcrawler;
 mod topology;
@@ -39,11 +39,11 @@ use std::path::{Path, PathBuf};
 pub use builder::{ConfigBuilder, ExtensionKeys, known_keys};
 pub use error::ConfigError;
 pub use example::check_example;
+pub use frontiers::{FrontierKind, FrontierOpenError, Frontiers, OpenFailure};
 pub use keys::{field_names, listed_keys};
 pub use stormcrawler::ignored_reason;
 pub use topology::TopologySettings;
 
-pub use crate::frontier::FrontierKind;
 pub use crate::index::IndexerKind;
 pub use crate::protocol::{HttpConfig, Secret, SecretFileError};
 
@@ -57,11 +57,6 @@ use crate::schedule::{DefaultScheduler, ScheduleSettings};
 use crate::spout::SpoutSettings;
 use crate::status::StatusSettings;
 use crate::warc::WarcSettings;
-
-/// Key prefixes read by other crates (`es.` and `opensearch.`: the Elasticsearch/OpenSearch
-/// frontier; `browser.`: the headless-browser protocol; `urlfrontier.`: a URLFrontier server as
-/// the frontier), not by this one.
-pub const EXTENSION_PREFIXES: &[&str] = &["es.", "opensearch.", "browser.", "urlfrontier."];
 
 /// Single keys read by other crates: `topology.metrics.consumer.register`, Storm's list of metrics
 /// consumers, whose StormCrawler `MetricsConsumer` entry turns on the metrics index of
@@ -98,7 +93,7 @@ pub struct CrawlConfig {
     pub topology: TopologySettings,
     /// Which frontier, and how much one query reads.
     pub frontier: FrontierSettings,
-    /// Keys for other crates (see [`EXTENSION_PREFIXES`]).
+    /// Keys for other crates, kept as written (see [`ConfigBuilder`]).
     pub extensions: ExtensionKeys,
     /// StormCrawler's and Storm's keys that the configuration set and squall does not implement
     /// (so a StormCrawler user's files load as they are), sorted; see [`ignored_reason`] for why

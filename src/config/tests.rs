@@ -69,7 +69,7 @@ fn defaults_are_valid_and_stormcrawler_like() {
         "fetchInterval.error is -1: never"
     );
     assert_eq!(config.filters.max_depth, None, "max.depth is -1: no limit");
-    assert_eq!(config.frontier.kind, FrontierKind::Embedded);
+    assert_eq!(config.frontier.kind, crate::frontier::EMBEDDED);
 }
 
 #[test]
@@ -144,7 +144,9 @@ fn overrides_win_and_custom_intervals_are_collected() {
 fn nonsense_values_are_refused() {
     assert!(named("fetcher.server.delay: -1\n").is_err());
     assert!(named("fetcher.threads.per.queue: 0\n").is_err());
-    assert!(named("frontier.kind: cloud\n").is_err());
+    let registered = ConfigBuilder::new().frontiers(&Frontiers::new());
+    let cloud = registered.yaml_str("http.agent.name: test\nfrontier.kind: cloud\n");
+    assert!(cloud.and_then(ConfigBuilder::build).is_err());
     assert!(ConfigBuilder::new().set("no-equals-sign").is_err());
 }
 
@@ -152,7 +154,7 @@ fn nonsense_values_are_refused() {
 fn a_urlfrontier_server_is_a_frontier_kind_with_its_own_keys() {
     let config = named("frontier.kind: urlfrontier\nurlfrontier.address: frontier:7071\n")
         .expect("the kind, and keys kept for squall-urlfrontier");
-    assert_eq!(config.frontier.kind, FrontierKind::Urlfrontier);
+    assert_eq!(config.frontier.kind, "urlfrontier");
 }
 
 /// An extension's keys, as a crate outside this one would declare them.

@@ -30,7 +30,7 @@ pub use embedded::{
 };
 pub use error::{ErrorKind, SpoutError, StoreError};
 pub use hints::{Lease, QueueHints, QueueReport};
-pub use settings::{FrontierKind, FrontierSettings};
+pub use settings::{EMBEDDED, FrontierSettings};
 pub use sides::{Frontier, HeldLease, LeaseView};
 pub use spout::{DueUrl, Spout};
 pub use store::{StatusStore, StatusWrite};

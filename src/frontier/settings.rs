@@ -3,33 +3,21 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use super::QueryLimits;
 use crate::settings::{KeyedSettings, keyed_settings};
 
-/// Where the frontier lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FrontierKind {
-    /// A directory on local disk: [`EmbeddedFrontier`](super::EmbeddedFrontier).
-    #[default]
-    Embedded,
-    /// An Elasticsearch or OpenSearch cluster (the `squall-engine` crate).
-    Opensearch,
-    /// A URLFrontier server, over gRPC (the `squall-urlfrontier` crate's client).
-    Urlfrontier,
-}
+/// The name of the embedded frontier's kind in `frontier.kind`, the default: a directory on
+/// local disk, [`EmbeddedFrontier`](super::EmbeddedFrontier).
+pub const EMBEDDED: &str = "embedded";
 
 keyed_settings! {
     /// Which frontier, and how much one query reads: the `frontier.*` keys.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct FrontierSettings {
-        /// `frontier.kind`: `embedded` (a directory on local disk, the default), `opensearch` (an
-        /// Elasticsearch or OpenSearch cluster, configured by the `es.*` keys that `squall-engine`
-        /// reads) or `urlfrontier` (a URLFrontier server, configured by the `urlfrontier.*` keys
-        /// that `squall-urlfrontier` reads).
-        "frontier.kind" => kind: FrontierKind = FrontierKind::Embedded,
+        /// `frontier.kind`: the name of a frontier kind registered in
+        /// [`Frontiers`](crate::config::Frontiers): `embedded` (a directory on local disk, the
+        /// default), or one another crate registers (its own keys beside it).
+        "frontier.kind" => kind: String = EMBEDDED.to_string(),
         /// `frontier.path`: the embedded frontier's directory.
         "frontier.path" => path: PathBuf = PathBuf::from("squall-frontier"),
         /// `frontier.max.buckets`: queues (hosts) read per frontier query.
@@ -62,6 +50,9 @@ impl FrontierSettings {
 
 impl KeyedSettings for FrontierSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.kind.trim().is_empty() {
+            return Err(("frontier.kind", "must name a frontier kind".to_string()));
+        }
         let counts = [
             ("frontier.max.buckets", self.max_buckets),
             ("frontier.max.urls.per.bucket", self.max_urls_per_bucket),

@@ -7,9 +7,10 @@ use std::time::Duration;
 use super::{Catalog, Spout, StatusStore};
 
 /// A frontier ready to use: what reads its due URLs, what takes status writes, and what lists,
-/// counts and deletes what it holds; opened from configuration by `squall_engine::setup::open`,
-/// used by [`CrawlerBuilder`](crate::topology::CrawlerBuilder) (spout and store) and by the
-/// URLFrontier server (all three).
+/// counts and deletes what it holds; opened from configuration by the kind `frontier.kind` names
+/// ([`Frontiers::open`](crate::config::Frontiers::open)), used by
+/// [`CrawlerBuilder`](crate::topology::CrawlerBuilder) (spout and store), by the crawl binary (the
+/// catalog counts what is left to crawl) and by the URLFrontier server (all three).
 #[derive(derive_more::Debug)]
 pub struct Frontier {
     /// Reads due URLs.
@@ -18,9 +19,10 @@ pub struct Frontier {
     /// Takes status writes.
     #[debug(skip)]
     pub store: Arc<dyn StatusStore>,
-    /// Lists, counts and deletes what the frontier holds.
+    /// Lists, counts and deletes what the frontier holds; `None` for a frontier that cannot be
+    /// listed from here (a URLFrontier server, seen by its client).
     #[debug(skip)]
-    pub catalog: Arc<dyn Catalog>,
+    pub catalog: Option<Arc<dyn Catalog>>,
     /// One line for people: where the frontier is (for an engine: its indices and how they were
     /// found, created now or existing, the routing and the spout).
     pub description: String,

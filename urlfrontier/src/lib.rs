@@ -1,5 +1,6 @@
 //! squall's frontiers over the URLFrontier gRPC API: [`server`] serves a squall frontier to any
-//! URLFrontier client, and [`client`] crawls from any URLFrontier server.
+//! URLFrontier client, and [`client`] crawls from any URLFrontier server ([`register`] adds it to
+//! squall's registry of frontier kinds as `urlfrontier`).
 //!
 //! A server on an embedded frontier, and a worker's spout and status store talking to it (what the
 //! crawl binary's `--frontier urlfrontier` uses):
@@ -58,5 +59,7 @@ pub mod proto {
 pub mod client;
 pub mod convert;
 pub mod server;
+
+pub use client::register;
 
 pub use client::{UrlFrontierSpout, UrlFrontierStore};

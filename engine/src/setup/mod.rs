@@ -7,6 +7,11 @@
 //! `es.status.spout` with its status store ([`IndexFrontierSettings`] lists every key, and
 //! [`ClusterSettings`] the connection keys every section reads alike).
 //!
+//! The `opensearch` kind is this crate's contribution to squall's registry of frontier kinds
+//! ([`register`], in `kind.rs`: its name, its `es.`/`opensearch.` key prefixes, StormCrawler's
+//! engine classes for Flux topologies, its opener); [`open`] opens through that registry with the
+//! core's `embedded` kind beside it ([`frontiers`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use squall::config::ConfigBuilder;
@@ -30,6 +35,7 @@
 
 mod cluster_keys;
 mod keys;
+mod kind;
 mod mapping;
 mod open;
 mod query_keys;
@@ -40,6 +46,7 @@ pub use keys::{
     IndexFrontierConfig, IndexFrontierSettings, OTHER_SECTIONS, PREFIXES, RoutingKey, SpoutKind,
     StatusKeys,
 };
+pub use kind::{OPENSEARCH, frontiers, open, register};
 pub use mapping::ForeignMapping;
-pub use open::{OpenError, open, open_index_frontier};
+pub use open::{OpenError, open_index_frontier};
 pub use query_keys::QuerySettings;

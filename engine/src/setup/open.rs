@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use squall::config::{ConfigError, CrawlConfig, FrontierKind};
-use squall::frontier::{EmbeddedFrontier, Frontier, FrontierError, Spout};
+use squall::config::{ConfigError, CrawlConfig, FrontierOpenError};
+use squall::frontier::{Frontier, FrontierError, Spout};
 use squall::spout::SpoutInstances;
 use tracing::{info, warn};
 
@@ -49,6 +49,30 @@ pub enum OpenError {
     /// An existing index's mapping is not one squall can use.
     #[error(transparent)]
     ForeignMapping(#[from] ForeignMapping),
+    /// `frontier.kind` names a kind this crate does not open, or another kind failed.
+    #[error(transparent)]
+    Kind(FrontierOpenError),
+}
+
+impl From<FrontierOpenError> for OpenError {
+    /// The error of a kind, as this crate's when it is one of this crate's.
+    fn from(error: FrontierOpenError) -> Self {
+        let FrontierOpenError::Kind(failure) = error else {
+            return OpenError::Kind(error);
+        };
+        let failure = match failure.downcast::<OpenError>() {
+            Ok(own) => return *own,
+            Err(other) => other,
+        };
+        let failure = match failure.downcast::<ConfigError>() {
+            Ok(config) => return OpenError::Config(*config),
+            Err(other) => other,
+        };
+        match failure.downcast::<FrontierError>() {
+            Ok(embedded) => OpenError::Embedded(*embedded),
+            Err(other) => OpenError::Kind(FrontierOpenError::Kind(other)),
+        }
+    }
 }
 
 impl From<MappingCheckError> for OpenError {
@@ -57,35 +81,6 @@ impl From<MappingCheckError> for OpenError {
             MappingCheckError::Engine(error) => OpenError::Engine(error),
             MappingCheckError::Foreign(foreign) => OpenError::ForeignMapping(foreign),
         }
-    }
-}
-
-/// Opens the frontier `config` describes (`frontier.kind`, and the `es.*` keys for OpenSearch).
-/// The `es.*` keys are checked whichever frontier is chosen, so that a typo never passes unseen.
-/// `frontier.kind: urlfrontier` is refused: `squall-urlfrontier` opens that one.
-pub async fn open(config: &CrawlConfig) -> Result<Frontier, OpenError> {
-    let index = IndexFrontierConfig::from_config(config)?;
-    match config.frontier.kind {
-        FrontierKind::Embedded => {
-            let path = &config.frontier.path;
-            let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options())?;
-            let limits = config.frontier.query_limits();
-            let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
-            Ok(Frontier {
-                spout: Box::new(spout),
-                store: Arc::new(frontier.clone()),
-                catalog: Arc::new(frontier),
-                description: format!("embedded frontier in {}", path.display()),
-                leases: None,
-            })
-        }
-        FrontierKind::Opensearch => open_index_frontier(config, &index).await,
-        FrontierKind::Urlfrontier => Err(OpenError::Config(ConfigError::InvalidValue {
-            key: "frontier.kind".to_string(),
-            message: "a URLFrontier server is opened by squall_urlfrontier::client::open, not by \
-                      squall-engine"
-                .to_string(),
-        })),
     }
 }
 
@@ -191,7 +186,7 @@ async fn queue_frontier(
     Ok(Frontier {
         spout: Box::new(spout),
         store: Arc::new(store),
-        catalog: Arc::new(catalog),
+        catalog: Some(Arc::new(catalog)),
         description,
         leases: Some(Arc::new(leases)),
     })
@@ -258,7 +253,7 @@ async fn status_index_frontier(
     Ok(Frontier {
         spout,
         store: Arc::new(store),
-        catalog: Arc::new(catalog),
+        catalog: Some(Arc::new(catalog)),
         description: format!(
             "es.status.routing {routing}, {:?} spout × {instances}",
             index.spout

@@ -1,12 +1,10 @@
-//! StormCrawler's spout and bolt classes, each mapped to the squall component that does its job.
+//! StormCrawler's spout and bolt classes, each mapped to the squall component that does its job:
+//! the core's own classes here, and those of the frontier kinds registered in
+//! [`Frontiers`](crate::config::Frontiers) (each kind names its spouts and bolts, [`FluxClass`]).
 
 /// What a StormCrawler class is in squall.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
-    /// A spout over the status index: `es.status.spout` (aggregation, collapsing, hybrid).
-    StatusSpout(&'static str),
-    /// The spout of a URLFrontier server.
-    UrlFrontierSpout,
     /// StormCrawler's FileSpout: seeds from files.
     FileSpout,
     /// URLPartitionerBolt: squall's fetcher keys URLs by `partition.url.mode`.
@@ -19,20 +17,70 @@ pub enum Role {
     Parser,
     /// Tika's redirection and parser bolts: squall has no Tika.
     Tika,
-    /// The content indexer: `indexer.kind` (`opensearch`, or `none` for DummyIndexer).
-    Indexer(&'static str),
-    /// A status updater writing to the engine.
-    EngineStatusUpdater,
-    /// A status updater writing to a URLFrontier server.
-    UrlFrontierStatusUpdater,
-    /// DeletionBolt: removes pages gone from the web from the content index.
-    Deletion,
-    /// StatusMetricsBolt: counts of the status index by status.
-    StatusMetrics,
+    /// DummyIndexer: `indexer.kind: none`.
+    NoIndexer,
     /// URLFilterBolt: squall filters seeds and outlinks with the same filters.
     UrlFilter,
     /// The WARC bolt: `warc.enabled`.
     Warc,
+    /// A class of the frontier kind `kind`: its spout, its status updater or another of its bolts.
+    Frontier {
+        /// The kind's name, as `frontier.kind` writes it.
+        kind: String,
+        /// The class, as the kind registered it.
+        class: FluxClass,
+    },
+}
+
+/// What a class a frontier kind registers does in a topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FluxPart {
+    /// A spout over the kind's frontier: the topology crawls it (`frontier.kind` set to the kind,
+    /// the spout's `parallelism` to `spout.parallelism`).
+    Spout,
+    /// The bolt that writes statuses to the kind's frontier (`frontier.kind` set to the kind).
+    StatusUpdater,
+    /// Another bolt of the kind's module (a content indexer, a metrics bolt): only its keys.
+    Bolt,
+}
+
+/// A StormCrawler class that a frontier kind maps to itself: its name, what it is, the keys it
+/// sets and what squall does differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FluxClass {
+    /// Its name within StormCrawler's package (`org.apache.stormcrawler.` or, before the Apache
+    /// move, `com.digitalpebble.stormcrawler.`): `opensearch.persistence.AggregationSpout`.
+    pub name: String,
+    /// What it is.
+    pub part: FluxPart,
+    /// The keys it sets beside `frontier.kind`, as `(key, value)` text.
+    pub settings: Vec<(String, String)>,
+    /// What squall does in its place, for people, when it differs from StormCrawler's class.
+    pub note: Option<String>,
+}
+
+impl FluxClass {
+    /// A class named `name` (within the package) that is `part`, setting no key of its own.
+    pub fn new(name: impl Into<String>, part: FluxPart) -> Self {
+        FluxClass {
+            name: name.into(),
+            part,
+            settings: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// The class, setting `key` to `value` too.
+    pub fn set(mut self, key: &str, value: &str) -> Self {
+        self.settings.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// The class, with `note` saying what squall does in its place.
+    pub fn note(mut self, note: &str) -> Self {
+        self.note = Some(note.to_string());
+        self
+    }
 }
 
 /// The packages StormCrawler's classes live in: today's and the one before the Apache move.
@@ -41,29 +89,8 @@ const PACKAGES: &[&str] = &[
     "com.digitalpebble.stormcrawler.",
 ];
 
-/// StormCrawler's two engine modules, whose classes have the same names and the same roles.
-const ENGINE_MODULES: &[&str] = &["opensearch.", "elasticsearch."];
-
-/// Classes of either engine module, by name within it, with their role.
-const ENGINE_CLASSES: &[(&str, Role)] = &[
-    (
-        "persistence.AggregationSpout",
-        Role::StatusSpout("aggregation"),
-    ),
-    (
-        "persistence.CollapsingSpout",
-        Role::StatusSpout("collapsing"),
-    ),
-    ("persistence.HybridSpout", Role::StatusSpout("hybrid")),
-    ("persistence.StatusUpdaterBolt", Role::EngineStatusUpdater),
-    ("bolt.IndexerBolt", Role::Indexer("opensearch")),
-    ("bolt.DeletionBolt", Role::Deletion),
-    ("metrics.StatusMetricsBolt", Role::StatusMetrics),
-];
-
-/// The other classes, by name within the package, with their role.
+/// The core's classes, by name within the package, with their role.
 const CLASSES: &[(&str, Role)] = &[
-    ("urlfrontier.Spout", Role::UrlFrontierSpout),
     ("spout.FileSpout", Role::FileSpout),
     ("bolt.URLPartitionerBolt", Role::Partitioner),
     ("bolt.FetcherBolt", Role::Fetcher),
@@ -72,46 +99,49 @@ const CLASSES: &[(&str, Role)] = &[
     ("bolt.JSoupParserBolt", Role::Parser),
     ("tika.RedirectionBolt", Role::Tika),
     ("tika.ParserBolt", Role::Tika),
-    ("indexing.DummyIndexer", Role::Indexer("none")),
-    (
-        "urlfrontier.StatusUpdaterBolt",
-        Role::UrlFrontierStatusUpdater,
-    ),
+    ("indexing.DummyIndexer", Role::NoIndexer),
     ("bolt.URLFilterBolt", Role::UrlFilter),
     ("warc.WARCHdfsBolt", Role::Warc),
 ];
 
-/// The role of `class`, or `None` for a class squall does not map.
-pub fn role(class: &str) -> Option<Role> {
-    let within = PACKAGES
+/// The role of `class`, among the core's classes and `registered` (each with its kind's name),
+/// or `None` for a class squall does not map.
+pub fn role(class: &str, registered: &[(String, FluxClass)]) -> Option<Role> {
+    let name = PACKAGES
         .iter()
         .find_map(|package| class.strip_prefix(package))?;
-    let (table, name) = match ENGINE_MODULES.iter().find_map(|m| within.strip_prefix(m)) {
-        Some(name) => (ENGINE_CLASSES, name),
-        None => (CLASSES, within),
-    };
-    table
+    let core = CLASSES
         .iter()
         .find(|(known, _)| *known == name)
-        .map(|(_, role)| *role)
+        .map(|(_, role)| role.clone());
+    core.or_else(|| {
+        registered
+            .iter()
+            .find(|(_, registered)| registered.name == name)
+            .map(|(kind, class)| Role::Frontier {
+                kind: kind.clone(),
+                class: class.clone(),
+            })
+    })
 }
 
 impl Role {
     /// Whether the class is a spout.
-    pub fn is_spout(self) -> bool {
-        matches!(
-            self,
-            Role::StatusSpout(_) | Role::UrlFrontierSpout | Role::FileSpout
-        )
+    pub fn is_spout(&self) -> bool {
+        match self {
+            Role::FileSpout => true,
+            Role::Frontier { class, .. } => class.part == FluxPart::Spout,
+            _ => false,
+        }
     }
 
     /// Whether the class takes constructor arguments squall reads.
-    pub fn takes_arguments(self) -> bool {
+    pub fn takes_arguments(&self) -> bool {
         matches!(self, Role::FileSpout)
     }
 
     /// What squall does in its place, for people, when it differs from StormCrawler's class.
-    pub fn note(self) -> Option<&'static str> {
+    pub fn note(&self) -> Option<&str> {
         match self {
             Role::Partitioner => Some("squall's fetcher keys URLs by partition.url.mode"),
             Role::Sitemaps => Some("squall's parser reads sitemaps (sitemap.* keys)"),
@@ -119,11 +149,8 @@ impl Role {
                 "squall has no Tika: documents other than HTML, feeds and sitemaps are fetched \
                  and given their status, their text is not extracted",
             ),
-            Role::Deletion => Some("squall leaves pages gone from the web in the content index"),
-            Role::StatusMetrics => {
-                Some("squall's status counts are Prometheus metrics (--metrics-addr)")
-            }
             Role::UrlFilter => Some("squall filters seeds with the crawl's URL filters"),
+            Role::Frontier { class, .. } => class.note.as_deref(),
             _ => None,
         }
     }
@@ -135,15 +162,34 @@ mod tests {
 
     #[test]
     fn both_packages_map_and_others_do_not() {
+        let spout = FluxClass::new("opensearch.persistence.AggregationSpout", FluxPart::Spout)
+            .set("es.status.spout", "aggregation");
+        let registered = [("opensearch".to_string(), spout.clone())];
         assert_eq!(
-            role("org.apache.stormcrawler.opensearch.persistence.AggregationSpout"),
-            Some(Role::StatusSpout("aggregation"))
+            role(
+                "org.apache.stormcrawler.opensearch.persistence.AggregationSpout",
+                &registered
+            ),
+            Some(Role::Frontier {
+                kind: "opensearch".to_string(),
+                class: spout
+            })
         );
         assert_eq!(
-            role("com.digitalpebble.stormcrawler.bolt.FetcherBolt"),
+            role("com.digitalpebble.stormcrawler.bolt.FetcherBolt", &[]),
             Some(Role::Fetcher)
         );
-        assert_eq!(role("org.apache.stormcrawler.bolt.NoSuchBolt"), None);
-        assert_eq!(role("com.example.MyBolt"), None);
+        assert_eq!(
+            role(
+                "org.apache.stormcrawler.opensearch.persistence.AggregationSpout",
+                &[]
+            ),
+            None
+        );
+        assert_eq!(
+            role("org.apache.stormcrawler.bolt.NoSuchBolt", &registered),
+            None
+        );
+        assert_eq!(role("com.example.MyBolt", &registered), None);
     }
 }

@@ -297,7 +297,11 @@ mod tests {
 
     /// The agent name the flux at `path` gives.
     fn agent_name(path: &Path) -> Result<String, FluxError> {
-        let topology = FluxTopology::load(path, &Substitutions::default())?;
+        let topology = FluxTopology::load(
+            path,
+            &Substitutions::default(),
+            &crate::config::Frontiers::new(),
+        )?;
         let config = topology.apply(ConfigBuilder::new())?.build()?;
         Ok(config.agent.name)
     }

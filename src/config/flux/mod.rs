@@ -2,7 +2,8 @@
 //!
 //! A flux names its configuration files (`includes`, merged as Flux merges them, with Flux's
 //! `${name}` and `${ENV-NAME}` substitution) and its components by Java class. Each class squall
-//! knows maps to the squall component that does its job ([`classes`]), and its spout's
+//! knows maps to the squall component that does its job ([`classes`]: the core's classes, and
+//! those the frontier kinds registered in [`Frontiers`] name), and its spout's
 //! `parallelism` to `spout.parallelism`; an unknown class, option or grouping is refused with its
 //! name and line. What the topology then is:
 //!
@@ -14,7 +15,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use squall::config::ConfigBuilder;
+//! use squall::config::{ConfigBuilder, Frontiers};
 //! use squall::config::flux::{FluxTopology, Substitutions};
 //!
 //! let dir = tempfile::tempdir()?;
@@ -40,7 +41,10 @@
 //!     grouping:
 //!       type: SHUFFLE
 //! "#)?;
-//! let topology = FluxTopology::load(&flux, &Substitutions::default())?;
+//! // The engine's kind brings its classes (AggregationSpout among them).
+//! let mut frontiers = Frontiers::new();
+//! squall_engine::register(&mut frontiers);
+//! let topology = FluxTopology::load(&flux, &Substitutions::default(), &frontiers)?;
 //! let config = topology.apply(ConfigBuilder::new())?.build()?;
 //! assert_eq!(config.spout.parallelism, 10);
 //! assert!(topology.crawls);
@@ -49,6 +53,7 @@
 //! ```
 //!
 //! [`ConfigBuilder`]: super::ConfigBuilder
+//! [`Frontiers`]: super::Frontiers
 
 pub mod classes;
 mod document;
@@ -58,6 +63,7 @@ mod substitute;
 
 use std::path::{Path, PathBuf};
 
+pub use classes::{FluxClass, FluxPart};
 pub use document::ConfigLayer;
 pub use includes::{MAX_FILE_BYTES, MAX_INCLUDES, MAX_TOTAL_BYTES};
 pub use substitute::Substitutions;
@@ -66,7 +72,7 @@ use classes::Role;
 use document::{Component, Merged, Source};
 use substitute::line_of;
 
-use super::{ConfigBuilder, ConfigError};
+use super::{ConfigBuilder, ConfigError, Frontiers};
 
 /// Why a flux could not be used. Each names the file, and the line where it can.
 #[derive(Debug, thiserror::Error)]
@@ -205,9 +211,15 @@ const GROUPINGS: &[&str] = &[
 ];
 
 impl FluxTopology {
-    /// Reads the flux at `path` and its includes, with `substitutions`, and maps it to squall.
-    pub fn load(path: &Path, substitutions: &Substitutions) -> Result<Self, FluxError> {
+    /// Reads the flux at `path` and its includes, with `substitutions`, and maps it to squall: the
+    /// core's classes, and those of the kinds registered in `frontiers`.
+    pub fn load(
+        path: &Path,
+        substitutions: &Substitutions,
+        frontiers: &Frontiers,
+    ) -> Result<Self, FluxError> {
         let merged = includes::read(path, substitutions)?;
+        let registered = frontiers.flux_classes();
         check_streams(&merged)?;
         let mut topology = FluxTopology {
             name: merged.name.clone().unwrap_or_else(|| "flux".to_string()),
@@ -219,7 +231,7 @@ impl FluxTopology {
         };
         for (kind, list) in [("spout", &merged.spouts), ("bolt", &merged.bolts)] {
             for (component, source) in list {
-                topology.map(kind, component, source)?;
+                topology.map(kind, component, source, &registered)?;
             }
         }
         if merged.spouts.is_empty() {
@@ -254,6 +266,7 @@ impl FluxTopology {
         kind: &'static str,
         component: &Component,
         source: &Source,
+        registered: &[(String, FluxClass)],
     ) -> Result<(), FluxError> {
         let line = line_of(&source.text, &component.class_name);
         let path = source.path.display().to_string();
@@ -262,7 +275,7 @@ impl FluxTopology {
             line,
             what,
         };
-        let role = classes::role(&component.class_name)
+        let role = classes::role(&component.class_name, registered)
             .filter(|role| role.is_spout() == (kind == "spout"))
             .ok_or_else(|| FluxError::UnknownClass {
                 path: path.clone(),
@@ -287,25 +300,24 @@ impl FluxTopology {
             }
         }
         let parallelism = component.parallelism.unwrap_or(1).max(1);
-        match role {
-            Role::StatusSpout(spout) => {
-                self.set("frontier.kind", "opensearch");
-                self.set("es.status.spout", spout);
-                self.set("spout.parallelism", &parallelism.to_string());
-                self.crawls = true;
-            }
-            Role::UrlFrontierSpout => {
-                self.set("frontier.kind", "urlfrontier");
-                self.set("spout.parallelism", &parallelism.to_string());
-                self.crawls = true;
+        match &role {
+            Role::Frontier { kind, class } => {
+                if class.part != FluxPart::Bolt {
+                    self.set("frontier.kind", kind);
+                }
+                for (key, value) in &class.settings {
+                    self.set(key, value);
+                }
+                if class.part == FluxPart::Spout {
+                    self.set("spout.parallelism", &parallelism.to_string());
+                    self.crawls = true;
+                }
             }
             Role::FileSpout => {
                 let source = file_spout_source(component).map_err(unsupported)?;
                 self.seed_sources.push(source);
             }
-            Role::Indexer(indexer) => self.set("indexer.kind", indexer),
-            Role::EngineStatusUpdater => self.set("frontier.kind", "opensearch"),
-            Role::UrlFrontierStatusUpdater => self.set("frontier.kind", "urlfrontier"),
+            Role::NoIndexer => self.set("indexer.kind", "none"),
             Role::Warc => self.set("warc.enabled", "true"),
             _ => {}
         }

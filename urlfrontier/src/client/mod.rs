@@ -35,6 +35,7 @@
 mod acks;
 mod connection;
 mod errors;
+mod kind;
 mod messages;
 mod settings;
 mod spout;
@@ -47,6 +48,7 @@ use squall::frontier::{Spout, StatusStore};
 
 pub use connection::{BearerToken, Connection, connect};
 pub use errors::ClientError;
+pub use kind::{URLFRONTIER, register};
 pub use settings::{ClientSettings, DEFAULT_PORT, PREFIX};
 pub use spout::{IDLE_SETTLE, UrlFrontierSpout};
 pub use store::UrlFrontierStore;

@@ -60,8 +60,12 @@ pub struct Crawl {
 }
 
 impl Crawl {
-    /// Starts reading `frontier`'s due URLs.
-    pub fn start(frontier: Frontier, settings: &CrawlSettings) -> Arc<Crawl> {
+    /// Starts reading `frontier`'s due URLs; `catalog` lists what it holds.
+    pub fn start(
+        frontier: Frontier,
+        catalog: Arc<dyn Catalog>,
+        settings: &CrawlSettings,
+    ) -> Arc<Crawl> {
         let gap = settings.gap;
         let (tuples, mut incoming) = mpsc::channel::<Tuple>(64);
         let (ack_sender, acks) = mpsc::unbounded_channel::<AckMessage>();
@@ -94,7 +98,7 @@ impl Crawl {
             dispenser,
             writer,
             store: frontier.store,
-            catalog: frontier.catalog,
+            catalog,
             state,
             stop,
             tasks: tokio::sync::Mutex::new(Some((runner_task, feeder_task))),

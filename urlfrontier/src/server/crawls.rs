@@ -98,8 +98,17 @@ impl Crawls {
             return Ok(Arc::clone(found));
         }
         let frontier = self.opener.open(crawl).await?;
+        let Some(catalog) = frontier.catalog.clone() else {
+            return Err(CrawlError::Open {
+                crawl: crawl.to_string(),
+                message: format!(
+                    "{} cannot be listed, so it cannot be served",
+                    frontier.description
+                ),
+            });
+        };
         tracing::info!(crawl, frontier = %frontier.description, "crawl opened");
-        let started = Crawl::start(frontier, &self.settings);
+        let started = Crawl::start(frontier, catalog, &self.settings);
         open.insert(crawl.to_string(), Arc::clone(&started));
         Ok(started)
     }

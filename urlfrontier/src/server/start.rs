@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use squall::config::{CrawlConfig, FrontierKind};
+use squall::config::CrawlConfig;
+use squall::frontier::EMBEDDED;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -89,13 +90,17 @@ impl FrontierOpener for ConfigOpener {
             crawl: crawl.to_string(),
             message,
         };
-        squall_engine::setup::open(&config)
+        // The kinds a server serves: squall's embedded frontier and the engine's (a frontier that
+        // cannot be listed, such as another URLFrontier server, cannot be served).
+        let frontiers = squall_engine::setup::frontiers();
+        frontiers
+            .open(&config)
             .await
             .map_err(|error| failed(error.to_string()))
     }
 
     async fn existing(&self) -> Vec<String> {
-        if self.config.frontier.kind != FrontierKind::Embedded {
+        if self.config.frontier.kind != EMBEDDED {
             return vec![DEFAULT_CRAWL.to_string()];
         }
         let mut found = vec![DEFAULT_CRAWL.to_string()];
@@ -111,7 +116,7 @@ impl FrontierOpener for ConfigOpener {
     }
 
     async fn remove(&self, crawl: &str) -> Result<(), CrawlError> {
-        if crawl == DEFAULT_CRAWL || self.config.frontier.kind != FrontierKind::Embedded {
+        if crawl == DEFAULT_CRAWL || self.config.frontier.kind != EMBEDDED {
             return Ok(()); // emptied, kept: its indices or directory are the configuration's
         }
         let dir = self.crawls_dir().join(crawl);
@@ -204,8 +209,8 @@ pub async fn start_with(
     options: ServerOptions,
 ) -> Result<RunningServer, StartError> {
     let addr = listener.local_addr()?;
-    let subtitle = match config.frontier.kind {
-        FrontierKind::Embedded => format!(
+    let subtitle = match config.frontier.kind.as_str() {
+        EMBEDDED => format!(
             "URLFrontier server on {addr} · embedded frontier in {}",
             config.frontier.path.display()
         ),
