@@ -196,71 +196,103 @@ async fn delete_index(index: &str) {
         .await;
 }
 
-/// One run: the processes crawl the site on fresh indices; returns the run's JSON.
-async fn run(
-    site: &Site,
-    binary: &Path,
-    run: usize,
-    limit: Duration,
-    grace: Duration,
-) -> (SharedRun, Option<f64>, Option<f64>) {
-    let id = format!("{}-{run}", std::process::id());
-    let urls_index = format!("bench-shared-urls-{id}");
-    let queues_index = format!("bench-shared-queues-{id}");
-    let workers_index = QueueSpoutSettings::new(&urls_index, &queues_index).workers_index();
-    let dir = fresh_temp_dir(&format!("squall-shared-crawl-{id}"));
-    site.clear_requests();
-    let expected = site.expected();
-    let wanted = expected.reachable_in_scope_urls();
+/// The indices and the directory of one run.
+struct RunPlace {
+    id: String,
+    urls_index: String,
+    queues_index: String,
+    dir: PathBuf,
+}
 
-    let mut processes = Vec::new();
-    for p in 0..PROCESSES {
-        let log = dir.join(format!("fetch-{p}.jsonl"));
-        let summary = dir.join(format!("summary-{p}.json"));
-        let mut args = queue_frontier_args(
-            &engine_url(),
-            &urls_index,
-            &queues_index,
-            (1, 0),
-            &format!("shared-crawl-{id}-{p}"),
-        );
-        args.extend(
-            [
-                "--fetch-log",
-                &log.display().to_string(),
-                "--summary-json",
-                &summary.display().to_string(),
-                "--until-idle",
-                "--max-duration",
-                &limit.as_secs_f64().to_string(),
-            ]
-            .map(str::to_string),
-        );
-        args.extend(set_args(&[
-            "http.agent.name=squall-bench",
-            &format!("fetcher.server.delay={DELAY}"),
-            &SiteSpec::exclude_outside_hosts(),
-        ]));
-        args.extend(site_args(site));
-        let child = spawn_crawler(binary, &args, &dir, p);
-        processes.push(Process {
-            child,
-            started: Instant::now(),
-            log,
-            summary,
-            exited: None,
-            interrupted: false,
-        });
+impl RunPlace {
+    /// Fresh indices and a fresh directory for run `run`.
+    fn new(run: usize) -> RunPlace {
+        let id = format!("{}-{run}", std::process::id());
+        RunPlace {
+            urls_index: format!("bench-shared-urls-{id}"),
+            queues_index: format!("bench-shared-queues-{id}"),
+            dir: fresh_temp_dir(&format!("squall-shared-crawl-{id}")),
+            id,
+        }
     }
-    let started = Instant::now();
 
-    // Wait for the processes to stop by themselves; once every URL of the site was fetched, give
-    // them `grace` to notice, then interrupt them.
+    /// Starts the crawler processes, each with its fetch log and summary in the run's directory.
+    fn spawn_processes(&self, site: &Site, binary: &Path, limit: Duration) -> Vec<Process> {
+        let mut processes = Vec::new();
+        for p in 0..PROCESSES {
+            let log = self.dir.join(format!("fetch-{p}.jsonl"));
+            let summary = self.dir.join(format!("summary-{p}.json"));
+            let mut args = queue_frontier_args(
+                &engine_url(),
+                &self.urls_index,
+                &self.queues_index,
+                (1, 0),
+                &format!("shared-crawl-{}-{p}", self.id),
+            );
+            args.extend(
+                [
+                    "--fetch-log",
+                    &log.display().to_string(),
+                    "--summary-json",
+                    &summary.display().to_string(),
+                    "--until-idle",
+                    "--max-duration",
+                    &limit.as_secs_f64().to_string(),
+                ]
+                .map(str::to_string),
+            );
+            args.extend(set_args(&[
+                "http.agent.name=squall-bench",
+                &format!("fetcher.server.delay={DELAY}"),
+                &SiteSpec::exclude_outside_hosts(),
+            ]));
+            args.extend(site_args(site));
+            let child = spawn_crawler(binary, &args, &self.dir, p);
+            processes.push(Process {
+                child,
+                started: Instant::now(),
+                log,
+                summary,
+                exited: None,
+                interrupted: false,
+            });
+        }
+        processes
+    }
+
+    /// Deletes the run's indices and, unless `SQUALL_BENCH_KEEP_LOGS=1`, its directory.
+    async fn clean_up(&self) {
+        let workers_index =
+            QueueSpoutSettings::new(&self.urls_index, &self.queues_index).workers_index();
+        for index in [&self.urls_index, &self.queues_index, &workers_index] {
+            delete_index(index).await;
+        }
+        if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
+            eprintln!(
+                "  its processes' output and fetch logs are in {}",
+                self.dir.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Waits for the processes to stop by themselves; once every URL of `wanted` was fetched, gives
+/// them `grace` to notice, then interrupts them (and kills them a minute later). So does a run
+/// past its `limit` and a minute from `started`.
+async fn wait_for_processes(
+    processes: &mut [Process],
+    site: &Site,
+    wanted: &BTreeSet<String>,
+    started: Instant,
+    (limit, grace): (Duration, Duration),
+) {
     let mut all_fetched: Option<Instant> = None;
     let mut interrupted_at: Option<Instant> = None;
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
-        for process in &mut processes {
+        for process in processes.iter_mut() {
             process.poll();
         }
         if processes.iter().all(|p| p.exited.is_some()) {
@@ -295,9 +327,10 @@ async fn run(
             _ => {}
         }
     }
-    let wall = started.elapsed().as_secs_f64();
+}
 
-    // The fetches of every process.
+/// The fetches of every process's log, and the lines that did not parse.
+fn read_logs(processes: &[Process]) -> (Vec<Fetch>, usize) {
     let mut fetches = Vec::new();
     let mut unparsed = 0;
     for (p, process) in processes.iter().enumerate() {
@@ -305,14 +338,16 @@ async fn run(
         fetches.extend(mine);
         unparsed += bad;
     }
-    let first = fetches.iter().map(|f| f.started).min();
-    let last = fetches.iter().map(|f| f.started).max();
-    let span = match (first, last) {
-        (Some(a), Some(b)) => seconds(b - a),
-        _ => 0.0,
-    };
-    let rate = (fetches.len() > 1 && span > 0.0).then(|| (fetches.len() - 1) as f64 / span);
-    let ideal = HOSTS as f64 / DELAY;
+    (fetches, unparsed)
+}
+
+/// Each process's part of the crawl: its fetches, its share of them, its hosts, why it stopped;
+/// and the shares alone, in process order. Times count from `first`, the first fetch's start.
+fn per_process(
+    processes: &[Process],
+    fetches: &[Fetch],
+    first: Option<DateTime<Utc>>,
+) -> (Vec<SharedProcess>, Vec<f64>) {
     let total = fetches.len();
     let at = |t: Option<DateTime<Utc>>, start: Option<DateTime<Utc>>| match (t, start) {
         (Some(t), Some(s)) => Some(seconds(t - s)),
@@ -353,24 +388,83 @@ async fn run(
             exited_seconds,
         });
     }
-    let hosts = check_hosts(&fetches);
+    (per_process, shares)
+}
+
+/// Completeness, from the site's own log of requests (robots.txt aside).
+struct SiteLog {
+    /// Requests of each URL.
+    counts: BTreeMap<String, usize>,
+    /// URLs wanted and never requested.
+    missing: usize,
+    /// URLs requested more than once.
+    twice: usize,
+    /// URLs requested and not wanted.
+    unexpected: usize,
+}
+
+impl SiteLog {
+    fn read(site: &Site, wanted: &BTreeSet<String>) -> SiteLog {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for request in site.requests() {
+            if request.path == "/robots.txt" {
+                continue;
+            }
+            *counts.entry(request.url).or_default() += 1;
+        }
+        let missing = wanted.iter().filter(|u| !counts.contains_key(*u)).count();
+        let twice = counts.iter().filter(|(_, n)| **n > 1).count();
+        let unexpected = counts.keys().filter(|u| !wanted.contains(*u)).count();
+        SiteLog {
+            counts,
+            missing,
+            twice,
+            unexpected,
+        }
+    }
+}
+
+/// URLs that appear in more than one line of the fetch logs.
+fn logged_more_than_once(fetches: &[Fetch]) -> usize {
     let mut logged: BTreeMap<&str, usize> = BTreeMap::new();
-    for fetch in &fetches {
+    for fetch in fetches {
         *logged.entry(&fetch.url).or_default() += 1;
     }
-    let logged_twice = logged.values().filter(|n| **n > 1).count();
+    logged.values().filter(|n| **n > 1).count()
+}
 
-    // Completeness, from the site's own log of requests.
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for request in site.requests() {
-        if request.path == "/robots.txt" {
-            continue;
-        }
-        *counts.entry(request.url).or_default() += 1;
-    }
-    let missing: Vec<&String> = wanted.iter().filter(|u| !counts.contains_key(*u)).collect();
-    let twice: Vec<(&String, &usize)> = counts.iter().filter(|(_, n)| **n > 1).collect();
-    let unexpected: Vec<&String> = counts.keys().filter(|u| !wanted.contains(*u)).collect();
+/// One run: the processes crawl the site on fresh indices; returns the run's JSON.
+async fn run(
+    site: &Site,
+    binary: &Path,
+    run: usize,
+    limit: Duration,
+    grace: Duration,
+) -> (SharedRun, Option<f64>, Option<f64>) {
+    let place = RunPlace::new(run);
+    site.clear_requests();
+    let expected = site.expected();
+    let wanted = expected.reachable_in_scope_urls();
+
+    let mut processes = place.spawn_processes(site, binary, limit);
+    let started = Instant::now();
+    wait_for_processes(&mut processes, site, &wanted, started, (limit, grace)).await;
+    let wall = started.elapsed().as_secs_f64();
+
+    let (fetches, unparsed) = read_logs(&processes);
+    let first = fetches.iter().map(|f| f.started).min();
+    let last = fetches.iter().map(|f| f.started).max();
+    let span = match (first, last) {
+        (Some(a), Some(b)) => seconds(b - a),
+        _ => 0.0,
+    };
+    let rate = (fetches.len() > 1 && span > 0.0).then(|| (fetches.len() - 1) as f64 / span);
+    let ideal = HOSTS as f64 / DELAY;
+    let total = fetches.len();
+    let (per_process, shares) = per_process(&processes, &fetches, first);
+    let hosts = check_hosts(&fetches);
+    let logged_twice = logged_more_than_once(&fetches);
+    let log = SiteLog::read(site, &wanted);
     let problems = expected.check_requests(&site.requests());
 
     eprintln!(
@@ -384,8 +478,8 @@ async fn run(
             .collect::<Vec<_>>()
             .join("/"),
         hosts.cross_process_overlaps,
-        missing.len(),
-        twice.len()
+        log.missing,
+        log.twice
     );
     let smallest_share = shares.iter().copied().min_by(f64::total_cmp);
     let count = |n: usize| Some(n as u64);
@@ -404,25 +498,14 @@ async fn run(
         hosts_fetched_by_several: count(hosts.hosts_fetched_by_several),
         smallest_gap_seconds: hosts.smallest_gap,
         smallest_cross_process_gap_seconds: hosts.smallest_cross_process_gap,
-        site_requests: count(counts.values().sum::<usize>()),
-        missing_urls: count(missing.len()),
-        fetched_more_than_once: count(twice.len()),
+        site_requests: count(log.counts.values().sum::<usize>()),
+        missing_urls: count(log.missing),
+        fetched_more_than_once: count(log.twice),
         logged_more_than_once: count(logged_twice),
-        unexpected_requests: count(unexpected.len()),
+        unexpected_requests: count(log.unexpected),
         problems: problems.into_iter().take(10).collect(),
     };
-
-    for index in [&urls_index, &queues_index, &workers_index] {
-        delete_index(index).await;
-    }
-    if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
-        eprintln!(
-            "  its processes' output and fetch logs are in {}",
-            dir.display()
-        );
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    place.clean_up().await;
     (report, rate, smallest_share)
 }
 

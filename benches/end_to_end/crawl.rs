@@ -157,90 +157,190 @@ pub async fn run(
     order: usize,
     background: Option<&Targets>,
 ) -> CrawlRun {
-    let Place {
-        frontier,
-        engine: node,
-    } = place;
     let id = format!("{}-{order}", std::process::id());
     if let Some(background) = background {
-        copy_background(frontier, node, background, &id).await;
+        copy_background(place.frontier, place.engine, background, &id).await;
     }
-    let dir = fresh_temp_dir(&format!("squall-e2e-{id}"));
-    let metrics_addr = format!("127.0.0.1:{}", free_port());
-    let args = arguments(site, frontier, node, &dir, &id, &metrics_addr, budget);
-    let mut child = spawn_crawler(&crawl_binary(), &args, &dir, 0);
-    let pid = child.id();
-    let client = reqwest::Client::new();
+    let mut crawl = Crawling::start(site, place, budget, id);
+    crawl.wait_for_first_fetch().await;
+    tokio::time::sleep(budget.warmup).await;
+    let window = crawl.measure_window(budget.window).await;
+    crawl.stop_after_window().await;
+    let run = crawl_run(place.frontier, order, budget, window);
+    report(&run);
+    crawl.clean_up().await;
+    run
+}
 
-    // The warm-up counts from the first fetch (the process injects the seeds first).
-    let starting = Instant::now();
-    loop {
-        let fetched = scrape(&client, &metrics_addr)
-            .await
-            .map(|m| m.get("squall_fetch_total"));
-        if fetched.unwrap_or(0.0) > 0.0 {
-            break;
+/// A crawl binary running on one frontier: its process, its directory and its metrics address.
+struct Crawling {
+    frontier: FrontierChoice,
+    engine: String,
+    id: String,
+    dir: std::path::PathBuf,
+    metrics_addr: String,
+    child: Child,
+    client: reqwest::Client,
+}
+
+/// What the crawler, this process (the site), the machine and the engine did in the window.
+struct Window {
+    /// The window's length, seconds.
+    seconds: f64,
+    before: Metrics,
+    after: Metrics,
+    /// The crawler's CPU seconds in the window.
+    cpu: f64,
+    /// This process's CPU seconds in the window (the site's server).
+    own: f64,
+    /// The share of the machine's time its cores were busy.
+    machine_busy: f64,
+    /// The crawler's peak RSS, bytes.
+    peak: u64,
+    /// The engine's work per page, for a frontier in the engine.
+    engine: Option<EngineWork>,
+}
+
+impl Crawling {
+    /// Starts the crawl binary for run `id` on the frontier at `place`.
+    fn start(site: &Site, place: Place<'_>, budget: &Budget, id: String) -> Crawling {
+        let dir = fresh_temp_dir(&format!("squall-e2e-{id}"));
+        let metrics_addr = format!("127.0.0.1:{}", free_port());
+        let args = arguments(
+            site,
+            place.frontier,
+            place.engine,
+            &dir,
+            &id,
+            &metrics_addr,
+            budget,
+        );
+        let child = spawn_crawler(&crawl_binary(), &args, &dir, 0);
+        Crawling {
+            frontier: place.frontier,
+            engine: place.engine.to_string(),
+            id,
+            dir,
+            metrics_addr,
+            child,
+            client: reqwest::Client::new(),
         }
-        if starting.elapsed() > Duration::from_secs(120) || !running(&mut child) {
+    }
+
+    /// Waits for the first fetch: the warm-up counts from it (the process injects the seeds first).
+    async fn wait_for_first_fetch(&mut self) {
+        let starting = Instant::now();
+        loop {
+            let fetched = scrape(&self.client, &self.metrics_addr)
+                .await
+                .map(|m| m.get("squall_fetch_total"));
+            if fetched.unwrap_or(0.0) > 0.0 {
+                break;
+            }
+            if starting.elapsed() > Duration::from_secs(120) || !running(&mut self.child) {
+                panic!(
+                    "the {} crawl fetched nothing; see {}",
+                    self.frontier.name(),
+                    self.dir.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The engine's statistics, for a frontier in the engine.
+    async fn engine_stats(&self) -> Option<EngineStats> {
+        if self.frontier.uses_engine() {
+            EngineStats::read(&self.engine).await
+        } else {
+            None
+        }
+    }
+
+    /// Reads the crawler's metrics, the CPU of both processes and of the machine at both ends of
+    /// a window of `length`.
+    async fn measure_window(&mut self, length: Duration) -> Window {
+        let pid = self.child.id();
+        let me = std::process::id();
+        let engine_before = self.engine_stats().await;
+        let (before, cpu_before, own_before, machine_before, at) = (
+            read(&self.client, &self.metrics_addr).await,
+            cpu_seconds(pid),
+            cpu_seconds(me),
+            machine_jiffies(),
+            Instant::now(),
+        );
+        tokio::time::sleep(length).await;
+        let seconds = at.elapsed().as_secs_f64();
+        let after = read(&self.client, &self.metrics_addr).await;
+        let engine_after = self.engine_stats().await;
+        let (cpu_after, own_after, machine_after, peak) = (
+            cpu_seconds(pid),
+            cpu_seconds(me),
+            machine_jiffies(),
+            peak_rss_bytes(pid),
+        );
+        let pages = after.since(&before, "squall_fetch_total");
+        let engine = match (&engine_before, &engine_after) {
+            (Some(before), Some(after)) => Some(after.per_page(before, pages)),
+            _ => None,
+        };
+        Window {
+            seconds,
+            before,
+            after,
+            cpu: cpu_after - cpu_before,
+            own: own_after - own_before,
+            machine_busy: (machine_after.0 - machine_before.0)
+                / (machine_after.1 - machine_before.1).max(1.0),
+            peak,
+            engine,
+        }
+    }
+
+    /// Stops the crawler, which must still be running when the window ends.
+    async fn stop_after_window(&mut self) {
+        if !running(&mut self.child) {
             panic!(
-                "the {} crawl fetched nothing; see {}",
-                frontier.name(),
-                dir.display()
+                "the {} crawl ended before its window did; see {}",
+                self.frontier.name(),
+                self.dir.display()
             );
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        stop(&mut self.child).await;
     }
-    tokio::time::sleep(budget.warmup).await;
-    let me = std::process::id();
-    let uses_engine = frontier.uses_engine();
-    let engine_before = if uses_engine {
-        EngineStats::read(node).await
-    } else {
-        None
-    };
-    let (before, cpu_before, own_before, machine_before, at) = (
-        read(&client, &metrics_addr).await,
-        cpu_seconds(pid),
-        cpu_seconds(me),
-        machine_jiffies(),
-        Instant::now(),
-    );
-    tokio::time::sleep(budget.window).await;
-    let seconds = at.elapsed().as_secs_f64();
-    let after = read(&client, &metrics_addr).await;
-    let engine_after = if uses_engine {
-        EngineStats::read(node).await
-    } else {
-        None
-    };
-    let (cpu_after, own_after, machine_after, peak) = (
-        cpu_seconds(pid),
-        cpu_seconds(me),
-        machine_jiffies(),
-        peak_rss_bytes(pid),
-    );
-    if !running(&mut child) {
-        panic!(
-            "the {} crawl ended before its window did; see {}",
-            frontier.name(),
-            dir.display()
-        );
-    }
-    stop(&mut child).await;
 
+    /// Deletes the run's indices and, unless `SQUALL_BENCH_KEEP_LOGS=1`, its directory.
+    async fn clean_up(self) {
+        if self.frontier.uses_engine() {
+            delete_indices(&self.engine, &self.id).await;
+        }
+        if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
+            eprintln!("  its output is in {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The figures of run `order` on `frontier` from what its window saw.
+fn crawl_run(frontier: FrontierChoice, order: usize, budget: &Budget, window: Window) -> CrawlRun {
+    let Window {
+        seconds,
+        before,
+        after,
+        cpu,
+        own,
+        machine_busy,
+        peak,
+        engine,
+    } = window;
     let pages = after.since(&before, "squall_fetch_total");
-    let cpu = cpu_after - cpu_before;
-    let machine_busy =
-        (machine_after.0 - machine_before.0) / (machine_after.1 - machine_before.1).max(1.0);
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
-    let site_cores = (own_after - own_before) / seconds;
+    let site_cores = own / seconds;
     // What neither the crawler nor this process (the site) used: the engine, for the queue frontier.
     let other_cores = (machine_busy * cores - cpu / seconds - site_cores).max(0.0);
     let per_second = |name: &str| after.since(&before, name) / seconds;
-    let engine = match (&engine_before, &engine_after) {
-        (Some(before), Some(after)) => Some(after.per_page(before, pages)),
-        _ => None,
-    };
     let mut run = CrawlRun {
         frontier: frontier.name().to_string(),
         order: order as u64,
@@ -274,6 +374,11 @@ pub async fn run(
         status_write_failures: after.get("squall_status_write_failures_total"),
     };
     run.limiting_stage = limiting_stage(budget, &run);
+    run
+}
+
+/// The run's figures on stderr, as the crawl ends.
+fn report(run: &CrawlRun) {
     eprintln!(
         "  {} frontier: {:.0} pages/s, {:.0} status writes/s, {:.2} ms CPU/page, {:.0} MiB peak RSS, crawler {:.2} cores, machine {:.0}% busy; limit: {}",
         run.frontier,
@@ -281,8 +386,8 @@ pub async fn run(
         run.status_writes_per_second,
         run.cpu_ms_per_page,
         run.peak_rss_mib,
-        cpu / seconds,
-        machine_busy * 100.0,
+        run.crawler_cpu_cores,
+        run.machine_busy * 100.0,
         run.limiting_stage
     );
     if let Some(engine) = &run.engine {
@@ -292,15 +397,6 @@ pub async fn run(
             engine_line(engine)
         );
     }
-    if uses_engine {
-        delete_indices(node, &id).await;
-    }
-    if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
-        eprintln!("  its output is in {}", dir.display());
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    run
 }
 
 /// The stage that limits a crawl running at `rate`, read from its figures in order: politeness
