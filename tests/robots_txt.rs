@@ -195,7 +195,7 @@ async fn an_unreachable_robots_txt_is_refused_with_its_cause() {
         .and_then(|socket| socket.local_addr())
         .expect("a free port")
         .port();
-    let config = squall::protocol::HttpConfig::default();
+    let config = squall::protocol::HttpSettings::default();
     let robots = squall::protocol::RobotsCache::new(
         &config,
         &squall::protocol::HttpContext::new(&config),

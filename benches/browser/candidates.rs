@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use squall::protocol::{HttpClient, HttpConfig, HttpContext, Protocol};
+use squall::protocol::{HttpClient, HttpContext, HttpSettings, Protocol};
 use squall_bench_schema::browser::WindowRun;
 use squall_browser::{BrowserConfig, BrowserProtocol};
 
@@ -129,7 +129,7 @@ pub async fn browser(
 /// squall's HTTP client fetching the same pages, `concurrency` at once.
 pub async fn http(site: &BenchSite, concurrency: usize, budget: Budget) -> Window {
     site.clear_requests();
-    let config = HttpConfig::default();
+    let config = HttpSettings::default();
     let context = HttpContext {
         resolve: site
             .host_names()

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use squall::fetch::{FetcherBolt, FetcherSettings};
 use squall::message::{AckHandle, Tuple};
 use squall::model::{CrawlUrl, PartitionMode, partition_key};
-use squall::protocol::{HttpClient, HttpConfig, HttpContext};
+use squall::protocol::{HttpClient, HttpContext, HttpSettings};
 use squall_testsite::Site;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +21,7 @@ pub const CONCURRENCY: usize = 50;
 const OUTSTANDING: usize = 4 * CONCURRENCY;
 
 /// An HTTP client's context that sends every host name of `site` to its loopback address.
-pub fn http_context(site: &Site, config: &HttpConfig) -> HttpContext {
+pub fn http_context(site: &Site, config: &HttpSettings) -> HttpContext {
     HttpContext {
         resolve: site
             .host_names()
@@ -59,7 +59,7 @@ pub fn for_window(
 /// `window` with at most [`OUTSTANDING`] URLs given and not yet back (as a spout keeps its queues
 /// short); pages completed within the window, per second.
 pub async fn fetcher_alone(site: &Site, urls: &[Url], window: Duration) -> f64 {
-    let config = HttpConfig::default();
+    let config = HttpSettings::default();
     let http = match HttpClient::new(&config, &http_context(site, &config)) {
         Ok(http) => http,
         Err(e) => panic!("client: {e}"),

@@ -15,7 +15,7 @@ use crate::filter::FilterSettings;
 use crate::frontier::FrontierSettings;
 use crate::index::IndexerSettings;
 use crate::parse::ParserSettings;
-use crate::protocol::{AgentSettings, HttpConfig, ProtocolSettings, RobotsSettings};
+use crate::protocol::{AgentSettings, HttpSettings, ProtocolSettings, RobotsSettings};
 use crate::schedule::{ScheduleSettings, is_custom_interval_key};
 use crate::settings::{KeyedSettings, units};
 use crate::spout::SpoutSettings;
@@ -80,7 +80,7 @@ keyed_stages! {
     /// `http.agent.*`: who the crawler says it is.
     agent: AgentSettings,
     /// `http.*`: the HTTP protocol.
-    http: HttpConfig,
+    http: HttpSettings,
     /// `fetcher.*`, `partition.url.mode`: politeness and concurrency, and the queues' keys.
     fetcher: FetcherSettings,
     /// `protocol.schemes`: which protocol fetches which scheme.

@@ -45,7 +45,7 @@ pub use stormcrawler::ignored_reason;
 pub use topology::TopologySettings;
 
 pub use crate::index::IndexerKind;
-pub use crate::protocol::{HttpConfig, Secret, SecretFileError};
+pub use crate::protocol::{HttpSettings, Secret, SecretFileError};
 
 use crate::fetch::FetcherSettings;
 use crate::filter::FilterSettings;
@@ -70,7 +70,7 @@ pub struct CrawlConfig {
     /// Who the crawler says it is.
     pub agent: AgentSettings,
     /// The HTTP protocol.
-    pub http: HttpConfig,
+    pub http: HttpSettings,
     /// robots.txt.
     pub robots: RobotsSettings,
     /// The fetcher's politeness and capacity, and how URLs are grouped into queues.

@@ -255,7 +255,7 @@ mod tests {
     use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
     use crate::model::Status;
-    use crate::protocol::{HttpClient, HttpConfig, HttpContext};
+    use crate::protocol::{HttpClient, HttpContext, HttpSettings};
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
     use std::collections::HashMap;
@@ -282,7 +282,7 @@ mod tests {
     /// A fetcher with the default settings that reads robots.txt, over a client of the default
     /// keys in `context`.
     fn fetcher_with_robots(context: &HttpContext) -> FetcherBolt {
-        let config = HttpConfig::default();
+        let config = HttpSettings::default();
         let http = HttpClient::new(&config, context).expect("client");
         let robots = RobotsCache::new(
             &config,
@@ -308,7 +308,7 @@ mod tests {
                 .iter()
                 .map(|(host, _, _)| (host.to_string(), addr))
                 .collect(),
-            ..HttpContext::new(&HttpConfig::default())
+            ..HttpContext::new(&HttpSettings::default())
         };
         let fetcher = fetcher_with_robots(&context);
         let (tuples, input) = mpsc::channel(paths.len());
@@ -392,7 +392,7 @@ mod tests {
             .expect("a loopback port");
         let fetcher = fetcher_with_robots(&HttpContext {
             trusted_hosts: crate::protocol::TrustedHosts::of(["127.0.0.1"]),
-            ..HttpContext::new(&HttpConfig::default())
+            ..HttpContext::new(&HttpSettings::default())
         });
         let (tuples, input) = mpsc::channel(1);
         let (out, mut fetched) = mpsc::channel(1);
@@ -457,7 +457,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_scheme_without_protocol_gets_error_not_a_panic() {
-        let config = HttpConfig::default();
+        let config = HttpSettings::default();
         let http = HttpClient::new(&config, &HttpContext::new(&config)).expect("client");
         let fetcher = FetcherBolt::new(http, None, FetcherSettings::default());
         let (tuples, input) = mpsc::channel(1);

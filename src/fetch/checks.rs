@@ -117,14 +117,14 @@ fn crawl_delay_denial(settings: &FetcherSettings, crawl_delay: Option<Duration>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{HttpClient, HttpConfig, HttpContext};
+    use crate::protocol::{HttpClient, HttpContext, HttpSettings};
     use crate::testing::url;
 
     #[tokio::test]
     async fn a_scheme_without_protocol_or_a_refused_url_is_denied() {
-        let config = HttpConfig {
+        let config = HttpSettings {
             refuse_private_addresses: true,
-            ..HttpConfig::default()
+            ..HttpSettings::default()
         };
         let http = HttpClient::new(&config, &HttpContext::new(&config)).expect("client");
         let protocols = Protocols::http(http);

@@ -17,7 +17,7 @@ mod schemes;
 pub use dns::{CachingResolver, HostResolver, ResolveError, TrustedHosts, is_private_address};
 pub use http::{
     AgentSettings, BasicCredentials, CookieJar, CookieLimits, HttpClient, HttpClientError,
-    HttpConfig, HttpContext, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
+    HttpContext, HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
     parse_retry_after,
 };
 pub use registry::{Protocol, Protocols, Refusal};

@@ -239,7 +239,7 @@ impl std::fmt::Debug for Protocols {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{HttpConfig, HttpContext};
+    use crate::protocol::{HttpContext, HttpSettings};
 
     struct Nothing;
 
@@ -251,9 +251,9 @@ mod tests {
     }
 
     fn client(refuse_private_addresses: bool) -> HttpClient {
-        let config = HttpConfig {
+        let config = HttpSettings {
             refuse_private_addresses,
-            ..HttpConfig::default()
+            ..HttpSettings::default()
         };
         HttpClient::new(&config, &HttpContext::new(&config)).expect("client")
     }

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::http::SiteCredentials;
 use super::http::{
-    HttpClientError, HttpConfig, HttpContext, authorize, base_builder, redirect_policy,
+    HttpClientError, HttpContext, HttpSettings, authorize, base_builder, redirect_policy,
 };
 use crate::settings::{keyed_settings, units};
 
@@ -172,7 +172,7 @@ impl RobotsCache {
     /// `agent` (the product name), keeps rules for `ttl`, and asks again after `error_ttl` when a
     /// site could not answer.
     pub fn new(
-        config: &HttpConfig,
+        config: &HttpSettings,
         context: &HttpContext,
         agent: &str,
         ttl: Duration,

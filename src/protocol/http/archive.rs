@@ -223,7 +223,7 @@ mod tests {
 
     use crate::message::{FetchFailure, FetchOutcome};
     use crate::model::Metadata;
-    use crate::protocol::{HttpClient, HttpConfig, HttpContext};
+    use crate::protocol::{HttpClient, HttpContext, HttpSettings};
     use crate::warc::WarcSettings;
 
     const PAGE: &[u8] = b"<html><body>a page sent gzip-coded</body></html>";
@@ -253,7 +253,7 @@ mod tests {
             ..WarcSettings::default()
         })
         .expect("writer");
-        let config = HttpConfig::default();
+        let config = HttpSettings::default();
         let client =
             HttpClient::archived(&config, &HttpContext::new(&config), sink).expect("client");
         let url = url::Url::parse(&format!("http://{addr}/page")).expect("url");

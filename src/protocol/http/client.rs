@@ -13,9 +13,9 @@ use url::Url;
 
 use super::access::SiteCredentials;
 use super::archive::{Archived, Received, WireError};
-use super::config::HttpConfig;
 use super::context::HttpContext;
 use super::options;
+use super::settings::HttpSettings;
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
 use crate::model::{Metadata, Status, keys};
 use crate::protocol::dns::{HostResolver, ResolveError, TrustedHosts, is_private_address};
@@ -50,7 +50,7 @@ impl HttpClientError {
     }
 
     /// The key whose value could not be used, and why, when that is what stopped the client: the
-    /// proxy, the custom headers or the credentials of [`HttpConfig`], changed by a program after
+    /// proxy, the custom headers or the credentials of [`HttpSettings`], changed by a program after
     /// the configuration checked them.
     pub fn invalid_key(&self) -> Option<(&'static str, &str)> {
         match &self.0 {
@@ -75,7 +75,7 @@ pub struct HttpClient {
 impl HttpClient {
     /// A client fetching as `config`'s keys say, with `context`'s User-Agent, pins, trusted hosts
     /// and cookie jar.
-    pub fn new(config: &HttpConfig, context: &HttpContext) -> Result<Self, HttpClientError> {
+    pub fn new(config: &HttpSettings, context: &HttpContext) -> Result<Self, HttpClientError> {
         Self::build(config, context, None)
     }
 
@@ -83,7 +83,7 @@ impl HttpClient {
     /// it decodes bodies itself, so that the records keep the bytes received. When redirects are
     /// followed within a fetch, only its last exchange is archived.
     pub fn archived(
-        config: &HttpConfig,
+        config: &HttpSettings,
         context: &HttpContext,
         sink: WarcSink,
     ) -> Result<Self, HttpClientError> {
@@ -91,7 +91,7 @@ impl HttpClient {
     }
 
     fn build(
-        config: &HttpConfig,
+        config: &HttpSettings,
         context: &HttpContext,
         sink: Option<WarcSink>,
     ) -> Result<Self, HttpClientError> {
@@ -274,7 +274,7 @@ fn answer(
 }
 
 /// The redirect policy of `config` (`http.allow.redirects`): none, or follow up to the maximum.
-fn policy(config: &HttpConfig, context: &HttpContext) -> reqwest::redirect::Policy {
+fn policy(config: &HttpSettings, context: &HttpContext) -> reqwest::redirect::Policy {
     if config.allow_redirects {
         redirect_policy(config.max_redirects, config, context)
     } else {
@@ -304,7 +304,7 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 /// the user did not name (hops to host names are checked as they are resolved).
 pub(crate) fn redirect_policy(
     max: usize,
-    config: &HttpConfig,
+    config: &HttpSettings,
     context: &HttpContext,
 ) -> reqwest::redirect::Policy {
     let trusted = config
@@ -343,7 +343,7 @@ fn private_refusal(what: &str) -> String {
 
 /// The parts of a client that every request of a crawl shares, names resolved by `resolver`.
 pub(crate) fn base_builder(
-    config: &HttpConfig,
+    config: &HttpSettings,
     context: &HttpContext,
     resolver: &HostResolver,
 ) -> Result<reqwest::ClientBuilder, HttpClientError> {

@@ -3,13 +3,13 @@
 
 use std::net::SocketAddr;
 
-use super::config::HttpConfig;
 use super::cookies::CookieJar;
+use super::settings::HttpSettings;
 use crate::protocol::dns::{HostResolver, TrustedHosts};
 
 /// What an HTTP client ([`HttpClient`](super::HttpClient), and robots.txt's
 /// [`RobotsCache`](crate::protocol::RobotsCache)) is built with beside its `http.*` keys
-/// ([`HttpConfig`]): none of it is a key of its own. [`HttpContext::new`] makes the one of a
+/// ([`HttpSettings`]): none of it is a key of its own. [`HttpContext::new`] makes the one of a
 /// configuration's keys; the crawler's wiring then names the User-Agent (`http.agent.*`), the
 /// pins (`--resolve`) and the idle connections a fetcher queue needs (`fetcher.threads.per.queue`).
 /// Clones share the trusted hosts and the cookie jar, so a client and robots.txt built with one
@@ -39,7 +39,7 @@ impl HttpContext {
     /// jar when `http.use.cookies` is on; the User-Agent `squall/VERSION`, no pins, and
     /// [`MIN_IDLE_PER_HOST`](Self::MIN_IDLE_PER_HOST) idle connections per host until the
     /// program says otherwise.
-    pub fn new(config: &HttpConfig) -> Self {
+    pub fn new(config: &HttpSettings) -> Self {
         HttpContext {
             user_agent: format!("squall/{}", env!("CARGO_PKG_VERSION")),
             resolve: Vec::new(),
@@ -51,7 +51,7 @@ impl HttpContext {
 
     /// A resolver with this context's pins and trusted hosts, `config`'s DNS cache time and guard
     /// against private addresses.
-    pub(crate) fn host_resolver(&self, config: &HttpConfig) -> HostResolver {
+    pub(crate) fn host_resolver(&self, config: &HttpSettings) -> HostResolver {
         HostResolver::new(
             &self.resolve,
             config.dns_cache_ttl,

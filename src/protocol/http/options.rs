@@ -1,5 +1,5 @@
 //! What a crawl of real sites asks of the HTTP client besides fetching, as the configuration gives
-//! it ([`HttpConfig`](super::HttpConfig)): a proxy every request goes through, headers sent with every
+//! it ([`HttpSettings`](super::HttpSettings)): a proxy every request goes through, headers sent with every
 //! request, a cookie jar, and HTTP Basic credentials added to the requests of the hosts they are
 //! for. Credentials are never logged: header values carrying them are marked sensitive.
 

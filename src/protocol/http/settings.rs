@@ -1,7 +1,7 @@
 //! The HTTP protocol's settings: its `http.*` keys, read straight from the configuration (each
 //! field names its key, and `Default` holds each key's default). The proxy, the custom headers
 //! and the credentials are kept as written and checked when the configuration loads; the client
-//! takes them built ([`HttpConfig::proxy`], [`HttpConfig::headers`], [`HttpConfig::credentials`]).
+//! takes them built ([`HttpSettings::proxy`], [`HttpSettings::headers`], [`HttpSettings::credentials`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use crate::settings::{KeyedSettings, keyed_settings, units};
 keyed_settings! {
     /// How the HTTP protocol fetches: the `http.*` keys.
     #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct HttpConfig {
+    pub struct HttpSettings {
         /// `http.timeout`: milliseconds for a whole fetch (connect, headers and body), as in
         /// StormCrawler.
         "http.timeout" with "units::millis" => timeout: Duration = Duration::from_secs(30),
@@ -73,7 +73,7 @@ keyed_settings! {
     }
 }
 
-impl HttpConfig {
+impl HttpSettings {
     /// The proxy every request goes through: `http.proxy` when given, else the `http.proxy.*`
     /// parts; `None`: direct connections.
     pub fn proxy(&self) -> Result<Option<ProxySettings>, KeyError> {
@@ -103,7 +103,7 @@ impl HttpConfig {
     }
 }
 
-impl KeyedSettings for HttpConfig {
+impl KeyedSettings for HttpSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
         let timeouts = [
             ("http.timeout", self.timeout),
