@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use squall_testsite::Site;
 
-/// The crawl binary beside the test executables (`cargo test` builds the examples).
+/// The crawl binary beside the test executables: a whole `cargo test` builds the examples, a
+/// `cargo test --test suite` does not (build it first: `cargo build -p squall --example crawl`).
 pub fn crawl_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let target_dir = exe
@@ -16,7 +17,8 @@ pub fn crawl_binary() -> PathBuf {
     let binary = target_dir.join("examples").join("crawl");
     assert!(
         binary.exists(),
-        "{} is missing: run the tests with `cargo test`, which builds the examples",
+        "{} is missing: build it with `cargo build -p squall --example crawl` (a whole `cargo test` \
+         builds it; `cargo test --test suite` alone does not)",
         binary.display()
     );
     binary
