@@ -200,8 +200,11 @@ async fn an_unreachable_robots_txt_is_refused_with_its_cause() {
         &config,
         &squall::protocol::HttpContext::new(&config),
         "squall-test",
-        std::time::Duration::from_secs(60),
-        std::time::Duration::from_secs(60),
+        &squall::protocol::RobotsSettings {
+            cache_ttl: std::time::Duration::from_secs(60),
+            error_cache_ttl: std::time::Duration::from_secs(60),
+            ..Default::default()
+        },
     )
     .expect("robots cache");
     let page = url::Url::parse(&format!("http://127.0.0.1:{port}/page")).expect("url");

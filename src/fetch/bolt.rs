@@ -255,7 +255,7 @@ mod tests {
     use crate::message::{AckHandle, FetchFailure, FetchOutcome};
     use crate::model::CrawlUrl;
     use crate::model::Status;
-    use crate::protocol::{HttpClient, HttpContext, HttpSettings};
+    use crate::protocol::{HttpClient, HttpContext, HttpSettings, RobotsSettings};
     use axum::http::{StatusCode, Uri, header};
     use axum::response::IntoResponse;
     use std::collections::HashMap;
@@ -288,8 +288,11 @@ mod tests {
             &config,
             context,
             "squall",
-            Duration::from_secs(60),
-            Duration::from_secs(60),
+            &RobotsSettings {
+                cache_ttl: Duration::from_secs(60),
+                error_cache_ttl: Duration::from_secs(60),
+                ..RobotsSettings::default()
+            },
         )
         .expect("robots");
         FetcherBolt::new(http, Some(robots), FetcherSettings::default())

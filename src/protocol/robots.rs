@@ -169,15 +169,15 @@ pub struct RobotsCache {
 
 impl RobotsCache {
     /// A cache that fetches as an HTTP client of `config` and `context` would, matches groups for
-    /// `agent` (the product name), keeps rules for `ttl`, and asks again after `error_ttl` when a
-    /// site could not answer.
+    /// `agent` (the product name), keeps rules for `robots.cache.ttl`, and asks again after
+    /// `robots.error.cache.ttl` when a site could not answer (`settings`).
     pub fn new(
         config: &HttpSettings,
         context: &HttpContext,
         agent: &str,
-        ttl: Duration,
-        error_ttl: Duration,
+        settings: &RobotsSettings,
     ) -> Result<Self, HttpClientError> {
+        let (ttl, error_ttl) = (settings.cache_ttl, settings.error_cache_ttl);
         let client = base_builder(config, context, &context.host_resolver(config))?
             .redirect(redirect_policy(5, config, context))
             .build()?;

@@ -208,7 +208,6 @@ impl CrawlerBuilder {
                 Arc::clone(&scheduler),
                 partitioner.clone(),
             ),
-            shutdown_timeout: config.topology.shutdown_timeout,
             config,
             spout,
             store,

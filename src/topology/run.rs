@@ -35,7 +35,6 @@ pub(crate) struct Parts {
     pub(crate) stats: Arc<CrawlStats>,
     pub(crate) seed_filters: SeedFilters,
     pub(crate) scheduler: Arc<dyn Scheduler>,
-    pub(crate) shutdown_timeout: Duration,
     pub(crate) archive: Option<WarcWriter>,
 }
 
@@ -164,7 +163,7 @@ impl Crawler {
         let state_rx = state_tx.subscribe();
         let store = Arc::clone(&parts.store);
         let stats = Arc::clone(&parts.stats);
-        let shutdown_timeout = parts.shutdown_timeout;
+        let shutdown_timeout = parts.config.topology.shutdown_timeout;
         let archive = parts.archive.take();
         let mut tasks = spawn_stages(parts, state_tx, &stop);
         let stop_reason = wait_for_stop(&limits, &stats, state_rx, &stop).await;

@@ -127,15 +127,9 @@ pub(super) fn robots_cache(
     if config.robots.skip {
         return Ok(None);
     }
-    RobotsCache::new(
-        &config.http,
-        context,
-        &config.agent.name,
-        config.robots.cache_ttl,
-        config.robots.error_cache_ttl,
-    )
-    .map(Some)
-    .map_err(http_error)
+    RobotsCache::new(&config.http, context, &config.agent.name, &config.robots)
+        .map(Some)
+        .map_err(http_error)
 }
 
 /// The parser's settings: outlinks keyed as the fetcher keys its queues (`partition.url.mode`);
