@@ -8,7 +8,9 @@
 //! whether trying again may help).
 //!
 //! [`EmbeddedFrontier`] is the default implementation: one file on local disk, nothing to install.
-//! The Elasticsearch and OpenSearch frontiers live in the `squall-engine` crate. Every frontier must
+//! The Elasticsearch and OpenSearch frontiers live in the `squall-engine` crate. Which frontier a
+//! crawl opens is the kind `frontier.kind` names, among those registered in
+//! [`Frontiers`](crate::config::Frontiers), each opened into a [`Frontier`]. Every frontier must
 //! pass the [`conformance`] suite. A frontier that can also be listed, counted and pruned (for the
 //! URLFrontier server) implements [`Catalog`].
 
