@@ -18,36 +18,28 @@ pub struct FileKind {
     pub limit: u64,
 }
 
+impl FileKind {
+    /// A kind named `name` (as the refusal names it), of at most `limit` bytes.
+    pub const fn new(name: &'static str, limit: u64) -> Self {
+        FileKind { name, limit }
+    }
+}
+
 /// A YAML configuration file (`--config`): 16 MiB.
-pub const CONFIG_FILE: FileKind = FileKind {
-    name: "YAML config",
-    limit: 16 * MIB,
-};
+pub const CONFIG_FILE: FileKind = FileKind::new("YAML config", 16 * MIB);
 
 /// A properties file of values for a flux's placeholders (`--flux-filter`): 16 MiB.
-pub const PROPERTIES_FILE: FileKind = FileKind {
-    name: "properties",
-    limit: 16 * MIB,
-};
+pub const PROPERTIES_FILE: FileKind = FileKind::new("properties", 16 * MIB);
 
 /// A StormCrawler filter file (`urlfilters.json`, `parsefilters.json`, `jsoupfilters.json`) or a
 /// resource one names (rules, normalizers, lists): 16 MiB.
-pub const FILTER_FILE: FileKind = FileKind {
-    name: "filter",
-    limit: 16 * MIB,
-};
+pub const FILTER_FILE: FileKind = FileKind::new("filter", 16 * MIB);
 
 /// A PEM file: a certificate chain, a CA bundle, a private key: 4 MiB.
-pub const PEM_FILE: FileKind = FileKind {
-    name: "PEM",
-    limit: 4 * MIB,
-};
+pub const PEM_FILE: FileKind = FileKind::new("PEM", 4 * MIB);
 
 /// A file holding a secret (a token, an API key, a password) on its first line: 64 KiB.
-pub const SECRET_FILE: FileKind = FileKind {
-    name: "secret",
-    limit: 64 << 10,
-};
+pub const SECRET_FILE: FileKind = FileKind::new("secret", 64 << 10);
 
 /// Why a bounded file could not be read. Each message names the file.
 #[derive(Debug, thiserror::Error)]

@@ -185,6 +185,19 @@ pub(crate) mod tests {
         filter.filter(None, url, &Metadata::new()).is_some()
     }
 
+    /// Whether `filter` keeps a link found on a seed page whose metadata `page_metadata` sets: a
+    /// key it names holds the values given for it, in their order.
+    pub(crate) fn keeps_link_of(filter: &dyn UrlFilter, page_metadata: &[(&str, &str)]) -> bool {
+        let mut page = CrawlUrl::seed(url("http://a.test/"));
+        for (key, _) in page_metadata {
+            let values = page_metadata.iter().filter(|(k, _)| k == key);
+            let values = values.map(|(_, value)| value.to_string()).collect();
+            page.metadata.set_values(*key, values);
+        }
+        let link = url("http://a.test/link");
+        filter.filter(Some(&page), link, &Metadata::new()).is_some()
+    }
+
     struct Counting(Arc<AtomicUsize>);
 
     impl UrlFilter for Counting {

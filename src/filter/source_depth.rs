@@ -47,14 +47,10 @@ impl UrlFilter for MaxDepthFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::tests::keeps_link_of;
 
     fn keeps(filter: MaxDepthFilter, page_metadata: &[(&str, &str)]) -> bool {
-        let mut page = CrawlUrl::seed(Url::parse("http://a.test/").expect("test URL"));
-        for (key, value) in page_metadata {
-            page.metadata.set(*key, *value);
-        }
-        let link = Url::parse("http://a.test/link").expect("test URL");
-        filter.filter(Some(&page), link, &Metadata::new()).is_some()
+        keeps_link_of(&filter, page_metadata)
     }
 
     #[test]

@@ -72,14 +72,7 @@ impl UrlFilter for SitemapFilter {
 mod tests {
     use super::*;
 
-    fn keeps(filter: &dyn UrlFilter, page_metadata: &[(&str, &str)]) -> bool {
-        let mut page = CrawlUrl::seed(Url::parse("http://a.test/").expect("test URL"));
-        for (key, value) in page_metadata {
-            page.metadata.add(*key, *value);
-        }
-        let link = Url::parse("http://a.test/link").expect("test URL");
-        filter.filter(Some(&page), link, &Metadata::new()).is_some()
-    }
+    use crate::filter::tests::keeps_link_of as keeps;
 
     #[test]
     fn metadata_filter_drops_links_of_matching_pages() {

@@ -150,11 +150,7 @@ fn regex_filter(
             (path, rules)
         }
     };
-    RegexUrlFilter::new(&rules).map_err(|error| FilterFileError::BadRule {
-        path: source,
-        location: "regex".to_string(),
-        message: error.to_string(),
-    })
+    RegexUrlFilter::new(&rules).map_err(|error| bad_regex(source, &error))
 }
 
 /// RegexURLNormalizer: rules inline (`urlNormalizers`) or in a file (`regexNormalizerFile`;
@@ -185,11 +181,16 @@ fn regex_normalizer(
         let rules = rule_files::normalizer_rules(&path, &text)?;
         (path, rules)
     };
-    RegexUrlNormalizer::new(&rules).map_err(|error| FilterFileError::BadRule {
-        path: source,
+    RegexUrlNormalizer::new(&rules).map_err(|error| bad_regex(source, &error))
+}
+
+/// A rule whose regex does not compile, in the rules read from `path`.
+fn bad_regex(path: String, error: &dyn std::fmt::Display) -> FilterFileError {
+    FilterFileError::BadRule {
+        path,
         location: "regex".to_string(),
         message: error.to_string(),
-    })
+    }
 }
 
 /// `urlNormalizers`: a list of `{"pattern": ..., "substitution": ...}`.

@@ -48,6 +48,17 @@ impl<S> Guarded<S> {
         self.deadline.as_mut().reset(Instant::now() + self.idle);
     }
 
+    /// A write's outcome, passed on; bytes written to a peer that has spoken count as activity.
+    fn wrote(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if let Poll::Ready(Ok(count)) = written
+            && count > 0
+            && self.spoken
+        {
+            self.active();
+        }
+        written
+    }
+
     fn expired(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.deadline.as_mut().poll(cx) {
             Poll::Ready(()) => {
@@ -94,13 +105,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(count)) = written
-            && count > 0
-            && self.spoken
-        {
-            self.active();
-        }
-        written
+        self.wrote(written)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -117,13 +122,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(count)) = written
-            && count > 0
-            && self.spoken
-        {
-            self.active();
-        }
-        written
+        self.wrote(written)
     }
 
     fn is_write_vectored(&self) -> bool {

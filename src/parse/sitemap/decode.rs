@@ -128,7 +128,7 @@ mod tests {
     use flate2::Compression;
     use flate2::write::GzEncoder;
 
-    use crate::parse::sitemap::test_support::{URLSET, gzip, loc, urls};
+    use crate::parse::sitemap::test_support::{URLSET, gzip, loc, url_entries, urls};
     use crate::parse::sitemap::{
         SitemapCut, SitemapError, SitemapKind, SitemapLimits, parse_sitemap, parse_sitemap_prefix,
     };
@@ -280,13 +280,7 @@ mod tests {
 
     #[test]
     fn truncated_gzip_keeps_complete_entries() {
-        let mut body = String::from("<urlset>");
-        for i in 0..2000 {
-            body.push_str(&format!(
-                "<url><loc>https://www.example.com/p{i}</loc></url>"
-            ));
-        }
-        body.push_str("</urlset>");
+        let body = format!("<urlset>{}</urlset>", url_entries("p", 2000));
         let gz = gzip(body.as_bytes());
         let cut = &gz[..gz.len() / 2];
         let s = parse_sitemap(&loc(), None, cut, &SitemapLimits::default()).unwrap();

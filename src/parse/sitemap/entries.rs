@@ -40,7 +40,7 @@ impl EntryFilter {
 mod tests {
     use url::Url;
 
-    use crate::parse::sitemap::test_support::{loc, parse, urls};
+    use crate::parse::sitemap::test_support::{loc, parse, url_entries, urls};
     use crate::parse::sitemap::{SitemapLimits, parse_sitemap};
 
     #[test]
@@ -73,13 +73,10 @@ mod tests {
 
     #[test]
     fn max_urls_cap() {
-        let mut body = String::from("<urlset>");
-        for i in 0..10 {
-            body.push_str(&format!(
-                "<url><loc>https://www.example.com/{i}</loc></url>"
-            ));
-        }
-        body.push_str("<url><loc>https://elsewhere.example/</loc></url></urlset>");
+        let body = format!(
+            "<urlset>{}<url><loc>https://elsewhere.example/</loc></url></urlset>",
+            url_entries("", 10)
+        );
         let limits = SitemapLimits {
             max_urls: 3,
             ..SitemapLimits::default()

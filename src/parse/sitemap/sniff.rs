@@ -180,52 +180,29 @@ mod tests {
     fn looks_like_sitemap_by_metadata() {
         let u = |s: &str| Url::parse(s).unwrap();
         // Empty body: decided by content type and URL.
-        assert!(looks_like_sitemap(
-            &u("https://e.com/x"),
-            Some("application/xml; charset=UTF-8"),
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/x"),
-            Some("Text/XML"),
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/x"),
-            Some("application/x-gzip"),
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/sitemap.xml"),
-            None,
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/a/b.XML.gz?x=1"),
-            None,
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/sitemap-2.txt"),
-            Some("text/plain"),
-            b""
-        ));
-        assert!(looks_like_sitemap(
-            &u("https://e.com/sitemap_en.txt.gz"),
-            None,
-            b""
-        ));
-        assert!(!looks_like_sitemap(
-            &u("https://e.com/robots.txt"),
-            Some("text/plain"),
-            b""
-        ));
-        assert!(!looks_like_sitemap(
-            &u("https://e.com/page.html"),
-            Some("text/html"),
-            b""
-        ));
-        assert!(!looks_like_sitemap(&u("https://e.com/"), None, b""));
+        let cases: [(&str, Option<&str>, bool); 10] = [
+            (
+                "https://e.com/x",
+                Some("application/xml; charset=UTF-8"),
+                true,
+            ),
+            ("https://e.com/x", Some("Text/XML"), true),
+            ("https://e.com/x", Some("application/x-gzip"), true),
+            ("https://e.com/sitemap.xml", None, true),
+            ("https://e.com/a/b.XML.gz?x=1", None, true),
+            ("https://e.com/sitemap-2.txt", Some("text/plain"), true),
+            ("https://e.com/sitemap_en.txt.gz", None, true),
+            ("https://e.com/robots.txt", Some("text/plain"), false),
+            ("https://e.com/page.html", Some("text/html"), false),
+            ("https://e.com/", None, false),
+        ];
+        for (location, content_type, expected) in cases {
+            assert_eq!(
+                looks_like_sitemap(&u(location), content_type, b""),
+                expected,
+                "{location} {content_type:?}"
+            );
+        }
         // Root element beyond the sniff window: metadata decides.
         let mut long = b"<!--".to_vec();
         long.extend(vec![b'x'; SNIFF_WINDOW]);

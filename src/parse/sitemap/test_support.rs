@@ -17,12 +17,23 @@ pub(super) fn loc() -> Url {
 
 /// Parses `body` as a sitemap served from [`loc`] as `application/xml`.
 pub(super) fn parse(body: &str) -> Result<Sitemap, SitemapError> {
-    parse_sitemap(
-        &loc(),
-        Some("application/xml"),
-        body.as_bytes(),
-        &SitemapLimits::default(),
-    )
+    parse_as(&loc(), Some("application/xml"), body.as_bytes())
+}
+
+/// Parses `body` as a sitemap served from `location` as `content_type`, under the default limits.
+pub(super) fn parse_as(
+    location: &Url,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<Sitemap, SitemapError> {
+    parse_sitemap(location, content_type, body, &SitemapLimits::default())
+}
+
+/// `count` `<url>` entries, the `i`th locating `https://www.example.com/{prefix}{i}`.
+pub(super) fn url_entries(prefix: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| format!("<url><loc>https://www.example.com/{prefix}{i}</loc></url>"))
+        .collect()
 }
 
 /// `data`, gzip-compressed.

@@ -50,21 +50,15 @@ pub(super) fn parse_text(
 mod tests {
     use url::Url;
 
-    use crate::parse::sitemap::test_support::{URLSET, parse, urls};
-    use crate::parse::sitemap::{SitemapError, SitemapKind, SitemapLimits, parse_sitemap};
+    use crate::parse::sitemap::test_support::{URLSET, parse, parse_as, urls};
+    use crate::parse::sitemap::{SitemapError, SitemapKind};
 
     #[test]
     fn text_sitemap() {
         let body = "https://www.example.com/a\r\n\n   \nhttps://www.example.com/b  \n\
                     not a url\n/relative\nhttps://other.example.org/x\nftp://www.example.com/f\n";
         let loc = Url::parse("https://www.example.com/sitemap.txt").unwrap();
-        let s = parse_sitemap(
-            &loc,
-            Some("text/plain; charset=utf-8"),
-            body.as_bytes(),
-            &SitemapLimits::default(),
-        )
-        .unwrap();
+        let s = parse_as(&loc, Some("text/plain; charset=utf-8"), body.as_bytes()).unwrap();
         assert_eq!(s.kind, SitemapKind::Text);
         assert_eq!(
             urls(&s),
@@ -72,22 +66,10 @@ mod tests {
         );
         assert_eq!(s.skipped, 4);
         // Content type does not matter: a body not starting with '<' is text.
-        let s2 = parse_sitemap(
-            &loc,
-            Some("application/xml"),
-            body.as_bytes(),
-            &SitemapLimits::default(),
-        )
-        .unwrap();
+        let s2 = parse_as(&loc, Some("application/xml"), body.as_bytes()).unwrap();
         assert_eq!(s2, s);
         // A text/plain body that is an XML sitemap is read as XML.
-        let s3 = parse_sitemap(
-            &loc,
-            Some("text/plain"),
-            URLSET.as_bytes(),
-            &SitemapLimits::default(),
-        )
-        .unwrap();
+        let s3 = parse_as(&loc, Some("text/plain"), URLSET.as_bytes()).unwrap();
         assert_eq!(s3.kind, SitemapKind::UrlSet);
     }
 
