@@ -14,16 +14,19 @@
 //! - a crawl ID accepted exactly when it is `DEFAULT` or 1 to 64 of `a-z`, `0-9`, `-`, `_`.
 #![no_main]
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, TimeDelta, Utc};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use squall::model::{CrawlUrl, PartitionMode, Status, partition_key};
+use squall::model::{CrawlUrl, Metadata, PartitionMode, Status, partition_key};
 use squall_urlfrontier::convert::{
     ItemError, STATUS_KEY, date_from_secs, metadata_from_proto, metadata_to_proto, parse_url,
     secs_from_date, take_status, url_info,
 };
 use squall_urlfrontier::proto::{GetParams, StringList, UrlInfo, UrlItem, get_params, url_item};
 use squall_urlfrontier::server::{Ask, DEFAULT_CRAWL, check_id};
+use url::Url;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, message)) = data.split_first() else {
@@ -69,7 +72,36 @@ fn put_item(item: UrlItem) {
 /// A `URLInfo` into squall's types (with the status a known URL's metadata names) and back.
 fn take_info(info: UrlInfo, known: bool) {
     let sent = info.metadata.clone();
-    let mut metadata = metadata_from_proto(info.metadata);
+    let mut metadata = metadata_round_trip(info.metadata);
+    let status = if known {
+        let Some(status) = known_status(&sent, &mut metadata) else {
+            return; // the server skips the item
+        };
+        Some(status)
+    } else {
+        None
+    };
+    let Some(url) = taken_url(&info.url) else {
+        return;
+    };
+    let key = if info.key.is_empty() {
+        partition_keys(&url, &metadata)
+    } else {
+        info.key
+    };
+    let crawl = if info.crawl_id.is_empty() {
+        DEFAULT_CRAWL.to_string()
+    } else {
+        info.crawl_id
+    };
+    crawl_id(&crawl);
+    let crawl_url = CrawlUrl { url, metadata };
+    handed_out(&crawl_url, &key, &crawl, status);
+}
+
+/// Metadata proto → squall → proto, and squall → proto → squall; the metadata taken.
+fn metadata_round_trip(sent: HashMap<String, StringList>) -> Metadata {
+    let metadata = metadata_from_proto(sent.clone());
     assert_eq!(metadata.len(), sent.len());
     assert_eq!(
         metadata_to_proto(&metadata),
@@ -81,73 +113,69 @@ fn take_info(info: UrlInfo, known: bool) {
         metadata,
         "metadata squall → proto → squall"
     );
+    metadata
+}
 
-    let status = if known {
-        let named = sent
-            .get(STATUS_KEY)
-            .map(|list| list.values.first().cloned().unwrap_or_default());
-        let taken = take_status(&mut metadata);
-        assert!(
-            !metadata.contains(STATUS_KEY),
-            "the status key stays in the metadata"
-        );
-        assert_eq!(metadata.len(), sent.len() - usize::from(named.is_some()));
-        match (&named, &taken) {
-            (None, Ok(status)) => assert_eq!(*status, Status::Fetched),
-            (Some(name), Ok(status)) => assert_eq!(status.as_str(), name),
-            (Some(name), Err(ItemError::Status(text))) => {
-                assert_eq!(text, name);
-                assert!(Status::ALL.iter().all(|status| status.as_str() != name));
-            }
-            (named, taken) => panic!("status {named:?} taken as {taken:?}"),
+/// A known URL's status taken out of its metadata (`sent` as the client sent it): the status it
+/// names, FETCHED without one; `None` for a name that is no status (the server skips the item).
+fn known_status(sent: &HashMap<String, StringList>, metadata: &mut Metadata) -> Option<Status> {
+    let named = sent
+        .get(STATUS_KEY)
+        .map(|list| list.values.first().cloned().unwrap_or_default());
+    let taken = take_status(metadata);
+    assert!(
+        !metadata.contains(STATUS_KEY),
+        "the status key stays in the metadata"
+    );
+    assert_eq!(metadata.len(), sent.len() - usize::from(named.is_some()));
+    match (&named, &taken) {
+        (None, Ok(status)) => assert_eq!(*status, Status::Fetched),
+        (Some(name), Ok(status)) => assert_eq!(status.as_str(), name),
+        (Some(name), Err(ItemError::Status(text))) => {
+            assert_eq!(text, name);
+            assert!(Status::ALL.iter().all(|status| status.as_str() != name));
         }
-        let Ok(status) = taken else {
-            return; // the server skips the item
-        };
-        // squall → metadata → squall.
-        let mut again = metadata.clone();
-        again.set(STATUS_KEY, status.as_str());
-        assert_eq!(take_status(&mut again), Ok(status));
-        assert_eq!(again, metadata);
-        Some(status)
-    } else {
-        None
-    };
+        (named, taken) => panic!("status {named:?} taken as {taken:?}"),
+    }
+    let status = taken.ok()?;
+    // squall → metadata → squall.
+    let mut again = metadata.clone();
+    again.set(STATUS_KEY, status.as_str());
+    assert_eq!(take_status(&mut again), Ok(status));
+    assert_eq!(&again, metadata);
+    Some(status)
+}
 
-    let url = match parse_url(&info.url) {
-        Ok(url) => url,
+/// The URL sent, parsed; `None` when it does not parse (the error names it).
+fn taken_url(sent: &str) -> Option<Url> {
+    match parse_url(sent) {
+        Ok(url) => Some(url),
         Err(ItemError::Url { url, .. }) => {
-            assert_eq!(url, info.url, "the error names the URL sent");
-            return;
+            assert_eq!(url, sent, "the error names the URL sent");
+            None
         }
-        Err(error) => panic!("{:?} refused as {error:?}", info.url),
-    };
-    let key = if info.key.is_empty() {
-        let mut key = String::new();
-        for mode in [
-            PartitionMode::ByHost,
-            PartitionMode::ByDomain,
-            PartitionMode::ByIp,
-        ] {
-            key = partition_key(&url, &metadata, mode);
-        }
-        key
-    } else {
-        info.key
-    };
-    let crawl = if info.crawl_id.is_empty() {
-        DEFAULT_CRAWL.to_string()
-    } else {
-        info.crawl_id
-    };
-    crawl_id(&crawl);
+        Err(error) => panic!("{sent:?} refused as {error:?}"),
+    }
+}
 
-    // squall → URLInfo → squall, as the server hands a URL out and a client takes it.
-    let crawl_url = CrawlUrl {
-        url: url.clone(),
-        metadata: metadata.clone(),
-    };
-    let mut out = url_info(&crawl_url, &key, &crawl);
+/// The URL's partition key in every mode (the last one's kept, as the server's default).
+fn partition_keys(url: &Url, metadata: &Metadata) -> String {
+    let mut key = String::new();
+    for mode in [
+        PartitionMode::ByHost,
+        PartitionMode::ByDomain,
+        PartitionMode::ByIp,
+    ] {
+        key = partition_key(url, metadata, mode);
+    }
+    key
+}
+
+/// squall → URLInfo → squall, as the server hands a URL out and a client takes it; and a known
+/// URL's status as the server shows it (under `squall.status`), taken back.
+fn handed_out(crawl_url: &CrawlUrl, key: &str, crawl: &str, status: Option<Status>) {
+    let CrawlUrl { url, metadata } = crawl_url;
+    let mut out = url_info(crawl_url, key, crawl);
     assert_eq!(out.key, key);
     assert_eq!(out.crawl_id, crawl);
     assert_eq!(
@@ -155,9 +183,8 @@ fn take_info(info: UrlInfo, known: bool) {
         Ok(url.clone()),
         "the URL {url} as sent back"
     );
-    assert_eq!(metadata_from_proto(out.metadata.clone()), metadata);
+    assert_eq!(&metadata_from_proto(out.metadata.clone()), metadata);
 
-    // A known URL's status as the server shows it (under `squall.status`), taken back.
     if let Some(status) = status {
         out.metadata.insert(
             STATUS_KEY.to_string(),
@@ -167,7 +194,7 @@ fn take_info(info: UrlInfo, known: bool) {
         );
         let mut back = metadata_from_proto(out.metadata);
         assert_eq!(take_status(&mut back), Ok(status));
-        assert_eq!(back, metadata);
+        assert_eq!(&back, metadata);
     }
 }
 
