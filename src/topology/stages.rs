@@ -436,6 +436,26 @@ mod tests {
     }
 
     #[test]
+    fn a_key_changed_in_code_past_its_check_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config =
+            crate::config::CrawlConfig::from_yaml_str("http.agent.name: t").expect("config");
+        config.http.custom_headers = vec!["Bad Name=1".to_string()];
+        let frontier = crate::frontier::EmbeddedFrontier::open(dir.path()).expect("open");
+        let built = super::super::CrawlerBuilder::new(config)
+            .frontier(
+                frontier.spout(crate::frontier::QueryLimits::default()),
+                frontier.clone(),
+            )
+            .build();
+        let Err(BuildError::Config(ConfigError::InvalidValue { key, message })) = built else {
+            panic!("built with a header name that has a space");
+        };
+        assert_eq!(key, "http.custom.headers");
+        assert!(message.contains("Bad Name"), "{message}");
+    }
+
+    #[test]
     fn an_unregistered_name_is_an_error_naming_scheme_and_name() {
         let named: Vec<(String, Arc<dyn Protocol>)> =
             vec![("http".to_string(), Arc::new(Failing(FetchFailure::Http)))];
