@@ -77,7 +77,7 @@ pub use settings::{
 
 /// Why the browser protocol could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub enum BrowserStartError {
     /// A `browser.*` key is wrong.
     #[error(transparent)]
     Config(#[from] squall::config::ConfigError),

@@ -76,7 +76,7 @@ impl BrowserProtocol {
     }
 
     /// Reads the `browser.*` keys of `config` and starts the browser.
-    pub async fn from_config(config: &CrawlConfig) -> Result<Self, crate::StartError> {
+    pub async fn from_config(config: &CrawlConfig) -> Result<Self, crate::BrowserStartError> {
         let settings = BrowserConfig::from_config(config)?;
         Ok(Self::start(settings).await?)
     }

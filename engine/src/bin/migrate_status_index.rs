@@ -13,7 +13,8 @@ use squall::config::Secret;
 use squall::model::PartitionMode;
 use squall_engine::client::{ConnectionConfig, EsClient, PemFile};
 use squall_engine::migrate::{
-    MAX_BATCH_SIZE, MigrationOptions, MigrationReport, Progress, Stage, migrate_with_progress,
+    MAX_BATCH_SIZE, MigrationOptions, MigrationProgress, MigrationReport, MigrationStage,
+    migrate_with_progress,
 };
 
 /// Migrate a status index into the urls and queues indices of squall's queue frontier.
@@ -261,8 +262,8 @@ impl ProgressPrinter {
         }
     }
 
-    fn show(&mut self, progress: &Progress) {
-        if progress.stage == Stage::Verifying {
+    fn show(&mut self, progress: &MigrationProgress) {
+        if progress.stage == MigrationStage::Verifying {
             self.finish();
             let (verb, next) = if self.dry_run {
                 ("read", "summing up")

@@ -186,7 +186,7 @@ impl FromIterator<BulkOperation> for BulkRequest {
 
 /// An item's failure, as the engine gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ItemError {
+pub struct BulkItemError {
     /// The engine's error type (`version_conflict_engine_exception`, ...).
     #[serde(rename = "type", default = "unknown_type")]
     pub kind: String,
@@ -199,7 +199,7 @@ fn unknown_type() -> String {
     "error".to_string()
 }
 
-impl std::fmt::Display for ItemError {
+impl std::fmt::Display for BulkItemError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.kind, self.reason.as_deref().unwrap_or(""))
     }
@@ -217,7 +217,7 @@ pub struct BulkItem {
     /// `created`, `updated`, `deleted`, `noop`, `not_found`, when the answer gave it.
     pub result: Option<String>,
     /// Why it failed.
-    pub error: Option<ItemError>,
+    pub error: Option<BulkItemError>,
     /// The document's version after the operation: its (sequence number, primary term).
     pub version: Option<(i64, i64)>,
 }
@@ -279,7 +279,7 @@ struct RawItem {
     #[serde(default)]
     result: Option<String>,
     #[serde(default)]
-    error: Option<ItemError>,
+    error: Option<BulkItemError>,
     #[serde(rename = "_seq_no", default)]
     seq_no: Option<i64>,
     #[serde(rename = "_primary_term", default)]

@@ -28,7 +28,7 @@ use tokio::sync::OnceCell;
 use tracing::{info, warn};
 use url::Url;
 
-pub use bulk::{BulkAction, BulkItem, BulkOperation, BulkRequest, BulkResponse, ItemError};
+pub use bulk::{BulkAction, BulkItem, BulkItemError, BulkOperation, BulkRequest, BulkResponse};
 pub use error::{EsError, is_transient_status};
 pub use method::Method;
 use nodes::{NodePool, Pick};

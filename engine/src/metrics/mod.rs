@@ -41,7 +41,7 @@ pub async fn start(
     let Some(settings) = MetricsIndexConfig::from_config(config)? else {
         return Ok(None);
     };
-    let source = schema::Source {
+    let source = schema::MetricsSource {
         topology: topology.to_string(),
         host: host_name(),
         port: std::process::id(),

@@ -29,7 +29,7 @@ pub fn metrics_index_body() -> Value {
 
 /// Where a data point comes from, in StormCrawler's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
+pub struct MetricsSource {
     /// The topology (`stormId`).
     pub topology: String,
     /// The worker's host name (`srcWorkerHost`).
@@ -40,7 +40,7 @@ pub struct Source {
 
 /// One data point as StormCrawler's `MetricsConsumer` indexes it.
 pub fn metric_document(
-    source: &Source,
+    source: &MetricsSource,
     component: &str,
     name: &str,
     value: f64,
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn a_document_has_every_field_of_the_mapping_and_no_other() {
-        let source = Source {
+        let source = MetricsSource {
             topology: "crawl".into(),
             host: "h".into(),
             port: 7,

@@ -12,7 +12,7 @@ use tracing::{debug, warn};
 
 use super::keys::MetricsIndexConfig;
 use super::points::points;
-use super::schema::{Source, metric_document, metrics_index_body};
+use super::schema::{MetricsSource, metric_document, metrics_index_body};
 use crate::client::indices::ensure_index;
 use crate::client::{BulkOperation, BulkRequest};
 use crate::client::{EsClient, EsError};
@@ -31,7 +31,7 @@ impl MetricsReporter {
     pub async fn start(
         config: MetricsIndexConfig,
         live: LiveCrawl,
-        source: Source,
+        source: MetricsSource,
     ) -> Result<Self, EsError> {
         let client = EsClient::new(config.connection.clone())?;
         let first = config.index_at(&chrono::Utc::now());
@@ -68,7 +68,7 @@ impl MetricsReporter {
 struct Writer {
     client: EsClient,
     config: Arc<MetricsIndexConfig>,
-    source: Source,
+    source: MetricsSource,
     /// The last index made sure of (a date format names a new one each day).
     created: String,
 }

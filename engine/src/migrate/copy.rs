@@ -14,7 +14,7 @@ use super::checkpoint::{Checkpoint, SavedSettings, SlicePosition};
 use super::pipeline::{Budget, Event, read_slice, write_pages};
 use super::reader::{Access, SliceReader};
 use super::writer::{PageWriter, Stats};
-use super::{MigrateError, MigrationOptions, Progress, Stage};
+use super::{MigrateError, MigrationOptions, MigrationProgress, MigrationStage};
 use crate::client::EsClient;
 use crate::status_index::schema::format_date;
 
@@ -123,8 +123,8 @@ struct Tasks {
 
 impl CopyRun<'_> {
     /// The progress report of `copy` at `stage`.
-    pub fn progress(&self, stage: Stage, copy: &CopyState) -> Progress {
-        Progress {
+    pub fn progress(&self, stage: MigrationStage, copy: &CopyState) -> MigrationProgress {
+        MigrationProgress {
             stage,
             documents_done: copy.documents_done(),
             documents_total: self.documents_total,
@@ -143,7 +143,7 @@ impl CopyRun<'_> {
         access: &Access,
         writer: Arc<PageWriter>,
         copy: &mut CopyState,
-        progress: &mut impl FnMut(&Progress),
+        progress: &mut impl FnMut(&MigrationProgress),
     ) -> Result<bool, MigrateError> {
         let mut tasks = self.start(client, access, writer, copy);
         let mut tracks: Vec<SliceTrack> =
@@ -192,7 +192,7 @@ impl CopyRun<'_> {
                     copy.stats.add(&written.stats);
                     let (track, position) = slot(&mut tracks, copy, slice)?;
                     let moved = track.written(number, (last_seq_no, documents), position);
-                    progress(&self.progress(Stage::Copying, copy));
+                    progress(&self.progress(MigrationStage::Copying, copy));
                     moved
                 }
             };

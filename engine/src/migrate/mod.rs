@@ -52,7 +52,7 @@ pub use checkpoint::{Checkpoint, SavedSettings, SlicePosition};
 pub use document::{NextFetch, PreparedDocument, existing_key, parse_date, prepare_document};
 pub use error::MigrateError;
 pub use options::{MAX_BATCH_SIZE, MigrationOptions};
-pub use progress::{Progress, Stage};
+pub use progress::{MigrationProgress, MigrationStage};
 pub use report::{MigrationReport, ResumedFrom};
 pub use run::{migrate, migrate_with_progress};
 pub use verify::{

@@ -1,10 +1,10 @@
-//! How far a migration is: [`Progress`], reported after every batch and before the checks.
+//! How far a migration is: [`MigrationProgress`], reported after every batch and before the checks.
 
 use std::time::Duration;
 
 /// What the migration is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
+pub enum MigrationStage {
     /// Copying documents.
     Copying,
     /// Copy done; refreshing and checking.
@@ -13,9 +13,9 @@ pub enum Stage {
 
 /// How far the migration is, reported after every batch.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+pub struct MigrationProgress {
     /// What it is doing.
-    pub stage: Stage,
+    pub stage: MigrationStage,
     /// Documents done, over all runs.
     pub documents_done: u64,
     /// Documents in the source when this run began.
@@ -28,7 +28,7 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-impl Progress {
+impl MigrationProgress {
     /// Documents per second in this run.
     pub fn docs_per_second(&self) -> f64 {
         let seconds = self.elapsed.as_secs_f64();
@@ -56,8 +56,8 @@ mod tests {
 
     #[test]
     fn progress_estimates_the_time_left() {
-        let progress = Progress {
-            stage: Stage::Copying,
+        let progress = MigrationProgress {
+            stage: MigrationStage::Copying,
             documents_done: 300,
             documents_total: 1000,
             documents_this_run: 200,

@@ -15,7 +15,9 @@ use super::copy::{CopyRun, CopyState};
 use super::reader::Access;
 use super::verify::{Verification, count, status_counts, verify};
 use super::writer::PageWriter;
-use super::{MigrateError, MigrationOptions, MigrationReport, Progress, ResumedFrom, Stage};
+use super::{
+    MigrateError, MigrationOptions, MigrationProgress, MigrationReport, MigrationStage, ResumedFrom,
+};
 use crate::client::EsClient;
 use crate::client::indices::refresh;
 use crate::status_index::schema::KeyField;
@@ -32,7 +34,7 @@ pub async fn migrate(
 pub async fn migrate_with_progress(
     client: &EsClient,
     options: &MigrationOptions,
-    mut progress: impl FnMut(&Progress),
+    mut progress: impl FnMut(&MigrationProgress),
 ) -> Result<MigrationReport, MigrateError> {
     options.validate()?;
     let started = Instant::now();
@@ -87,7 +89,7 @@ pub async fn migrate_with_progress(
         Err(error) => return Err(restored(client, &run, error).await),
     };
     let verification = if completed {
-        progress(&run.progress(Stage::Verifying, &copy));
+        progress(&run.progress(MigrationStage::Verifying, &copy));
         finish(client, &run, &writer).await?
     } else {
         if !options.dry_run {
