@@ -216,7 +216,15 @@ fn log_levels<S: 'static>(
 async fn serve(args: Args, log_levels: LogLevels) -> anyhow::Result<()> {
     // The server fetches nothing; a name is only needed to pass the configuration's checks, and
     // a file or --set may still give one.
-    let mut builder = ConfigBuilder::new().set("http.agent.name=squall-frontier")?;
+    // The keys of the frontier kinds (those served, and the URLFrontier client's, which a file
+    // shared with the workers holds), and the crawl binary's browser keys, are kept; any other
+    // unknown key is refused, as is a kind nobody registered.
+    let mut frontiers = squall_engine::setup::frontiers();
+    squall_urlfrontier::register(&mut frontiers);
+    let mut builder = ConfigBuilder::new()
+        .frontiers(&frontiers)
+        .extension_prefixes(&["browser."])
+        .set("http.agent.name=squall-frontier")?;
     for path in &args.config {
         builder = builder.yaml_file(path)?;
     }
