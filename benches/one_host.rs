@@ -29,7 +29,7 @@ use squall_engine::client::EsClient;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::schema::queues_index_body;
 use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
-use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 use squall_engine::status_index::schema::KeyField;
 use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
 use squall_engine::{EsStatusStore, WriterConfig};
@@ -133,7 +133,7 @@ async fn delete_index(client: &EsClient, index: &str) {
 
 /// Creates the status (or urls) index `name`: one shard, no replicas; `what` names it in a panic.
 async fn create_status_index(client: &EsClient, name: &str, what: &str) {
-    let settings = IndexSettings {
+    let settings = StatusIndexConfig {
         name: name.to_string(),
         shards: 1,
         replicas: 0,

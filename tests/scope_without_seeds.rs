@@ -12,7 +12,7 @@ use squall_engine::client::indices::ensure_index;
 use squall_engine::client::{ConnectionConfig, EsClient};
 use squall_engine::queue::QueueStatusStore;
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 use squall_engine::status_index::schema::KeyField;
 use squall_engine::{EsStatusStore, WriterConfig};
 use squall_testsite::{Scope, Site, SiteSpec};
@@ -93,8 +93,8 @@ fn es_client() -> EsClient {
     EsClient::new(settings).expect("client")
 }
 
-fn index_settings(name: &str) -> IndexSettings {
-    IndexSettings {
+fn index_settings(name: &str) -> StatusIndexConfig {
+    StatusIndexConfig {
         name: name.to_string(),
         shards: 2,
         replicas: 0,

@@ -27,13 +27,13 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use squall_engine::client::{ConnectionConfig, EsClient};
-//! use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+//! use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 //! use squall_engine::status_index::schema::KeyField;
 //! use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
 //! use squall_engine::{EsStatusStore, WriterConfig};
 //!
 //! let client = EsClient::new(ConnectionConfig::new("http://127.0.0.1:9200")?)?;
-//! ensure_status_index(&client, &IndexSettings::default()).await?;
+//! ensure_status_index(&client, &StatusIndexConfig::default()).await?;
 //! let store = EsStatusStore::new(client.clone(), WriterConfig {
 //!     index: "status".into(), key_field: KeyField::default(), routing: true,
 //! });

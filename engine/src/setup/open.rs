@@ -19,7 +19,7 @@ use crate::queue::schema::queues_index_body;
 use crate::queue::{QueueSpout, QueueSpoutSettings};
 use crate::status_index::DocumentRoutes;
 use crate::status_index::index::{
-    IndexSettings, RoutingMismatch, ensure_status_index, ensure_urls_index, routing_for,
+    RoutingMismatch, StatusIndexConfig, ensure_status_index, ensure_urls_index, routing_for,
     sample_routing,
 };
 use crate::status_index::schema::KeyField;
@@ -92,7 +92,7 @@ pub async fn open_index_frontier(
 ) -> Result<Frontier, OpenError> {
     let client = EsClient::new(index.connection.clone())?;
     let engine = client.engine().await?;
-    let settings = IndexSettings {
+    let settings = StatusIndexConfig {
         name: index.index.clone(),
         shards: index.shards,
         replicas: index.replicas,

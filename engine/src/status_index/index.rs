@@ -10,7 +10,7 @@ use crate::status_index::schema::{status_index_body, urls_index_body};
 
 /// How a new status index is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexSettings {
+pub struct StatusIndexConfig {
     /// Its name (StormCrawler's `es.status.index.name`, `status` by default).
     pub name: String,
     /// Primary shards.
@@ -21,9 +21,9 @@ pub struct IndexSettings {
     pub refresh_interval: String,
 }
 
-impl Default for IndexSettings {
+impl Default for StatusIndexConfig {
     fn default() -> Self {
-        IndexSettings {
+        StatusIndexConfig {
             name: "status".to_string(),
             shards: 10,
             replicas: 1,
@@ -35,7 +35,7 @@ impl Default for IndexSettings {
 /// Creates the status index unless it exists.
 pub async fn ensure_status_index(
     client: &EsClient,
-    settings: &IndexSettings,
+    settings: &StatusIndexConfig,
 ) -> Result<IndexState, EsError> {
     let body = status_index_body(
         settings.shards,
@@ -49,7 +49,7 @@ pub async fn ensure_status_index(
 /// on disk by due date ([`urls_index_body`]).
 pub async fn ensure_urls_index(
     client: &EsClient,
-    settings: &IndexSettings,
+    settings: &StatusIndexConfig,
 ) -> Result<IndexState, EsError> {
     let body = urls_index_body(
         settings.shards,

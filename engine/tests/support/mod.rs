@@ -26,7 +26,7 @@ use squall_engine::client::{
     ConnectionConfig, Engine, EsClient, EsError, RequestBody, UpdateMode, Updates,
 };
 use squall_engine::queue::schema::queue_id;
-use squall_engine::status_index::index::{IndexSettings, ensure_status_index};
+use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 use squall_engine::status_index::schema::{KeyField, document_id};
 use squall_engine::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
@@ -94,7 +94,7 @@ pub async fn status_index_with(
     let name = unique_index(prefix);
     ensure_status_index(
         client,
-        &IndexSettings {
+        &StatusIndexConfig {
             name: name.clone(),
             shards,
             replicas,

@@ -17,7 +17,7 @@ use super::writer::{PutOutcome, WriteJob, write_loop};
 
 /// How every crawl of a server runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CrawlSettings {
+pub struct CrawlRunConfig {
     /// The reader's pacing and bound (`spout.*`, `topology.max.spout.pending`).
     pub runner: SpoutSettings,
     /// The gap between two holders of a queue, unless a client sets another
@@ -35,10 +35,10 @@ pub struct CrawlSettings {
 /// `urlfrontier_servers` benchmark).
 pub const MIN_WRITE_BATCH: usize = 2_000;
 
-impl CrawlSettings {
+impl CrawlRunConfig {
     /// The settings `config` gives.
     pub fn from_config(config: &squall::config::CrawlConfig) -> Self {
-        CrawlSettings {
+        CrawlRunConfig {
             runner: config.spout.clone(),
             gap: config.fetcher.server_delay,
             write_batch: config.status.batch_size.max(MIN_WRITE_BATCH),
@@ -64,7 +64,7 @@ impl Crawl {
     pub fn start(
         frontier: Frontier,
         catalog: Arc<dyn Catalog>,
-        settings: &CrawlSettings,
+        settings: &CrawlRunConfig,
     ) -> Arc<Crawl> {
         let gap = settings.gap;
         let (tuples, mut incoming) = mpsc::channel::<Tuple>(64);

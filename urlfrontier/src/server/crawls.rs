@@ -10,7 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::RwLock;
 
-use super::crawl::{Crawl, CrawlSettings};
+use super::crawl::{Crawl, CrawlRunConfig};
 use squall::frontier::Frontier;
 
 /// The crawl ID URLFrontier clients use when they name none.
@@ -69,12 +69,12 @@ pub fn check_id(crawl: &str) -> Result<(), CrawlError> {
 pub struct Crawls {
     opener: Arc<dyn FrontierOpener>,
     open: RwLock<BTreeMap<String, Arc<Crawl>>>,
-    settings: CrawlSettings,
+    settings: CrawlRunConfig,
 }
 
 impl Crawls {
     /// Crawls opened by `opener`, each run with `settings`.
-    pub fn new(opener: Arc<dyn FrontierOpener>, settings: CrawlSettings) -> Self {
+    pub fn new(opener: Arc<dyn FrontierOpener>, settings: CrawlRunConfig) -> Self {
         Crawls {
             opener,
             open: RwLock::new(BTreeMap::new()),

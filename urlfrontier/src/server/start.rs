@@ -19,7 +19,7 @@ use tower::util::MapRequestLayer;
 
 use super::access::{AccessError, ServerAccess};
 use super::connection::{SERVER_LIMITS, incoming};
-use super::crawl::CrawlSettings;
+use super::crawl::CrawlRunConfig;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::live::{CallBoard, FrontierLive};
 use super::service::{FrontierService, LogLevels};
@@ -216,7 +216,7 @@ pub async fn start_with(
         ),
         _ => format!("URLFrontier server on {addr} · frontier in Elasticsearch/OpenSearch"),
     };
-    let settings = CrawlSettings::from_config(&config);
+    let settings = CrawlRunConfig::from_config(&config);
     let partition = config.fetcher.partition;
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
     crawls.get_or_open(DEFAULT_CRAWL).await?;
