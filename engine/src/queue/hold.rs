@@ -17,6 +17,28 @@ use super::shared_holds::SharedHold;
 const IDLE_LOOKS: u32 = 2;
 
 /// A queue this process holds, from its claim until it is given back.
+///
+/// # Invariants
+///
+/// Checked after every step of seeded random interleavings of reads, writes, hand-outs, URLs done
+/// or failed back, leases lost and give-backs, with the time given as a value
+/// (`hold/invariants.rs`):
+///
+/// 1. **A URL is in hand once.** A URL is at most once among those ready, never both ready and
+///    out (handed out, not yet settled back), and out only if this hold handed it out.
+/// 2. **No URL is handed out while it is in the topology**, whichever hold handed it out before.
+///    A hand-out gives at most the room asked for, each URL under this hold's lease and key.
+/// 3. **A release strands nothing.** When a drained hold is given back, the date it writes
+///    ([`next_due`](Self::next_due), or the queue's `heldDue` when earlier) is no later than any
+///    URL of the queue outside the topology and not being written — and no later than the
+///    release itself when that URL is due already. What it read, what the writer noted in its
+///    log, due URLs it left because they were busy and URLs failed back all count.
+/// 4. **Drained means done.** A hold is [`drained`](Self::drained) only once read, its last read
+///    not a full page of due URLs, nothing ready or out, no read owed
+///    ([`reread_after`](Self::reread_after)), and not closing. A closing hold asks no read.
+/// 5. **Politeness across holders.** The time written as `leaseUntil` when it is given back
+///    ([`given_back_at`](Self::given_back_at)) is no earlier than then, nor than the politeness
+///    delay (or the queue's crawl delay, when longer) after its last URL came back.
 #[derive(Debug)]
 pub(crate) struct Hold {
     /// The lease, its holder name and the writer's log, shared with the upkeep and the writer.
@@ -329,6 +351,9 @@ impl Hold {
             .min()
     }
 }
+
+#[cfg(test)]
+mod invariants;
 
 #[cfg(test)]
 mod tests {

@@ -112,6 +112,21 @@ pub(crate) struct NotedWrite {
 }
 
 /// The queues this process holds, each with the shared part of its hold.
+///
+/// # Invariants
+///
+/// Checked with [`Hold`](super::hold::Hold)'s, by the same seeded interleavings:
+///
+/// 1. A write begins on a hold ([`begin_write`](Self::begin_write)) only while the queue is held
+///    under a valid lease; otherwise the writer edits the queue itself.
+/// 2. A write is noted in its hold's log only if, when it ends, the queue is still held under
+///    that same hold with a valid lease ([`finish_write`](Self::finish_write)); otherwise nothing
+///    is noted and the writer edits the queue. Either way its hold counts one write fewer in
+///    flight.
+/// 3. A hold is taken out to be given back ([`take_idle`](Self::take_idle)) only with no write in
+///    flight on it: a write is noted before the release reads the log, or finds the queue no
+///    longer held.
+/// 4. A hold's log keeps at most [`MAX_ARRIVALS`] URLs to hand out.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SharedHolds(Arc<DashMap<String, SharedHold>>);
 

@@ -5,7 +5,7 @@
 //! holds more than its share.
 //!
 //! Each round sends what it can at once: the leases given back and the claims of new queues go
-//! together, then one read for each queue that needs one (at most [`READS_PER_ROUND`], those with
+//! together, then one read for each queue that needs one (at most `READS_PER_ROUND`, those with
 //! the fewest URLs in hand first, so that a round's latency does not follow how many queues came
 //! low at once), then the releases of drained queues.
 
