@@ -8,8 +8,9 @@
 //! name and line. What the topology then is:
 //!
 //! - [`FluxTopology::layers`]: the configuration, file by file, for [`ConfigBuilder`];
-//! - [`FluxTopology::settings`]: the keys the classes set (`frontier.kind`, `es.status.spout`,
-//!   `spout.parallelism`, `indexer.kind`, `warc.enabled`);
+//! - [`FluxTopology::settings`]: the keys the classes set (`frontier.kind` and the keys a frontier
+//!   kind's class sets, such as the engine's `es.status.spout`; `spout.parallelism`,
+//!   `indexer.kind`, `warc.enabled`);
 //! - [`FluxTopology::seed_sources`]: what its FileSpouts read, and whether it crawls at all
 //!   ([`FluxTopology::crawls`]; `injection.flux` only injects).
 //!
