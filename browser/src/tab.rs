@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use base64::Engine;
 use chromiumoxide::Page;
+use chromiumoxide::cdp::IntoEventKind;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams,
     FulfillRequestParams, GetResponseBodyParams, HeaderEntry, RequestPattern, RequestStage,
@@ -17,6 +18,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     ErrorReason, EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
     SetUserAgentOverrideParams,
 };
+use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -233,28 +235,22 @@ async fn wait_for_main_frame(page: &Page) -> Result<(), BrowserError> {
     ))
 }
 
+/// The stream of `page`'s events of type `T`.
+async fn listen<T: IntoEventKind>(page: &Page) -> Result<EventStream<T>, BrowserError> {
+    page.event_listener::<T>()
+        .await
+        .map_err(BrowserError::from_cdp)
+}
+
 /// Tracks requests in flight and crashes.
 async fn watch_network(
     page: &Page,
     watch: &Arc<Watch>,
 ) -> Result<Vec<JoinHandle<()>>, BrowserError> {
-    let listen = BrowserError::from_cdp;
-    let mut started = page
-        .event_listener::<EventRequestWillBeSent>()
-        .await
-        .map_err(listen)?;
-    let mut finished = page
-        .event_listener::<EventLoadingFinished>()
-        .await
-        .map_err(listen)?;
-    let mut failed = page
-        .event_listener::<EventLoadingFailed>()
-        .await
-        .map_err(listen)?;
-    let mut crashed = page
-        .event_listener::<EventTargetCrashed>()
-        .await
-        .map_err(listen)?;
+    let mut started = listen::<EventRequestWillBeSent>(page).await?;
+    let mut finished = listen::<EventLoadingFinished>(page).await?;
+    let mut failed = listen::<EventLoadingFailed>(page).await?;
+    let mut crashed = listen::<EventTargetCrashed>(page).await?;
     let (w1, w2, w3, w4) = (watch.clone(), watch.clone(), watch.clone(), watch.clone());
     Ok(vec![
         tokio::spawn(async move {
@@ -315,10 +311,7 @@ async fn intercept(
             .request_stage(RequestStage::Response)
             .build(),
     );
-    let mut paused = page
-        .event_listener::<EventRequestPaused>()
-        .await
-        .map_err(BrowserError::from_cdp)?;
+    let mut paused = listen::<EventRequestPaused>(page).await?;
     page.execute(EnableParams::builder().patterns(patterns).build())
         .await
         .map_err(BrowserError::from_cdp)?;

@@ -51,6 +51,8 @@ pub mod migrate;
 pub mod queue;
 pub mod setup;
 pub mod status_index;
+#[cfg(test)]
+mod testing;
 
 pub use setup::register;
 pub use status_index::{DocumentRoutes, EsStatusStore, Routing, WriterConfig};

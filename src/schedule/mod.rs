@@ -241,6 +241,13 @@ mod tests {
         )
     }
 
+    /// The default scheduler with the custom intervals `rules` (key, minutes), in their order.
+    fn custom(rules: &[(&str, i64)]) -> DefaultScheduler {
+        let with = |s: DefaultScheduler, (key, minutes): &(&str, i64)| s.with_custom(key, *minutes);
+        let rules = rules.iter().try_fold(DefaultScheduler::default(), with);
+        rules.expect("key")
+    }
+
     fn md(pairs: &[(&str, &str)]) -> Metadata {
         pairs.iter().copied().collect()
     }
@@ -280,9 +287,7 @@ mod tests {
 
     #[test]
     fn generic_custom_interval_applies_to_every_status() {
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.isFeed=true", 10)
-            .expect("key");
+        let s = custom(&[("fetchInterval.isFeed=true", 10)]);
         let feed = md(&[("isFeed", "true")]);
         for status in Status::ALL {
             assert_eq!(s.schedule(status, &feed, now()), at(10), "{status}");
@@ -293,11 +298,10 @@ mod tests {
 
     #[test]
     fn status_specific_custom_interval_only_for_that_status_and_takes_precedence() {
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.isFeed=true", 10)
-            .expect("key")
-            .with_custom("fetchInterval.FETCH_ERROR.isFeed=true", 60)
-            .expect("key");
+        let s = custom(&[
+            ("fetchInterval.isFeed=true", 10),
+            ("fetchInterval.FETCH_ERROR.isFeed=true", 60),
+        ]);
         let feed = md(&[("isFeed", "true")]);
         assert_eq!(s.schedule(Status::FetchError, &feed, now()), at(60));
         assert_eq!(s.schedule(Status::Fetched, &feed, now()), at(10));
@@ -307,15 +311,12 @@ mod tests {
 
     #[test]
     fn first_matching_custom_interval_wins_and_multi_values_match() {
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.lang=fr", 30)
-            .expect("key")
-            .with_custom("fetchInterval.type=news", 5)
-            .expect("key")
-            .with_custom("fetchInterval.FETCHED.type=news", 7)
-            .expect("key")
-            .with_custom("fetchInterval.FETCHED.lang=fr", 8)
-            .expect("key");
+        let s = custom(&[
+            ("fetchInterval.lang=fr", 30),
+            ("fetchInterval.type=news", 5),
+            ("fetchInterval.FETCHED.type=news", 7),
+            ("fetchInterval.FETCHED.lang=fr", 8),
+        ]);
         let both = md(&[("type", "blog"), ("type", "news"), ("lang", "fr")]);
         assert_eq!(s.schedule(Status::Redirection, &both, now()), at(30));
         assert_eq!(s.schedule(Status::Fetched, &both, now()), at(7));
@@ -326,11 +327,10 @@ mod tests {
 
     #[test]
     fn custom_interval_can_mean_never() {
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.ERROR.retry=yes", 600)
-            .expect("key")
-            .with_custom("fetchInterval.FETCHED.static=true", -1)
-            .expect("key");
+        let s = custom(&[
+            ("fetchInterval.ERROR.retry=yes", 600),
+            ("fetchInterval.FETCHED.static=true", -1),
+        ]);
         assert_eq!(
             s.schedule(Status::Error, &md(&[("retry", "yes")]), now()),
             at(600)
@@ -344,11 +344,10 @@ mod tests {
     #[test]
     fn dotted_status_and_metadata_keys() {
         // The status is the part before the first dot; the metadata key may contain dots and '='.
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.FETCHED.parse.title=Home", 3)
-            .expect("key")
-            .with_custom("fetchInterval.a=b=c", 4)
-            .expect("key");
+        let s = custom(&[
+            ("fetchInterval.FETCHED.parse.title=Home", 3),
+            ("fetchInterval.a=b=c", 4),
+        ]);
         assert_eq!(
             s.schedule(Status::Fetched, &md(&[("parse.title", "Home")]), now()),
             at(3)
@@ -361,9 +360,7 @@ mod tests {
 
     #[test]
     fn metadata_delay_overrides_everything() {
-        let s = DefaultScheduler::default()
-            .with_custom("fetchInterval.FETCHED.isFeed=true", 10)
-            .expect("key");
+        let s = custom(&[("fetchInterval.FETCHED.isFeed=true", 10)]);
         let m = md(&[(keys::SCHEDULER_DELAY_MINS, "45"), ("isFeed", "true")]);
         for status in Status::ALL {
             assert_eq!(s.schedule(status, &m, now()), at(45), "{status}");

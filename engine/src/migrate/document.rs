@@ -204,6 +204,7 @@ fn parse_date_text(text: &str) -> Option<DateTime<Utc>> {
 mod tests {
     use super::*;
     use crate::status_index::schema::format_date;
+    use crate::testing::utc;
 
     #[test]
     fn a_key_in_the_source_is_kept() {
@@ -281,10 +282,7 @@ mod tests {
 
     #[test]
     fn dates_in_the_mappings_formats() {
-        let expected = Utc
-            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
-            .single()
-            .expect("date");
+        let expected = utc(2024, 5, 2, 10, 0, 0);
         for text in [
             "2024-05-02T10:00:00Z",
             "2024-05-02T10:00:00.000Z",

@@ -91,51 +91,45 @@ impl MigrationOptions {
             ("queues", &self.queues),
         ];
         for (what, name) in names {
-            if name.trim().is_empty() {
-                return Err(MigrateError::Options(format!(
-                    "the {what} index name is empty"
-                )));
-            }
-            if name.contains(['/', '?', '#', ' ', ',', '*']) {
-                return Err(MigrateError::Options(format!(
-                    "the {what} index name {name:?} is not a single index name"
-                )));
-            }
+            refuse_if(name.trim().is_empty(), || {
+                format!("the {what} index name is empty")
+            })?;
+            refuse_if(name.contains(['/', '?', '#', ' ', ',', '*']), || {
+                format!("the {what} index name {name:?} is not a single index name")
+            })?;
         }
-        if self.source == self.urls || self.source == self.queues || self.urls == self.queues {
-            return Err(MigrateError::Options(format!(
-                "source, urls and queues must be three different indices (got {:?}, {:?}, {:?})",
-                self.source, self.urls, self.queues
-            )));
-        }
-        if self.batch_size == 0 || self.batch_size > MAX_BATCH_SIZE {
-            return Err(MigrateError::Options(format!(
-                "batch size {} is not between 1 and {MAX_BATCH_SIZE}",
-                self.batch_size
-            )));
-        }
-        if self.max_slices == 0 || self.bulk_concurrency == 0 {
-            return Err(MigrateError::Options(
-                "at least one slice and one bulk at a time are needed".to_string(),
-            ));
-        }
-        if self.bulk_bytes < 1024 {
-            return Err(MigrateError::Options(format!(
-                "bulk size {} bytes is below 1024",
-                self.bulk_bytes
-            )));
-        }
-        if self.urls_shards == 0 || self.queues_shards == 0 {
-            return Err(MigrateError::Options(
-                "an index needs at least one shard".to_string(),
-            ));
-        }
-        if self.bucket_field.trim().is_empty() || self.bucket_field == "metadata." {
-            return Err(MigrateError::Options(format!(
-                "bucket field {:?} is not a field name",
-                self.bucket_field
-            )));
-        }
+        let (source, urls, queues) = (&self.source, &self.urls, &self.queues);
+        refuse_if(source == urls || source == queues || urls == queues, || {
+            format!(
+                "source, urls and queues must be three different indices (got {source:?}, {urls:?}, {queues:?})"
+            )
+        })?;
+        let batch_size = self.batch_size;
+        refuse_if(batch_size == 0 || batch_size > MAX_BATCH_SIZE, || {
+            format!("batch size {batch_size} is not between 1 and {MAX_BATCH_SIZE}")
+        })?;
+        refuse_if(self.max_slices == 0 || self.bulk_concurrency == 0, || {
+            "at least one slice and one bulk at a time are needed".to_string()
+        })?;
+        refuse_if(self.bulk_bytes < 1024, || {
+            format!("bulk size {} bytes is below 1024", self.bulk_bytes)
+        })?;
+        refuse_if(self.urls_shards == 0 || self.queues_shards == 0, || {
+            "an index needs at least one shard".to_string()
+        })?;
+        let bucket_field = &self.bucket_field;
+        refuse_if(
+            bucket_field.trim().is_empty() || bucket_field == "metadata.",
+            || format!("bucket field {bucket_field:?} is not a field name"),
+        )
+    }
+}
+
+/// An options error saying `message` when `refused`.
+fn refuse_if(refused: bool, message: impl FnOnce() -> String) -> Result<(), MigrateError> {
+    if refused {
+        Err(MigrateError::Options(message()))
+    } else {
         Ok(())
     }
 }

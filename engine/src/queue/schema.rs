@@ -139,14 +139,11 @@ fn new_queue(key: &str, now: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use crate::testing::utc;
 
     #[test]
     fn a_queue_upsert_creates_or_lowers() {
-        let due = Utc
-            .with_ymd_and_hms(2024, 1, 2, 3, 4, 5)
-            .single()
-            .expect("date");
+        let due = utc(2024, 1, 2, 3, 4, 5);
         let update = lower_next_due("a.test", due, due);
         assert_eq!(update.key, "a.test");
         let upsert = update.upsert.expect("an upsert");

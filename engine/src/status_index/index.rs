@@ -37,12 +37,7 @@ pub async fn ensure_status_index(
     client: &EsClient,
     settings: &StatusIndexConfig,
 ) -> Result<IndexState, EsError> {
-    let body = status_index_body(
-        settings.shards,
-        settings.replicas,
-        &settings.refresh_interval,
-    );
-    ensure_index(client, &settings.name, body).await
+    ensure_with(client, settings, status_index_body).await
 }
 
 /// Creates the urls index of the queue frontier unless it exists: the status index's mapping, sorted
@@ -51,7 +46,17 @@ pub async fn ensure_urls_index(
     client: &EsClient,
     settings: &StatusIndexConfig,
 ) -> Result<IndexState, EsError> {
-    let body = urls_index_body(
+    ensure_with(client, settings, urls_index_body).await
+}
+
+/// Creates the index `settings` name unless it exists, its body made by `body` from the settings'
+/// shards, replicas and refresh interval.
+async fn ensure_with(
+    client: &EsClient,
+    settings: &StatusIndexConfig,
+    body: fn(u32, u32, &str) -> serde_json::Value,
+) -> Result<IndexState, EsError> {
+    let body = body(
         settings.shards,
         settings.replicas,
         &settings.refresh_interval,

@@ -236,7 +236,7 @@ fn value_as_string(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use crate::testing::utc;
 
     #[test]
     fn the_status_index_is_stormcrawlers_to_the_letter() {
@@ -270,10 +270,7 @@ mod tests {
 
     #[test]
     fn documents_have_stormcrawlers_shape() {
-        let date = Utc
-            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
-            .single()
-            .expect("date");
+        let date = utc(2024, 5, 2, 10, 0, 0);
         let doc = status_document(&write(Status::Fetched, Some(date)), &KeyField::default());
         assert_eq!(
             doc,
@@ -296,10 +293,7 @@ mod tests {
     fn key_in_metadata_and_round_trip() {
         let field = KeyField::parse("metadata.hostname");
         assert_eq!(field.query_field(), "metadata.hostname");
-        let date = Utc
-            .with_ymd_and_hms(2024, 5, 2, 10, 0, 0)
-            .single()
-            .expect("date");
+        let date = utc(2024, 5, 2, 10, 0, 0);
         let original = write(Status::Discovered, Some(date));
         let doc = status_document(&original, &field);
         assert_eq!(doc["metadata"]["hostname"], json!(["example.com"]));
