@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
-use common::{Spread, engine_client, env_or, print_result, quick, start_closed_site};
+use common::frontier_data::delete;
+use common::{Spread, engine_client, env_or, print_result, quick, seconds, start_closed_site};
 use squall::config::CrawlConfig;
 use squall::frontier::EmbeddedFrontier;
 use squall::topology::CrawlerBuilder;
@@ -74,10 +75,6 @@ struct Measured {
     overlaps: usize,
 }
 
-fn seconds(d: chrono::TimeDelta) -> f64 {
-    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
-}
-
 fn measure(mut spans: Vec<(DateTime<Utc>, DateTime<Utc>)>) -> Measured {
     spans.sort();
     let mut smallest_gap = f64::INFINITY;
@@ -119,18 +116,6 @@ fn config(delay: f64) -> CrawlConfig {
     ])
 }
 
-/// Deletes `index` if it exists.
-async fn delete_index(client: &EsClient, index: &str) {
-    let _ = client
-        .request(
-            squall_engine::client::Method::Delete,
-            &format!("/{index}"),
-            &[],
-            None,
-        )
-        .await;
-}
-
 /// Creates the status (or urls) index `name`: one shard, no replicas; `what` names it in a panic.
 async fn create_status_index(client: &EsClient, name: &str, what: &str) {
     let settings = StatusIndexConfig {
@@ -148,9 +133,7 @@ async fn create_status_index(client: &EsClient, name: &str, what: &str) {
 async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatusStore) {
     let urls = format!("bench-one-host-urls-{run}");
     let queues = format!("bench-one-host-queues-{run}");
-    for index in [&urls, &queues] {
-        delete_index(client, index).await;
-    }
+    delete(client, &[&urls, &queues]).await;
     create_status_index(client, &urls, "urls index").await;
     if let Err(e) = ensure_index(client, &queues, queues_index_body(1, 0, "1s")).await {
         panic!("queues index: {e}");
@@ -167,7 +150,7 @@ async fn status_index_frontier(
     config: &CrawlConfig,
 ) -> (AggregationSpout, EsStatusStore) {
     let index = format!("bench-one-host-status-{run}");
-    delete_index(client, &index).await;
+    delete(client, &[&index]).await;
     create_status_index(client, &index, "status index").await;
     let store = EsStatusStore::new(
         client.clone(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
-use common::{print_result, quick};
+use common::{print_result, quick, seconds};
 use squall::frontier::{EmbeddedFrontier, QueryLimits};
 use squall::topology::CrawlerBuilder;
 use squall_bench_schema::Run;
@@ -21,10 +21,6 @@ use squall_testsite::{Site, SiteSpec};
 
 /// When one fetch started and finished.
 type Span = (DateTime<Utc>, DateTime<Utc>);
-
-fn seconds(d: chrono::TimeDelta) -> f64 {
-    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
-}
 
 #[tokio::main]
 async fn main() {

@@ -37,14 +37,15 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::binary::{queue_frontier_args, set_args, site_args};
+use common::fetch_log::{Fetch, read_log_lenient};
+use common::frontier_data::delete;
 use common::{
     Spread, crawl_binary, engine_client, engine_url, env_or, fresh_temp_dir, print_result, quick,
-    spawn_crawler, start_closed_site,
+    seconds, spawn_crawler, start_closed_site,
 };
 use serde_json::Value;
 use squall_bench_schema::Run;
 use squall_bench_schema::shared_crawl::{SharedCrawl, SharedProcess, SharedRun};
-use squall_engine::client::Method;
 use squall_engine::queue::QueueSpoutSettings;
 use squall_testsite::{Site, SiteSpec};
 
@@ -54,48 +55,6 @@ const PROCESSES: usize = 3;
 const HOSTS: usize = 6;
 /// The per-host delay, seconds.
 const DELAY: f64 = 0.1;
-
-/// One fetch from a fetch log.
-#[derive(Debug, Clone)]
-struct Fetch {
-    process: usize,
-    url: String,
-    key: String,
-    started: DateTime<Utc>,
-    finished: DateTime<Utc>,
-}
-
-fn seconds(d: chrono::TimeDelta) -> f64 {
-    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
-}
-
-/// The fetches of one process's log (lines that do not parse are skipped and counted).
-fn read_log(path: &Path, process: usize) -> (Vec<Fetch>, usize) {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut fetches = Vec::new();
-    let mut bad = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|e| {
-            let time = |name: &str| {
-                DateTime::parse_from_rfc3339(e[name].as_str()?)
-                    .ok()
-                    .map(|t| t.with_timezone(&Utc))
-            };
-            Some(Fetch {
-                process,
-                url: e["url"].as_str()?.to_string(),
-                key: e["key"].as_str()?.to_string(),
-                started: time("started")?,
-                finished: time("finished")?,
-            })
-        });
-        match parsed {
-            Some(fetch) => fetches.push(fetch),
-            None => bad += 1,
-        }
-    }
-    (fetches, bad)
-}
 
 /// Politeness over all processes: for each host, its fetches in order of start.
 #[derive(Debug, Default)]
@@ -189,13 +148,6 @@ impl Process {
     }
 }
 
-/// Deletes an index, ignoring one that does not exist.
-async fn delete_index(index: &str) {
-    let _ = engine_client()
-        .request(Method::Delete, &format!("/{index}"), &[], None)
-        .await;
-}
-
 /// The indices and the directory of one run.
 struct RunPlace {
     id: String,
@@ -264,9 +216,11 @@ impl RunPlace {
     async fn clean_up(&self) {
         let workers_index =
             QueueSpoutSettings::new(&self.urls_index, &self.queues_index).workers_index();
-        for index in [&self.urls_index, &self.queues_index, &workers_index] {
-            delete_index(index).await;
-        }
+        delete(
+            &engine_client(),
+            &[&self.urls_index, &self.queues_index, &workers_index],
+        )
+        .await;
         if std::env::var("SQUALL_BENCH_KEEP_LOGS").is_ok_and(|v| v == "1") {
             eprintln!(
                 "  its processes' output and fetch logs are in {}",
@@ -334,7 +288,7 @@ fn read_logs(processes: &[Process]) -> (Vec<Fetch>, usize) {
     let mut fetches = Vec::new();
     let mut unparsed = 0;
     for (p, process) in processes.iter().enumerate() {
-        let (mine, bad) = read_log(&process.log, p);
+        let (mine, bad) = read_log_lenient(p, &process.log);
         fetches.extend(mine);
         unparsed += bad;
     }

@@ -23,6 +23,11 @@ pub fn print_result<T: serde::Serialize>(result: &T) {
     }
 }
 
+/// A span of time in seconds, to the microsecond (`i64::MAX` µs for one too long for that).
+pub fn seconds(d: chrono::TimeDelta) -> f64 {
+    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
 /// Whether to run a small version (`SQUALL_BENCH_QUICK=1`), for smoke tests.
 pub fn quick() -> bool {
     std::env::var("SQUALL_BENCH_QUICK").is_ok_and(|v| v == "1")
@@ -39,6 +44,9 @@ pub mod urlfrontier_load;
 /// Arguments of the crawl binary: shared with the integration tests.
 #[path = "../../tests/support/binary.rs"]
 pub mod binary;
+/// The crawl binary's fetch logs, read back: shared with the integration tests.
+#[path = "../../tests/support/fetch_log.rs"]
+pub mod fetch_log;
 
 /// In-process crawls of a test site: shared with the integration tests.
 #[path = "../../tests/support/crawler.rs"]

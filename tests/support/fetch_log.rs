@@ -1,5 +1,5 @@
 //! The fetch logs of crawl processes (`--fetch-log`, one JSON object per completed fetch), read
-//! back for the checks of the multi-process tests.
+//! back for the checks of the multi-process tests and of the shared-crawl benchmark.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -38,23 +38,7 @@ pub fn read_log(process: usize, path: &Path) -> (Vec<Fetch>, Vec<String>) {
     }
     let mut fetches = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|entry| {
-            let field = |name: &str| entry[name].as_str().map(str::to_string);
-            let time = |name: &str| {
-                field(name)
-                    .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-                    .map(|t| t.with_timezone(&Utc))
-            };
-            Some(Fetch {
-                process,
-                url: field("url")?,
-                key: field("key")?,
-                started: time("started")?,
-                finished: time("finished")?,
-                line: line.to_string(),
-            })
-        });
-        match parsed {
+        match parse_line(process, line) {
             Some(fetch) => fetches.push(fetch),
             None => problems.push(format!(
                 "process {process}: fetch-log line {} is not a complete entry: {line:?}",
@@ -63,6 +47,41 @@ pub fn read_log(process: usize, path: &Path) -> (Vec<Fetch>, Vec<String>) {
         }
     }
     (fetches, problems)
+}
+
+/// The entries of a fetch log read leniently (a benchmark's way): blank lines skipped, and the
+/// number of the other lines that are not complete entries.
+pub fn read_log_lenient(process: usize, path: &Path) -> (Vec<Fetch>, usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut fetches = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match parse_line(process, line) {
+            Some(fetch) => fetches.push(fetch),
+            None => bad += 1,
+        }
+    }
+    (fetches, bad)
+}
+
+/// One line of process `process`'s fetch log as a [`Fetch`]; `None` when it is not a JSON object
+/// with the fields the checks read.
+pub fn parse_line(process: usize, line: &str) -> Option<Fetch> {
+    let entry = serde_json::from_str::<Value>(line).ok()?;
+    let field = |name: &str| entry[name].as_str().map(str::to_string);
+    let time = |name: &str| {
+        field(name)
+            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    Some(Fetch {
+        process,
+        url: field("url")?,
+        key: field("key")?,
+        started: time("started")?,
+        finished: time("finished")?,
+        line: line.to_string(),
+    })
 }
 
 /// The problem of fetches `a` and `b` of `host`, by two processes, made at once (`at_once`) or
