@@ -189,4 +189,32 @@ mod tests {
             panic!("examples/opensearch-conf.yaml: {error}");
         }
     }
+
+    #[test]
+    fn the_connection_keys_fall_back_to_the_shared_ones() {
+        let config = read(&["es.addresses=http://shared:9200", "es.user=crawler"]).expect("valid");
+        let addresses: Vec<&str> = config
+            .connection
+            .addresses
+            .iter()
+            .map(|a| a.as_str())
+            .collect();
+        assert_eq!(addresses, ["http://shared:9200/"]);
+        assert_eq!(config.connection.user.as_deref(), Some("crawler"));
+        let config =
+            read(&["es.indexer.addresses=node", "es.indexer.request.timeout=2"]).expect("valid");
+        let addresses: Vec<&str> = config
+            .connection
+            .addresses
+            .iter()
+            .map(|a| a.as_str())
+            .collect();
+        assert_eq!(addresses, ["http://node:9200/"]);
+        assert_eq!(config.connection.timeout, Duration::from_secs(2));
+        let none = read(&[]).expect("defaults");
+        assert_eq!(
+            none.connection.addresses[0].as_str(),
+            "http://127.0.0.1:9200/"
+        );
+    }
 }

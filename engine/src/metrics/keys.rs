@@ -236,4 +236,24 @@ mod tests {
             panic!("examples/opensearch-conf.yaml: {error}");
         }
     }
+
+    #[test]
+    fn the_metrics_go_where_the_frontier_is_unless_told_otherwise() {
+        let addresses = |config: &MetricsIndexConfig| -> Vec<String> {
+            let addresses = config.connection.addresses.iter();
+            addresses.map(|a| a.to_string()).collect()
+        };
+        let frontier = "  es.metrics.enabled: true\n  es.status.addresses: http://frontier:9200\n  \
+                        es.status.user: crawler\n  es.status.request.timeout: 5\n";
+        let config = read(frontier).expect("valid").expect("on");
+        assert_eq!(addresses(&config), ["http://frontier:9200/"]);
+        assert_eq!(config.connection.user.as_deref(), Some("crawler"));
+        assert_eq!(config.connection.timeout, Duration::from_secs(5));
+        let own = format!("{frontier}  es.metrics.addresses: metrics-node\n");
+        let config = read(&own).expect("valid").expect("on");
+        assert_eq!(addresses(&config), ["http://metrics-node:9200/"]);
+        let shared = "  es.metrics.enabled: true\n  es.addresses: http://shared:9200\n";
+        let config = read(shared).expect("valid").expect("on");
+        assert_eq!(addresses(&config), ["http://shared:9200/"]);
+    }
 }
