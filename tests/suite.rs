@@ -1,5 +1,7 @@
-//! squall's integration tests, one test binary (one link, one process: tests of every file run side by
-//! side). Each file below is a module; run one with `cargo test -p squall --test suite <module>::`.
+//! squall's integration tests as one test binary: one link, and the tests of every file
+//! run side by side in one process (tests sharing something fixed, such as an index name,
+//! take turns through a lock in `support`). Each file below is a module; run one with
+//! `cargo test -p squall --test suite <module>::`.
 
 mod support;
 

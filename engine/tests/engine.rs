@@ -1,5 +1,7 @@
-//! squall-engine's integration tests, one test binary (one link, one process: tests of every file run side by
-//! side). Each file below is a module; run one with `cargo test -p squall-engine --test engine <module>::`.
+//! squall-engine's integration tests as one test binary: one link, and the tests of every file
+//! run side by side in one process (so no two may share a fixed name, an index or a port).
+//! Each file below is a module; run one with
+//! `cargo test -p squall-engine --test engine <module>::`.
 
 mod support;
 

@@ -14,8 +14,7 @@ use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{DiscoveredUrlItem, QueueWithinCrawlParams, UrlInfo, UrlItem};
 use tonic::transport::Channel;
 
-#[path = "support/process.rs"]
-mod process;
+use crate::support::process;
 
 use process::{listening_address, server_binary};
 

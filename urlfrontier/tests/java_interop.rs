@@ -10,8 +10,7 @@
 
 use squall::config::{ConfigBuilder, CrawlConfig};
 
-#[path = "support/java.rs"]
-mod java;
+use crate::support::java;
 
 async fn check(config: CrawlConfig) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

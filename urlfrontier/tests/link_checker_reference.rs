@@ -9,8 +9,7 @@
 //! server with its own counts left out of GetStats (`ServerOptions::reference_stats`), fed and
 //! listed over gRPC, which CI always runs.
 
-#[path = "support/reference.rs"]
-mod reference;
+use crate::support::reference;
 
 use std::collections::{BTreeMap, HashMap};
 use std::process::{Command, Stdio};

@@ -15,8 +15,7 @@
 //! The steps where squall still answers otherwise are listed in [`KNOWN_DIFFERENCES`] with the
 //! reason; the test fails on any other difference, and on a listed one that went away.
 
-#[path = "support/reference.rs"]
-mod reference;
+use crate::support::reference;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

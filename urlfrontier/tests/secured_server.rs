@@ -12,10 +12,8 @@ use squall::frontier::{BusyUrls, StatusWrite};
 use squall::model::{CrawlUrl, Status};
 use squall_testsite::tls::TestCa;
 
-#[path = "support/java.rs"]
-mod java;
-#[path = "support/process.rs"]
-mod process;
+use crate::support::java;
+use crate::support::process;
 
 use process::{listening_address, server_binary};
 

@@ -1,0 +1,6 @@
+//! What the test files share: the server as a process (`process.rs`), the official Java client
+//! (`java.rs`) and the reference implementation (`reference.rs`).
+
+pub mod java;
+pub mod process;
+pub mod reference;
