@@ -12,7 +12,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::frontier_data::{
-    EarliestDue, Generator, Targets, call, create, delete, finish_load, load,
+    EarliestDue, Generator, Targets, call, call_json, create, delete, finish_load, load,
 };
 use common::{engine_client, print_result, quick};
 use serde_json::json;
@@ -43,12 +43,11 @@ async fn load_source(client: &EsClient, index: &str, docs: u64) {
 
 /// Seconds the engine takes to `_reindex` `source` into a new index of `shards` shards.
 async fn reindex(client: &EsClient, source: &str, target: &str, shards: u32) -> f64 {
-    call(
+    call_json(
         client,
         Method::Put,
         &format!("/{target}"),
-        &[],
-        Some(RequestBody::Json(status_index_body(shards, 0, "-1"))),
+        status_index_body(shards, 0, "-1"),
     )
     .await;
     let started = Instant::now();

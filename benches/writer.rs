@@ -14,15 +14,15 @@ mod common;
 use std::time::Instant;
 
 use chrono::Utc;
-use common::frontier_data::{Generator, call, delete};
+use common::frontier_data::{Generator, call_json, delete};
 use common::raw_bulk::send_bodies;
 use common::{Spread, engine_client, env_or, print_result, quick, runs};
 use serde_json::json;
 use squall::frontier::{StatusStore, StatusWrite};
 use squall_bench_schema::Run;
 use squall_bench_schema::stages::Writer;
+use squall_engine::client::EsClient;
 use squall_engine::client::Method;
-use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::status_index::schema::{
     KeyField, document_id, status_document, status_index_body,
 };
@@ -30,12 +30,11 @@ use squall_engine::{EsStatusStore, WriterConfig};
 
 async fn fresh_index(client: &EsClient, index: &str) {
     delete(client, &[index]).await;
-    call(
+    call_json(
         client,
         Method::Put,
         &format!("/{index}"),
-        &[],
-        Some(RequestBody::Json(status_index_body(4, 0, "1s"))),
+        status_index_body(4, 0, "1s"),
     )
     .await;
 }

@@ -44,6 +44,11 @@ pub async fn call(
     }
 }
 
+/// Sends `body` as JSON to `path` (no query parameters); the request must succeed, as [`call`]'s.
+pub async fn call_json(client: &EsClient, method: Method, path: &str, body: Value) -> Value {
+    call(client, method, path, &[], Some(RequestBody::Json(body))).await
+}
+
 /// Sends a bulk request and stops the benchmark on any item that failed.
 pub async fn bulk(client: &EsClient, index: &str, lines: Vec<Value>) {
     let answer = call(
@@ -186,34 +191,13 @@ pub struct Targets {
 pub async fn create(client: &EsClient, targets: &Targets, shards: u32) {
     if let Some(status) = &targets.status {
         let body = status_index_body(shards, 0, "-1");
-        call(
-            client,
-            Method::Put,
-            &format!("/{status}"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await;
+        call_json(client, Method::Put, &format!("/{status}"), body).await;
     }
     if let Some((urls, queues)) = &targets.queue_frontier {
         let body = urls_index_body(shards, 0, "-1");
-        call(
-            client,
-            Method::Put,
-            &format!("/{urls}"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await;
+        call_json(client, Method::Put, &format!("/{urls}"), body).await;
         let body = queues_index_body(1, 0, "1s");
-        call(
-            client,
-            Method::Put,
-            &format!("/{queues}"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await;
+        call_json(client, Method::Put, &format!("/{queues}"), body).await;
     }
 }
 
@@ -300,14 +284,7 @@ pub async fn finish_load(client: &EsClient, targets: &Targets, refresh: &str) {
     }
     let all = indices.join(",");
     let settings = json!({ "index": { "refresh_interval": refresh } });
-    call(
-        client,
-        Method::Put,
-        &format!("/{all}/_settings"),
-        &[],
-        Some(RequestBody::Json(settings)),
-    )
-    .await;
+    call_json(client, Method::Put, &format!("/{all}/_settings"), settings).await;
     call(client, Method::Post, &format!("/{all}/_refresh"), &[], None).await;
     let warm = json!({ "size": 10, "query": { "range": { "nextFetchDate": { "lte": "now" } } },
         "sort": [ { "nextFetchDate": "asc" } ] });
@@ -315,12 +292,11 @@ pub async fn finish_load(client: &EsClient, targets: &Targets, refresh: &str) {
         if index.contains("queue") {
             continue;
         }
-        call(
+        call_json(
             client,
             Method::Post,
             &format!("/{index}/_search"),
-            &[],
-            Some(RequestBody::Json(warm.clone())),
+            warm.clone(),
         )
         .await;
     }
@@ -365,14 +341,7 @@ pub fn skew(docs: &[u64]) -> f64 {
 /// Documents in `index` due now.
 pub async fn due_count(client: &EsClient, index: &str) -> u64 {
     let body = json!({ "query": { "range": { "nextFetchDate": { "lte": "now" } } } });
-    let answer = call(
-        client,
-        Method::Post,
-        &format!("/{index}/_count"),
-        &[],
-        Some(RequestBody::Json(body)),
-    )
-    .await;
+    let answer = call_json(client, Method::Post, &format!("/{index}/_count"), body).await;
     answer["count"].as_u64().unwrap_or(0)
 }
 
@@ -444,14 +413,7 @@ pub fn names(targets: &Targets) -> Vec<String> {
 /// `writable`.
 pub async fn clone_index(client: &EsClient, from: &str, to: &str, writable: bool) {
     let block = json!({ "index": { "blocks": { "write": true } } });
-    call(
-        client,
-        Method::Put,
-        &format!("/{from}/_settings"),
-        &[],
-        Some(RequestBody::Json(block)),
-    )
-    .await;
+    call_json(client, Method::Put, &format!("/{from}/_settings"), block).await;
     let body = json!({ "settings": { "index": { "blocks": { "write": !writable } } } });
     call(
         client,

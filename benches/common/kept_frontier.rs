@@ -19,11 +19,11 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
-use squall_engine::client::{EsClient, Method, RequestBody};
+use squall_engine::client::{EsClient, Method};
 
 use super::frontier_data::{
-    EarliestDue, Generator, Targets, call, clone_index, create, delete, doc_count, finish_load,
-    load, names,
+    EarliestDue, Generator, Targets, call, call_json, clone_index, create, delete, doc_count,
+    finish_load, load, names,
 };
 
 /// The `_meta` key under which a kept frontier describes itself.
@@ -158,26 +158,12 @@ impl KeptFrontiers {
         let (_, urls, _) = split(&builder);
         let off = json!({ "index": { "refresh_interval": "-1" } });
         let all = names(&builder).join(",");
-        call(
-            client,
-            Method::Put,
-            &format!("/{all}/_settings"),
-            &[],
-            Some(RequestBody::Json(off)),
-        )
-        .await;
+        call_json(client, Method::Put, &format!("/{all}/_settings"), off).await;
         let generator = self.generator(epoch);
         load(client, &generator, &builder, loaded..size, &mut earliest).await;
         finish_load(client, &builder, &self.refresh).await;
         let meta = json!({ "_meta": { META: { "epoch": epoch.to_rfc3339(), "size": size } } });
-        call(
-            client,
-            Method::Put,
-            &format!("/{urls}/_mapping"),
-            &[],
-            Some(RequestBody::Json(meta)),
-        )
-        .await;
+        call_json(client, Method::Put, &format!("/{urls}/_mapping"), meta).await;
         copy(client, &builder, &target, false).await;
         delete_all(client, &builder).await;
         let load_seconds = started.elapsed().as_secs_f64();
@@ -260,14 +246,7 @@ async fn read_earliest(client: &EsClient, queues: &str) -> EarliestDue {
         if let Some(after) = &after {
             body["search_after"] = after.clone();
         }
-        let answer = call(
-            client,
-            Method::Post,
-            &format!("/{queues}/_search"),
-            &[],
-            Some(RequestBody::Json(body)),
-        )
-        .await;
+        let answer = call_json(client, Method::Post, &format!("/{queues}/_search"), body).await;
         let hits = answer["hits"]["hits"]
             .as_array()
             .cloned()

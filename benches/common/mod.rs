@@ -141,19 +141,30 @@ pub fn spawn_crawler(
     dir: &std::path::Path,
     p: usize,
 ) -> std::process::Child {
-    use std::process::{Command, Stdio};
-    let output = |name: &str| match std::fs::File::create(dir.join(format!("{name}-{p}.txt"))) {
-        Ok(file) => Stdio::from(file),
-        Err(e) => panic!("{}: {e}", dir.display()),
-    };
-    match Command::new(binary)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(output("stdout"))
-        .stderr(output("stderr"))
-        .spawn()
-    {
+    let mut command = std::process::Command::new(binary);
+    command.args(args);
+    let outputs = (format!("stdout-{p}.txt"), format!("stderr-{p}.txt"));
+    match spawn_logged(command, dir, (&outputs.0, &outputs.1)) {
         Ok(child) => child,
         Err(e) => panic!("starting {}: {e}", binary.display()),
     }
+}
+
+/// Starts `command` with no input, its output in the files `stdout` and `stderr` of `dir` (a file
+/// that cannot be created stops the benchmark); the error of a command that does not start.
+pub fn spawn_logged(
+    mut command: std::process::Command,
+    dir: &std::path::Path,
+    (stdout, stderr): (&str, &str),
+) -> std::io::Result<std::process::Child> {
+    use std::process::Stdio;
+    let output = |name: &str| match std::fs::File::create(dir.join(name)) {
+        Ok(file) => Stdio::from(file),
+        Err(e) => panic!("{}: {e}", dir.display()),
+    };
+    command
+        .stdin(Stdio::null())
+        .stdout(output(stdout))
+        .stderr(output(stderr))
+        .spawn()
 }

@@ -15,7 +15,7 @@ use squall_testsite::Site;
 use crate::common::binary::{queue_frontier_args, resolve_args, set_args, site_args};
 use crate::common::engine_stats::EngineStats;
 use crate::common::process::{cpu_seconds, peak_rss_bytes};
-use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir};
+use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_logged};
 
 /// How a crawl is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,22 +251,14 @@ pub async fn run(site: &Site, setup: Setup, delay: f64, limit: Duration, order: 
 
 /// The crawl binary with `args`, working in `cwd`, its output in `dir`.
 fn spawn_in(args: &[String], dir: &Path, cwd: &Path) -> Child {
-    use std::process::Stdio;
-    let output = |name: &str| match std::fs::File::create(dir.join(name)) {
-        Ok(file) => Stdio::from(file),
-        Err(e) => panic!("{}: {e}", dir.display()),
-    };
     let summary = dir.join("summary.json");
-    match Command::new(crawl_binary())
+    let mut command = Command::new(crawl_binary());
+    command
         .arg("--summary-json")
         .arg(&summary)
         .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(output("stdout.txt"))
-        .stderr(output("stderr.txt"))
-        .spawn()
-    {
+        .current_dir(cwd);
+    match spawn_logged(command, dir, ("stdout.txt", "stderr.txt")) {
         Ok(child) => child,
         Err(e) => panic!("the crawl binary: {e}"),
     }
