@@ -74,6 +74,27 @@ impl BoundedFileError {
     }
 }
 
+/// `impl From<BoundedFileError> for $error`, for an error type with the variants
+/// `Read { path: String, source: std::io::Error }` and `TooLarge(BoundedFileError)`: a file that
+/// could not be read is its `Read`, one over its bound its `TooLarge`.
+macro_rules! from_bounded_file_error {
+    ($error:ident) => {
+        impl From<$crate::bounded_file::BoundedFileError> for $error {
+            #[doc = concat!("A file that could not be read is [`", stringify!($error), "::Read`]; one over its bound, [`", stringify!($error), "::TooLarge`].")]
+            fn from(error: $crate::bounded_file::BoundedFileError) -> Self {
+                match error {
+                    $crate::bounded_file::BoundedFileError::Read { path, source } => $error::Read {
+                        path: path.display().to_string(),
+                        source,
+                    },
+                    too_large => $error::TooLarge(too_large),
+                }
+            }
+        }
+    };
+}
+pub(crate) use from_bounded_file_error;
+
 /// The text of the file at `path`, refused when it holds more than `kind.limit` bytes (read no
 /// further than one byte past it) or is not UTF-8.
 pub fn read_to_string(path: &Path, kind: FileKind) -> Result<String, BoundedFileError> {

@@ -49,16 +49,4 @@ pub enum ConfigError {
     TooLarge(crate::bounded_file::BoundedFileError),
 }
 
-impl From<crate::bounded_file::BoundedFileError> for ConfigError {
-    /// A file that could not be read is [`ConfigError::Read`]; one over its bound,
-    /// [`ConfigError::TooLarge`].
-    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
-        match error {
-            crate::bounded_file::BoundedFileError::Read { path, source } => ConfigError::Read {
-                path: path.display().to_string(),
-                source,
-            },
-            too_large => ConfigError::TooLarge(too_large),
-        }
-    }
-}
+crate::bounded_file::from_bounded_file_error!(ConfigError);

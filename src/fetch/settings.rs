@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::model::PartitionMode;
 use crate::protocol::HttpContext;
-use crate::settings::{KeyedSettings, keyed_settings, units};
+use crate::settings::{KeyedSettings, at_least_one, keyed_settings, units};
 
 keyed_settings! {
     /// Politeness and concurrency settings of the fetcher: the `fetcher.*` keys.
@@ -66,14 +66,10 @@ impl FetcherSettings {
 
 impl KeyedSettings for FetcherSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
-        let at_least_one = [
+        at_least_one(&[
             ("fetcher.threads.per.queue", self.threads_per_queue),
             ("fetcher.threads.number", self.threads_number),
             ("fetcher.max.urls.in.queues", self.max_urls_in_queues),
-        ];
-        match at_least_one.into_iter().find(|(_, value)| *value == 0) {
-            Some((key, _)) => Err((key, "must be at least 1".to_string())),
-            None => Ok(()),
-        }
+        ])
     }
 }

@@ -73,16 +73,4 @@ pub enum FilterFileError {
     },
 }
 
-impl From<crate::bounded_file::BoundedFileError> for FilterFileError {
-    /// A file that could not be read is [`FilterFileError::Read`]; one over its bound,
-    /// [`FilterFileError::TooLarge`].
-    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
-        match error {
-            crate::bounded_file::BoundedFileError::Read { path, source } => FilterFileError::Read {
-                path: path.display().to_string(),
-                source,
-            },
-            too_large => FilterFileError::TooLarge(too_large),
-        }
-    }
-}
+crate::bounded_file::from_bounded_file_error!(FilterFileError);

@@ -49,17 +49,38 @@ pub struct SpoutError {
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
+/// The methods a frontier error of each kind has alike: its two constructors by kind, its kind, and
+/// whether the same `$request` may succeed later.
+macro_rules! of_a_kind {
+    ($error:ident, $request:literal) => {
+        impl $error {
+            #[doc = concat!("The frontier could not take the ", $request, " now; the same ", $request, " may succeed later.")]
+            pub fn unavailable(message: impl Into<String>) -> Self {
+                Self::of_kind(ErrorKind::Unavailable, message)
+            }
+
+            #[doc = concat!("The frontier refused the ", $request, "; asking again changes nothing.")]
+            pub fn rejected(message: impl Into<String>) -> Self {
+                Self::of_kind(ErrorKind::Rejected, message)
+            }
+
+            /// Which kind of failure this is.
+            pub fn kind(&self) -> ErrorKind {
+                self.kind
+            }
+
+            #[doc = concat!("Whether the same ", $request, " may succeed later.")]
+            pub fn is_retryable(&self) -> bool {
+                self.kind.is_retryable()
+            }
+        }
+    };
+}
+
+of_a_kind!(SpoutError, "query");
+of_a_kind!(StoreError, "write");
+
 impl SpoutError {
-    /// The frontier could not answer now; the same query may succeed later.
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::of_kind(ErrorKind::Unavailable, message)
-    }
-
-    /// The frontier refused the query; asking again changes nothing.
-    pub fn rejected(message: impl Into<String>) -> Self {
-        Self::of_kind(ErrorKind::Rejected, message)
-    }
-
     /// An error of `kind` with a message.
     pub fn of_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
         SpoutError {
@@ -74,16 +95,6 @@ impl SpoutError {
         self.source = Some(Box::new(source));
         self
     }
-
-    /// Which kind of failure this is.
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
-    /// Whether the same query may succeed later.
-    pub fn is_retryable(&self) -> bool {
-        self.kind.is_retryable()
-    }
 }
 
 /// Why a status write was not stored. The URL is failed back to the spout and stays due, so
@@ -96,32 +107,12 @@ pub struct StoreError {
 }
 
 impl StoreError {
-    /// The store could not take the write now; the same write may succeed later.
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::of_kind(ErrorKind::Unavailable, message)
-    }
-
-    /// The store refused the write; writing it again changes nothing.
-    pub fn rejected(message: impl Into<String>) -> Self {
-        Self::of_kind(ErrorKind::Rejected, message)
-    }
-
     /// An error of `kind` with a message.
     pub fn of_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
         StoreError {
             kind,
             message: message.into(),
         }
-    }
-
-    /// Which kind of failure this is.
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
-    /// Whether the same write may succeed later.
-    pub fn is_retryable(&self) -> bool {
-        self.kind.is_retryable()
     }
 
     /// What went wrong.

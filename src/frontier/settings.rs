@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::QueryLimits;
-use crate::settings::{KeyedSettings, keyed_settings};
+use crate::settings::{KeyedSettings, at_least_one, keyed_settings};
 
 /// The name of the embedded frontier's kind in `frontier.kind`, the default: a directory on
 /// local disk, [`EmbeddedFrontier`](super::EmbeddedFrontier).
@@ -53,13 +53,9 @@ impl KeyedSettings for FrontierSettings {
         if self.kind.trim().is_empty() {
             return Err(("frontier.kind", "must name a frontier kind".to_string()));
         }
-        let counts = [
+        at_least_one(&[
             ("frontier.max.buckets", self.max_buckets),
             ("frontier.max.urls.per.bucket", self.max_urls_per_bucket),
-        ];
-        match counts.into_iter().find(|(_, value)| *value == 0) {
-            Some((key, _)) => Err((key, "must be at least 1".to_string())),
-            None => Ok(()),
-        }
+        ])
     }
 }

@@ -32,6 +32,25 @@ impl RateTrack {
             .push_back(delta as f64 / step_seconds.max(f64::EPSILON));
     }
 
+    /// Records the step that ended with `total` in the track of `tracks` named `name`, `step_seconds`
+    /// after the last; a name not seen before gets a track of `capacity` steps, starting from 0.
+    pub fn sample_named<K: PartialEq>(
+        tracks: &mut Vec<(K, RateTrack)>,
+        name: K,
+        total: u64,
+        step_seconds: f64,
+        capacity: usize,
+    ) {
+        match tracks.iter_mut().find(|(known, _)| *known == name) {
+            Some((_, track)) => track.sample(total, step_seconds),
+            None => {
+                let mut track = RateTrack::new(0, capacity);
+                track.sample(total, step_seconds);
+                tracks.push((name, track));
+            }
+        }
+    }
+
     /// The rates, oldest first.
     pub fn rates(&self) -> Vec<f64> {
         self.rates.iter().map(|rate| round(*rate, 2)).collect()

@@ -24,6 +24,15 @@ pub trait KeyedSettings: Serialize + DeserializeOwned + Default {
     }
 }
 
+/// For [`KeyedSettings::check`]: the first of `counts` (a key and its value) that is 0, refused as
+/// "must be at least 1".
+pub fn at_least_one(counts: &[(&'static str, usize)]) -> Result<(), (&'static str, String)> {
+    match counts.iter().find(|(_, value)| *value == 0) {
+        Some((key, _)) => Err((key, "must be at least 1".to_string())),
+        None => Ok(()),
+    }
+}
+
 pub use crate::keyed_settings;
 pub use keyed::{KeyPrefix, Prefixed};
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::settings::{KeyedSettings, keyed_settings, units};
+use crate::settings::{KeyedSettings, at_least_one, keyed_settings, units};
 
 keyed_settings! {
     /// How the spouts query the frontier and how many URLs they keep in flight.
@@ -54,13 +54,9 @@ impl KeyedSettings for SpoutSettings {
                 "must be at least 10 (milliseconds)".to_string(),
             ));
         }
-        let counts = [
+        at_least_one(&[
             ("topology.max.spout.pending", self.max_pending),
             ("spout.parallelism", self.parallelism),
-        ];
-        match counts.into_iter().find(|(_, value)| *value == 0) {
-            Some((key, _)) => Err((key, "must be at least 1".to_string())),
-            None => Ok(()),
-        }
+        ])
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_with::DisplayFromStr;
 
 use super::{CacheSpec, OutlinkCache};
-use crate::settings::{KeyedSettings, keyed_settings, units};
+use crate::settings::{KeyedSettings, at_least_one, keyed_settings, units};
 
 keyed_settings! {
     /// How the status updater batches its writes and which outlinks it leaves out.
@@ -42,12 +42,6 @@ impl StatusSettings {
 
 impl KeyedSettings for StatusSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.batch_size == 0 {
-            return Err((
-                "status.updater.batch.size",
-                "must be at least 1".to_string(),
-            ));
-        }
-        Ok(())
+        at_least_one(&[("status.updater.batch.size", self.batch_size)])
     }
 }

@@ -166,19 +166,7 @@ pub enum FluxError {
     Config(#[from] ConfigError),
 }
 
-impl From<crate::bounded_file::BoundedFileError> for FluxError {
-    /// A file that could not be read is [`FluxError::Read`]; one over its bound,
-    /// [`FluxError::TooLarge`].
-    fn from(error: crate::bounded_file::BoundedFileError) -> Self {
-        match error {
-            crate::bounded_file::BoundedFileError::Read { path, source } => FluxError::Read {
-                path: path.display().to_string(),
-                source,
-            },
-            too_large => FluxError::TooLarge(too_large),
-        }
-    }
-}
+crate::bounded_file::from_bounded_file_error!(FluxError);
 
 /// A flux, read and mapped to squall.
 #[derive(Debug, Clone)]

@@ -28,17 +28,7 @@ pub(super) fn sample(inner: &Inner, seconds: f64) {
     tracks.errors.sample(load(&tally.errors), seconds);
     for (cause, total) in causes {
         let history = inner.settings.history;
-        let Tracks {
-            causes: tracked, ..
-        } = &mut *tracks;
-        match tracked.iter_mut().find(|(name, _)| *name == cause) {
-            Some((_, track)) => track.sample(total, seconds),
-            None => {
-                let mut track = RateTrack::new(0, history);
-                track.sample(total, seconds);
-                tracked.push((cause, track));
-            }
-        }
+        RateTrack::sample_named(&mut tracks.causes, cause, total, seconds, history);
     }
     tracks.steps += 1;
     if tracks

@@ -118,14 +118,7 @@ fn sample_calls(inner: &Inner, seconds: f64) {
         return;
     };
     for (kind, total) in kinds {
-        match tracks.iter_mut().find(|(name, _)| *name == kind) {
-            Some((_, track)) => track.sample(total, seconds),
-            None => {
-                let mut track = RateTrack::new(0, HISTORY);
-                track.sample(total, seconds);
-                tracks.push((kind, track));
-            }
-        }
+        RateTrack::sample_named(&mut tracks, kind, total, seconds, HISTORY);
     }
 }
 
