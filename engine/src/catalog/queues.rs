@@ -6,6 +6,7 @@ use squall::frontier::QueuePage;
 
 use super::query::sorted_hits;
 use crate::client::{EsClient, EsError};
+use crate::queue::fields::KEY;
 use crate::status_index::schema::KeyField;
 
 /// Buckets per request of the composite walk.
@@ -20,13 +21,13 @@ pub(super) async fn indexed_queues(
 ) -> Result<QueuePage, EsError> {
     let body = json!({
         "query": { "match_all": {} },
-        "sort": [{ "key": { "order": "asc" } }],
-        "_source": ["key"]
+        "sort": [{ KEY: { "order": "asc" } }],
+        "_source": [KEY]
     });
     let hits = sorted_hits(client, queues_index, body, start, size).await?;
     let keys = hits
         .iter()
-        .filter_map(|hit| hit.field("key").as_str().map(str::to_string))
+        .filter_map(|hit| hit.field(KEY).as_str().map(str::to_string))
         .collect();
     let total = client
         .count(queues_index, json!({ "match_all": {} }))
