@@ -29,7 +29,7 @@ use squall_bench_schema::one_host::{OneHost, OneHostCrawl};
 use squall_engine::client::EsClient;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig, QueueStatusStore};
 use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 use squall_engine::status_index::schema::KeyField;
 use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
@@ -138,7 +138,7 @@ async fn queue_frontier(client: &EsClient, run: &str) -> (QueueSpout, QueueStatu
     if let Err(e) = ensure_index(client, &queues, queues_index_body(1, 0, "1s")).await {
         panic!("queues index: {e}");
     }
-    let spout = QueueSpout::new(client.clone(), QueueSpoutSettings::new(&urls, &queues));
+    let spout = QueueSpout::new(client.clone(), QueueSpoutConfig::new(&urls, &queues));
     let store = spout.status_store();
     (spout, store)
 }

@@ -46,7 +46,7 @@ use common::{
 use serde_json::Value;
 use squall_bench_schema::Run;
 use squall_bench_schema::shared_crawl::{SharedCrawl, SharedProcess, SharedRun};
-use squall_engine::queue::QueueSpoutSettings;
+use squall_engine::queue::QueueSpoutConfig;
 use squall_testsite::{Site, SiteSpec};
 
 /// Crawler processes sharing the frontier.
@@ -215,7 +215,7 @@ impl RunPlace {
     /// Deletes the run's indices and, unless `SQUALL_BENCH_KEEP_LOGS=1`, its directory.
     async fn clean_up(&self) {
         let workers_index =
-            QueueSpoutSettings::new(&self.urls_index, &self.queues_index).workers_index();
+            QueueSpoutConfig::new(&self.urls_index, &self.queues_index).workers_index();
         delete(
             &engine_client(),
             &[&self.urls_index, &self.queues_index, &workers_index],

@@ -11,7 +11,7 @@ use squall::frontier::{BusyUrls, DueUrl, Spout, SpoutError, StatusStore};
 use squall::model::CrawlUrl;
 use squall_engine::client::{EsClient, Method, RequestBody};
 use squall_engine::queue::timings::StageTimes;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig};
 use squall_engine::status_index::schema::{KeyField, format_date};
 use squall_engine::status_index::spouts::{
     AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
@@ -77,14 +77,14 @@ impl Indices {
             Kind::Queue | Kind::QueueHeld => {
                 let spout = QueueSpout::new(
                     client.clone(),
-                    QueueSpoutSettings {
+                    QueueSpoutConfig {
                         owner: owner.to_string(),
                         max_queues: kind.queues().unwrap_or(HOSTS_PER_QUERY),
                         max_claims_per_query: HOSTS_PER_QUERY,
                         max_urls_per_queue: URLS_PER_HOST,
                         urls_per_read: kind.urls_per_read(),
                         refresh_interval: REFRESH,
-                        ..QueueSpoutSettings::new(&self.urls, &self.queues)
+                        ..QueueSpoutConfig::new(&self.urls, &self.queues)
                     },
                 );
                 let store = Arc::new(spout.status_store());
@@ -97,7 +97,7 @@ impl Indices {
 
     /// The index where queue spouts announce themselves.
     pub fn workers(&self) -> String {
-        QueueSpoutSettings::new(&self.urls, &self.queues).workers_index()
+        QueueSpoutConfig::new(&self.urls, &self.queues).workers_index()
     }
 
     /// The writer of the status index.

@@ -1,6 +1,6 @@
 //! The spouts measured, their budgets, and the order they take turns in.
 
-use squall_engine::queue::QueueSpoutSettings;
+use squall_engine::queue::QueueSpoutConfig;
 
 use crate::common::env_or;
 
@@ -50,7 +50,7 @@ impl Kind {
     /// spout's own default (`SQUALL_BENCH_HELD_READ`), still handed out 10 at a time.
     pub fn urls_per_read(self) -> usize {
         match self {
-            Kind::QueueHeld => env_or("HELD_READ", QueueSpoutSettings::new("", "").urls_per_read),
+            Kind::QueueHeld => env_or("HELD_READ", QueueSpoutConfig::new("", "").urls_per_read),
             _ => URLS_PER_HOST,
         }
     }

@@ -13,7 +13,7 @@ use squall::model::{CrawlUrl, Status};
 use squall_engine::catalog::EsCatalog;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig};
 use squall_engine::status_index::schema::{KeyField, document_id};
 use squall_engine::status_index::spouts::StatusSpoutConfig;
 use squall_engine::{EsStatusStore, WriterConfig};
@@ -27,11 +27,11 @@ async fn the_queue_frontier_is_a_conformant_catalog() {
     ensure_index(&client, &queues, queues_index_body(1, 0, "1s"))
         .await
         .expect("queues index");
-    let settings = QueueSpoutSettings {
+    let settings = QueueSpoutConfig {
         owner: "catalog".to_string(),
         lease_ttl: Duration::from_secs(5),
         refresh_interval: Duration::from_secs(1),
-        ..QueueSpoutSettings::new(&urls, &queues)
+        ..QueueSpoutConfig::new(&urls, &queues)
     };
     let spout = QueueSpout::new(client.clone(), settings);
     let store = spout.status_store();

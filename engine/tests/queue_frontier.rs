@@ -14,7 +14,7 @@ use squall_engine::client::indices::ensure_index;
 use squall_engine::queue::edit_apply::{EditOutcome, apply_edits};
 use squall_engine::queue::edit_rules::{KeyedEdit, QueueEdit};
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig, QueueStatusStore};
 use squall_engine::status_index::schema::KeyField;
 
 async fn indices(client: &EsClient) -> (String, String) {
@@ -26,12 +26,12 @@ async fn indices(client: &EsClient) -> (String, String) {
     (urls, queues)
 }
 
-fn settings(urls: &str, queues: &str, owner: &str) -> QueueSpoutSettings {
-    QueueSpoutSettings {
+fn settings(urls: &str, queues: &str, owner: &str) -> QueueSpoutConfig {
+    QueueSpoutConfig {
         owner: owner.to_string(),
         lease_ttl: Duration::from_secs(5),
         refresh_interval: Duration::from_secs(1),
-        ..QueueSpoutSettings::new(urls, queues)
+        ..QueueSpoutConfig::new(urls, queues)
     }
 }
 
@@ -399,7 +399,7 @@ async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
 
     let mut spout = QueueSpout::new(
         client.clone(),
-        QueueSpoutSettings {
+        QueueSpoutConfig {
             max_queues: 1_000,
             max_claims_per_query: 1_000,
             max_urls_per_queue: 2,
@@ -449,7 +449,7 @@ async fn a_queue_given_back_is_not_claimed_again_before_its_politeness_delay() {
         .collect();
     assert!(store.store(writes).await.iter().all(Result::is_ok));
     store.flush().await.expect("refresh");
-    let polite = |owner: &str| QueueSpoutSettings {
+    let polite = |owner: &str| QueueSpoutConfig {
         politeness_delay: Duration::from_secs(3),
         ..settings(&urls, &queues, owner)
     };

@@ -32,7 +32,7 @@ use squall_engine::client::Method;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::client::{EsClient, RequestBody, UpdateMode};
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig, QueueStatusStore};
 use squall_engine::status_index::schema::{KeyField, format_date};
 
 const INSTANCES: usize = 3;
@@ -112,7 +112,7 @@ impl World {
 
     fn instance(&mut self) -> Instance {
         self.generation += 1;
-        let settings = QueueSpoutSettings {
+        let settings = QueueSpoutConfig {
             owner: format!("instance-{}", self.generation),
             lease_ttl: LEASE_TTL,
             max_queues: 3,
@@ -120,7 +120,7 @@ impl World {
             max_urls_per_queue: 4,
             max_hold: Duration::from_secs(2),
             refresh_interval: Duration::from_secs(1),
-            ..QueueSpoutSettings::new(&self.urls, &self.queues)
+            ..QueueSpoutConfig::new(&self.urls, &self.queues)
         };
         let spout = QueueSpout::new(self.client.clone(), settings);
         Instance {

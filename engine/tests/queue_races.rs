@@ -13,7 +13,7 @@ use squall_engine::client::Method;
 use squall_engine::client::indices::ensure_index;
 use squall_engine::client::{EsClient, RequestBody};
 use squall_engine::queue::schema::queues_index_body;
-use squall_engine::queue::{QueueSpout, QueueSpoutSettings, QueueStatusStore};
+use squall_engine::queue::{QueueSpout, QueueSpoutConfig, QueueStatusStore};
 use squall_engine::status_index::schema::KeyField;
 
 struct Frontier {
@@ -43,10 +43,10 @@ impl Frontier {
     fn spout(&self, owner: &str) -> QueueSpout {
         QueueSpout::new(
             self.client.clone(),
-            QueueSpoutSettings {
+            QueueSpoutConfig {
                 owner: owner.to_string(),
                 lease_ttl: Duration::from_secs(10),
-                ..QueueSpoutSettings::new(&self.urls, &self.queues)
+                ..QueueSpoutConfig::new(&self.urls, &self.queues)
             },
         )
     }

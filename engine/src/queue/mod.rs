@@ -60,7 +60,7 @@
 //!    earliest of the first URL not due at the holder's last read, the dates it wrote during the
 //!    hold and any due URL it did not hand out, or to `heldDue` — the earliest due date another
 //!    writer wrote since the claim — when that write came after the claim less the urls index's
-//!    visibility delay ([`QueueSpoutSettings::visibility`]), since it may not have shown in the
+//!    visibility delay ([`QueueSpoutConfig::visibility`]), since it may not have shown in the
 //!    read. A queue is given back only when no write of the holder is in flight on it, so a write
 //!    is either noted before the release or finds the queue no longer held and edits it. A holder
 //!    that dies leaves `nextDue` as it was, no later than anything it wrote. A DISCOVERED write of a
@@ -77,7 +77,7 @@
 //! 5. **Fairness.** Listing puts never-held queues first, then those given back longest ago. A
 //!    process holds at most its share (the queues with work divided by the live processes, from a
 //!    heartbeat in the workers index), and gives back a queue held longer than
-//!    [`max_hold`](QueueSpoutSettings::max_hold) while due queues wait. With D due queues and C
+//!    [`max_hold`](QueueSpoutConfig::max_hold) while due queues wait. With D due queues and C
 //!    queues held by all processes together, a due queue is claimed within about
 //!    ⌈D / C⌉ × (`max_hold` + the time to finish the URLs it handed out + a refresh).
 //!    A drained queue goes back at once while due queues wait (the links its own pages found to it
@@ -102,7 +102,7 @@
 //! The refresh interval `r` of the urls index is read from the index when the frontier opens;
 //! with refresh off, 30 s is assumed. The **visibility delay** is `2 r + 1 s` (one refresh, and one
 //! more for a replica refreshing on its own schedule, plus a margin:
-//! [`QueueSpoutSettings::visibility`]). From it:
+//! [`QueueSpoutConfig::visibility`]). From it:
 //!
 //! - This process's own writes for the queues it holds are handed out at once, whatever `r`: they
 //!   are noted in the hold, not read back.
@@ -138,6 +138,6 @@ pub mod timings;
 mod upkeep;
 mod writer;
 
-pub use settings::{QueueSpoutSettings, default_owner};
+pub use settings::{QueueSpoutConfig, default_owner};
 pub use spout::{QueueLeases, QueueSpout};
 pub use writer::QueueStatusStore;

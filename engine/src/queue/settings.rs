@@ -8,7 +8,7 @@ use crate::status_index::schema::KeyField;
 
 /// Settings of a queue spout.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QueueSpoutSettings {
+pub struct QueueSpoutConfig {
     /// The urls index.
     pub urls_index: String,
     /// The queues index.
@@ -49,12 +49,12 @@ pub struct QueueSpoutSettings {
     pub politeness_delay: Duration,
 }
 
-impl QueueSpoutSettings {
+impl QueueSpoutConfig {
     /// Defaults for the two indices: 60 s leases, 100 queues (claimed up to 100 per query) read 60
     /// URLs at a time and handed to the fetcher 10 at a time, held 30 s at most while others wait,
     /// owner from host and PID.
     pub fn new(urls_index: &str, queues_index: &str) -> Self {
-        QueueSpoutSettings {
+        QueueSpoutConfig {
             urls_index: urls_index.to_string(),
             queues_index: queues_index.to_string(),
             key_field: KeyField::default(),

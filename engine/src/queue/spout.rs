@@ -26,7 +26,7 @@ use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{LEASE_UNTIL, NEXT_DUE};
 use super::hold::Hold;
 use super::reads::{ReadRequest, read_queues};
-use super::settings::QueueSpoutSettings;
+use super::settings::QueueSpoutConfig;
 use super::shared_holds::{SharedHold, SharedHolds};
 use super::timings::{Stage, StageTimes};
 use super::upkeep::{FrontierLoad, Upkeep, retire};
@@ -61,7 +61,7 @@ impl HolderNames {
 #[derive(Debug)]
 pub struct QueueSpout {
     client: EsClient,
-    settings: QueueSpoutSettings,
+    settings: QueueSpoutConfig,
     holds: BTreeMap<String, Hold>,
     /// The shared part of `holds`, with the upkeep (which renews their leases) and the writer (which
     /// notes its writes in them).
@@ -123,7 +123,7 @@ struct ClaimPlan {
 impl QueueSpout {
     /// A spout for `settings`. Its upkeep (lease renewals, heartbeat) starts with its first query,
     /// on the Tokio runtime, and stops when it is dropped.
-    pub fn new(client: EsClient, settings: QueueSpoutSettings) -> Self {
+    pub fn new(client: EsClient, settings: QueueSpoutConfig) -> Self {
         QueueSpout {
             client,
             settings,
@@ -174,7 +174,7 @@ impl QueueSpout {
     }
 
     /// The settings it runs with.
-    pub fn settings(&self) -> &QueueSpoutSettings {
+    pub fn settings(&self) -> &QueueSpoutConfig {
         &self.settings
     }
 

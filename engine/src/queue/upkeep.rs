@@ -15,7 +15,7 @@ use tracing::{debug, info, warn};
 use super::edit_apply::{EditOutcome, apply_edits};
 use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{BLOCKED_UNTIL, LEASE_UNTIL, NEXT_DUE};
-use super::settings::QueueSpoutSettings;
+use super::settings::QueueSpoutConfig;
 use super::shared_holds::{SharedHold, SharedHolds};
 use crate::client::indices::ensure_index;
 use crate::client::{EsClient, Method, RequestBody};
@@ -69,7 +69,7 @@ impl Upkeep {
     /// Starts the upkeep of `holds` for a spout with `settings`.
     pub fn start(
         client: EsClient,
-        settings: QueueSpoutSettings,
+        settings: QueueSpoutConfig,
         holds: SharedHolds,
         load: Arc<FrontierLoad>,
     ) -> Self {
@@ -88,7 +88,7 @@ impl Upkeep {
 
 struct Worker {
     client: EsClient,
-    settings: QueueSpoutSettings,
+    settings: QueueSpoutConfig,
     holds: SharedHolds,
     load: Arc<FrontierLoad>,
 }
@@ -238,7 +238,7 @@ impl Worker {
 /// Creates the workers index unless it exists.
 async fn ensure_workers_index(
     client: &EsClient,
-    settings: &QueueSpoutSettings,
+    settings: &QueueSpoutConfig,
 ) -> Result<(), crate::client::EsError> {
     let body = json!({
         "settings": { "index": { "number_of_shards": 1, "refresh_interval": "1s" } },
@@ -253,7 +253,7 @@ async fn ensure_workers_index(
 }
 
 /// Removes this process's heartbeat (a clean stop).
-pub(crate) async fn retire(client: &EsClient, settings: &QueueSpoutSettings) {
+pub(crate) async fn retire(client: &EsClient, settings: &QueueSpoutConfig) {
     let path = format!(
         "/{}/_doc/{}",
         settings.workers_index(),

@@ -16,7 +16,7 @@ use crate::catalog::EsCatalog;
 use crate::client::indices::{IndexState, ensure_index, refresh_interval};
 use crate::client::{EsClient, EsError};
 use crate::queue::schema::queues_index_body;
-use crate::queue::{QueueSpout, QueueSpoutSettings};
+use crate::queue::{QueueSpout, QueueSpoutConfig};
 use crate::status_index::DocumentRoutes;
 use crate::status_index::index::{
     RoutingMismatch, StatusIndexConfig, ensure_status_index, ensure_urls_index, routing_for,
@@ -153,7 +153,7 @@ async fn queue_frontier(
     }
     info!(index = %index.queues_index, ?state, "queues index ready");
     let key_field = KeyField::parse(&index.bucket_field);
-    let mut settings = QueueSpoutSettings::new(&index.index, &index.queues_index);
+    let mut settings = QueueSpoutConfig::new(&index.index, &index.queues_index);
     settings.key_field = key_field.clone();
     settings.lease_ttl = index.lease_ttl;
     settings.max_hold = index.max_hold;
