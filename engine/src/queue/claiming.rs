@@ -302,3 +302,79 @@ async fn bulk_items(
         .map(|answer| answer.items)
         .map_err(|e| e.for_spout("queue updates failed"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(key: &str, seq_no: Option<i64>, last_updated: &str) -> SearchHit {
+        serde_json::from_value(json!({
+            "_id": key,
+            "_seq_no": seq_no,
+            "_primary_term": seq_no.map(|_| 1),
+            "_source": { KEY: key, LAST_UPDATED: last_updated, CRAWL_DELAY_SECONDS: 2.5 }
+        }))
+        .expect("a hit")
+    }
+
+    fn request(room: usize) -> ClaimRequest<'static> {
+        let now = DateTime::<Utc>::from_timestamp_millis(1_000_000).expect("now");
+        ClaimRequest {
+            owner: "me#1.1",
+            now,
+            lease_until: now,
+            seen_before: "2024-01-01T00:00:10.000Z",
+            room,
+            stale: 3,
+        }
+    }
+
+    #[test]
+    fn candidates_are_the_first_listed_once_each_with_a_version_and_not_skipped() {
+        let hits = vec![
+            hit("a", Some(1), ""),
+            hit("held", Some(2), ""),
+            hit("a", Some(3), ""),
+            hit("unversioned", None, ""),
+            hit("b", Some(4), ""),
+            hit("c", Some(5), ""),
+        ];
+        let keys: Vec<String> = candidates(hits, 2, |key| key == "held")
+            .into_iter()
+            .map(|c| c.key)
+            .collect();
+        assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_claim_drops_held_due_only_when_every_write_shows_in_its_reads() {
+        let request = request(1);
+        let old = candidates(
+            vec![hit("a", Some(1), "2024-01-01T00:00:09.000Z")],
+            1,
+            |_| false,
+        );
+        let update = old[0].claim(&request);
+        assert_eq!(update.doc[LEASE_OWNER], "me#1.1");
+        assert_eq!(update.doc[HELD_DUE], Value::Null);
+        let recent = candidates(
+            vec![hit("a", Some(1), "2024-01-01T00:00:10.000Z")],
+            1,
+            |_| false,
+        );
+        let update = recent[0].claim(&request);
+        assert!(update.doc.get(HELD_DUE).is_none(), "written since: kept");
+        assert_eq!((update.seq_no, update.primary_term), (1, 1));
+    }
+
+    #[test]
+    fn the_listing_asks_for_twice_the_room_and_the_stale_ones_never_held_first() {
+        let query = listing_query(&request(5));
+        assert_eq!(query["size"], 13);
+        assert_eq!(query["sort"][0]["leaseUntil"]["missing"], "_first");
+        assert_eq!(
+            query["query"]["bool"]["must_not"][0]["range"]["leaseUntil"]["gt"],
+            "2024-01-01T00:00:10.000Z"
+        );
+    }
+}
