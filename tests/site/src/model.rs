@@ -235,6 +235,20 @@ impl Builder<'_> {
         })
     }
 
+    /// One of `count` numbered paths of host `name`: `prefix`, a number drawn below `count`,
+    /// `suffix` (`/files/1.pdf`).
+    fn numbered(
+        &mut self,
+        name: &str,
+        (prefix, suffix): (&str, &str),
+        count: usize,
+    ) -> Option<Loc> {
+        Some(Loc::new(
+            name,
+            format!("{prefix}{}{suffix}", self.rng.below(count)),
+        ))
+    }
+
     /// A random ordinary (followable) target for a link from a normal page of host `h`.
     fn random_target(&mut self, h: usize) -> Loc {
         let name = self.plans[h].name.clone();
@@ -251,30 +265,23 @@ impl Builder<'_> {
                     Some(Loc::home(&self.plans[o].name))
                 }
                 70..76 => self.outside_target(),
-                76..81 if spec.missing_per_host > 0 => Some(Loc::new(
-                    &name,
-                    format!("/missing/{}", self.rng.below(spec.missing_per_host)),
-                )),
-                81..86 if spec.redirects_per_host > 0 => Some(Loc::new(
-                    &name,
-                    format!("/redirect/{}", self.rng.below(spec.redirects_per_host)),
-                )),
-                86..89 if spec.errors_per_host > 0 => Some(Loc::new(
-                    &name,
-                    format!("/error/{}", self.rng.below(spec.errors_per_host)),
-                )),
-                89..94 if spec.files_per_host > 0 => Some(Loc::new(
-                    &name,
-                    format!("/files/{}.pdf", self.rng.below(spec.files_per_host)),
-                )),
+                76..81 if spec.missing_per_host > 0 => {
+                    self.numbered(&name, ("/missing/", ""), spec.missing_per_host)
+                }
+                81..86 if spec.redirects_per_host > 0 => {
+                    self.numbered(&name, ("/redirect/", ""), spec.redirects_per_host)
+                }
+                86..89 if spec.errors_per_host > 0 => {
+                    self.numbered(&name, ("/error/", ""), spec.errors_per_host)
+                }
+                89..94 if spec.files_per_host > 0 => {
+                    self.numbered(&name, ("/files/", ".pdf"), spec.files_per_host)
+                }
                 94..100
                     if spec.private_pages > 0
                         && self.robots_host.as_deref() == Some(name.as_str()) =>
                 {
-                    Some(Loc::new(
-                        &name,
-                        format!("/private/{}.html", self.rng.below(spec.private_pages)),
-                    ))
+                    self.numbered(&name, ("/private/", ".html"), spec.private_pages)
                 }
                 _ => None,
             };
