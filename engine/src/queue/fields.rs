@@ -9,7 +9,7 @@
 pub const KEY: &str = "key";
 /// No later than the earliest due date of the queue's URLs (missing: none is ever due).
 pub const NEXT_DUE: &str = "nextDue";
-/// Who holds the lease: the process's owner, `#`, and the claim's own name.
+/// Who holds the lease: the process's owner, `#`, and the hold's own name.
 pub const LEASE_OWNER: &str = "leaseOwner";
 /// Until when the lease holds; once the queue is given back, when it was given back (and so
 /// how long it has cooled).

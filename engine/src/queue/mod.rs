@@ -39,9 +39,9 @@
 //! 1. **At most one live lease per queue.** A process claims a queue only with a conditional update
 //!    (`if_seq_no`) of the version its listing showed unleased (`leaseUntil` missing or past); of
 //!    several processes racing for it, one wins and the others get a conflict. Renewals and
-//!    releases do nothing unless `leaseOwner` is still the caller's claim: it names the process
-//!    and the claim, so that an edit reaching the queue late (a release retried by the engine
-//!    after a failover) cannot touch a later claim of the same process. Every change that depends on what
+//!    releases do nothing unless `leaseOwner` is still the caller's holder: it names the process
+//!    and the hold, so that an edit reaching the queue late (a release retried by the engine
+//!    after a failover) cannot touch a later hold of the same process. Every change that depends on what
 //!    a queue holds (renewals, releases, writers lowering `nextDue`) is atomic: a Painless script the
 //!    engine runs, or, on an engine without Painless, the same rule in Rust written back only if
 //!    the queue is still the version it was computed from ([`edit_rules`]; `es.queues.updates`).

@@ -16,7 +16,7 @@ pub struct QueueSpoutConfig {
     /// Where the key is in URL documents.
     pub key_field: KeyField,
     /// This process (host name and PID by default). A claim writes it in `leaseOwner` followed by
-    /// `#` and the claim's own name (`owner#1f3a9c07.12`), which the lease's later edits name.
+    /// `#` and the hold's own name (`owner#1f3a9c07.12`), which the lease's later edits name.
     pub owner: String,
     /// How long a lease lasts without renewal; another process takes the queue after it. Leases are
     /// renewed in the background every quarter of it, and this process stops fetching from a queue
