@@ -338,30 +338,21 @@ mod tests {
         }
     }
 
+    /// The write of `url` (in the queue `a.test`) with `status`, under the tests' settings.
+    fn write_of(url: &CrawlUrl, status: Status, now: DateTime<Utc>) -> StatusWrite {
+        prepare_write(url, "a.test", status, &settings(), &context(), now)
+    }
+
     #[test]
     fn fetch_errors_count_up_and_become_error_at_the_limit() {
         let now = Utc::now();
         let mut url = CrawlUrl::new(Url::parse("http://a.test/").expect("url"));
-        let first = prepare_write(
-            &url,
-            "a.test",
-            Status::FetchError,
-            &settings(),
-            &context(),
-            now,
-        );
+        let first = write_of(&url, Status::FetchError, now);
         assert_eq!(first.status, Status::FetchError);
         assert_eq!(first.url.metadata.first(keys::FETCH_ERROR_COUNT), Some("1"));
         assert!(first.next_fetch.is_some());
         url.metadata.set(keys::FETCH_ERROR_COUNT, "2");
-        let third = prepare_write(
-            &url,
-            "a.test",
-            Status::FetchError,
-            &settings(),
-            &context(),
-            now,
-        );
+        let third = write_of(&url, Status::FetchError, now);
         assert_eq!(third.status, Status::Error);
         assert_eq!(
             third.url.metadata.first(keys::ERROR_CAUSE),
@@ -386,14 +377,7 @@ mod tests {
             url: Url::parse("http://a.test/").expect("url"),
             metadata,
         };
-        let write = prepare_write(
-            &url,
-            "a.test",
-            Status::Fetched,
-            &settings(),
-            &context(),
-            now,
-        );
+        let write = write_of(&url, Status::Fetched, now);
         let kept: Vec<&str> = write.url.metadata.iter().map(|(k, _)| k).collect();
         assert_eq!(kept, ["depth", "keep.me"]);
         assert!(write.next_fetch.is_some_and(|t| t > now));

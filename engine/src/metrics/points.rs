@@ -56,50 +56,52 @@ pub fn points(before: &Totals, now: &Totals, seconds: f64) -> Vec<Point> {
     let delta = |a: u64, b: u64| b.saturating_sub(a) as f64;
     let per_second = |value: f64| value / seconds.max(f64::EPSILON);
     let (r0, r1) = (&before.runner, &now.runner);
-    push("spout", "emitted", delta(r0.emitted, r1.emitted));
-    push("spout", "acked", delta(r0.acked, r1.acked));
-    push("spout", "failed", delta(r0.failed, r1.failed));
-    push("spout", "beingProcessed", r1.in_flight as f64);
-    push("spout", "buffer_size", r1.buffered as f64);
+    let spout = [
+        ("emitted", delta(r0.emitted, r1.emitted)),
+        ("acked", delta(r0.acked, r1.acked)),
+        ("failed", delta(r0.failed, r1.failed)),
+        ("beingProcessed", r1.in_flight as f64),
+        ("buffer_size", r1.buffered as f64),
+    ];
     let fetched = delta(before.answered, now.answered);
+    let attempts = delta(before.fetches, now.fetches);
     let bytes = delta(before.bytes, now.bytes);
-    push("fetch", "fetcher_counter.fetched", fetched);
-    push(
-        "fetch",
-        "fetcher_counter.fetch_attempts",
-        delta(before.fetches, now.fetches),
-    );
-    push("fetch", "fetcher_counter.bytes_fetched", bytes);
-    push(
-        "fetch",
-        "fetcher_average_persec.fetched_perSec",
-        per_second(fetched),
-    );
-    push(
-        "fetch",
-        "fetcher_average_persec.bytes_fetched_perSec",
-        per_second(bytes),
-    );
-    push("fetch", "num_queues", now.fetcher.queues as f64);
-    push("fetch", "in_queues", now.fetcher.queued as f64);
-    push("fetch", "activethreads", now.fetcher.active as f64);
-    if let Some(latency) = &now.fetch_latency {
-        push("fetch", "fetch_time_msec.p50", latency.p50);
-        push("fetch", "fetch_time_msec.p95", latency.p95);
-        push("fetch", "fetch_time_msec.p99", latency.p99);
-    }
-    push(
-        "status",
-        "status_counter.written",
-        delta(before.written, now.written),
-    );
+    let fetch = [
+        ("fetcher_counter.fetched", fetched),
+        ("fetcher_counter.fetch_attempts", attempts),
+        ("fetcher_counter.bytes_fetched", bytes),
+        ("fetcher_average_persec.fetched_perSec", per_second(fetched)),
+        (
+            "fetcher_average_persec.bytes_fetched_perSec",
+            per_second(bytes),
+        ),
+        ("num_queues", now.fetcher.queues as f64),
+        ("in_queues", now.fetcher.queued as f64),
+        ("activethreads", now.fetcher.active as f64),
+    ];
+    let latency = now.fetch_latency.iter().flat_map(|latency| {
+        [
+            ("fetch_time_msec.p50", latency.p50),
+            ("fetch_time_msec.p95", latency.p95),
+            ("fetch_time_msec.p99", latency.p99),
+        ]
+    });
     let failures = delta(before.write_failures, now.write_failures);
-    push("status", "status_counter.write_failures", failures);
-    push(
-        "status",
-        "status_counter.errors",
-        delta(before.errors, now.errors),
-    );
+    let status = [
+        ("status_counter.written", delta(before.written, now.written)),
+        ("status_counter.write_failures", failures),
+        ("status_counter.errors", delta(before.errors, now.errors)),
+    ];
+    let components = [
+        ("spout", spout.to_vec()),
+        ("fetch", fetch.into_iter().chain(latency).collect()),
+        ("status", status.to_vec()),
+    ];
+    for (component, values) in components {
+        for (name, value) in values {
+            push(component, name, value);
+        }
+    }
     for (cause, total) in &now.causes {
         let previous = before
             .causes
