@@ -411,6 +411,34 @@ mod tests {
         }
     }
 
+    /// Queues under `settings` holding a URL for each `(key, path)` of `urls`, in that order, with
+    /// the channel their acks go to (kept open by the caller).
+    fn holding(
+        settings: FetcherSettings,
+        urls: &[(&str, &str)],
+    ) -> (
+        HostQueues,
+        mpsc::UnboundedSender<AckMessage>,
+        mpsc::UnboundedReceiver<AckMessage>,
+    ) {
+        let (acks, acked) = mpsc::unbounded_channel();
+        let mut queues = HostQueues::new(settings);
+        for (key, path) in urls {
+            queues.enqueue(tuple(key, path, &acks));
+        }
+        (queues, acks, acked)
+    }
+
+    /// Enqueues `url`, which must not be ready at once (`why` says why not): the time asked at, and
+    /// when the queues wake.
+    fn waits(queues: &mut HostQueues, url: Tuple, why: &str) -> (Instant, Option<Instant>) {
+        let before = Instant::now();
+        queues.enqueue(url);
+        let waiting = queues.take_ready(before, 10);
+        assert!(waiting.fetches.is_empty(), "{why}");
+        (before, waiting.wake)
+    }
+
     fn keys(ready: &Ready) -> Vec<&str> {
         ready.fetches.iter().map(|(key, _)| key.as_str()).collect()
     }
@@ -423,11 +451,8 @@ mod tests {
 
     #[test]
     fn one_url_per_queue_per_pass_round_robin_within_the_slots() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(2, 0));
-        for (key, path) in [("a", "/1"), ("a", "/2"), ("b", "/1")] {
-            queues.enqueue(tuple(key, path, &acks));
-        }
+        let urls = [("a", "/1"), ("a", "/2"), ("b", "/1")];
+        let (mut queues, acks, _acked) = holding(settings(2, 0), &urls);
         let now = Instant::now();
         let first = queues.take_ready(now, 10);
         assert_eq!(keys(&first), ["a", "b"]);
@@ -446,10 +471,7 @@ mod tests {
 
     #[test]
     fn threads_per_queue_and_the_delay_after_a_fetch_are_honoured() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 500));
-        queues.enqueue(tuple("a", "/1", &acks));
-        queues.enqueue(tuple("a", "/2", &acks));
+        let (mut queues, _acks, _acked) = holding(settings(1, 500), &[("a", "/1"), ("a", "/2")]);
         let start = Instant::now();
         assert_eq!(keys(&queues.take_ready(start, 10)), ["a"]);
         let busy = queues.take_ready(start, 10);
@@ -473,14 +495,12 @@ mod tests {
         let mut queues = HostQueues::new(settings(1, 1000));
         let mut resumed = tuple("a", "/1", &acks);
         resumed.hints.last_fetch = Some(chrono::Utc::now() - chrono::TimeDelta::milliseconds(200));
-        let before = Instant::now();
-        queues.enqueue(resumed);
-        let waiting = queues.take_ready(before, 10);
-        assert!(
-            waiting.fetches.is_empty(),
-            "0.2 s after the last fetch, 1 s apart"
+        let (before, wake) = waits(
+            &mut queues,
+            resumed,
+            "0.2 s after the last fetch, 1 s apart",
         );
-        let wake = waiting.wake.expect("it waits for the rest of its delay");
+        let wake = wake.expect("it waits for the rest of its delay");
         let left = wake.duration_since(before);
         assert!(
             left > Duration::from_millis(700) && left <= Duration::from_millis(800),
@@ -495,14 +515,8 @@ mod tests {
 
         let mut held = tuple("c", "/1", &acks);
         held.hints.blocked_until = Some(chrono::Utc::now() + chrono::TimeDelta::seconds(30));
-        let before = Instant::now();
-        queues.enqueue(held);
-        let waiting = queues.take_ready(before, 10);
-        assert!(
-            waiting.fetches.is_empty(),
-            "held by a remembered Retry-After"
-        );
-        let held_for = waiting.wake.expect("wakes").duration_since(before);
+        let (before, wake) = waits(&mut queues, held, "held by a remembered Retry-After");
+        let held_for = wake.expect("wakes").duration_since(before);
         assert!(held_for > Duration::from_secs(29), "{held_for:?}");
     }
 
@@ -537,12 +551,8 @@ mod tests {
 
     #[test]
     fn the_view_shows_the_busiest_queues_their_holds_and_the_next_wake() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 1_000));
-        queues.enqueue(tuple("a", "/1", &acks));
-        queues.enqueue(tuple("a", "/2", &acks));
-        queues.enqueue(tuple("b", "/1", &acks));
-        queues.enqueue(tuple("b", "/2", &acks));
+        let urls = [("a", "/1"), ("a", "/2"), ("b", "/1"), ("b", "/2")];
+        let (mut queues, _acks, _acked) = holding(settings(1, 1_000), &urls);
         let start = Instant::now();
         queues.take_ready(start, 10);
         let busy = Learned {
@@ -575,10 +585,7 @@ mod tests {
 
     #[test]
     fn an_unreached_server_or_a_dead_task_only_frees_the_thread() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 5000));
-        queues.enqueue(tuple("a", "/1", &acks));
-        queues.enqueue(tuple("a", "/2", &acks));
+        let (mut queues, _acks, _acked) = holding(settings(1, 5000), &[("a", "/1"), ("a", "/2")]);
         let now = Instant::now();
         queues.take_ready(now, 10);
         queues.complete("a", &Learned::default(), now);

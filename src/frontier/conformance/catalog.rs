@@ -84,6 +84,22 @@ fn failed(check: &'static str, what: &str, error: StoreError) -> Nonconformance 
     }
 }
 
+/// A count (or a deletion's count) that `doing` gave, refused unless it succeeded and is
+/// `expected`; `wrong` says what a wrong count means.
+fn count_is(
+    check: &'static str,
+    doing: &str,
+    outcome: Result<u64, StoreError>,
+    expected: usize,
+    wrong: impl FnOnce(u64) -> String,
+) -> Check {
+    let count = outcome.map_err(|e| failed(check, doing, e))?;
+    if count != expected as u64 {
+        return fail(check, wrong(count));
+    }
+    Ok(())
+}
+
 /// What differs between a stored URL and the write it should show (dates to the millisecond).
 fn difference(stored: &StoredUrl, write: &StatusWrite) -> Option<String> {
     let millis = |d: Option<chrono::DateTime<Utc>>| d.map(|d| d.timestamp_millis());
@@ -157,17 +173,10 @@ async fn queues_follow_the_query(
         .iter()
         .map(|w| w.key.as_str())
         .collect();
-    let counted = catalog
-        .count_queues(query)
-        .await
-        .map_err(|e| failed(check, "a count of queues", e))?;
-    if counted != keys.len() as u64 {
-        return fail(
-            check,
-            format!("{query:?} counted {counted} queues, expected {keys:?}"),
-        );
-    }
-    Ok(())
+    let counted = catalog.count_queues(query).await;
+    count_is(check, "a count of queues", counted, keys.len(), |counted| {
+        format!("{query:?} counted {counted} queues, expected {keys:?}")
+    })
 }
 
 /// The URLs `query` covers, in listing order (queue, then URL).
@@ -223,16 +232,10 @@ async fn counts_and_listings_follow_the_query(
     for query in &queries {
         queues_follow_the_query(check, catalog, expected, query).await?;
         let wanted = covered(expected, query);
-        let count = catalog
-            .count(query)
-            .await
-            .map_err(|e| failed(check, "a count", e))?;
-        if count != wanted.len() as u64 {
-            return fail(
-                check,
-                format!("{query:?} counted {count}, expected {}", wanted.len()),
-            );
-        }
+        let count = catalog.count(query).await;
+        count_is(check, "a count", count, wanted.len(), |count| {
+            format!("{query:?} counted {count}, expected {}", wanted.len())
+        })?;
         let listed = catalog
             .list(query, 0, 100)
             .await
@@ -352,19 +355,13 @@ async fn deleting_a_queue_removes_it(
         .filter(|(_, w)| w.key == "b.test")
         .map(|(u, _)| u.clone())
         .collect();
-    let deleted = catalog
-        .delete_queue("b.test")
-        .await
-        .map_err(|e| failed(CHECK, "deleting a queue", e))?;
-    if deleted != gone.len() as u64 {
-        return fail(
-            CHECK,
-            format!(
-                "deleting b.test reported {deleted} URLs, expected {}",
-                gone.len()
-            ),
-        );
-    }
+    let deleted = catalog.delete_queue("b.test").await;
+    count_is(CHECK, "deleting a queue", deleted, gone.len(), |deleted| {
+        format!(
+            "deleting b.test reported {deleted} URLs, expected {}",
+            gone.len()
+        )
+    })?;
     expected.retain(|_, w| w.key != "b.test");
     for u in &gone {
         if let Some(stored) = catalog
@@ -409,19 +406,19 @@ async fn deleting_everything_empties_the_frontier(
     expected: &Expected,
 ) -> Check {
     const CHECK: &str = "catalog_deleting_everything_empties_the_frontier";
-    let deleted = catalog
-        .delete_all()
-        .await
-        .map_err(|e| failed(CHECK, "deleting everything", e))?;
-    if deleted != expected.len() as u64 {
-        return fail(
-            CHECK,
+    let deleted = catalog.delete_all().await;
+    count_is(
+        CHECK,
+        "deleting everything",
+        deleted,
+        expected.len(),
+        |deleted| {
             format!(
                 "deleting everything reported {deleted} URLs, expected {}",
                 expected.len()
-            ),
-        );
-    }
+            )
+        },
+    )?;
     let empty = Expected::new();
     counts_and_listings_follow_the_query(CHECK, catalog, &empty).await?;
     statuses_are_counted(CHECK, catalog, &empty).await?;

@@ -22,11 +22,16 @@ fn xpath(expression: &str) -> Expression {
     Expression::XPath(expression.to_string())
 }
 
+/// `metadata` with what `filter` extracts from `page` added.
+fn extracted(filter: &ExtractFilter, page: &[u8], mut metadata: Metadata) -> Metadata {
+    filter.extract(page, &mut metadata);
+    metadata
+}
+
 /// What one rule for `key` adds to empty metadata on `page`.
 fn values(expression: Expression, page: &str) -> Vec<String> {
     let filter = ExtractFilter::new([("key", expression)]).expect("valid");
-    let mut metadata = Metadata::new();
-    filter.extract(page.as_bytes(), &mut metadata);
+    let metadata = extracted(&filter, page.as_bytes(), Metadata::new());
     metadata.values("key").to_vec()
 }
 
@@ -156,8 +161,7 @@ fn as_a_parse_filter_it_adds_to_the_parse_result() {
 fn an_empty_filter_does_nothing() {
     let filter = ExtractFilter::new(Vec::<(String, Expression)>::new()).expect("valid");
     assert!(filter.is_empty());
-    let mut metadata = Metadata::new();
-    filter.extract(PAGE.as_bytes(), &mut metadata);
+    let metadata = extracted(&filter, PAGE.as_bytes(), Metadata::new());
     assert!(metadata.is_empty());
 }
 
@@ -188,8 +192,7 @@ fn invalid_expressions_are_errors_naming_key_and_expression() {
 fn the_page_s_encoding_is_honoured() {
     let page = b"<meta charset=windows-1252><h1>Caf\xe9 cr\xe8me</h1>";
     let filter = ExtractFilter::new([("h1", xpath("//h1")), ("css", css("h1"))]).expect("valid");
-    let mut metadata = Metadata::new();
-    filter.extract(page, &mut metadata);
+    let metadata = extracted(&filter, page, Metadata::new());
     assert_eq!(metadata.values("h1"), ["Café crème"]);
     assert_eq!(metadata.values("css"), ["Café crème"]);
 }
@@ -252,11 +255,9 @@ fn hostile_html_does_not_panic() {
     ])
     .expect("valid");
     for page in &pages {
-        let mut metadata = Metadata::new();
-        filter.extract(page, &mut metadata);
+        extracted(&filter, page, Metadata::new());
     }
-    let mut metadata = Metadata::new();
-    filter.extract(&pages[11], &mut metadata);
+    let metadata = extracted(&filter, &pages[11], Metadata::new());
     assert_eq!(metadata.first("span"), Some("deep"), "below the depth cap");
     assert!(
         metadata
@@ -264,8 +265,7 @@ fn hostile_html_does_not_panic() {
             .is_some_and(|text| text.ends_with("deepafter"))
     );
     assert_eq!(metadata.values("not"), ["deep"]);
-    let mut metadata = Metadata::new();
-    filter.extract(&pages[12], &mut metadata);
+    let metadata = extracted(&filter, &pages[12], Metadata::new());
     assert_eq!(
         metadata.values("h1"),
         ["before"],
@@ -290,8 +290,7 @@ fn with_first_match_per_key_a_key_takes_its_first_rule_that_gives_values() {
     ])
     .expect("valid")
     .first_match_per_key(true);
-    let mut metadata = Metadata::new();
-    filter.extract(PAGE.as_bytes(), &mut metadata);
+    let metadata = extracted(&filter, PAGE.as_bytes(), Metadata::new());
     assert_eq!(metadata.values("title"), ["The page"]);
     assert_eq!(metadata.values("links"), ["/p2", "/p3"]);
 }
