@@ -401,9 +401,31 @@ fn take_keys<T: KeyedSettings>(keys: &mut Mapping) -> Result<T, ConfigError> {
 pub(crate) fn deserialize_keys<T: serde::de::DeserializeOwned>(
     keys: Mapping,
 ) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(Value::Mapping(keys)).map_err(|e| ConfigError::InvalidValue {
-        key: e.path().to_string(),
-        message: e.inner().to_string(),
+    serde_path_to_error::deserialize(Value::Mapping(keys.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let named = keys
+            .keys()
+            .filter_map(Value::as_str)
+            .any(|key| path.starts_with(key));
+        ConfigError::InvalidValue {
+            key: if named {
+                path
+            } else {
+                refused_key::<T>(&keys).unwrap_or(path)
+            },
+            message: e.inner().to_string(),
+        }
+    })
+}
+
+/// The key whose value `T` refuses when read alone: the key of a bad value read through a section
+/// flattened into `T` (`keyed_settings!`'s `sections`), where serde's path loses it.
+fn refused_key<T: serde::de::DeserializeOwned>(keys: &Mapping) -> Option<String> {
+    keys.iter().find_map(|(key, value)| {
+        let mut alone = Mapping::new();
+        alone.insert(key.clone(), value.clone());
+        let refused = serde_norway::from_value::<T>(Value::Mapping(alone)).is_err();
+        key.as_str().filter(|_| refused).map(str::to_string)
     })
 }
 

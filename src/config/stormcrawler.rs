@@ -168,8 +168,6 @@ const IGNORED_ENGINE: &[(&str, &str)] = &[
     ),
     ("status.max.start.offset.pages", "not implemented"),
     ("metrics.sniff", "squall uses the addresses given"),
-    ("indexer.user", "not implemented"),
-    ("indexer.password", "not implemented"),
 ];
 
 /// Key families of Apache Storm itself (`topology.workers`, `topology.kryo.register`, ...): a

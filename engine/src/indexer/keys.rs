@@ -217,4 +217,16 @@ mod tests {
             "http://127.0.0.1:9200/"
         );
     }
+
+    #[test]
+    fn the_content_index_has_credentials_of_its_own() {
+        let config = read(&[
+            "es.user=frontier",
+            "opensearch.indexer.user=indexer",
+            "es.indexer.password=secret",
+        ])
+        .expect("valid");
+        assert_eq!(config.connection.user.as_deref(), Some("indexer"));
+        assert_eq!(config.connection.password.as_deref(), Some("secret"));
+    }
 }

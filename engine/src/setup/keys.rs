@@ -452,4 +452,23 @@ mod tests {
             wrong.join("\n")
         );
     }
+
+    #[test]
+    fn a_bad_value_in_a_section_names_its_key() {
+        for (setting, key) in [
+            (
+                "es.status.request.timeout=soon",
+                "es.status.request.timeout",
+            ),
+            ("es.addresses={a: 1}", "es.addresses"),
+            ("opensearch.status.user=[a, b]", "es.status.user"),
+            ("es.status.max.buckets=many", "es.status.max.buckets"),
+        ] {
+            let err = read(&[setting]).expect_err(setting);
+            assert!(
+                matches!(&err, ConfigError::InvalidValue { key: named, .. } if named == key),
+                "{setting}: {err:?}"
+            );
+        }
+    }
 }
