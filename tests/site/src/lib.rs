@@ -76,6 +76,16 @@ pub use request::RequestRecord;
 pub use server::Site;
 pub use spec::SiteSpec;
 
+/// The `count` seeds a seeded randomized test runs: from `SQUALL_SEED` when it is set to a
+/// number (to replay a failure's seed), else from `default`.
+pub fn seeds(default: u64, count: u64) -> std::ops::Range<u64> {
+    let from_env = std::env::var("SQUALL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let base = from_env.unwrap_or(default);
+    base..base + count
+}
+
 /// `http://{host}:{port}{path}`: the URL form used throughout the site.
 pub fn url_for(host: &str, port: u16, path: &str) -> String {
     format!("http://{host}:{port}{path}")

@@ -208,11 +208,7 @@ fn run(seed: u64) {
 
 #[test]
 fn random_interleavings_keep_the_invariants() {
-    let base: u64 = std::env::var("SQUALL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(17);
-    for seed in base..base + 200 {
+    for seed in squall_testsite::seeds(17, 200) {
         run(seed);
     }
 }
