@@ -30,12 +30,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::binary::{lines, queue_frontier_args, set_args, site_args};
-use common::process::{cpu_seconds, machine_jiffies};
+use common::process::{cpu_seconds, interrupt, machine_jiffies, wait_or_kill};
 use common::{
     Spread, crawl_binary, env_or, fresh_temp_dir, print_result, quick, spawn_crawler,
     start_closed_site,
@@ -211,19 +211,12 @@ async fn run(
     }
     let per_process: Vec<usize> = logs.iter().map(|l| lines(l)).collect();
 
-    for process in &mut processes {
-        let _ = Command::new("kill")
-            .args(["-INT", &process.child.id().to_string()])
-            .status();
+    for process in &processes {
+        interrupt(&process.child);
     }
     let stopping = Instant::now();
     for process in &mut processes {
-        while matches!(process.child.try_wait(), Ok(None)) {
-            if stopping.elapsed() > Duration::from_secs(60) {
-                let _ = process.child.kill();
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_or_kill(&mut process.child, stopping).await;
     }
     let overlaps = cross_process_overlaps(&logs);
     let rate = (after - before) as f64 / seconds;

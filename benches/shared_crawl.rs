@@ -32,13 +32,14 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use common::binary::{queue_frontier_args, set_args, site_args};
 use common::fetch_log::{Fetch, read_log_lenient};
 use common::frontier_data::delete;
+use common::process::interrupt;
 use common::{
     Spread, crawl_binary, engine_client, engine_url, env_or, fresh_temp_dir, print_result, quick,
     seconds, spawn_crawler, start_closed_site,
@@ -142,9 +143,7 @@ impl Process {
     /// Asks the process to stop as Ctrl-C does (it finishes its fetches and writes its summary).
     fn interrupt(&mut self) {
         self.interrupted = true;
-        let _ = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
+        interrupt(&self.child);
     }
 }
 

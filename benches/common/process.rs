@@ -104,3 +104,21 @@ fn stat_fields_seconds(path: &std::path::Path, indices: &[usize]) -> f64 {
     };
     indices.iter().map(|i| ticks(*i)).sum::<f64>() / CLOCK_TICKS
 }
+
+/// Asks `child` to stop as Ctrl-C does (SIGINT): a crawl process finishes its fetches and writes
+/// its summary.
+pub fn interrupt(child: &std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+}
+
+/// Waits for `child` to end, looking every 100 ms, and kills it once `since` is a minute past.
+pub async fn wait_or_kill(child: &mut std::process::Child, since: std::time::Instant) {
+    while matches!(child.try_wait(), Ok(None)) {
+        if since.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -11,7 +11,9 @@ use squall_testsite::{Site, SiteSpec};
 use crate::common::binary::{queue_frontier_args, set_args, site_args};
 use crate::common::engine_stats::EngineStats;
 use crate::common::frontier_data::{Targets, clone_index};
-use crate::common::process::{cpu_seconds, machine_jiffies, peak_rss_bytes};
+use crate::common::process::{
+    cpu_seconds, interrupt, machine_jiffies, peak_rss_bytes, wait_or_kill,
+};
 use crate::common::{crawl_binary, engine_client_at, fresh_temp_dir, spawn_crawler};
 use crate::metrics::{Metrics, scrape};
 
@@ -455,16 +457,8 @@ fn running(child: &mut Child) -> bool {
 
 /// Stops the crawler as a user would (SIGINT), killing it after a minute.
 async fn stop(child: &mut Child) {
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let stopping = Instant::now();
-    while running(child) {
-        if stopping.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    interrupt(child);
+    wait_or_kill(child, Instant::now()).await;
 }
 
 /// Copies the background frontier into the indices run `id` crawls on (see [`clone_index`]).
