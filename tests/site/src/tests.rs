@@ -303,10 +303,24 @@ async fn html_features_are_present() {
     site.shutdown().await;
 }
 
+/// `url`'s answer to a GET through `c` with `headers`; `what` names it if it fails.
+async fn get(
+    c: &reqwest::Client,
+    url: String,
+    headers: &[(&str, &str)],
+    what: &str,
+) -> reqwest::Response {
+    let request = headers
+        .iter()
+        .fold(c.get(url), |r, (k, v)| r.header(*k, *v));
+    request.send().await.expect(what)
+}
+
 #[tokio::test]
 async fn reqwest_fetches_and_log_records() {
     let site = Site::start(SiteSpec::default()).await.expect("start");
     let c = client(&site);
+    let url = |host: &str, path: &str| site.url(host, path);
     let seed = &site.seeds()[0];
     assert_eq!(seed, &site.url("host-00.test", "/"));
 
@@ -326,44 +340,24 @@ async fn reqwest_fetches_and_log_records() {
     assert_eq!(r.status(), 301);
     assert_eq!(r.headers()["location"], to.as_str());
 
-    let r = c
-        .get(site.url("host-02.test", "/missing/0"))
-        .send()
-        .await
-        .expect("404");
+    let r = get(&c, url("host-02.test", "/missing/0"), &[], "404").await;
     assert_eq!(r.status(), 404);
 
-    let r = c
-        .get(site.url("host-02.test", "/error/0"))
-        .send()
-        .await
-        .expect("500");
+    let r = get(&c, url("host-02.test", "/error/0"), &[], "500").await;
     assert_eq!(r.status(), 500);
 
-    let r = c
-        .get(site.url("host-01.test", "/robots.txt"))
-        .send()
-        .await
-        .expect("robots");
+    let r = get(&c, url("host-01.test", "/robots.txt"), &[], "robots").await;
     assert_eq!(r.status(), 200);
     assert_eq!(
         r.text().await.expect("robots text"),
         "User-agent: *\nDisallow: /private/\n"
     );
 
-    let r = c
-        .get(site.url("host-00.test", "/robots.txt"))
-        .send()
-        .await
-        .expect("robots 404");
+    let r = get(&c, url("host-00.test", "/robots.txt"), &[], "robots 404").await;
     assert_eq!(r.status(), 404);
 
-    let r = c
-        .get(site.url("HOST-03.test", "/files/0.pdf"))
-        .header("user-agent", "squall-test")
-        .send()
-        .await
-        .expect("pdf");
+    let target = url("HOST-03.test", "/files/0.pdf");
+    let r = get(&c, target, &[("user-agent", "squall-test")], "pdf").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "application/pdf");
     assert!(r.bytes().await.expect("pdf").starts_with(b"%PDF"));
@@ -396,12 +390,8 @@ async fn reqwest_fetches_and_log_records() {
     let problems = e.check_requests(&site.requests());
     assert!(problems.iter().all(|p| p.starts_with("never requested")));
 
-    let r = c
-        .get(site.url("host-00.test", "/"))
-        .header("host", "unknown.test")
-        .send()
-        .await
-        .expect("unknown host");
+    let target = url("host-00.test", "/");
+    let r = get(&c, target, &[("host", "unknown.test")], "unknown host").await;
     assert_eq!(r.status(), 404);
     let addr = site.addr();
     site.shutdown().await;
