@@ -90,14 +90,21 @@ async fn await_handshakes_failed(gate: &TlsGate, n: u64) {
     assert_eq!(gate.handshakes_failed(), n, "failed handshakes counted");
 }
 
+/// A GET of the gate's `/` through `client` with the right key (`id`, `secret`).
+async fn with_the_key(
+    client: &reqwest::Client,
+    gate: &TlsGate,
+) -> reqwest::Result<reqwest::Response> {
+    let request = client.get(format!("{}/", gate.url()));
+    let request = request.header("authorization", api_key_header("id", "secret"));
+    request.send().await
+}
+
 #[tokio::test]
 async fn right_key_reaches_upstream() {
     let ca = TestCa::new("test CA");
     let gate = gate(&ca, Some(("id", "secret")), None).await;
-    let answer = client(&ca, None)
-        .get(format!("{}/", gate.url()))
-        .header("authorization", api_key_header("id", "secret"))
-        .send()
+    let answer = with_the_key(&client(&ca, None), &gate)
         .await
         .expect("request through the gate");
     assert_eq!(answer.status(), 200);
@@ -182,20 +189,13 @@ async fn client_certificate_required_when_client_ca_set() {
     let ca = TestCa::new("test CA");
     let gate = gate(&ca, Some(("id", "secret")), Some(ca.pem())).await;
     let me = ca.client_identity("squall");
-    let answer = client(&ca, Some(&me))
-        .get(format!("{}/", gate.url()))
-        .header("authorization", api_key_header("id", "secret"))
-        .send()
+    let answer = with_the_key(&client(&ca, Some(&me)), &gate)
         .await
         .expect("a client with a certificate gets through");
     assert_eq!(answer.status(), 200);
     let stranger = TestCa::new("other CA").client_identity("stranger");
     for identity in [None, Some(&stranger)] {
-        let sent = client(&ca, identity)
-            .get(format!("{}/", gate.url()))
-            .header("authorization", api_key_header("id", "secret"))
-            .send()
-            .await;
+        let sent = with_the_key(&client(&ca, identity), &gate).await;
         assert!(
             sent.is_err(),
             "a client without an accepted certificate must fail: {sent:?}"
