@@ -13,7 +13,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use common::crawler::{self, FetchRecorder};
 use common::{print_result, quick, seconds};
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::frontier::EmbeddedFrontier;
 use squall::topology::CrawlerBuilder;
 use squall_bench_schema::Run;
 use squall_bench_schema::stages::Politeness;
@@ -48,7 +48,7 @@ async fn main() {
     };
     let fetches = Arc::new(FetchRecorder::default());
     let builder = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+        .frontier(frontier.spout(crawler::TEST_QUERY_LIMITS), frontier.clone())
         .observer(fetches.clone());
     let crawler = match crawler::resolve_site(builder, &site).build() {
         Ok(crawler) => crawler,

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, TimeDelta, Utc};
 use squall::config::CrawlConfig;
-use squall::frontier::{EmbeddedFrontier, QueryLimits};
+use squall::frontier::EmbeddedFrontier;
 use squall::message::{CrawlEvent, CrawlObserver};
 use squall::model::{Status, keys};
 use squall::topology::{CrawlerBuilder, StopReason};
@@ -514,7 +514,7 @@ async fn by_ip_host_names_on_one_address_share_one_queue() {
     // The seeds are written keyed by host name, as another process or an older index might have
     // them: the fetcher must queue them by address all the same.
     let by_host = CrawlerBuilder::new(config(&[]))
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone());
+        .frontier(frontier.spout(crawler::TEST_QUERY_LIMITS), frontier.clone());
     let injector = pinned(by_host).build().expect("crawler");
     assert_eq!(
         injector
@@ -532,7 +532,7 @@ async fn by_ip_host_names_on_one_address_share_one_queue() {
     ]);
     let queues = Arc::new(Queues::default());
     let by_ip = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
+        .frontier(frontier.spout(crawler::TEST_QUERY_LIMITS), frontier.clone())
         .observer(queues.clone());
     let crawler = pinned(by_ip).build().expect("crawler");
     let summary = crawler::run_until_idle(crawler, None).await;

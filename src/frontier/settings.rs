@@ -48,6 +48,21 @@ impl FrontierSettings {
     }
 }
 
+/// The limits the keys default to (`frontier.max.buckets`, `frontier.max.urls.per.bucket`): one
+/// default a key, the one the configuration runs with.
+impl Default for QueryLimits {
+    fn default() -> Self {
+        FrontierSettings::default().query_limits()
+    }
+}
+
+/// The options the keys default to (`frontier.check.on.open`).
+impl Default for super::EmbeddedOptions {
+    fn default() -> Self {
+        FrontierSettings::default().embedded_options()
+    }
+}
+
 impl KeyedSettings for FrontierSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.kind.trim().is_empty() {

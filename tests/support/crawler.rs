@@ -31,6 +31,13 @@ pub async fn start_site(hosts: usize, pages_per_host: usize) -> Site {
     }
 }
 
+/// The spout's query limits of the tests' crawlers: a hundred queues and ten URLs a queue a query
+/// (the keys' defaults are 1,000 and 2), so that the small test sites take few queries.
+pub const TEST_QUERY_LIMITS: QueryLimits = QueryLimits {
+    max_buckets: 100,
+    max_urls_per_bucket: 10,
+};
+
 /// A crawl configuration from `key=value` settings, applied in order.
 pub fn config(settings: &[&str]) -> CrawlConfig {
     let mut builder = ConfigBuilder::new();
@@ -51,8 +58,8 @@ pub fn config(settings: &[&str]) -> CrawlConfig {
 pub fn embedded(config: CrawlConfig) -> (CrawlerBuilder, EmbeddedFrontier, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
-    let builder = CrawlerBuilder::new(config)
-        .frontier(frontier.spout(QueryLimits::default()), frontier.clone());
+    let builder =
+        CrawlerBuilder::new(config).frontier(frontier.spout(TEST_QUERY_LIMITS), frontier.clone());
     (builder, frontier, dir)
 }
 

@@ -168,15 +168,6 @@ impl QueryLimits {
     }
 }
 
-impl Default for QueryLimits {
-    fn default() -> Self {
-        QueryLimits {
-            max_buckets: 100,
-            max_urls_per_bucket: 10,
-        }
-    }
-}
-
 /// A persistent frontier in one file: a [`StatusStore`], a [`Catalog`](crate::frontier::Catalog),
 /// and the source of [`EmbeddedSpout`]s.
 #[derive(Clone, derive_more::Debug)]

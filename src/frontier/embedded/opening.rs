@@ -30,14 +30,6 @@ pub struct EmbeddedOptions {
     pub check_integrity: bool,
 }
 
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        EmbeddedOptions {
-            check_integrity: true,
-        }
-    }
-}
-
 /// The database in directory `dir`, created when the directory is new or empty.
 pub(super) fn open_database(
     dir: &Path,
