@@ -16,6 +16,31 @@ pub enum IndexState {
     Existing,
 }
 
+/// Why an index the crawl writes beside its frontier (the content index, the metrics index) could
+/// not be opened: its keys, or the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenIndexError {
+    /// A key is unknown or invalid.
+    #[error(transparent)]
+    Config(#[from] squall::config::ConfigError),
+    /// The engine could not be reached, or refused to create the index.
+    #[error("{index}: {source}")]
+    Engine {
+        /// Which index (`content index`, `metrics index`).
+        index: &'static str,
+        /// What the engine said.
+        #[source]
+        source: EsError,
+    },
+}
+
+impl OpenIndexError {
+    /// Names `index` as the one an engine error was about.
+    pub fn engine(index: &'static str) -> impl FnOnce(EsError) -> OpenIndexError {
+        move |source| OpenIndexError::Engine { index, source }
+    }
+}
+
 /// Whether `index` (or an alias of that name) exists.
 pub async fn index_exists(client: &EsClient, index: &str) -> Result<bool, EsError> {
     match client

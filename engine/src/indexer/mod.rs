@@ -40,30 +40,26 @@ mod store;
 pub use keys::{ContentIndexConfig, ContentIndexSettings, PREFIXES, TimeValue};
 pub use store::{ContentWriterConfig, EsContentStore};
 
-use squall::config::{ConfigError, CrawlConfig};
+use squall::config::CrawlConfig;
 use squall::index::Batching;
 use tracing::info;
 
-use crate::client::indices::{IndexState, ensure_index};
-use crate::client::{EsClient, EsError};
+use crate::client::EsClient;
+use crate::client::indices::{IndexState, OpenIndexError, ensure_index};
 
-/// Why the content store could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenContentError {
-    /// An `es.indexer.*` key is unknown or invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The engine could not be reached, or refused to create the content index.
-    #[error("content index: {0}")]
-    Engine(#[from] EsError),
-}
+/// Why the content store could not be opened: an `es.indexer.*` key, or the engine.
+pub type OpenContentError = OpenIndexError;
 
 /// Connects to the cluster of the `es.indexer.*` keys, creates the content index when missing,
 /// and returns its store.
 pub async fn open(config: &CrawlConfig) -> Result<EsContentStore, OpenContentError> {
     let keys = ContentIndexConfig::from_config(config)?;
-    let client = EsClient::new(keys.connection.clone())?;
-    let state = ensure_index(&client, &keys.index, schema::content_index_body()).await?;
+    let failed = || OpenIndexError::engine("content index");
+    let client = EsClient::new(keys.connection.clone()).map_err(failed())?;
+    let body = schema::content_index_body();
+    let state = ensure_index(&client, &keys.index, body)
+        .await
+        .map_err(failed())?;
     let how = match state {
         IndexState::Created => "created with StormCrawler's indexer.mapping",
         IndexState::Existing => "existing",

@@ -15,21 +15,13 @@ pub use keys::{CONSUMERS_KEY, MetricsIndexConfig, MetricsIndexSettings, PREFIXES
 pub use points::{NAMES, Point, points};
 pub use writer::MetricsReporter;
 
-use squall::config::{ConfigError, CrawlConfig};
+use squall::config::CrawlConfig;
 use squall::live::LiveCrawl;
 
-use crate::client::EsError;
+use crate::client::indices::OpenIndexError;
 
-/// Why the metrics index could not be started.
-#[derive(Debug, thiserror::Error)]
-pub enum MetricsError {
-    /// A key is unknown or invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The engine could not be reached, or refused to create the index.
-    #[error("metrics index: {0}")]
-    Engine(#[from] EsError),
-}
+/// Why the metrics index could not be started: an `es.metrics.*` key, or the engine.
+pub type MetricsError = OpenIndexError;
 
 /// Starts writing `live`'s metrics when the configuration turns the metrics index on (`None`
 /// otherwise). The topology is named `topology` in the documents (`stormId`).
@@ -47,7 +39,9 @@ pub async fn start(
         port: std::process::id(),
     };
     Ok(Some(
-        MetricsReporter::start(settings, live.clone(), source).await?,
+        MetricsReporter::start(settings, live.clone(), source)
+            .await
+            .map_err(OpenIndexError::engine("metrics index"))?,
     ))
 }
 
