@@ -117,12 +117,10 @@ mod tests {
     use super::*;
     use squall::config::ConfigBuilder;
 
+    use crate::testing::{addresses, assert_example_lists, config_of};
+
     fn read(settings: &[&str]) -> Result<ContentIndexConfig, ConfigError> {
-        let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
-        for setting in settings {
-            builder = builder.set(setting)?;
-        }
-        ContentIndexConfig::from_config(&builder.build()?)
+        ContentIndexConfig::from_config(&config_of(settings)?)
     }
 
     #[test]
@@ -182,34 +180,17 @@ mod tests {
 
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
-        let text = include_str!("../../../examples/opensearch-conf.yaml");
-        if let Err(error) =
-            squall::config::check_example::<ContentIndexSettings>(text, PREFIXES, &[])
-        {
-            panic!("examples/opensearch-conf.yaml: {error}");
-        }
+        assert_example_lists::<ContentIndexSettings>(PREFIXES, &[]);
     }
 
     #[test]
     fn the_connection_keys_fall_back_to_the_shared_ones() {
         let config = read(&["es.addresses=http://shared:9200", "es.user=crawler"]).expect("valid");
-        let addresses: Vec<&str> = config
-            .connection
-            .addresses
-            .iter()
-            .map(|a| a.as_str())
-            .collect();
-        assert_eq!(addresses, ["http://shared:9200/"]);
+        assert_eq!(addresses(&config.connection), ["http://shared:9200/"]);
         assert_eq!(config.connection.user.as_deref(), Some("crawler"));
         let config =
             read(&["es.indexer.addresses=node", "es.indexer.request.timeout=2"]).expect("valid");
-        let addresses: Vec<&str> = config
-            .connection
-            .addresses
-            .iter()
-            .map(|a| a.as_str())
-            .collect();
-        assert_eq!(addresses, ["http://node:9200/"]);
+        assert_eq!(addresses(&config.connection), ["http://node:9200/"]);
         assert_eq!(config.connection.timeout, Duration::from_secs(2));
         let none = read(&[]).expect("defaults");
         assert_eq!(
