@@ -115,8 +115,6 @@ impl ContentIndexConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use squall::config::ConfigBuilder;
-
     use crate::testing::{addresses, assert_example_lists, config_of};
 
     fn read(settings: &[&str]) -> Result<ContentIndexConfig, ConfigError> {
@@ -153,28 +151,29 @@ mod tests {
         assert_eq!(numbers.pipeline.as_deref(), Some("p"));
     }
 
+    /// Reading `settings` fails, the error naming `key`.
+    fn refused_naming(settings: &[&str], key: &str) {
+        let err = read(settings).expect_err(key);
+        assert!(err.to_string().contains(key), "{err}");
+    }
+
     #[test]
     fn bad_values_and_typos_name_the_key() {
-        let err = read(&["es.indexer.flushInterval=soon"]).expect_err("time");
-        assert!(
-            err.to_string().contains("es.indexer.flushInterval"),
-            "{err}"
+        refused_naming(
+            &["es.indexer.flushInterval=soon"],
+            "es.indexer.flushInterval",
         );
-        let err = read(&["es.indexer.bulkActions=0"]).expect_err("zero");
-        assert!(err.to_string().contains("es.indexer.bulkActions"), "{err}");
-        let err = read(&["es.indexer.index.nme=x"]).expect_err("typo");
-        assert!(err.to_string().contains("es.indexer.index.name"), "{err}");
-        let err = read(&["es.indexer.addresses=http://[::1"]).expect_err("address");
-        assert!(err.to_string().contains("es.indexer.addresses"), "{err}");
+        refused_naming(&["es.indexer.bulkActions=0"], "es.indexer.bulkActions");
+        refused_naming(&["es.indexer.index.nme=x"], "es.indexer.index.name");
+        refused_naming(
+            &["es.indexer.addresses=http://[::1"],
+            "es.indexer.addresses",
+        );
     }
 
     #[test]
     fn the_frontier_leaves_the_indexer_keys_alone() {
-        let config = ConfigBuilder::new()
-            .set("http.agent.name=test")
-            .and_then(|b| b.set("es.indexer.index.name=pages"))
-            .and_then(ConfigBuilder::build)
-            .expect("config");
+        let config = config_of(&["es.indexer.index.name=pages"]).expect("config");
         crate::setup::IndexFrontierConfig::from_config(&config).expect("frontier keys valid");
     }
 
