@@ -10,6 +10,7 @@ use super::cluster_keys::{ClusterSettings, connect, invalid, seconds};
 use super::query_keys::QuerySettings;
 use crate::client::ConnectionConfig;
 use crate::client::UpdateMode;
+use crate::status_index::spouts::{STATUS_INDEX_SPOUTS, StatusIndexSpout, status_index_spout};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
 /// OpenSearch module `opensearch.` (the core keeps both for this crate).
@@ -52,7 +53,7 @@ squall::keyed_settings! {
         /// index shows.
         "status.routing" => routing: RoutingKey = RoutingKey::Auto,
         /// `es.status.spout`: which spout reads the frontier.
-        "status.spout" => spout: SpoutKind = SpoutKind::Aggregation,
+        "status.spout" => spout: SpoutKind = SpoutKind::AGGREGATION,
         /// `es.status.instance`: this process's share of the status index, `I/N`.
         "status.instance" => instance: String = "0/1".to_string(),
         /// `es.queues.index.name`: the queues index of the queue spout.
@@ -122,18 +123,63 @@ impl From<RoutingKey> for RoutingText {
     }
 }
 
-/// Which spout reads the frontier (`es.status.spout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Which spout reads the frontier (`es.status.spout`): a spout over the status index, by its name
+/// in [`STATUS_INDEX_SPOUTS`] (aggregation, collapsing, hybrid), or `queue`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpoutKind {
-    /// A terms aggregation on the bucket field with top hits (StormCrawler's AggregationSpout).
-    Aggregation,
-    /// Field collapsing on the bucket field with inner hits (StormCrawler's CollapsingSpout).
-    Collapsing,
-    /// The aggregation learns the queues, light per-queue queries refill them (HybridSpout).
-    Hybrid,
+    /// A spout over StormCrawler's status index, named as in [`STATUS_INDEX_SPOUTS`].
+    StatusIndex(&'static str),
     /// A urls index and a queues index with leases: any number of processes share one frontier.
     Queue,
+}
+
+impl SpoutKind {
+    /// The default: a terms aggregation on the bucket field with top hits (StormCrawler's
+    /// AggregationSpout).
+    pub const AGGREGATION: SpoutKind = SpoutKind::StatusIndex("aggregation");
+
+    /// The name `es.status.spout` writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpoutKind::StatusIndex(name) => name,
+            SpoutKind::Queue => "queue",
+        }
+    }
+
+    /// The spout over the status index this kind names (`None` for `queue`).
+    pub fn status_index_spout(self) -> Option<&'static StatusIndexSpout> {
+        match self {
+            SpoutKind::StatusIndex(name) => status_index_spout(name),
+            SpoutKind::Queue => None,
+        }
+    }
+
+    /// The kind `name` names, if any.
+    pub fn from_name(name: &str) -> Option<SpoutKind> {
+        match name {
+            "queue" => Some(SpoutKind::Queue),
+            _ => status_index_spout(name).map(|spout| SpoutKind::StatusIndex(spout.name)),
+        }
+    }
+}
+
+impl Serialize for SpoutKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for SpoutKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        SpoutKind::from_name(&name).ok_or_else(|| {
+            let known: Vec<&str> = STATUS_INDEX_SPOUTS.iter().map(|s| s.name).collect();
+            serde::de::Error::custom(format!(
+                "unknown spout `{name}`, expected one of {}, queue",
+                known.join(", ")
+            ))
+        })
+    }
 }
 
 /// The Elasticsearch/OpenSearch frontier's settings, typed, from the `es.*` keys.
@@ -279,7 +325,7 @@ mod tests {
         assert_eq!(config.index, "status");
         assert_eq!(config.bucket_field, "key");
         assert_eq!(config.routing, None);
-        assert_eq!(config.spout, SpoutKind::Aggregation);
+        assert_eq!(config.spout, SpoutKind::AGGREGATION);
         assert_eq!(config.instance, (0, 1));
         assert_eq!(config.lease_ttl, Duration::from_secs(60));
     }

@@ -7,20 +7,13 @@ use squall::frontier::Frontier;
 
 use super::keys::{IndexFrontierConfig, PREFIXES};
 use super::open::{OpenError, open_index_frontier};
+use crate::status_index::spouts::STATUS_INDEX_SPOUTS;
 
 /// The kind's name in `frontier.kind`.
 pub const OPENSEARCH: &str = "opensearch";
 
 /// StormCrawler's two engine modules, whose classes have the same names and the same roles.
 const MODULES: &[&str] = &["opensearch.", "elasticsearch."];
-
-/// The status-index spouts of either module, by name within it, with the `es.status.spout` each
-/// stands for.
-const SPOUTS: &[(&str, &str)] = &[
-    ("persistence.AggregationSpout", "aggregation"),
-    ("persistence.CollapsingSpout", "collapsing"),
-    ("persistence.HybridSpout", "hybrid"),
-];
 
 /// Adds this crate's frontier kind, `opensearch` (an Elasticsearch or OpenSearch cluster, the
 /// `es.*` and `opensearch.*` keys, StormCrawler's engine classes), to `frontiers`.
@@ -78,9 +71,10 @@ impl FrontierKind for Opensearch {
 /// The classes of one of StormCrawler's engine modules (`opensearch.`).
 fn module_classes(module: &str) -> Vec<FluxClass> {
     let class = |name: &str, part| FluxClass::new(format!("{module}{name}"), part);
-    let mut classes: Vec<FluxClass> = SPOUTS
+    // The status-index spouts of either module, each standing for its `es.status.spout`.
+    let mut classes: Vec<FluxClass> = STATUS_INDEX_SPOUTS
         .iter()
-        .map(|(name, spout)| class(name, FluxPart::Spout).set("es.status.spout", spout))
+        .map(|spout| class(spout.flux_class, FluxPart::Spout).set("es.status.spout", spout.name))
         .collect();
     classes.extend([
         class("persistence.StatusUpdaterBolt", FluxPart::StatusUpdater),

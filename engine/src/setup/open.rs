@@ -23,9 +23,7 @@ use crate::status_index::index::{
     sample_routing,
 };
 use crate::status_index::schema::KeyField;
-use crate::status_index::spouts::{
-    AggregationSpout, CollapsingSpout, HybridSpout, StatusSpoutConfig,
-};
+use crate::status_index::spouts::{STATUS_INDEX_SPOUTS, StatusSpoutConfig};
 use crate::{EsStatusStore, WriterConfig};
 
 /// The refresh interval of the indices this crawler creates: writes show in queries within it.
@@ -275,20 +273,14 @@ fn instance_share(process: (u32, u32), k: usize, instances: usize) -> (u32, u32)
     )
 }
 
-/// One aggregation, collapsing or hybrid spout over `settings`' share of the status index.
+/// One spout over `settings`' share of the status index: the one `kind` names (the default for
+/// `queue`, which never reads a status index).
 fn status_index_spout(
     kind: SpoutKind,
     client: EsClient,
     settings: StatusSpoutConfig,
     routes: DocumentRoutes,
 ) -> Box<dyn Spout> {
-    match kind {
-        SpoutKind::Collapsing => {
-            Box::new(CollapsingSpout::new(client, settings).with_routes(routes))
-        }
-        SpoutKind::Hybrid => Box::new(HybridSpout::new(client, settings).with_routes(routes)),
-        SpoutKind::Aggregation | SpoutKind::Queue => {
-            Box::new(AggregationSpout::new(client, settings).with_routes(routes))
-        }
-    }
+    let spout = kind.status_index_spout().unwrap_or(&STATUS_INDEX_SPOUTS[0]);
+    (spout.make)(client, settings, routes)
 }
