@@ -40,3 +40,18 @@ where
         panic!("examples/opensearch-conf.yaml: {error}");
     }
 }
+
+/// Reading `settings` with `read` fails, the error naming `key`; the error's text, for more checks.
+pub(crate) fn refused_naming<T, E>(
+    read: impl FnOnce(&[&str]) -> Result<T, E>,
+    settings: &[&str],
+    key: &str,
+) -> String
+where
+    T: std::fmt::Debug,
+    E: std::fmt::Display,
+{
+    let text = read(settings).expect_err(key).to_string();
+    assert!(text.contains(key), "{text}");
+    text
+}

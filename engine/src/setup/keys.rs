@@ -302,20 +302,16 @@ mod tests {
     use squall::config::ConfigBuilder;
 
     fn addresses(config: &IndexFrontierConfig) -> Vec<&str> {
-        config
-            .connection
-            .addresses
-            .iter()
-            .map(|a| a.as_str())
-            .collect()
+        crate::testing::addresses(&config.connection)
     }
 
     fn read(keys: &[&str]) -> Result<IndexFrontierConfig, ConfigError> {
-        let mut builder = ConfigBuilder::new().set("http.agent.name=test")?;
-        for key in keys {
-            builder = builder.set(key)?;
-        }
-        IndexFrontierConfig::from_config(&builder.build()?)
+        IndexFrontierConfig::from_config(&crate::testing::config_of(keys)?)
+    }
+
+    /// Reading `keys` fails, the error naming `key`; the error's text.
+    fn refused_naming(keys: &[&str], key: &str) -> String {
+        crate::testing::refused_naming(read, keys, key)
     }
 
     #[test]
@@ -355,12 +351,7 @@ mod tests {
 
     #[test]
     fn the_shipped_example_lists_every_key_with_its_default() {
-        let text = include_str!("../../../examples/opensearch-conf.yaml");
-        if let Err(error) =
-            squall::config::check_example::<IndexFrontierSettings>(text, PREFIXES, OTHER_SECTIONS)
-        {
-            panic!("examples/opensearch-conf.yaml: {error}");
-        }
+        crate::testing::assert_example_lists::<IndexFrontierSettings>(PREFIXES, OTHER_SECTIONS);
     }
 
     #[test]
@@ -417,8 +408,7 @@ mod tests {
             err.to_string().contains("es.status.routing.fieldname"),
             "{err}"
         );
-        let err = read(&["es.status.max.buckets=0"]).expect_err("zero");
-        assert!(err.to_string().contains("es.status.max.buckets"), "{err}");
+        refused_naming(&["es.status.max.buckets=0"], "es.status.max.buckets");
         let shared = read(&["es.addresses=http://a:9200"]).expect("shared");
         assert_eq!(addresses(&shared), ["http://a:9200/"]);
         let own = read(&[
@@ -447,20 +437,15 @@ mod tests {
 
     #[test]
     fn bad_values_and_typos_name_the_key() {
-        let err = read(&["es.status.addresses=http://[::1"]).expect_err("address");
-        assert!(err.to_string().contains("es.status.addresses"), "{err}");
-        let err = read(&["es.status.instance=3/2"]).expect_err("instance");
-        assert!(err.to_string().contains("es.status.instance"), "{err}");
-        let err = read(&["es.queues.lease.ttl=0.5"]).expect_err("lease");
-        assert!(err.to_string().contains("es.queues.lease.ttl"), "{err}");
-        let err = read(&["es.status.routing=sometimes"]).expect_err("routing");
-        assert!(err.to_string().contains("es.status.routing"), "{err}");
+        refused_naming(&["es.status.addresses=http://[::1"], "es.status.addresses");
+        refused_naming(&["es.status.instance=3/2"], "es.status.instance");
+        refused_naming(&["es.queues.lease.ttl=0.5"], "es.queues.lease.ttl");
+        let err = refused_naming(&["es.status.routing=sometimes"], "es.status.routing");
         assert!(
             err.to_string().contains("expected true, false or auto"),
             "{err}"
         );
-        let err = read(&["es.status.spout=scroll"]).expect_err("spout");
-        assert!(err.to_string().contains("es.status.spout"), "{err}");
+        refused_naming(&["es.status.spout=scroll"], "es.status.spout");
         let err = read(&["es.status.indx.name=x"]).expect_err("typo");
         assert!(
             err.to_string()
