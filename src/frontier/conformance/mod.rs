@@ -207,118 +207,106 @@ async fn discovered_urls_are_due(mut pair: FrontierPair) -> Check {
 }
 
 async fn discovered_is_create_only(mut pair: FrontierPair) -> Check {
-    const CHECK: &str = "discovered_is_create_only";
     let url = "http://a.test/done";
-    let due = due_after_rewrite(
+    let fetched = write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1)));
+    let discovered = write(url, "a.test", Status::Discovered, Some(TimeDelta::zero()));
+    let batches = vec![vec![fetched], vec![discovered]];
+    due_after(
         &mut pair,
-        CHECK,
-        write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1))),
-        write(url, "a.test", Status::Discovered, Some(TimeDelta::zero())),
+        "discovered_is_create_only",
+        batches,
+        &[],
+        |due| format!("a DISCOVERED write reset a fetched URL: {due:?} became due"),
     )
-    .await?;
-    if !due.is_empty() {
-        return fail(
-            CHECK,
-            format!("a DISCOVERED write reset a fetched URL: {due:?} became due"),
-        );
-    }
-    Ok(())
+    .await
 }
 
 async fn other_statuses_overwrite(mut pair: FrontierPair) -> Check {
-    const CHECK: &str = "other_statuses_overwrite";
     let url = "http://a.test/x";
-    let due = due_after_rewrite(
+    let fetched = write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1)));
+    let failed = write(
+        url,
+        "a.test",
+        Status::FetchError,
+        Some(TimeDelta::seconds(-5)),
+    );
+    let batches = vec![vec![fetched], vec![failed]];
+    due_after(
         &mut pair,
-        CHECK,
-        write(url, "a.test", Status::Fetched, Some(TimeDelta::days(1))),
-        write(
-            url,
-            "a.test",
-            Status::FetchError,
-            Some(TimeDelta::seconds(-5)),
-        ),
+        "other_statuses_overwrite",
+        batches,
+        &[url],
+        |due| format!("the FETCH_ERROR overwrite did not reschedule the URL: due {due:?}"),
     )
-    .await?;
-    if due != [url] {
-        return fail(
-            CHECK,
-            format!("the FETCH_ERROR overwrite did not reschedule the URL: due {due:?}"),
-        );
-    }
-    Ok(())
+    .await
 }
 
-/// Stores `first`, then `second` in a batch of its own, and reads what is due after both.
-async fn due_after_rewrite(
+/// Stores each of `batches` in turn, then checks that the URLs due are `expected`; `wrong` says
+/// what other URLs due mean.
+async fn due_after(
     pair: &mut FrontierPair,
     check: &'static str,
-    first: StatusWrite,
-    second: StatusWrite,
-) -> Result<Vec<String>, Nonconformance> {
-    store_all(pair, check, vec![first]).await?;
-    store_all(pair, check, vec![second]).await?;
-    due_urls(pair, check).await
+    batches: Vec<Vec<StatusWrite>>,
+    expected: &[&str],
+    wrong: impl FnOnce(&[String]) -> String,
+) -> Check {
+    for batch in batches {
+        store_all(pair, check, batch).await?;
+    }
+    let due = due_urls(pair, check).await?;
+    if due != expected {
+        return fail(check, wrong(&due));
+    }
+    Ok(())
 }
 
 async fn scheduled_urls_wait_until_due(mut pair: FrontierPair) -> Check {
-    const CHECK: &str = "scheduled_urls_wait_until_due";
-    store_all(
-        &pair,
-        CHECK,
-        vec![
-            write(
-                "http://a.test/later",
-                "a.test",
-                Status::Fetched,
-                Some(TimeDelta::hours(1)),
-            ),
-            write(
-                "http://a.test/now",
-                "a.test",
-                Status::Fetched,
-                Some(TimeDelta::seconds(-1)),
-            ),
-        ],
+    let later = write(
+        "http://a.test/later",
+        "a.test",
+        Status::Fetched,
+        Some(TimeDelta::hours(1)),
+    );
+    let now = write(
+        "http://a.test/now",
+        "a.test",
+        Status::Fetched,
+        Some(TimeDelta::seconds(-1)),
+    );
+    let batches = vec![vec![later, now]];
+    due_after(
+        &mut pair,
+        "scheduled_urls_wait_until_due",
+        batches,
+        &["http://a.test/now"],
+        |due| format!("expected only the URL whose date passed, got {due:?}"),
     )
-    .await?;
-    let due = due_urls(&mut pair, CHECK).await?;
-    if due != ["http://a.test/now"] {
-        return fail(
-            CHECK,
-            format!("expected only the URL whose date passed, got {due:?}"),
-        );
-    }
-    Ok(())
+    .await
 }
 
 async fn never_means_never(mut pair: FrontierPair) -> Check {
-    const CHECK: &str = "never_means_never";
-    store_all(
-        &pair,
-        CHECK,
-        vec![
-            write("http://a.test/gone", "a.test", Status::Error, None),
-            write("http://b.test/gone", "b.test", Status::Error, None),
-            write(
-                "http://b.test/due",
-                "b.test",
-                Status::Discovered,
-                Some(TimeDelta::zero()),
-            ),
-        ],
-    )
-    .await?;
-    let due = due_urls(&mut pair, CHECK).await?;
-    if due != ["http://b.test/due"] {
-        return fail(
-            CHECK,
+    let writes = vec![
+        write("http://a.test/gone", "a.test", Status::Error, None),
+        write("http://b.test/gone", "b.test", Status::Error, None),
+        write(
+            "http://b.test/due",
+            "b.test",
+            Status::Discovered,
+            Some(TimeDelta::zero()),
+        ),
+    ];
+    due_after(
+        &mut pair,
+        "never_means_never",
+        vec![writes],
+        &["http://b.test/due"],
+        |due| {
             format!(
                 "due: {due:?}; a URL scheduled never became due, or its queue's due URL did not"
-            ),
-        );
-    }
-    Ok(())
+            )
+        },
+    )
+    .await
 }
 
 async fn metadata_round_trips(mut pair: FrontierPair) -> Check {
