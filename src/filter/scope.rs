@@ -76,49 +76,73 @@ mod tests {
         f.filter(Some(&source), url(s), &Metadata::new()).is_some()
     }
 
+    /// From a link on `page`, `f` keeps each of `kept` and drops each of `dropped`.
+    fn follows(f: &ScopeFilter, page: &str, kept: &[&str], dropped: &[&str]) {
+        for link in kept {
+            assert!(keeps(f, page, link), "{page} -> {link} kept");
+        }
+        for link in dropped {
+            assert!(!keeps(f, page, link), "{page} -> {link} dropped");
+        }
+    }
+
     #[test]
     fn no_scope_keeps_everything() {
         let f = ScopeFilter::new(false, false);
-        assert!(keeps(&f, "http://source.invalid/", "http://anywhere.org/"));
-        assert!(keeps(&f, "http://source.invalid/", "mailto:a@b.org"));
+        let anywhere = ["http://anywhere.org/", "mailto:a@b.org"];
+        follows(&f, "http://source.invalid/", &anywhere, &[]);
     }
 
     #[test]
     fn host_scope_follows_the_source_page() {
         let f = ScopeFilter::new(true, false);
-        let page = "https://News.Example.co.uk/start";
-        assert!(keeps(&f, page, "http://news.example.co.uk/other"));
-        assert!(!keeps(&f, page, "http://www.example.co.uk/"));
-        assert!(!keeps(&f, page, "http://example.co.uk/"));
-        assert!(!keeps(&f, page, "mailto:a@news.example.co.uk"));
-        // Another page, another scope: nothing is remembered from the first.
-        assert!(keeps(&f, "http://example.co.uk/", "http://example.co.uk/a"));
-        assert!(!keeps(
-            &f,
+        let elsewhere = [
+            "http://www.example.co.uk/",
             "http://example.co.uk/",
-            "http://news.example.co.uk/"
-        ));
+            "mailto:a@news.example.co.uk",
+        ];
+        let page = "https://News.Example.co.uk/start";
+        follows(&f, page, &["http://news.example.co.uk/other"], &elsewhere);
+        // Another page, another scope: nothing is remembered from the first.
+        let other = "http://example.co.uk/";
+        follows(
+            &f,
+            other,
+            &["http://example.co.uk/a"],
+            &["http://news.example.co.uk/"],
+        );
     }
 
     #[test]
     fn domain_scope_follows_the_source_page() {
         let f = ScopeFilter::new(false, true);
-        let page = "https://news.example.co.uk/";
-        assert!(keeps(&f, page, "http://www.example.co.uk/"));
-        assert!(keeps(&f, page, "http://a.b.example.co.uk/"));
-        assert!(!keeps(&f, page, "http://other.co.uk/"));
-        assert!(!keeps(&f, page, "http://example.com/"));
+        let same_domain = ["http://www.example.co.uk/", "http://a.b.example.co.uk/"];
+        let other_domains = ["http://other.co.uk/", "http://example.com/"];
+        follows(
+            &f,
+            "https://news.example.co.uk/",
+            &same_domain,
+            &other_domains,
+        );
         // IP addresses fall back to the host.
-        assert!(keeps(&f, "http://10.0.0.1:8080/", "http://10.0.0.1/x"));
-        assert!(!keeps(&f, "http://10.0.0.1:8080/", "http://10.0.0.2/x"));
+        follows(
+            &f,
+            "http://10.0.0.1:8080/",
+            &["http://10.0.0.1/x"],
+            &["http://10.0.0.2/x"],
+        );
     }
 
     #[test]
     fn both_scopes_require_the_host() {
         let f = ScopeFilter::new(true, true);
         let page = "http://www.example.com/";
-        assert!(keeps(&f, page, "http://www.example.com/a"));
-        assert!(!keeps(&f, page, "http://blog.example.com/a"));
+        follows(
+            &f,
+            page,
+            &["http://www.example.com/a"],
+            &["http://blog.example.com/a"],
+        );
     }
 
     #[test]
