@@ -535,15 +535,22 @@ mod tests {
             }
             held.len()
         });
-        let settled = tokio::time::timeout(Duration::from_secs(10), async {
-            let mut last = usize::MAX;
+        // Settled: URLs wait in the buffer, yet the count in flight stays put over three looks
+        // (a loaded machine may pause the runner for one look, never with nothing held back).
+        let settled = tokio::time::timeout(Duration::from_secs(30), async {
+            let (mut last, mut steady) = (usize::MAX, 0);
             loop {
                 tokio::time::sleep(Duration::from_millis(300)).await;
-                let now = watched.borrow_and_update().in_flight;
-                if now == last {
-                    return now;
+                let state = *watched.borrow_and_update();
+                steady = if state.in_flight == last && state.buffered > 0 {
+                    steady + 1
+                } else {
+                    0
+                };
+                if steady == 2 {
+                    return state.in_flight;
                 }
-                last = now;
+                last = state.in_flight;
             }
         })
         .await
