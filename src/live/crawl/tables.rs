@@ -42,11 +42,8 @@ fn leases(inner: &Inner) -> Option<Table> {
     );
     for lease in held.iter().take(LEASE_ROWS) {
         table.row([
-            ("queue", json!(lease.key)),
-            (
-                "expires_in_s",
-                json!(round(lease.remaining.as_secs_f64(), 1)),
-            ),
+            json!(lease.key),
+            json!(round(lease.remaining.as_secs_f64(), 1)),
         ]);
     }
     Some(table)
@@ -111,12 +108,12 @@ fn stages(inner: &Inner, runner: &RunnerState) -> Table {
         let p = latency.and_then(LatencyWindow::percentiles);
         let pick = |f: fn(&Percentiles) -> f64| p.as_ref().map_or(Value::Null, |p| json!(f(p)));
         table.row([
-            ("stage", json!(stage)),
-            ("total", total),
-            ("per_second", per_second),
-            ("p50_ms", pick(|p| p.p50)),
-            ("p95_ms", pick(|p| p.p95)),
-            ("p99_ms", pick(|p| p.p99)),
+            json!(stage),
+            total,
+            per_second,
+            pick(|p| p.p50),
+            pick(|p| p.p95),
+            pick(|p| p.p99),
         ]);
     }
     table
@@ -142,16 +139,13 @@ fn frontier(inner: &Inner) -> Table {
         return table;
     };
     for (status, count) in &counts.by_status {
-        table.row([("what", json!(status.to_string())), ("count", json!(count))]);
+        table.row([json!(status.to_string()), json!(count)]);
     }
     table.row([
-        ("what", json!("scheduled (due now or later)")),
-        ("count", json!(counts.scheduled)),
+        json!("scheduled (due now or later)"),
+        json!(counts.scheduled),
     ]);
-    table.row([
-        ("what", json!("queues with URLs scheduled")),
-        ("count", json!(counts.queues)),
-    ]);
+    table.row([json!("queues with URLs scheduled"), json!(counts.queues)]);
     table.title = format!(
         "Frontier (counted {:.0} s ago in {} ms)",
         at.elapsed().as_secs_f64(),
@@ -194,21 +188,18 @@ fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
     table
 }
 
-fn busiest_row(queue: &QueueView, figures: &HostFigures) -> [(&'static str, Value); 9] {
+fn busiest_row(queue: &QueueView, figures: &HostFigures) -> [Value; 9] {
     let seconds = |d: std::time::Duration| json!(round(d.as_secs_f64(), 1));
     [
-        ("host", json!(queue.key)),
-        ("queued", json!(queue.queued)),
-        ("in_flight", json!(queue.in_flight)),
-        ("next_fetch_s", seconds(queue.next_fetch_in)),
-        (
-            "crawl_delay_s",
-            queue.crawl_delay.map_or(Value::Null, seconds),
-        ),
-        ("retry_after_s", queue.held_for.map_or(Value::Null, seconds)),
-        ("fetches", json!(figures.fetches)),
-        ("errors", json!(figures.errors)),
-        ("last", last_answer(figures)),
+        json!(queue.key),
+        json!(queue.queued),
+        json!(queue.in_flight),
+        seconds(queue.next_fetch_in),
+        queue.crawl_delay.map_or(Value::Null, seconds),
+        queue.held_for.map_or(Value::Null, seconds),
+        json!(figures.fetches),
+        json!(figures.errors),
+        last_answer(figures),
     ]
 }
 
@@ -227,11 +218,11 @@ fn slowest_hosts(inner: &Inner) -> Table {
     );
     for (host, figures) in inner.tally.hosts.slowest(inner.settings.rows) {
         table.row([
-            ("host", json!(host)),
-            ("mean_fetch_ms", json!(round(figures.mean_fetch_ms(), 1))),
-            ("fetches", json!(figures.fetches)),
-            ("errors", json!(figures.errors)),
-            ("last", last_answer(&figures)),
+            json!(host),
+            json!(round(figures.mean_fetch_ms(), 1)),
+            json!(figures.fetches),
+            json!(figures.errors),
+            last_answer(&figures),
         ]);
     }
     table
@@ -265,18 +256,16 @@ fn recent_errors(inner: &Inner) -> Table {
         "no error so far",
     );
     for error in inner.tally.recent_errors() {
+        let message = if error.message.is_empty() {
+            Value::Null
+        } else {
+            json!(error.message)
+        };
         table.row([
-            ("at", json!(clock_time(error.at))),
-            ("cause", json!(error.cause)),
-            ("url", json!(error.url)),
-            (
-                "message",
-                if error.message.is_empty() {
-                    Value::Null
-                } else {
-                    json!(error.message)
-                },
-            ),
+            json!(clock_time(error.at)),
+            json!(error.cause),
+            json!(error.url),
+            message,
         ]);
     }
     table

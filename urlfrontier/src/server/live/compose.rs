@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde_json::json;
 use squall::live::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
 use squall::model::Status;
 
@@ -153,19 +153,14 @@ fn crawls(inner: &Inner, counts: &[CrawlCounts]) -> Table {
     for crawl in counts {
         let by_status = Status::ALL.map(|status| {
             let count = crawl.by_status.iter().find(|(s, _)| *s == status);
-            (status.as_str(), json!(count.map_or(0, |(_, n)| *n)))
+            json!(count.map_or(0, |(_, n)| *n))
         });
-        table.row(
-            [("crawl", json!(crawl.crawl))]
-                .into_iter()
-                .chain(by_status)
-                .chain([
-                    ("scheduled", json!(crawl.scheduled)),
-                    ("queues", json!(crawl.queues)),
-                    ("in_process", json!(crawl.in_process)),
-                    ("buffered", json!(crawl.buffered)),
-                ]),
-        );
+        table.row([json!(crawl.crawl)].into_iter().chain(by_status).chain([
+            json!(crawl.scheduled),
+            json!(crawl.queues),
+            json!(crawl.in_process),
+            json!(crawl.buffered),
+        ]));
     }
     table
 }
@@ -186,11 +181,7 @@ fn calls(inner: &Inner, rates: &[(String, f64)]) -> Table {
             .iter()
             .find(|(k, _)| *k == kind)
             .map_or(0.0, |(_, r)| *r);
-        table.row([
-            ("kind", json!(kind)),
-            ("total", json!(total)),
-            ("per_second", json!(rate)),
-        ]);
+        table.row([json!(kind), json!(total), json!(rate)]);
     }
     table
 }
@@ -212,15 +203,14 @@ fn workers(inner: &Inner) -> Table {
     let seconds = |at: Instant| json!(squall_round(at.elapsed().as_secs_f64()));
     for (addr, calls) in inner.calls.peers() {
         let load = |n: &std::sync::atomic::AtomicU64| json!(n.load(Ordering::Relaxed));
-        let row: [(&str, Value); 6] = [
-            ("address", json!(addr.to_string())),
-            ("calls", load(&calls.calls)),
-            ("get_urls", load(&calls.get_urls)),
-            ("put_urls", load(&calls.put_urls)),
-            ("last_call_s", seconds(calls.last())),
-            ("connected_s", seconds(calls.first)),
-        ];
-        table.row(row);
+        table.row([
+            json!(addr.to_string()),
+            load(&calls.calls),
+            load(&calls.get_urls),
+            load(&calls.put_urls),
+            seconds(calls.last()),
+            seconds(calls.first),
+        ]);
     }
     table
 }
