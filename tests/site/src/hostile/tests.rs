@@ -20,12 +20,88 @@ fn client(site: &HostileSite) -> reqwest::Client {
     builder(site).build().expect("client")
 }
 
+/// A client that gives up on an answer after two seconds.
+fn short_client(site: &HostileSite) -> reqwest::Client {
+    builder(site)
+        .timeout(Duration::from_secs(2))
+        .build()
+        .expect("client")
+}
+
 fn url(site: &HostileSite, path: &str) -> String {
     site.url(HOSTILE_HOST, path)
 }
 
 async fn get(site: &HostileSite, path: &str) -> reqwest::Response {
-    client(site).get(url(site, path)).send().await.expect(path)
+    get_with(&client(site), site, path).await
+}
+
+/// GETs `path` of the site with `client`.
+async fn get_with(client: &reqwest::Client, site: &HostileSite, path: &str) -> reqwest::Response {
+    client.get(url(site, path)).send().await.expect(path)
+}
+
+/// GETs `path`, checks the answer is a 200 and reads its body whole.
+async fn ok_body(site: &HostileSite, path: &str) -> (reqwest::header::HeaderMap, Vec<u8>) {
+    let resp = get(site, path).await;
+    assert_eq!(resp.status(), 200, "{path}");
+    let headers = resp.headers().clone();
+    (headers, resp.bytes().await.expect(path).to_vec())
+}
+
+/// Whether a response's Content-Type says HTML.
+fn says_html(headers: &reqwest::header::HeaderMap) -> bool {
+    headers["content-type"]
+        .to_str()
+        .is_ok_and(|ct| ct.starts_with("text/html"))
+}
+
+/// Reads a body to its end: the bytes read, and the error that ended it if one did.
+async fn read_to_end(resp: &mut reqwest::Response) -> (usize, Result<(), reqwest::Error>) {
+    let mut got = 0;
+    loop {
+        match resp.chunk().await {
+            Ok(Some(c)) => got += c.len(),
+            Ok(None) => return (got, Ok(())),
+            Err(e) => return (got, Err(e)),
+        }
+    }
+}
+
+/// Checks an answer is streamed: a 200 with no Content-Length.
+fn streamed(resp: reqwest::Response) -> reqwest::Response {
+    assert_eq!(resp.status(), 200, "{}", resp.url());
+    assert!(resp.content_length().is_none(), "{}", resp.url());
+    resp
+}
+
+/// Drops a streamed answer, waits until the server stops streaming (panics after `within`),
+/// says how long that took after what was `read`, and shuts the site down.
+async fn hang_up(
+    site: HostileSite,
+    resp: reqwest::Response,
+    within: Duration,
+    read: std::fmt::Arguments<'_>,
+) {
+    drop(resp);
+    let drained = streams_drain(&site, within).await;
+    eprintln!("{read}; stream stopped {drained:?} after disconnect");
+    site.shutdown().await;
+}
+
+/// Reads an endless body until more than `bytes` bytes came; returns how many came and its
+/// start: the chunks that began within the first `kept` bytes.
+async fn read_past(resp: &mut reqwest::Response, bytes: usize, kept: usize) -> (usize, Vec<u8>) {
+    let mut got = 0;
+    let mut head = Vec::new();
+    while got <= bytes {
+        let c = resp.chunk().await.expect("chunk").expect("no end");
+        if head.len() < kept {
+            head.extend_from_slice(&c);
+        }
+        got += c.len();
+    }
+    (got, head)
 }
 
 /// Waits until the server has no streaming body alive; returns how long it
@@ -92,9 +168,7 @@ fn gzip_bomb_construction_inflates_exactly() {
 #[tokio::test]
 async fn index_links_every_hostile_path() {
     let site = HostileSite::start().await.expect("start");
-    let resp = get(&site, "/").await;
-    assert_eq!(resp.status(), 200);
-    let body = resp.bytes().await.expect("body");
+    let (_, body) = ok_body(&site, "/").await;
     let found = links(&body);
     for p in INDEX_LINKS {
         assert!(found.iter().any(|l| l == p), "{p} not linked: {found:?}");
@@ -107,58 +181,29 @@ async fn index_links_every_hostile_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drip_times_out_and_its_stream_stops() {
     let site = HostileSite::start().await.expect("start");
-    let client = builder(&site)
-        .timeout(Duration::from_secs(2))
-        .build()
-        .expect("client");
+    let client = short_client(&site);
     let t = Instant::now();
-    let mut resp = client
-        .get(url(&site, "/drip"))
-        .send()
-        .await
-        .expect("headers");
-    assert_eq!(resp.status(), 200);
-    assert!(resp.content_length().is_none());
-    let mut got = 0;
-    let err = loop {
-        match resp.chunk().await {
-            Ok(Some(c)) => got += c.len(),
-            Ok(None) => panic!("drip ended"),
-            Err(e) => break e,
-        }
-    };
+    let mut resp = streamed(get_with(&client, &site, "/drip").await);
+    let (got, end) = read_to_end(&mut resp).await;
+    let err = end.expect_err("drip ended");
     let took = t.elapsed();
     assert!(err.is_timeout(), "{err:?}");
     assert!((1..=4).contains(&got), "{got} bytes in {took:?}");
     assert!(took < Duration::from_secs(3), "{took:?}");
     assert_eq!(site.streams_started(), 1);
-    drop(resp);
-    let drained = streams_drain(&site, Duration::from_secs(5)).await;
-    eprintln!("drip: {got} bytes in {took:?}; stream stopped {drained:?} after disconnect");
-    site.shutdown().await;
+    let read = format_args!("drip: {got} bytes in {took:?}");
+    hang_up(site, resp, Duration::from_secs(5), read).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_streams_more_than_10_mb_and_stops_on_disconnect() {
     let site = HostileSite::start().await.expect("start");
-    let mut resp = get(&site, "/endless").await;
-    assert_eq!(resp.status(), 200);
-    assert!(resp.content_length().is_none());
-    let mut got = 0usize;
-    let mut head = Vec::new();
-    while got <= 10 << 20 {
-        let c = resp.chunk().await.expect("chunk").expect("endless");
-        if head.len() < 1024 {
-            head.extend_from_slice(&c);
-        }
-        got += c.len();
-    }
+    let mut resp = streamed(get(&site, "/endless").await);
+    let (got, head) = read_past(&mut resp, 10 << 20, 1024).await;
     assert!(links(&head).iter().any(|l| l == "/ok/5"));
     assert_eq!(site.active_streams(), 1);
-    drop(resp);
-    let drained = streams_drain(&site, Duration::from_secs(2)).await;
-    eprintln!("endless: read {got} bytes; stream stopped {drained:?} after disconnect");
-    site.shutdown().await;
+    let read = format_args!("endless: read {got} bytes");
+    hang_up(site, resp, Duration::from_secs(2), read).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -174,27 +219,13 @@ async fn shutdown_ends_streams_at_once() {
     let took = t.elapsed();
     assert!(took < Duration::from_secs(2), "shutdown took {took:?}");
     // Both bodies end in an error (not a clean end) soon.
-    let drip_end = tokio::time::timeout(Duration::from_secs(2), async {
-        loop {
-            match drip.chunk().await {
-                Ok(Some(_)) => {}
-                other => return other.map(|_| ()),
-            }
-        }
-    })
-    .await
-    .expect("drip ends");
+    let (_, drip_end) = tokio::time::timeout(Duration::from_secs(2), read_to_end(&mut drip))
+        .await
+        .expect("drip ends");
     assert!(drip_end.is_err(), "drip ended cleanly");
-    let endless_end = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            match endless.chunk().await {
-                Ok(Some(_)) => {}
-                other => return other.map(|_| ()),
-            }
-        }
-    })
-    .await
-    .expect("endless ends");
+    let (_, endless_end) = tokio::time::timeout(Duration::from_secs(5), read_to_end(&mut endless))
+        .await
+        .expect("endless ends");
     assert!(endless_end.is_err(), "endless ended cleanly");
 }
 
@@ -202,31 +233,17 @@ async fn shutdown_ends_streams_at_once() {
 async fn gzip_bomb_is_small_on_the_wire_and_inflates_to_spaces() {
     let site = HostileSite::start().await.expect("start");
     let raw = builder(&site).no_gzip().build().expect("client");
-    let resp = raw
-        .get(url(&site, "/gzip-bomb"))
-        .send()
-        .await
-        .expect("bomb");
+    let resp = get_with(&raw, &site, "/gzip-bomb").await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-encoding"], "gzip");
-    assert!(
-        resp.headers()["content-type"]
-            .to_str()
-            .expect("ct")
-            .starts_with("text/html")
-    );
+    assert!(says_html(resp.headers()));
     let wire = resp.bytes().await.expect("raw body");
     assert!(wire.len() < 2_000_000, "{} bytes", wire.len());
     assert_eq!(&wire[..2], &[0x1f, 0x8b]);
 
     // A decoding client sees the inflated body; read 10 MB of it only.
-    let mut resp = get(&site, "/gzip-bomb").await;
-    assert!(resp.content_length().is_none());
-    let mut inflated = Vec::new();
-    while inflated.len() < 10 << 20 {
-        let c = resp.chunk().await.expect("chunk").expect("more");
-        inflated.extend_from_slice(&c);
-    }
+    let mut resp = streamed(get(&site, "/gzip-bomb").await);
+    let (_, inflated) = read_past(&mut resp, 10 << 20, usize::MAX).await;
     drop(resp);
     assert!(inflated.starts_with(GZIP_BOMB_PREFIX.as_bytes()));
     assert!(
@@ -272,10 +289,8 @@ async fn loops_redirect_as_described() {
 #[tokio::test]
 async fn invalid_utf8_still_has_its_links() {
     let site = HostileSite::start().await.expect("start");
-    let resp = get(&site, "/invalid-utf8").await;
-    assert_eq!(resp.status(), 200);
-    assert_eq!(resp.headers()["content-type"], "text/html; charset=utf-8");
-    let body = resp.bytes().await.expect("body");
+    let (headers, body) = ok_body(&site, "/invalid-utf8").await;
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
     assert!(std::str::from_utf8(&body).is_err());
     let found = links(&body);
     assert_eq!(found, ["/ok/1", "/ok/2"]);
@@ -294,23 +309,14 @@ async fn invalid_utf8_still_has_its_links() {
 #[tokio::test]
 async fn lying_types() {
     let site = HostileSite::start().await.expect("start");
-    let resp = get(&site, "/lying-type").await;
-    assert_eq!(resp.status(), 200);
-    assert!(
-        resp.headers()["content-type"]
-            .to_str()
-            .expect("ct")
-            .starts_with("text/html")
-    );
-    let body = resp.bytes().await.expect("body");
+    let (headers, body) = ok_body(&site, "/lying-type").await;
+    assert!(says_html(&headers));
     assert!(body.starts_with(b"\x89PNG\r\n\x1a\n"));
     assert!(body.len() >= 16 * 1024);
     assert!(links(&body).is_empty());
 
-    let resp = get(&site, "/lying-type-2").await;
-    assert_eq!(resp.status(), 200);
-    assert_eq!(resp.headers()["content-type"], "image/png");
-    let body = resp.bytes().await.expect("body");
+    let (headers, body) = ok_body(&site, "/lying-type-2").await;
+    assert_eq!(headers["content-type"], "image/png");
     assert!(body.starts_with(b"<!DOCTYPE html>"));
     assert_eq!(links(&body), ["/ok/3"]);
     site.shutdown().await;
@@ -319,26 +325,24 @@ async fn lying_types() {
 #[tokio::test]
 async fn many_links_has_100k_links_to_cheap_404s() {
     let site = HostileSite::start().await.expect("start");
-    let resp = get(&site, "/many-links").await;
-    assert_eq!(resp.status(), 200);
-    let body = resp.bytes().await.expect("body");
+    let (_, body) = ok_body(&site, "/many-links").await;
     let found = links(&body);
     assert_eq!(found.len(), MANY_LINKS);
     assert_eq!(found[0], "/l/0");
     assert_eq!(found[MANY_LINKS - 1], "/l/99999");
     let c = client(&site);
     for p in ["/l/0", "/l/5", "/l/99999"] {
-        let r = c.get(url(&site, p)).send().await.expect(p);
+        let r = get_with(&c, &site, p).await;
         assert_eq!(r.status(), 404, "{p}");
     }
     for p in ["/ok/0", "/ok/1", "/ok/4", "/ok/123456"] {
-        let r = c.get(url(&site, p)).send().await.expect(p);
+        let r = get_with(&c, &site, p).await;
         assert_eq!(r.status(), 200, "{p}");
         let t = r.text().await.expect("text");
         assert!(t.contains("<title>OK "), "{p}");
     }
     for p in ["/ok/", "/ok/x", "/ok/1/2", "/nothing"] {
-        let r = c.get(url(&site, p)).send().await.expect(p);
+        let r = get_with(&c, &site, p).await;
         assert_eq!(r.status(), 404, "{p}");
     }
     site.shutdown().await;
@@ -347,9 +351,7 @@ async fn many_links_has_100k_links_to_cheap_404s() {
 #[tokio::test]
 async fn broken_html_links() {
     let site = HostileSite::start().await.expect("start");
-    let resp = get(&site, "/broken-html").await;
-    assert_eq!(resp.status(), 200);
-    let body = resp.bytes().await.expect("body");
+    let (_, body) = ok_body(&site, "/broken-html").await;
     assert!(body.contains(&0));
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains(&"x".repeat(BROKEN_HTML_LONG_ATTR_LEN)));
@@ -403,10 +405,7 @@ async fn requests_are_logged_any_host_is_accepted_and_only_get_head() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expectations_match_what_is_served() {
     let site = HostileSite::start().await.expect("start");
-    let short = builder(&site)
-        .timeout(Duration::from_secs(2))
-        .build()
-        .expect("client");
+    let short = short_client(&site);
     let expectations = site.expectations();
     assert!(expectations.len() >= 12);
     for e in &expectations {
@@ -425,14 +424,8 @@ async fn expectations_match_what_is_served() {
             }
             HostileOutcome::FetchError if e.path == "/drip" => {
                 assert_eq!(status, 200);
-                let err = loop {
-                    match resp.chunk().await {
-                        Ok(Some(_)) => {}
-                        Ok(None) => panic!("drip ended"),
-                        Err(err) => break err,
-                    }
-                };
-                assert!(err.is_timeout());
+                let (_, end) = read_to_end(&mut resp).await;
+                assert!(end.expect_err("drip ended").is_timeout());
                 continue;
             }
             HostileOutcome::FetchError => {
