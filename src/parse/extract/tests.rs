@@ -28,102 +28,99 @@ fn extracted(filter: &ExtractFilter, page: &[u8], mut metadata: Metadata) -> Met
     metadata
 }
 
+/// A filter of `rules`, which must be valid.
+fn filter<'a>(rules: impl IntoIterator<Item = (&'a str, Expression)>) -> ExtractFilter {
+    ExtractFilter::new(rules).expect("valid")
+}
+
 /// What one rule for `key` adds to empty metadata on `page`.
 fn values(expression: Expression, page: &str) -> Vec<String> {
-    let filter = ExtractFilter::new([("key", expression)]).expect("valid");
-    let metadata = extracted(&filter, page.as_bytes(), Metadata::new());
+    let metadata = extracted(
+        &filter([("key", expression)]),
+        page.as_bytes(),
+        Metadata::new(),
+    );
     metadata.values("key").to_vec()
 }
 
+/// Checks, for each `(rule, values)`, that the rule alone gives these values on `page`.
+#[track_caller]
+fn check(page: &str, cases: &[(Expression, &[&str])]) {
+    for (expression, expected) in cases {
+        assert_eq!(
+            values(expression.clone(), page),
+            *expected,
+            "{expression:?}"
+        );
+    }
+}
+
+/// Each rule alone on `PAGE`, with what it must give.
 #[test]
-fn css_gives_each_match_s_text_collapsed_and_trimmed() {
-    assert_eq!(values(css("h1"), PAGE), ["Main title"]);
-    assert_eq!(values(css("title"), PAGE), ["The page"]);
-    assert_eq!(
-        values(css("div.post p"), PAGE),
-        ["First bold para.", "Second"]
+fn one_rule_gives_its_values_on_the_page() {
+    let in_order = &["one", "twotwo.one", "two.one", "three"];
+    check(
+        PAGE,
+        &[
+            // CSS gives each match's text, collapsed and trimmed.
+            (css("h1"), &["Main title"]),
+            (css("title"), &["The page"]),
+            (css("div.post p"), &["First bold para.", "Second"]),
+            // CSS attribute forms give the attribute of the matches that have it (HTML names).
+            (css("a.next@href"), &["/p2", "/p3"]),
+            (css("a.next::attr(href)"), &["/p2", "/p3"]),
+            (css("A.next@HREF"), &["/p2", "/p3"]),
+            (css("meta[name=description]@content"), &["About things"]),
+            // XPath text nodes, attributes and elements (an element gives its text content).
+            (xpath("//title/text()"), &["The page"]),
+            (
+                xpath("//link[@rel='canonical']/@href"),
+                &["https://a.test/page"],
+            ),
+            (xpath("//div[@class='post']"), &["First bold para.Second"]),
+            (xpath("//h1/text()"), &["Main"]),
+            // XPath strings, numbers and booleans are one value.
+            (xpath("normalize-space(//h1)"), &["Main title"]),
+            (xpath("string(//a[2])"), &["no href"]),
+            (xpath("concat(//a[1]/@href, '#', count(//li))"), &["/p2#5"]),
+            (xpath("count(//a)"), &["3"]),
+            (xpath("boolean(//h1)"), &["true"]),
+            (xpath("string(//nothing)"), &[]),
+            // Several matches come in document order, without empty values (a union too).
+            (css("li"), in_order),
+            (xpath("//li"), in_order),
+            (
+                xpath("//li[last()] | //li[1]"),
+                &["one", "two.one", "three"],
+            ),
+        ],
     );
 }
 
 #[test]
-fn css_attribute_forms_give_the_attribute_of_matches_that_have_it() {
-    assert_eq!(values(css("a.next@href"), PAGE), ["/p2", "/p3"]);
-    assert_eq!(values(css("a.next::attr(href)"), PAGE), ["/p2", "/p3"]);
-    assert_eq!(
-        values(css("A.next@HREF"), PAGE),
-        ["/p2", "/p3"],
-        "HTML names"
-    );
-    assert_eq!(
-        values(css("meta[name=description]@content"), PAGE),
-        ["About things"]
-    );
-}
-
-#[test]
-fn xpath_text_nodes_attributes_and_elements() {
-    assert_eq!(values(xpath("//title/text()"), PAGE), ["The page"]);
-    assert_eq!(
-        values(xpath("//link[@rel='canonical']/@href"), PAGE),
-        ["https://a.test/page"]
-    );
-    assert_eq!(
-        values(xpath("//div[@class='post']"), PAGE),
-        ["First bold para.Second"],
-        "an element gives its text content"
-    );
-    assert_eq!(values(xpath("//h1/text()"), PAGE), ["Main"]);
-}
-
-#[test]
-fn xpath_strings_numbers_and_booleans_are_one_value() {
-    assert_eq!(values(xpath("normalize-space(//h1)"), PAGE), ["Main title"]);
-    assert_eq!(values(xpath("string(//a[2])"), PAGE), ["no href"]);
-    assert_eq!(
-        values(xpath("concat(//a[1]/@href, '#', count(//li))"), PAGE),
-        ["/p2#5"]
-    );
-    assert_eq!(values(xpath("count(//a)"), PAGE), ["3"]);
-    assert_eq!(values(xpath("boolean(//h1)"), PAGE), ["true"]);
-    assert_eq!(
-        values(xpath("string(//nothing)"), PAGE),
-        Vec::<String>::new()
-    );
-}
-
-#[test]
-fn several_matches_come_in_document_order_without_empty_values() {
-    let expected = ["one", "twotwo.one", "two.one", "three"];
-    assert_eq!(values(css("li"), PAGE), expected);
-    assert_eq!(values(xpath("//li"), PAGE), expected);
-    assert_eq!(
-        values(xpath("//li[last()] | //li[1]"), PAGE),
-        ["one", "two.one", "three"],
-        "a union in document order"
-    );
+fn several_matches_come_in_the_tree_s_order() {
     // The parser moves the paragraph out of the table, before it: the order is the tree's.
     let fostered = "<table><tr><td>cell</td></tr><p>fostered</p></table>";
-    assert_eq!(values(css("td, p"), fostered), ["fostered", "cell"]);
-    assert_eq!(values(xpath("//td | //p"), fostered), ["fostered", "cell"]);
-    assert_eq!(
-        values(css("html"), "<title>t</title>x"),
-        ["tx"],
-        "the root too"
+    check(
+        fostered,
+        &[
+            (css("td, p"), &["fostered", "cell"]),
+            (xpath("//td | //p"), &["fostered", "cell"]),
+        ],
     );
+    check("<title>t</title>x", &[(css("html"), &["tx"])]); // the root too
 }
 
 #[test]
 fn rules_add_to_a_key_in_their_order_after_what_it_held() {
-    let filter = ExtractFilter::new([
+    let filter = filter([
         ("links", xpath("//a/@href")),
         ("title", css("title")),
         ("links", css("link@href")),
-    ])
-    .expect("valid");
+    ]);
     assert_eq!(filter.len(), 3);
-    let mut metadata = Metadata::new();
-    metadata.set("links", "earlier");
-    filter.extract(PAGE.as_bytes(), &mut metadata);
+    let held = Metadata::from_iter([("links", "earlier")]);
+    let metadata = extracted(&filter, PAGE.as_bytes(), held);
     assert_eq!(
         metadata.values("links"),
         ["earlier", "/p2", "/p3", "https://a.test/page"]
@@ -133,15 +130,13 @@ fn rules_add_to_a_key_in_their_order_after_what_it_held() {
 
 #[test]
 fn a_key_that_matches_nothing_is_left_untouched() {
-    let filter = ExtractFilter::new([
+    let filter = filter([
         ("kept", css("table td")),
         ("absent", xpath("//table//td/text()")),
         ("empty", css("ul > li:nth-child(2)")),
-    ])
-    .expect("valid");
-    let mut metadata = Metadata::new();
-    metadata.set_values("kept", vec!["a".into(), "b".into()]);
-    filter.extract(PAGE.as_bytes(), &mut metadata);
+    ]);
+    let held = Metadata::from_iter([("kept", "a"), ("kept", "b")]);
+    let metadata = extracted(&filter, PAGE.as_bytes(), held);
     assert_eq!(metadata.values("kept"), ["a", "b"]);
     assert!(!metadata.contains("absent"));
     assert!(!metadata.contains("empty"), "only whitespace is no value");
@@ -149,7 +144,7 @@ fn a_key_that_matches_nothing_is_left_untouched() {
 
 #[test]
 fn as_a_parse_filter_it_adds_to_the_parse_result() {
-    let filter = ExtractFilter::new([("h1", css("h1"))]).expect("valid");
+    let filter = filter([("h1", css("h1"))]);
     let mut parse = ParseResult::default();
     let url = Url::parse("https://a.test/page").expect("url");
     filter.filter(&url, PAGE.as_bytes(), &mut parse);
@@ -159,7 +154,7 @@ fn as_a_parse_filter_it_adds_to_the_parse_result() {
 
 #[test]
 fn an_empty_filter_does_nothing() {
-    let filter = ExtractFilter::new(Vec::<(String, Expression)>::new()).expect("valid");
+    let filter = filter([]);
     assert!(filter.is_empty());
     let metadata = extracted(&filter, PAGE.as_bytes(), Metadata::new());
     assert!(metadata.is_empty());
@@ -191,7 +186,7 @@ fn invalid_expressions_are_errors_naming_key_and_expression() {
 #[test]
 fn the_page_s_encoding_is_honoured() {
     let page = b"<meta charset=windows-1252><h1>Caf\xe9 cr\xe8me</h1>";
-    let filter = ExtractFilter::new([("h1", xpath("//h1")), ("css", css("h1"))]).expect("valid");
+    let filter = filter([("h1", xpath("//h1")), ("css", css("h1"))]);
     let metadata = extracted(&filter, page, Metadata::new());
     assert_eq!(metadata.values("h1"), ["Café crème"]);
     assert_eq!(metadata.values("css"), ["Café crème"]);
@@ -201,10 +196,15 @@ fn the_page_s_encoding_is_honoured() {
 fn foreign_content_matches_by_local_names() {
     let page = r#"<svg><title>Logo</title><a xlink:href="/home"><text>Home</text></a></svg>
         <math><mi>x</mi></math>"#;
-    assert_eq!(values(xpath("//svg/title"), page), ["Logo"]);
-    assert_eq!(values(xpath("//svg//a/@href"), page), ["/home"]);
-    assert_eq!(values(xpath("//math/mi/text()"), page), ["x"]);
-    assert_eq!(values(css("svg title"), page), ["Logo"]);
+    check(
+        page,
+        &[
+            (xpath("//svg/title"), &["Logo"]),
+            (xpath("//svg//a/@href"), &["/home"]),
+            (xpath("//math/mi/text()"), &["x"]),
+            (css("svg title"), &["Logo"]),
+        ],
+    );
 }
 
 /// Pages built to break parsers: every rule runs on each, and nothing panics.
@@ -241,7 +241,7 @@ fn hostile_html_does_not_panic() {
         attributes.into_bytes(),
         long_attribute.into_bytes(),
     ];
-    let filter = ExtractFilter::new([
+    let filter = filter([
         ("h1", css("h1")),
         ("all", css("*")),
         ("href", css("*@href")),
@@ -252,8 +252,7 @@ fn hostile_html_does_not_panic() {
         ("body", xpath("string(/)")),
         ("span", xpath("//span/ancestor::*[1]")),
         ("comments", xpath("//comment()")),
-    ])
-    .expect("valid");
+    ]);
     for page in &pages {
         extracted(&filter, page, Metadata::new());
     }
@@ -281,14 +280,13 @@ fn whitespace_collapses_to_single_spaces() {
 
 #[test]
 fn with_first_match_per_key_a_key_takes_its_first_rule_that_gives_values() {
-    let filter = ExtractFilter::new([
+    let filter = filter([
         ("title", xpath("//meta[@name='title']/@content")),
         ("title", xpath("//title")),
         ("title", xpath("//h1")),
         ("links", xpath("//a/@href")),
         ("links", css("link@href")),
     ])
-    .expect("valid")
     .first_match_per_key(true);
     let metadata = extracted(&filter, PAGE.as_bytes(), Metadata::new());
     assert_eq!(metadata.values("title"), ["The page"]);
