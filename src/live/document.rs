@@ -119,6 +119,15 @@ pub struct Column {
     pub unit: Unit,
 }
 
+/// A column of a table whose rows each show one `T`, with how the row's value in it is read from
+/// that `T`: a table made of fields ([`Table::of`]) names each column once, beside its value.
+pub struct Field<T> {
+    /// The column.
+    pub column: Column,
+    /// The value of a row's `T` in the column.
+    pub value: fn(&T) -> Value,
+}
+
 impl Figure {
     /// A figure.
     pub fn new(id: &str, label: &str, value: f64, unit: Unit) -> Self {
@@ -153,7 +162,33 @@ impl Column {
     }
 }
 
+impl<T> Field<T> {
+    /// A field.
+    pub fn new(id: &str, label: &str, unit: Unit, value: fn(&T) -> Value) -> Self {
+        Field {
+            column: Column::new(id, label, unit),
+            value,
+        }
+    }
+}
+
 impl Table {
+    /// A table with a row per item of `items`, each column's value read by its field.
+    pub fn of<T>(
+        id: &str,
+        title: &str,
+        items: impl IntoIterator<Item = T>,
+        fields: &[Field<T>],
+        empty: &str,
+    ) -> Self {
+        let columns = fields.iter().map(|field| field.column.clone()).collect();
+        let mut table = Table::new(id, title, columns, empty);
+        for item in items {
+            table.row(fields.iter().map(|field| (field.value)(&item)));
+        }
+        table
+    }
+
     /// A table with no row yet.
     pub fn new(id: &str, title: &str, columns: Vec<Column>, empty: &str) -> Self {
         Table {
@@ -226,25 +261,39 @@ mod tests {
 
     #[test]
     fn rows_are_objects_keyed_by_column_id_in_json() {
-        let mut table = Table::new(
+        let hosts = [("a.test", 3), ("b.test", 0)];
+        let table = Table::of(
             "t",
             "T",
-            vec![
-                Column::new("host", "host", Unit::Count),
-                Column::new("fetches", "fetches", Unit::Count),
-                Column::new("last", "last", Unit::Count),
+            hosts,
+            &[
+                Field::new("host", "host", Unit::Count, |(host, _)| json!(host)),
+                Field::new("fetches", "fetches", Unit::Count, |(_, n)| json!(n)),
             ],
             "none",
         );
+        assert_eq!(table.cell(1, "host"), Some(&json!("b.test")));
+        let written = serde_json::to_value(&table).expect("a table as JSON");
+        assert_eq!(
+            written["rows"],
+            json!([{"host": "a.test", "fetches": 3}, {"host": "b.test", "fetches": 0}])
+        );
+        assert_eq!(written["columns"][1]["id"], "fetches");
+        assert_eq!(written["empty"], "none");
+    }
+
+    #[test]
+    fn a_row_short_of_values_is_null_in_the_last_columns() {
+        let columns = ["host", "fetches", "last"].map(|id| Column::new(id, id, Unit::Count));
+        let mut table = Table::new("t", "T", columns.to_vec(), "none");
         table.row([json!("a.test"), json!(3)]);
         assert_eq!(table.cell(0, "host"), Some(&json!("a.test")));
         assert_eq!(table.cell(0, "last"), Some(&Value::Null));
+        assert_eq!(table.cell(0, "nope"), None);
         let written = serde_json::to_value(&table).expect("a table as JSON");
         assert_eq!(
             written["rows"],
             json!([{"host": "a.test", "fetches": 3, "last": null}])
         );
-        assert_eq!(written["columns"][1]["id"], "fetches");
-        assert_eq!(written["empty"], "none");
     }
 }

@@ -19,7 +19,7 @@ mod server;
 
 pub use cache::DocumentCache;
 pub use crawl::{LiveCrawl, LiveSettings, Progress, Totals};
-pub use document::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
+pub use document::{Chart, Column, Field, Figure, Series, StatusDocument, Table, Unit};
 pub use latency::{LatencyWindow, Percentiles};
 pub use series::RateTrack;
 pub use server::{

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::hosts::HostFigures;
 use super::{Inner, RECENT, Tracks};
-use crate::fetch::{FetcherView, QueueView};
-use crate::live::document::{Column, Table, Unit};
+use crate::fetch::FetcherView;
+use crate::live::document::{Column, Field, Table, Unit};
 use crate::live::latency::{LatencyWindow, Percentiles};
 use crate::live::series::{RateTrack, round};
 use crate::spout::RunnerState;
@@ -31,38 +31,46 @@ pub(super) fn tables(inner: &Inner, runner: &RunnerState, fetcher: &FetcherView)
 fn leases(inner: &Inner) -> Option<Table> {
     let view = inner.leases.lock().ok()?.clone()?;
     let held = view.held();
-    let mut table = Table::new(
+    Some(Table::of(
         "leases",
         &format!("Leases this process holds ({})", held.len()),
-        vec![
-            Column::new("queue", "queue", Unit::Count),
-            Column::new("expires_in_s", "expires in (unless renewed)", Unit::Seconds),
+        held.iter().take(LEASE_ROWS),
+        &[
+            Field::new("queue", "queue", Unit::Count, |lease| json!(lease.key)),
+            Field::new(
+                "expires_in_s",
+                "expires in (unless renewed)",
+                Unit::Seconds,
+                |lease| seconds(&lease.remaining),
+            ),
         ],
         "this process holds no queue",
-    );
-    for lease in held.iter().take(LEASE_ROWS) {
-        table.row([
-            json!(lease.key),
-            json!(round(lease.remaining.as_secs_f64(), 1)),
-        ]);
-    }
-    Some(table)
+    ))
 }
 
+/// A stage's row: its name, its total, its recent rate and its latency percentiles.
+type Stage = (&'static str, Value, Value, Option<Percentiles>);
+
 fn stages(inner: &Inner, runner: &RunnerState) -> Table {
-    let mut table = Table::new(
+    Table::of(
         "stages",
         "Stages (latencies over the last minute)",
-        vec![
-            Column::new("stage", "stage", Unit::Count),
-            Column::new("total", "total", Unit::Count),
-            Column::new("per_second", "per second (10 s)", Unit::Rate),
-            Column::new("p50_ms", "p50", Unit::Milliseconds),
-            Column::new("p95_ms", "p95", Unit::Milliseconds),
-            Column::new("p99_ms", "p99", Unit::Milliseconds),
+        stage_rows(inner, runner),
+        &[
+            Field::new("stage", "stage", Unit::Count, |s: &Stage| json!(s.0)),
+            Field::new("total", "total", Unit::Count, |s| s.1.clone()),
+            Field::new("per_second", "per second (10 s)", Unit::Rate, |s| {
+                s.2.clone()
+            }),
+            Field::new("p50_ms", "p50", Unit::Milliseconds, |s| pick(s, |p| p.p50)),
+            Field::new("p95_ms", "p95", Unit::Milliseconds, |s| pick(s, |p| p.p95)),
+            Field::new("p99_ms", "p99", Unit::Milliseconds, |s| pick(s, |p| p.p99)),
         ],
         "",
-    );
+    )
+}
+
+fn stage_rows(inner: &Inner, runner: &RunnerState) -> [Stage; 6] {
     let tally = &inner.tally;
     let load = |counter: &AtomicU64| json!(counter.load(Ordering::Relaxed));
     let rate = |track: fn(&Tracks) -> &RateTrack| {
@@ -71,7 +79,7 @@ fn stages(inner: &Inner, runner: &RunnerState) -> Table {
         })
     };
     let none = None::<&LatencyWindow>;
-    let rows: [(&str, Value, Value, Option<&LatencyWindow>); 6] = [
+    let rows: [(&'static str, Value, Value, Option<&LatencyWindow>); 6] = [
         (
             "emitted by the spout",
             json!(runner.emitted),
@@ -104,19 +112,18 @@ fn stages(inner: &Inner, runner: &RunnerState) -> Table {
             none,
         ),
     ];
-    for (stage, total, per_second, latency) in rows {
-        let p = latency.and_then(LatencyWindow::percentiles);
-        let pick = |f: fn(&Percentiles) -> f64| p.as_ref().map_or(Value::Null, |p| json!(f(p)));
-        table.row([
-            json!(stage),
-            total,
-            per_second,
-            pick(|p| p.p50),
-            pick(|p| p.p95),
-            pick(|p| p.p99),
-        ]);
-    }
-    table
+    rows.map(|(stage, total, per_second, latency)| {
+        let percentiles = latency.and_then(LatencyWindow::percentiles);
+        (stage, total, per_second, percentiles)
+    })
+}
+
+/// One percentile of a stage, null when it has none.
+fn pick(stage: &Stage, percentile: fn(&Percentiles) -> f64) -> Value {
+    stage
+        .3
+        .as_ref()
+        .map_or(Value::Null, |p| json!(percentile(p)))
 }
 
 fn frontier(inner: &Inner) -> Table {
@@ -160,19 +167,35 @@ fn frontier(inner: &Inner) -> Table {
 }
 
 fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
-    let mut table = Table::new(
+    let queues = fetcher.busiest.iter().map(|queue| {
+        let figures = inner.tally.hosts.get(&queue.key).unwrap_or_default();
+        (queue, figures)
+    });
+    let mut table = Table::of(
         "busiest_hosts",
         "Busiest queues in the fetcher",
-        vec![
-            Column::new("host", "queue", Unit::Count),
-            Column::new("queued", "queued", Unit::Count),
-            Column::new("in_flight", "fetching", Unit::Count),
-            Column::new("next_fetch_s", "next fetch in", Unit::Seconds),
-            Column::new("crawl_delay_s", "Crawl-delay", Unit::Seconds),
-            Column::new("retry_after_s", "Retry-After left", Unit::Seconds),
-            Column::new("fetches", "fetches", Unit::Count),
-            Column::new("errors", "errors", Unit::Count),
-            Column::new("last", "last answer", Unit::Count),
+        queues,
+        &[
+            Field::new("host", "queue", Unit::Count, |(q, _)| json!(q.key)),
+            Field::new("queued", "queued", Unit::Count, |(q, _)| json!(q.queued)),
+            Field::new("in_flight", "fetching", Unit::Count, |(q, _)| {
+                json!(q.in_flight)
+            }),
+            Field::new("next_fetch_s", "next fetch in", Unit::Seconds, |(q, _)| {
+                seconds(&q.next_fetch_in)
+            }),
+            Field::new("crawl_delay_s", "Crawl-delay", Unit::Seconds, |(q, _)| {
+                q.crawl_delay.as_ref().map_or(Value::Null, seconds)
+            }),
+            Field::new(
+                "retry_after_s",
+                "Retry-After left",
+                Unit::Seconds,
+                |(q, _)| q.held_for.as_ref().map_or(Value::Null, seconds),
+            ),
+            Field::new("fetches", "fetches", Unit::Count, |(_, f)| json!(f.fetches)),
+            Field::new("errors", "errors", Unit::Count, |(_, f)| json!(f.errors)),
+            Field::new("last", "last answer", Unit::Count, |(_, f)| last_answer(f)),
         ],
         "the fetcher holds no queue",
     );
@@ -181,51 +204,33 @@ fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
             "the fetcher, busy, has not shown its queues: they show from the next refresh"
                 .to_string();
     }
-    for queue in &fetcher.busiest {
-        let figures = inner.tally.hosts.get(&queue.key).unwrap_or_default();
-        table.row(busiest_row(queue, &figures));
-    }
     table
-}
-
-fn busiest_row(queue: &QueueView, figures: &HostFigures) -> [Value; 9] {
-    let seconds = |d: std::time::Duration| json!(round(d.as_secs_f64(), 1));
-    [
-        json!(queue.key),
-        json!(queue.queued),
-        json!(queue.in_flight),
-        seconds(queue.next_fetch_in),
-        queue.crawl_delay.map_or(Value::Null, seconds),
-        queue.held_for.map_or(Value::Null, seconds),
-        json!(figures.fetches),
-        json!(figures.errors),
-        last_answer(figures),
-    ]
 }
 
 fn slowest_hosts(inner: &Inner) -> Table {
-    let mut table = Table::new(
+    Table::of(
         "slowest_hosts",
         "Slowest hosts (mean fetch time)",
-        vec![
-            Column::new("host", "host", Unit::Count),
-            Column::new("mean_fetch_ms", "mean fetch", Unit::Milliseconds),
-            Column::new("fetches", "fetches", Unit::Count),
-            Column::new("errors", "errors", Unit::Count),
-            Column::new("last", "last answer", Unit::Count),
+        inner.tally.hosts.slowest(inner.settings.rows),
+        &[
+            Field::new("host", "host", Unit::Count, |(host, _)| json!(host)),
+            Field::new(
+                "mean_fetch_ms",
+                "mean fetch",
+                Unit::Milliseconds,
+                |(_, f)| json!(round(f.mean_fetch_ms(), 1)),
+            ),
+            Field::new("fetches", "fetches", Unit::Count, |(_, f)| json!(f.fetches)),
+            Field::new("errors", "errors", Unit::Count, |(_, f)| json!(f.errors)),
+            Field::new("last", "last answer", Unit::Count, |(_, f)| last_answer(f)),
         ],
         "nothing fetched yet",
-    );
-    for (host, figures) in inner.tally.hosts.slowest(inner.settings.rows) {
-        table.row([
-            json!(host),
-            json!(round(figures.mean_fetch_ms(), 1)),
-            json!(figures.fetches),
-            json!(figures.errors),
-            last_answer(&figures),
-        ]);
-    }
-    table
+    )
+}
+
+/// A duration in seconds, to a tenth.
+fn seconds(duration: &std::time::Duration) -> Value {
+    json!(round(duration.as_secs_f64(), 1))
 }
 
 /// The last HTTP status and URL status of a host, as text ("200, FETCHED").
@@ -244,31 +249,24 @@ fn last_answer(figures: &HostFigures) -> Value {
 }
 
 fn recent_errors(inner: &Inner) -> Table {
-    let mut table = Table::new(
+    Table::of(
         "errors",
         "Last errors",
-        vec![
-            Column::new("at", "when", Unit::Count),
-            Column::new("cause", "cause", Unit::Count),
-            Column::new("url", "URL", Unit::Count),
-            Column::new("message", "message", Unit::Count),
+        inner.tally.recent_errors(),
+        &[
+            Field::new("at", "when", Unit::Count, |e| json!(clock_time(e.at))),
+            Field::new("cause", "cause", Unit::Count, |e| json!(e.cause)),
+            Field::new("url", "URL", Unit::Count, |e| json!(e.url)),
+            Field::new("message", "message", Unit::Count, |e| {
+                if e.message.is_empty() {
+                    Value::Null
+                } else {
+                    json!(e.message)
+                }
+            }),
         ],
         "no error so far",
-    );
-    for error in inner.tally.recent_errors() {
-        let message = if error.message.is_empty() {
-            Value::Null
-        } else {
-            json!(error.message)
-        };
-        table.row([
-            json!(clock_time(error.at)),
-            json!(error.cause),
-            json!(error.url),
-            message,
-        ]);
-    }
-    table
+    )
 }
 
 /// `at` as the time of day, `HH:MM:SS` (UTC).

@@ -1,12 +1,12 @@
 //! The server's status document, from what [`FrontierLive`](super::FrontierLive) sampled.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use serde_json::json;
-use squall::live::{Chart, Column, Figure, Series, StatusDocument, Table, Unit};
+use serde_json::{Value, json};
+use squall::live::{Chart, Column, Field, Figure, Series, StatusDocument, Table, Unit};
 use squall::model::Status;
 
 use super::{CrawlCounts, Inner};
@@ -166,51 +166,64 @@ fn crawls(inner: &Inner, counts: &[CrawlCounts]) -> Table {
 }
 
 fn calls(inner: &Inner, rates: &[(String, f64)]) -> Table {
-    let mut table = Table::new(
-        "calls",
-        "Calls by kind",
-        vec![
-            Column::new("kind", "kind", Unit::Count),
-            Column::new("total", "total", Unit::Count),
-            Column::new("per_second", "per second (10 s)", Unit::Rate),
-        ],
-        "no call yet",
-    );
-    for (kind, total) in inner.calls.kinds() {
+    let kinds = inner.calls.kinds().into_iter().map(|(kind, total)| {
         let rate = rates
             .iter()
             .find(|(k, _)| *k == kind)
             .map_or(0.0, |(_, r)| *r);
-        table.row([json!(kind), json!(total), json!(rate)]);
-    }
-    table
+        (kind, total, rate)
+    });
+    Table::of(
+        "calls",
+        "Calls by kind",
+        kinds,
+        &[
+            Field::new("kind", "kind", Unit::Count, |(kind, ..)| json!(kind)),
+            Field::new("total", "total", Unit::Count, |(_, total, _)| json!(total)),
+            Field::new(
+                "per_second",
+                "per second (10 s)",
+                Unit::Rate,
+                |(.., rate)| json!(rate),
+            ),
+        ],
+        "no call yet",
+    )
 }
 
 fn workers(inner: &Inner) -> Table {
-    let mut table = Table::new(
+    Table::of(
         "workers",
         "Workers (client connections, the last ten minutes)",
-        vec![
-            Column::new("address", "address", Unit::Count),
-            Column::new("calls", "calls", Unit::Count),
-            Column::new("get_urls", "GetURLs", Unit::Count),
-            Column::new("put_urls", "PutURLs", Unit::Count),
-            Column::new("last_call_s", "last call", Unit::Seconds),
-            Column::new("connected_s", "first call", Unit::Seconds),
+        inner.calls.peers(),
+        &[
+            Field::new("address", "address", Unit::Count, |(addr, _)| {
+                json!(addr.to_string())
+            }),
+            Field::new("calls", "calls", Unit::Count, |(_, c)| load(&c.calls)),
+            Field::new("get_urls", "GetURLs", Unit::Count, |(_, c)| {
+                load(&c.get_urls)
+            }),
+            Field::new("put_urls", "PutURLs", Unit::Count, |(_, c)| {
+                load(&c.put_urls)
+            }),
+            Field::new("last_call_s", "last call", Unit::Seconds, |(_, c)| {
+                seconds_since(&c.last())
+            }),
+            Field::new("connected_s", "first call", Unit::Seconds, |(_, c)| {
+                seconds_since(&c.first)
+            }),
         ],
         "no worker has called",
-    );
-    let seconds = |at: Instant| json!(squall_round(at.elapsed().as_secs_f64()));
-    for (addr, calls) in inner.calls.peers() {
-        let load = |n: &std::sync::atomic::AtomicU64| json!(n.load(Ordering::Relaxed));
-        table.row([
-            json!(addr.to_string()),
-            load(&calls.calls),
-            load(&calls.get_urls),
-            load(&calls.put_urls),
-            seconds(calls.last()),
-            seconds(calls.first),
-        ]);
-    }
-    table
+    )
+}
+
+/// Seconds since `at`, to a tenth.
+fn seconds_since(at: &Instant) -> Value {
+    json!(squall_round(at.elapsed().as_secs_f64()))
+}
+
+/// A counter's value.
+fn load(counter: &AtomicU64) -> Value {
+    json!(counter.load(Ordering::Relaxed))
 }
