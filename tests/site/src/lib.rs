@@ -50,11 +50,17 @@
 //! [`AppSite::expected`] tells what a rendering crawl finds, and
 //! [`app::navigations`] keeps only the document requests of a request log.
 //!
+//! [`capacity`] holds hosts `cap-000.test`, ... that push back: each has a hidden capacity (a
+//! token bucket of its own rate, [`capacity::CapacitySpec`]), a latency that grows as the bucket
+//! drains, and, over capacity, its own answer (429 without a header, 429 or 503 with
+//! `Retry-After`, or 503), decided by its [`capacity::HostGate`].
+//!
 //! [`tls`] has a throw-away certificate authority ([`tls::TestCa`]) and a TLS-terminating,
 //! credential-checking reverse proxy ([`tls::TlsGate`]), for tests that must prove TLS,
 //! client certificates and API keys against a real endpoint.
 
 pub mod app;
+pub mod capacity;
 mod expect;
 pub mod flood;
 pub mod hostile;

@@ -1,0 +1,26 @@
+//! A site that pushes back: hosts `cap-000.test`, ... each with a hidden capacity, for testing
+//! and measuring a crawler that paces each host by what it answers.
+//!
+//! Each host ([`HostCapacity`]) sits behind a [`TokenBucket`] of `rate` requests/s and `burst`
+//! tokens. Its [`HostGate`] answers each request:
+//!
+//! - inside a Retry-After window the host announced: the same refusal again (its `Retry-After`
+//!   the rest of the window), no token taken;
+//! - with a token: the page, after `unloaded × (1 + growth·u²)`, `u = 1 − tokens/burst` before
+//!   the take; the latency rises as the bucket drains, a warning before the first refusal;
+//! - else its [`OverCapacity`] answer: 429 without a header, 429 or 503 with `Retry-After`, or
+//!   503 without, by host. Refusals take no token.
+//!
+//! `/robots.txt` answers 404 at once and takes no token; the judge leaves it out.
+//! [`CapacitySpec::ladder`] is the benchmark's site: `ladder(200, 0.2, 20.0, 400.0, seed)` gives
+//! 200 hosts of 0.2–20 requests/s summing to 400.
+
+mod bucket;
+mod gate;
+mod spec;
+#[cfg(test)]
+mod tests;
+
+pub use bucket::{Empty, TokenBucket};
+pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
+pub use spec::{CapacitySpec, HostCapacity, LADDER_LINKS, LADDER_PAGES, OverCapacity};

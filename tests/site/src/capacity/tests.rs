@@ -1,0 +1,196 @@
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn host(over: OverCapacity) -> HostCapacity {
+    HostCapacity {
+        name: "cap-000.test".to_owned(),
+        rate: 2.0,
+        burst: 4.0,
+        unloaded: ms(20),
+        growth: 2.0,
+        over,
+    }
+}
+
+/// The outcomes of taking at each offset (in ms) from `start`: `Some(u)` or `None` when empty.
+fn takes(bucket: &mut TokenBucket, start: Instant, offsets: &[u64]) -> Vec<Option<f64>> {
+    offsets
+        .iter()
+        .map(|&t| bucket.take(start + ms(t)).ok())
+        .collect()
+}
+
+#[test]
+fn the_bucket_is_deterministic_and_refills_at_its_rate() {
+    let start = Instant::now();
+    let offsets = [0, 0, 0, 0, 0, 400, 500, 1000, 1000, 1400];
+    let first = takes(&mut TokenBucket::new(2.0, 4.0, start), start, &offsets);
+    let again = takes(&mut TokenBucket::new(2.0, 4.0, start), start, &offsets);
+    assert_eq!(first, again);
+    let taken: Vec<bool> = first.iter().map(Option::is_some).collect();
+    // Four from full, then one token per 500 ms at 2/s.
+    let expected = [
+        true, true, true, true, false, false, true, true, false, false,
+    ];
+    assert_eq!(taken, expected);
+    assert_eq!(first[0], Some(0.0));
+    assert_eq!(first[3], Some(0.75));
+}
+
+#[test]
+fn an_empty_bucket_says_how_long_until_its_next_token() {
+    let start = Instant::now();
+    let mut bucket = TokenBucket::new(4.0, 1.0, start);
+    assert!(bucket.take(start).is_ok());
+    let empty = bucket.take(start + ms(100)).expect_err("empty");
+    assert!((empty.wait.as_secs_f64() - 0.15).abs() < 1e-9, "{empty:?}");
+    // A time before the last one seen refills nothing and takes nothing.
+    assert!(bucket.take(start).is_err());
+    assert!(bucket.take(start + ms(350)).is_ok());
+}
+
+#[test]
+fn each_host_refuses_with_its_own_answer_once_empty() {
+    let start = Instant::now();
+    for over in OverCapacity::kinds(7) {
+        let mut gate = HostGate::new(&host(over), start);
+        for _ in 0..4 {
+            assert!(matches!(gate.answer("/", start), Answer::Serve { .. }));
+        }
+        let refused = gate.answer("/p/1.html", start);
+        let expected = Answer::Refuse {
+            over,
+            retry_after: over.retry_after(),
+        };
+        assert_eq!(refused, expected, "{over:?}");
+    }
+    assert_eq!(OverCapacity::TooMany.status(), 429);
+    assert_eq!(OverCapacity::UnavailableRetryAfter(3).status(), 503);
+    assert_eq!(OverCapacity::Unavailable.retry_after(), None);
+}
+
+#[test]
+fn a_retry_after_window_refuses_again_with_the_same_answer_and_takes_no_token() {
+    let start = Instant::now();
+    let over = OverCapacity::TooManyRetryAfter(3);
+    let mut gate = HostGate::new(&host(over), start);
+    for _ in 0..4 {
+        gate.answer("/", start);
+    }
+    assert!(matches!(gate.answer("/", start), Answer::Refuse { .. }));
+    // 2.5 s later the bucket has 5 tokens' worth, but the window still holds.
+    let again = gate.answer("/", start + ms(2500));
+    let rest = Some(Duration::from_secs(1));
+    assert_eq!(
+        again,
+        Answer::Refuse {
+            over,
+            retry_after: rest
+        }
+    );
+    // Once the window ends, the tokens refilled meanwhile (none taken by refusals) serve.
+    for _ in 0..4 {
+        assert!(matches!(
+            gate.answer("/", start + ms(3000)),
+            Answer::Serve { .. }
+        ));
+    }
+}
+
+#[test]
+fn a_bare_refusal_opens_no_window() {
+    let start = Instant::now();
+    let mut gate = HostGate::new(&host(OverCapacity::Unavailable), start);
+    for _ in 0..4 {
+        gate.answer("/", start);
+    }
+    assert!(matches!(gate.answer("/", start), Answer::Refuse { .. }));
+    assert!(matches!(
+        gate.answer("/", start + ms(500)),
+        Answer::Serve { .. }
+    ));
+}
+
+#[test]
+fn robots_txt_is_answered_at_once_without_a_token() {
+    let start = Instant::now();
+    let mut gate = HostGate::new(&host(OverCapacity::TooMany), start);
+    for _ in 0..10 {
+        assert_eq!(gate.answer(ROBOTS_PATH, start), Answer::NoRobots);
+    }
+    assert_eq!(gate.bucket().tokens(start), 4.0);
+}
+
+#[test]
+fn the_latency_follows_the_depletion_of_the_bucket() {
+    let start = Instant::now();
+    let mut gate = HostGate::new(&host(OverCapacity::TooMany), start);
+    let served: Vec<Duration> = (0..4)
+        .map(|_| match gate.answer("/", start) {
+            Answer::Serve { after } => after,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // u = 0, 1/4, 2/4, 3/4 before each take: 20 ms × (1 + 2u²).
+    let expected = [20.0, 22.5, 30.0, 42.5];
+    for (took, want) in served.iter().zip(expected) {
+        assert!(
+            (took.as_secs_f64() * 1000.0 - want).abs() < 1e-6,
+            "{served:?}"
+        );
+    }
+    // Paced at its rate, a host stays at its unloaded latency.
+    let mut paced = HostGate::new(&host(OverCapacity::TooMany), start);
+    for n in 0..20 {
+        let answer = paced.answer("/", start + ms(500 * n));
+        assert_eq!(answer, Answer::Serve { after: ms(20) });
+    }
+}
+
+#[test]
+fn the_ladder_sums_to_its_total_with_the_designs_figures() {
+    let spec = CapacitySpec::ladder(200, 0.2, 20.0, 400.0, 7);
+    assert_eq!(spec.hosts.len(), 200);
+    assert!(
+        (spec.total_rate() - 400.0).abs() < 1e-6,
+        "{}",
+        spec.total_rate()
+    );
+    let rates: Vec<f64> = spec.hosts.iter().map(|h| h.rate).collect();
+    assert!(
+        rates
+            .iter()
+            .all(|&r| (0.2 - 1e-9..=20.0 + 1e-9).contains(&r))
+    );
+    let capped = |cap: f64| rates.iter().map(|&r| r.min(cap)).sum::<f64>();
+    assert!((capped(1.0) - 110.1).abs() < 0.1, "{}", capped(1.0));
+    assert!((capped(4.0) - 233.1).abs() < 0.1, "{}", capped(4.0));
+    assert_eq!(rates.iter().filter(|&&r| r < 1.0).count(), 137);
+    assert_eq!(spec, CapacitySpec::ladder(200, 0.2, 20.0, 400.0, 7));
+    assert_ne!(spec, CapacitySpec::ladder(200, 0.2, 20.0, 400.0, 8));
+}
+
+#[test]
+fn the_ladder_deals_its_hosts_names_answers_and_latencies() {
+    let spec = CapacitySpec::ladder(20, 0.2, 20.0, 40.0, 1);
+    assert!((spec.total_rate() - 40.0).abs() < 1e-6);
+    assert_eq!(spec.hosts[0].name, "cap-000.test");
+    assert_eq!(spec.host_names()[19], "cap-019.test");
+    for (i, h) in spec.hosts.iter().enumerate() {
+        let kind = std::mem::discriminant(&h.over);
+        let seconds = h.over.retry_after().map_or(2, |d| d.as_secs() as u32);
+        assert_eq!(kind, std::mem::discriminant(&OverCapacity::kinds(0)[i % 4]));
+        assert!((2..=30).contains(&seconds), "{h:?}");
+        assert!((ms(10)..=ms(40)).contains(&h.unloaded), "{h:?}");
+        assert_eq!(h.burst, (5.0 * h.rate).max(1.0));
+    }
+    // Shuffled: the names do not climb with the rates.
+    let rates: Vec<f64> = spec.hosts.iter().map(|h| h.rate).collect();
+    assert!(rates.windows(2).any(|w| w[0] > w[1]));
+    assert_eq!(spec.host("cap-003.test"), spec.hosts.get(3));
+}
