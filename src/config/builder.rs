@@ -349,11 +349,17 @@ impl ConfigBuilder {
     }
 }
 
+/// Namespaces of another crate's keys in which the core reads a few keys of its own, as
+/// StormCrawler does: the fetcher's pace reads `urlfrontier.backoff.*` and
+/// `urlfrontier.max.retry.after`, the rest of `urlfrontier.*` is the URLFrontier client's.
+const SHARED_NAMESPACES: &[&str] = &["urlfrontier"];
+
 impl ConfigBuilder {
     /// Whether `name`, a key the core does not know, is kept for the crate that reads it: under
     /// a prefix the program named, or, when it named none, in a namespace (what comes before the
     /// first `.`) that is not the core's nor one or two letters away from one of the core's (a
-    /// typo of `fetcher.` is refused, with the closest core key).
+    /// typo of `fetcher.` is refused, with the closest core key); a namespace the core shares
+    /// ([`SHARED_NAMESPACES`]) is the other crate's.
     fn kept_for_others(&self, name: &str, known: &[String]) -> bool {
         if let Some(others) = &self.others {
             return others.prefixes.iter().any(|p| name.starts_with(p.as_str()));
@@ -363,7 +369,7 @@ impl ConfigBuilder {
         };
         let near_the_core = known.iter().any(|key| {
             let core = key.split('.').next().unwrap_or_default();
-            strsim::levenshtein(core, namespace) <= 2
+            !SHARED_NAMESPACES.contains(&core) && strsim::levenshtein(core, namespace) <= 2
         });
         !near_the_core
     }

@@ -429,3 +429,42 @@ fn a_config_file_over_its_bound_is_refused_by_name() {
         )
     );
 }
+
+#[test]
+fn the_pace_keys_are_read_with_stormcrawlers_meaning_and_checked_by_name() {
+    let config = named(
+        "fetcher.pace.policy: adaptive\nfetcher.pace.floor: 0.25\n\
+         urlfrontier.backoff.status.codes: 429\nurlfrontier.backoff.base.secs: 30\n\
+         urlfrontier.max.retry.after: -1\n",
+    )
+    .expect("pace keys");
+    let pace = &config.fetcher.pace;
+    assert_eq!(pace.policy, crate::fetch::PaceKind::Adaptive);
+    assert_eq!(pace.floor, Some(Duration::from_millis(250)));
+    assert_eq!(config.fetcher.pace_floor(), Duration::from_millis(250));
+    assert_eq!(pace.status_codes, [429], "one code or a list");
+    assert_eq!(pace.backoff_base, Duration::from_secs(30));
+    assert_eq!(
+        pace.max_retry_after_block, None,
+        "-1: no cap, as in StormCrawler"
+    );
+    let defaults = named("").expect("defaults");
+    assert_eq!(defaults.fetcher.pace.policy, crate::fetch::PaceKind::Fixed);
+    assert_eq!(defaults.fetcher.pace_floor(), defaults.fetcher.server_delay);
+    for bad in [
+        "fetcher.pace.policy: faster",
+        "fetcher.pace.floor: 2",
+        "fetcher.pace.recovery.step: 1",
+        "fetcher.pace.latency.inflation: 0.5",
+        "urlfrontier.backoff.factor: 0.5",
+        "urlfrontier.backoff.jitter: 1.5",
+        "urlfrontier.backoff.status.codes: many",
+    ] {
+        let err = named(&format!("{bad}\n")).expect_err(bad);
+        let key = bad.split(':').next().unwrap_or_default();
+        assert!(
+            matches!(&err, ConfigError::InvalidValue { key: named, .. } if named == key),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -18,4 +18,4 @@ mod task;
 pub use board::{FetcherView, QueueBoard, QueueView};
 pub use bolt::FetcherBolt;
 pub use partition::Partitioner;
-pub use settings::FetcherSettings;
+pub use settings::{FetcherSettings, PaceKind, PacePolicy};

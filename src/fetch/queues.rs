@@ -371,11 +371,7 @@ fn remembered_start(
 /// (or the min delay when the queue allows several fetches at once), robots.txt's within
 /// `fetcher.max.crawl.delay`, never below the server delay when `fetcher.server.delay.force` is set.
 fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Duration>) -> Duration {
-    let base = if settings.threads_per_queue > 1 {
-        settings.server_min_delay
-    } else {
-        settings.server_delay
-    };
+    let base = settings.base_delay();
     match crawl_delay.map(|robots| robots.min(settings.max_crawl_delay)) {
         None => base,
         Some(robots) if settings.server_delay_force => robots.max(base),

@@ -1,5 +1,6 @@
 //! The fetcher's settings: its `fetcher.*` keys, read straight from the configuration (each field
-//! names its key, and `Default` holds each key's default).
+//! names its key, and `Default` holds each key's default), with the pace keys as a section of
+//! their own ([`PacePolicy`]).
 
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -7,11 +8,137 @@ use std::time::Duration;
 use crate::model::PartitionMode;
 use crate::protocol::HttpContext;
 use crate::settings::{KeyedSettings, at_least_one, keyed_settings, units};
+use serde::{Deserialize, Serialize};
+
+/// Which pace a queue keeps (`fetcher.pace.policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PaceKind {
+    /// The configured delay (with robots.txt's Crawl-delay and Retry-After holds), whatever the
+    /// server answers.
+    #[default]
+    Fixed,
+    /// squall's: the delay grows when the server pushes back (429 or 503 without Retry-After,
+    /// refusals, timeouts, slower answers) and comes back down after healthy answers.
+    Adaptive,
+    /// StormCrawler's URLFrontier back-off: each push-back blocks the queue, 60 s the first time,
+    /// doubled per new incident, up to a day (the `urlfrontier.backoff.*` keys).
+    Block,
+}
+
+keyed_settings! {
+    /// How each queue's pace follows what its server answers: the `fetcher.pace.*` keys, and
+    /// StormCrawler's `urlfrontier.backoff.*` and `urlfrontier.max.retry.after` with the meaning
+    /// they have there. A section of [`FetcherSettings`], read under its full key names.
+    #[derive(Debug, Clone, PartialEq)]
+    pub section struct PacePolicy {
+        /// `fetcher.pace.policy`: `fixed` (the configured delay), `adaptive` (backs off on
+        /// push-back and recovers after healthy answers) or `block` (StormCrawler's URLFrontier
+        /// back-off curve).
+        "fetcher.pace.policy" => policy: PaceKind = PaceKind::Fixed,
+        /// `fetcher.pace.floor`: seconds; the shortest delay `adaptive` may reach on a healthy
+        /// host, at most `fetcher.server.delay`. -1: `fetcher.server.delay` (or
+        /// `fetcher.server.min.delay` with several fetches a queue): never faster than configured.
+        /// A robots.txt Crawl-delay is never undercut.
+        "fetcher.pace.floor" with "units::seconds_or_none" => floor: Option<Duration> = None,
+        /// `fetcher.pace.backoff.max`: seconds; the longest delay `adaptive` backs off to. With a
+        /// zero delay (`fetcher.server.min.delay` 0), the first back-off starts from 100 ms.
+        "fetcher.pace.backoff.max" with "units::seconds" => backoff_max: Duration =
+            Duration::from_secs(300),
+        /// `fetcher.pace.backoff.on.failures`: whether connection failures and timeouts back a
+        /// queue off under `adaptive` (`block` follows `urlfrontier.backoff.on.exceptions`).
+        "fetcher.pace.backoff.on.failures" => backoff_on_failures: bool = true,
+        /// `fetcher.pace.recovery.step`: the share (0 to 1, both excluded) the delay comes down by
+        /// after each healthy answer.
+        "fetcher.pace.recovery.step" => recovery_step: f64 = 0.1,
+        /// `fetcher.pace.recovery.margin`: how far above the delay that last drew push-back the
+        /// recovery stops (0.1: 10 % above it).
+        "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.1,
+        /// `fetcher.pace.recovery.probe`: healthy answers kept at that margin before the delay
+        /// comes down further, probing what the host can take.
+        "fetcher.pace.recovery.probe" => recovery_probe: u32 = 100,
+        /// `fetcher.pace.latency.factor`: the delay is at least this many times the host's recent
+        /// answer time (Heritrix's delay factor). 0: off.
+        "fetcher.pace.latency.factor" => latency_factor: f64 = 1.0,
+        /// `fetcher.pace.latency.inflation`: answers this many times slower than the host's own
+        /// unloaded time (and 10 ms slower at least) slow the pace down. 0: off; else at least 1.
+        "fetcher.pace.latency.inflation" => latency_inflation: f64 = 1.5,
+        /// `urlfrontier.backoff.status.codes`: the HTTP statuses that are push-back (without
+        /// Retry-After) or a hold (with it).
+        "urlfrontier.backoff.status.codes" with "units::one_or_list" => status_codes: Vec<u16> =
+            vec![429, 503],
+        /// `urlfrontier.backoff.factor`: what each new incident multiplies the delay (`adaptive`)
+        /// or the block (`block`) by; at least 1.
+        "urlfrontier.backoff.factor" => backoff_factor: f64 = 2.0,
+        /// `urlfrontier.backoff.jitter`: the random share (0 to 1) added to each back-off, so that
+        /// queues backed off together do not come back together. 0: none.
+        "urlfrontier.backoff.jitter" => backoff_jitter: f64 = 0.1,
+        /// `urlfrontier.backoff.decay.secs`: seconds of quiet after which an incident is
+        /// forgotten: `adaptive` forgets the delay that drew it, `block` its escalation (counted
+        /// from the end of the block).
+        "urlfrontier.backoff.decay.secs" with "units::seconds" => backoff_decay: Duration =
+            Duration::from_secs(1800),
+        /// `urlfrontier.backoff.base.secs`: seconds; `block`'s first block. 0: no block on
+        /// push-back, Retry-After still honoured.
+        "urlfrontier.backoff.base.secs" with "units::seconds" => backoff_base: Duration =
+            Duration::from_secs(60),
+        /// `urlfrontier.backoff.max.secs`: seconds; `block`'s longest block.
+        "urlfrontier.backoff.max.secs" with "units::seconds" => backoff_max_block: Duration =
+            Duration::from_secs(86400),
+        /// `urlfrontier.backoff.on.exceptions`: whether connection failures and timeouts are
+        /// incidents under `block`.
+        "urlfrontier.backoff.on.exceptions" => backoff_on_exceptions: bool = false,
+        /// `urlfrontier.max.retry.after`: seconds; the longest Retry-After hold honoured under
+        /// `block`. -1: no cap. (`fetcher.max.retry.after` caps it under the other two.)
+        "urlfrontier.max.retry.after" with "units::seconds_or_none" => max_retry_after_block: Option<Duration> =
+            Some(Duration::from_secs(86400)),
+    }
+}
+
+impl PacePolicy {
+    /// The first key whose value makes no sense, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let step = self.recovery_step;
+        if !(step > 0.0 && step < 1.0) {
+            let reason = "must be between 0 and 1, both excluded";
+            return Err(("fetcher.pace.recovery.step", reason.to_string()));
+        }
+        if !(0.0..=1.0).contains(&self.backoff_jitter) {
+            return Err((
+                "urlfrontier.backoff.jitter",
+                "must be from 0 to 1".to_string(),
+            ));
+        }
+        at_least("urlfrontier.backoff.factor", self.backoff_factor, 1.0)?;
+        at_least("fetcher.pace.recovery.margin", self.recovery_margin, 0.0)?;
+        at_least("fetcher.pace.latency.factor", self.latency_factor, 0.0)?;
+        let inflation = self.latency_inflation;
+        if inflation != 0.0 {
+            at_least("fetcher.pace.latency.inflation", inflation, 1.0)
+                .map_err(|(key, _)| (key, "must be 0 (off) or at least 1".to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `value` refused, naming `key`, unless it is a finite number of at least `least`.
+fn at_least(key: &'static str, value: f64, least: f64) -> Result<(), (&'static str, String)> {
+    if value.is_finite() && value >= least {
+        Ok(())
+    } else {
+        Err((key, format!("must be a number of at least {least}")))
+    }
+}
 
 keyed_settings! {
     /// Politeness and concurrency settings of the fetcher: the `fetcher.*` keys.
     #[derive(Debug, Clone, PartialEq)]
     pub struct FetcherSettings {
+        sections {
+            /// The pace keys: `fetcher.pace.*`, `urlfrontier.backoff.*`,
+            /// `urlfrontier.max.retry.after`.
+            pace: PacePolicy,
+        }
         /// `fetcher.server.delay`: seconds from the end of one fetch to the start of the next on a
         /// queue.
         "fetcher.server.delay" with "units::seconds" => server_delay: Duration =
@@ -56,6 +183,24 @@ keyed_settings! {
 }
 
 impl FetcherSettings {
+    /// The delay a queue keeps when robots.txt says nothing: `fetcher.server.delay`, or
+    /// `fetcher.server.min.delay` when a queue allows several fetches at once.
+    pub fn base_delay(&self) -> Duration {
+        if self.threads_per_queue > 1 {
+            self.server_min_delay
+        } else {
+            self.server_delay
+        }
+    }
+
+    /// The shortest delay the adaptive pace may reach on a queue without a robots.txt
+    /// Crawl-delay: `fetcher.pace.floor` when set (never above [`base_delay`](Self::base_delay)),
+    /// else the base delay itself: never faster than configured.
+    pub fn pace_floor(&self) -> Duration {
+        let base = self.base_delay();
+        self.pace.floor.map_or(base, |floor| floor.min(base))
+    }
+
     /// Idle connections the HTTP client keeps per host: one for each fetch a queue may run at once
     /// (`fetcher.threads.per.queue`), and at least [`HttpContext::MIN_IDLE_PER_HOST`] (a few for
     /// robots.txt).
@@ -70,6 +215,15 @@ impl KeyedSettings for FetcherSettings {
             ("fetcher.threads.per.queue", self.threads_per_queue),
             ("fetcher.threads.number", self.threads_number),
             ("fetcher.max.urls.in.queues", self.max_urls_in_queues),
-        ])
+        ])?;
+        self.pace.check()?;
+        match self.pace.floor {
+            Some(floor) if floor > self.server_delay => Err((
+                "fetcher.pace.floor",
+                "is above fetcher.server.delay: raise fetcher.server.delay to slow down"
+                    .to_string(),
+            )),
+            _ => Ok(()),
+        }
     }
 }

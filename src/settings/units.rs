@@ -210,3 +210,67 @@ pub mod whole_seconds {
         serializer.serialize_u64(value.as_secs())
     }
 }
+
+/// Seconds (`1.5`, as [`seconds`] reads them) where a negative number (StormCrawler writes `-1`)
+/// means none: `Option<Duration>`.
+pub mod seconds_or_none {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Reads the seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let value = f64::deserialize(deserializer)?;
+        if value < 0.0 {
+            return Ok(None);
+        }
+        let value = serde::de::value::F64Deserializer::<D::Error>::new(value);
+        super::seconds::deserialize(value).map(Some)
+    }
+
+    /// Writes the seconds, `-1` for none.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(duration) => serializer.serialize_f64(duration.as_secs_f64()),
+            None => serializer.serialize_i64(-1),
+        }
+    }
+}
+
+/// One value or a list of them (StormCrawler reads `429` and `[429, 503]` alike): a `Vec`.
+pub mod one_or_list {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The two ways a file writes the values.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written<T> {
+        One(T),
+        List(Vec<T>),
+    }
+
+    /// Reads the values.
+    pub fn deserialize<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        Ok(match Written::deserialize(deserializer)? {
+            Written::One(value) => vec![value],
+            Written::List(values) => values,
+        })
+    }
+
+    /// Writes the values as a list.
+    pub fn serialize<S: Serializer, V: Serialize + ?Sized>(
+        values: &V,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        values.serialize(serializer)
+    }
+}
