@@ -50,10 +50,11 @@
 //! [`AppSite::expected`] tells what a rendering crawl finds, and
 //! [`app::navigations`] keeps only the document requests of a request log.
 //!
-//! [`capacity`] holds hosts `cap-000.test`, ... that push back: each has a hidden capacity (a
-//! token bucket of its own rate, [`capacity::CapacitySpec`]), a latency that grows as the bucket
-//! drains, and, over capacity, its own answer (429 without a header, 429 or 503 with
-//! `Retry-After`, or 503), decided by its [`capacity::HostGate`].
+//! [`capacity::CapacitySite`] serves hosts `cap-000.test`, ... that push back: each has a hidden
+//! capacity (a token bucket of its own rate, [`capacity::CapacitySpec`]), a latency that grows
+//! as the bucket drains, and, over capacity, its own answer (429 without a header, 429 or 503
+//! with `Retry-After`, or 503), decided by its [`capacity::HostGate`]. Its request log
+//! ([`capacity::CapacityRecord`]) keeps each answer.
 //!
 //! [`tls`] has a throw-away certificate authority ([`tls::TestCa`]) and a TLS-terminating,
 //! credential-checking reverse proxy ([`tls::TlsGate`]), for tests that must prove TLS,

@@ -11,16 +11,31 @@
 //! - else its [`OverCapacity`] answer: 429 without a header, 429 or 503 with `Retry-After`, or
 //!   503 without, by host. Refusals take no token.
 //!
-//! `/robots.txt` answers 404 at once and takes no token; the judge leaves it out.
+//! `/robots.txt` answers 404 at once and takes no token; the judge leaves it out. Pages are
+//! rendered per request: `/` and `/p/N.html` ([`render`]), page N linking to N+1 and to
+//! `(7N+k) mod P` on its host ([`links_of`]), so discovery always outruns fetching.
+//!
+//! [`CapacitySite::start`] serves every host from one listener on `127.0.0.1:0`, choosing the
+//! host by the `Host` header, bounded like squall's own listeners ([`ListenBounds`]: a cap on
+//! connections, handshake and idle timeouts). URLs carry the port
+//! (`http://cap-007.test:PORT/p/3.html`): a crawler must resolve every name of
+//! [`CapacitySite::host_names`] to [`CapacitySite::addr`]. Its log, [`CapacitySite::records`],
+//! keeps each request with its answer ([`CapacityRecord`]), logged on arrival.
 //! [`CapacitySpec::ladder`] is the benchmark's site: `ladder(200, 0.2, 20.0, 400.0, seed)` gives
 //! 200 hosts of 0.2–20 requests/s summing to 400.
 
 mod bucket;
 mod gate;
+mod listener;
+mod pages;
+mod site;
 mod spec;
 #[cfg(test)]
 mod tests;
 
 pub use bucket::{Empty, TokenBucket};
 pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
+pub use listener::ListenBounds;
+pub use pages::{links_of, page_number, render};
+pub use site::CapacitySite;
 pub use spec::{CapacitySpec, HostCapacity, LADDER_LINKS, LADDER_PAGES, OverCapacity};

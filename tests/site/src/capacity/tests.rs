@@ -194,3 +194,168 @@ fn the_ladder_deals_its_hosts_names_answers_and_latencies() {
     assert!(rates.windows(2).any(|w| w[0] > w[1]));
     assert_eq!(spec.host("cap-003.test"), spec.hosts.get(3));
 }
+
+#[test]
+fn pages_link_onwards_so_discovery_outruns_fetching() {
+    assert_eq!(links_of(None, 10, 4), [0, 1, 2, 3]);
+    assert_eq!(links_of(Some(2), 10, 4), [3, 5, 6, 7]);
+    assert_eq!(links_of(Some(9), 10, 3), [4, 5, 6]);
+    // From the home page, following links reaches every page of a host.
+    let pages = 1000;
+    let mut seen = vec![false; pages];
+    let mut todo = links_of(None, pages, 4);
+    while let Some(n) = todo.pop() {
+        if !std::mem::replace(&mut seen[n], true) {
+            todo.extend(links_of(Some(n), pages, 4));
+        }
+    }
+    assert!(seen.iter().all(|&s| s));
+    assert_eq!(page_number("/p/17.html", pages), Some(17));
+    for path in [
+        "/p/017.html",
+        "/p/1000.html",
+        "/p/x.html",
+        "/p/17",
+        "/q/1.html",
+    ] {
+        assert_eq!(page_number(path, pages), None, "{path}");
+    }
+}
+
+#[test]
+fn a_page_is_rendered_with_absolute_links_on_its_host() {
+    let spec = CapacitySpec::ladder(2, 1.0, 2.0, 3.0, 0);
+    let html = render(&spec, "cap-001.test", "/p/2.html", 8080).expect("a page");
+    assert!(
+        html.contains("<a href=\"http://cap-001.test:8080/p/3.html\">"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<a href").count(), LADDER_LINKS);
+    assert!(render(&spec, "cap-001.test", "/p/1000.html", 8080).is_none());
+}
+
+/// Two hosts that take one request, then refuse: one with a Retry-After, one with a bare 503.
+fn one_shot_spec() -> CapacitySpec {
+    let one_shot = |name: &str, over| HostCapacity {
+        name: name.to_owned(),
+        rate: 0.001,
+        burst: 1.0,
+        unloaded: ms(15),
+        growth: 2.0,
+        over,
+    };
+    CapacitySpec {
+        hosts: vec![
+            one_shot("cap-000.test", OverCapacity::TooManyRetryAfter(5)),
+            one_shot("cap-001.test", OverCapacity::Unavailable),
+        ],
+        pages_per_host: 10,
+        links_per_page: 3,
+        seed: 0,
+    }
+}
+
+/// A client that resolves every host of `site` to it and goes nowhere else.
+fn client(site: &CapacitySite) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10));
+    for name in site.host_names() {
+        builder = builder.resolve(&name, site.addr());
+    }
+    builder.build().expect("a client")
+}
+
+/// The status and `Retry-After` of a GET of `path` on `host`.
+async fn get(
+    client: &reqwest::Client,
+    site: &CapacitySite,
+    host: &str,
+    path: &str,
+) -> (u16, Option<String>) {
+    let response = client
+        .get(site.url(host, path))
+        .send()
+        .await
+        .expect("an answer");
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (response.status().as_u16(), retry_after)
+}
+
+#[tokio::test]
+async fn the_real_site_serves_then_answers_over_capacity_as_each_host_does() {
+    let site = CapacitySite::start(one_shot_spec())
+        .await
+        .expect("the site");
+    let client = client(&site);
+    let (a, b) = ("cap-000.test", "cap-001.test");
+    assert_eq!(get(&client, &site, a, "/robots.txt").await, (404, None));
+    assert_eq!(get(&client, &site, a, "/").await, (200, None));
+    assert_eq!(
+        get(&client, &site, a, "/p/1.html").await,
+        (429, Some("5".to_owned()))
+    );
+    let again = get(&client, &site, a, "/p/2.html").await;
+    assert!(
+        matches!(again, (429, Some(ref s)) if ["4", "5"].contains(&s.as_str())),
+        "{again:?}"
+    );
+    assert_eq!(get(&client, &site, b, "/p/3.html").await, (200, None));
+    assert_eq!(get(&client, &site, b, "/p/4.html").await, (503, None));
+    let records = site.records();
+    let statuses: Vec<u16> = records.iter().map(|r| r.request.status).collect();
+    assert_eq!(statuses, [404, 200, 429, 429, 200, 503]);
+    let over: Vec<bool> = records.iter().map(|r| r.over_capacity).collect();
+    assert_eq!(over, [false, false, true, true, false, true]);
+    assert_eq!(
+        records[1].served_in,
+        ms(15),
+        "a full bucket serves at its unloaded latency"
+    );
+    assert_eq!(records[2].retry_after, Some(Duration::from_secs(5)));
+    assert!(records.windows(2).all(|w| w[0].at() <= w[1].at()));
+    assert_eq!(site.seeds()[1], site.url(b, "/"));
+    site.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_real_site_listens_only_on_127_0_0_0_8() {
+    for addr in ["0.0.0.0:0", "[::1]:0", "192.0.2.1:0"] {
+        let addr = addr.parse().expect("an address");
+        let refused = CapacitySite::start_on(one_shot_spec(), addr).await;
+        assert!(refused.is_err(), "{addr}");
+    }
+}
+
+#[tokio::test]
+async fn the_real_site_closes_a_connection_beyond_its_cap() {
+    let bounds = ListenBounds {
+        max_connections: 1,
+        ..ListenBounds::default()
+    };
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let site = CapacitySite::start_bounded(one_shot_spec(), any, bounds)
+        .await
+        .expect("the site");
+    let _held = tokio::net::TcpStream::connect(site.addr())
+        .await
+        .expect("the first");
+    let mut second = tokio::net::TcpStream::connect(site.addr())
+        .await
+        .expect("the second");
+    let mut buffer = [0u8; 16];
+    let read = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read(&mut second, &mut buffer),
+    )
+    .await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "closed at once: {read:?}"
+    );
+    site.shutdown().await;
+}
