@@ -54,7 +54,8 @@
 //! capacity (a token bucket of its own rate, [`capacity::CapacitySpec`]), a latency that grows
 //! as the bucket drains, and, over capacity, its own answer (429 without a header, 429 or 503
 //! with `Retry-After`, or 503), decided by its [`capacity::HostGate`]. Its request log
-//! ([`capacity::CapacityRecord`]) keeps each answer.
+//! ([`capacity::CapacityRecord`]) keeps each answer, and is the judge: [`capacity::judge`] reads
+//! from it the figures a pacing crawler is held to.
 //!
 //! [`tls`] has a throw-away certificate authority ([`tls::TestCa`]) and a TLS-terminating,
 //! credential-checking reverse proxy ([`tls::TlsGate`]), for tests that must prove TLS,

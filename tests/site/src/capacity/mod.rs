@@ -21,11 +21,17 @@
 //! (`http://cap-007.test:PORT/p/3.html`): a crawler must resolve every name of
 //! [`CapacitySite::host_names`] to [`CapacitySite::addr`]. Its log, [`CapacitySite::records`],
 //! keeps each request with its answer ([`CapacityRecord`]), logged on arrival.
+//!
+//! Its log is the judge: [`judge`] reads from it the figures a pacing crawl is held to (useful
+//! pages/s in a window against `Σ min(capacity, 1/floor)` and `Σ min(capacity, 1/(floor +
+//! unloaded))`, the refused share, requests inside a Retry-After window, same-host gaps under the
+//! floor, each host's p95 latency over its unloaded one), and [`first_minute`] the restart bar.
 //! [`CapacitySpec::ladder`] is the benchmark's site: `ladder(200, 0.2, 20.0, 400.0, seed)` gives
 //! 200 hosts of 0.2–20 requests/s summing to 400.
 
 mod bucket;
 mod gate;
+mod judge;
 mod listener;
 mod pages;
 mod site;
@@ -35,6 +41,9 @@ mod tests;
 
 pub use bucket::{Empty, TokenBucket};
 pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
+pub use judge::{
+    CapacityVerdict, FIRST_MINUTE, HostRow, allowed_in_first_minute, first_minute, judge,
+};
 pub use listener::ListenBounds;
 pub use pages::{links_of, page_number, render};
 pub use site::CapacitySite;

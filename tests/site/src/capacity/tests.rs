@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -319,6 +320,14 @@ async fn the_real_site_serves_then_answers_over_capacity_as_each_host_does() {
     assert_eq!(records[2].retry_after, Some(Duration::from_secs(5)));
     assert!(records.windows(2).all(|w| w[0].at() <= w[1].at()));
     assert_eq!(site.seeds()[1], site.url(b, "/"));
+    let window = (site.started(), Instant::now() + ms(1));
+    let verdict = judge(&records, site.spec(), window, Duration::ZERO);
+    let figures = (
+        verdict.requests,
+        verdict.refused,
+        verdict.inside_retry_after,
+    );
+    assert_eq!(figures, (5, 3, 1), "robots.txt left out: {verdict:#?}");
     site.shutdown().await;
 }
 
@@ -358,4 +367,156 @@ async fn the_real_site_closes_a_connection_beyond_its_cap() {
         "closed at once: {read:?}"
     );
     site.shutdown().await;
+}
+
+/// A record of `host` and `path`, `at` ms after `t0`, answered `status` after `served` ms,
+/// announcing `retry_after` seconds.
+fn record(
+    t0: Instant,
+    host: &str,
+    path: &str,
+    at: u64,
+    status: u16,
+    served: u64,
+    retry_after: Option<u64>,
+) -> CapacityRecord {
+    CapacityRecord {
+        request: crate::RequestRecord {
+            method: "GET".to_owned(),
+            host: host.to_owned(),
+            path: path.to_owned(),
+            url: crate::url_for(host, 80, path),
+            status,
+            user_agent: None,
+            at: t0 + ms(at),
+        },
+        served_in: ms(served),
+        retry_after: retry_after.map(Duration::from_secs),
+        over_capacity: matches!(status, 429 | 503),
+    }
+}
+
+/// Two hosts: `a` of 2 req/s at 10 ms, `b` of 0.5 req/s at 20 ms.
+fn two_hosts() -> CapacitySpec {
+    let mut spec = one_shot_spec();
+    spec.hosts[0].rate = 2.0;
+    spec.hosts[0].unloaded = ms(10);
+    spec.hosts[1].rate = 0.5;
+    spec.hosts[1].unloaded = ms(20);
+    spec
+}
+
+/// A log of both hosts, judged in the window 10 s to 20 s after `t0` with a floor of 1 s.
+fn synthetic_log(t0: Instant) -> Vec<CapacityRecord> {
+    let (a, b) = ("cap-000.test", "cap-001.test");
+    let r =
+        |host, at, status, served, retry| record(t0, host, "/p/1.html", at, status, served, retry);
+    vec![
+        r(a, 9_500, 200, 10, None),
+        r(b, 10_000, 200, 20, None),
+        r(a, 10_600, 200, 10, None),
+        r(a, 11_000, 429, 0, Some(3)),
+        r(a, 12_000, 429, 0, Some(2)),
+        r(b, 12_000, 503, 0, None),
+        r(b, 12_500, 200, 40, None),
+        r(a, 15_000, 200, 10, None),
+        record(t0, a, ROBOTS_PATH, 15_100, 404, 0, None),
+        r(a, 19_900, 200, 12, None),
+        r(a, 20_000, 200, 30, None),
+        r(b, 30_000, 200, 20, None),
+    ]
+}
+
+#[test]
+fn the_judge_reads_rates_ideals_and_refusals_in_the_window() {
+    let t0 = Instant::now();
+    let spec = two_hosts();
+    let verdict = judge(
+        &synthetic_log(t0),
+        &spec,
+        (t0 + ms(10_000), t0 + ms(20_000)),
+        ms(1000),
+    );
+    assert_eq!(verdict.window, ms(10_000));
+    assert_eq!((verdict.requests, verdict.refused), (8, 3));
+    assert!((verdict.useful_per_s - 0.5).abs() < 1e-9, "{verdict:#?}");
+    assert!((verdict.ideal_per_s - 1.5).abs() < 1e-9);
+    let one_at_a_time = 1.0 / 1.01 + 0.5;
+    assert!((verdict.ideal_one_at_a_time_per_s - one_at_a_time).abs() < 1e-9);
+    assert!((verdict.ratio() - 0.5 / 1.5).abs() < 1e-9);
+    assert!((verdict.refused_share() - 0.375).abs() < 1e-9);
+    let rows: Vec<(usize, usize, usize)> = verdict
+        .hosts
+        .iter()
+        .map(|h| (h.requests, h.useful, h.refused))
+        .collect();
+    assert_eq!(rows, [(5, 3, 2), (3, 2, 1)]);
+}
+
+#[test]
+fn the_judge_finds_retry_after_breaches_short_gaps_and_slow_answers() {
+    let t0 = Instant::now();
+    let verdict = judge(
+        &synthetic_log(t0),
+        &two_hosts(),
+        (t0 + ms(10_000), t0 + ms(20_000)),
+        ms(1000),
+    );
+    // The second 429 came 1 s into a 3 s window; 15.0 s is after both windows.
+    assert_eq!(verdict.inside_retry_after, 1);
+    // a: 10.6 after 9.51 is 1.09 s, 11.0 after 10.61 is 0.39 s, 20.0 after 19.912 is 0.088 s;
+    // b: 12.5 after 12.0 is 0.5 s. The robots.txt request is no gap.
+    assert_eq!(verdict.gaps_under_floor, 3);
+    assert_eq!(verdict.smallest_gap, Some(ms(88)));
+    let gaps: Vec<usize> = verdict.hosts.iter().map(|h| h.gaps_under_floor).collect();
+    assert_eq!(gaps, [2, 1]);
+    // a's 200s took 10, 10, 10, 12, 30 ms: p95 30 ms, 3 × unloaded; b's 20, 40, 20: 2 ×.
+    assert_eq!(verdict.hosts[0].p95, Some(ms(30)));
+    assert_eq!(verdict.p95_over_unloaded_max(), Some(3.0));
+    assert_eq!(verdict.p95_over_unloaded_median(), Some(2.5));
+}
+
+#[test]
+fn the_judge_of_an_empty_log_says_nothing_happened() {
+    let t0 = Instant::now();
+    let verdict = judge(&[], &two_hosts(), (t0, t0), Duration::ZERO);
+    assert_eq!(
+        (
+            verdict.requests,
+            verdict.useful_per_s,
+            verdict.refused_share()
+        ),
+        (0, 0.0, 0.0)
+    );
+    assert!(
+        (verdict.ideal_per_s - 2.5).abs() < 1e-9,
+        "a floor of 0 leaves the capacity"
+    );
+    assert_eq!(verdict.smallest_gap, None);
+    assert_eq!(verdict.p95_over_unloaded_median(), None);
+}
+
+#[test]
+fn the_restart_bar_holds_each_host_to_its_learned_pace_in_the_first_minute() {
+    let t0 = Instant::now();
+    let (a, b) = ("cap-000.test", "cap-001.test");
+    let mut log: Vec<CapacityRecord> = (0..35)
+        .map(|i| record(t0, a, "/", 1000 * i, 200, 10, None))
+        .collect();
+    log.extend((0..7).map(|i| record(t0, b, "/", 8000 * i, 200, 10, None)));
+    log.extend((0..5).map(|i| record(t0, b, ROBOTS_PATH, 100 * i, 404, 0, None)));
+    log.push(record(t0, b, "/", 61_000, 200, 10, None));
+    let learned = HashMap::from([
+        (a.to_owned(), Duration::from_secs(2)),
+        (b.to_owned(), Duration::from_secs(10)),
+    ]);
+    // a: 35 against 1.1 × 30 + 1 = 34; b: 7 against 7.6 (robots.txt and the 61st second left out).
+    let problems = first_minute(&log, t0, &learned);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("cap-000.test: 35 requests"),
+        "{problems:?}"
+    );
+    assert!(first_minute(&log[1..], t0, &learned).is_empty());
+    assert_eq!(allowed_in_first_minute(Duration::ZERO), None);
 }

@@ -1,0 +1,274 @@
+//! The judge: the figures a pacing crawl is held to, read from the capacity site's request log
+//! alone. `/robots.txt` requests and hosts the spec does not have are left out throughout.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::gate::CapacityRecord;
+use super::spec::{CapacitySpec, HostCapacity};
+
+/// The restart bar's span: the first minute after a start.
+pub const FIRST_MINUTE: Duration = Duration::from_secs(60);
+
+/// What the log says of one host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRow {
+    /// The host's name.
+    pub name: String,
+    /// Its capacity, in requests/s.
+    pub capacity: f64,
+    /// Its unloaded latency.
+    pub unloaded: Duration,
+    /// Requests in the window.
+    pub requests: usize,
+    /// GET requests answered 200 in the window.
+    pub useful: usize,
+    /// Requests answered 429 or 503 in the window.
+    pub refused: usize,
+    /// Requests (anywhere in the log) arriving inside a Retry-After window an earlier answer
+    /// of this host announced.
+    pub inside_retry_after: usize,
+    /// Gaps (anywhere in the log) from the end of one answer (arrival + host-side latency) to
+    /// the next arrival that are shorter than the floor.
+    pub gaps_under_floor: usize,
+    /// The smallest such gap, if the host had two requests.
+    pub smallest_gap: Option<Duration>,
+    /// The 95th percentile (nearest rank) of the host-side latency of its 200 answers.
+    pub p95: Option<Duration>,
+}
+
+impl HostRow {
+    /// `p95 / unloaded`, the bar being 1.5.
+    pub fn p95_over_unloaded(&self) -> Option<f64> {
+        let p95 = self.p95?;
+        (!self.unloaded.is_zero()).then(|| p95.as_secs_f64() / self.unloaded.as_secs_f64())
+    }
+}
+
+/// The figures of a crawl of a capacity site, from its log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityVerdict {
+    /// The window's length.
+    pub window: Duration,
+    /// GET requests answered 200 in the window, per second: the useful pages/s.
+    pub useful_per_s: f64,
+    /// `Σ min(capacity, 1 / floor)`: the most a crawl at the floor can take.
+    pub ideal_per_s: f64,
+    /// `Σ min(capacity, 1 / (floor + unloaded))`: the most one fetch at a time per host reaches.
+    pub ideal_one_at_a_time_per_s: f64,
+    /// Requests in the window.
+    pub requests: usize,
+    /// Requests answered 429 or 503 in the window.
+    pub refused: usize,
+    /// Requests inside an announced Retry-After window, anywhere in the log.
+    pub inside_retry_after: usize,
+    /// Same-host gaps under the floor, anywhere in the log.
+    pub gaps_under_floor: usize,
+    /// The smallest same-host gap.
+    pub smallest_gap: Option<Duration>,
+    /// Per host, in the spec's order.
+    pub hosts: Vec<HostRow>,
+}
+
+impl CapacityVerdict {
+    /// `useful_per_s / ideal_per_s`, the bar being 0.85 (0 when the ideal is 0).
+    pub fn ratio(&self) -> f64 {
+        ratio(self.useful_per_s, self.ideal_per_s)
+    }
+
+    /// The share of the window's requests answered 429 or 503, the bar being 1 %.
+    pub fn refused_share(&self) -> f64 {
+        ratio(self.refused as f64, self.requests as f64)
+    }
+
+    /// The largest `p95 / unloaded` over the hosts that served a page.
+    pub fn p95_over_unloaded_max(&self) -> Option<f64> {
+        self.p95_ratios().last().copied()
+    }
+
+    /// The median `p95 / unloaded` over the hosts that served a page.
+    pub fn p95_over_unloaded_median(&self) -> Option<f64> {
+        let ratios = self.p95_ratios();
+        let middle = ratios.len() / 2;
+        match ratios.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(ratios[middle]),
+            _ => Some((ratios[middle - 1] + ratios[middle]) / 2.0),
+        }
+    }
+
+    fn p95_ratios(&self) -> Vec<f64> {
+        let mut ratios: Vec<f64> = self
+            .hosts
+            .iter()
+            .filter_map(HostRow::p95_over_unloaded)
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios
+    }
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// The figures of `records` (a capacity site's log) for the site `spec`: rates and shares in
+/// `window` (from its start, inclusive, to its end, exclusive), the bars on gaps, Retry-After
+/// windows and latency over the whole log; `floor` is the shortest same-host interval the crawl
+/// was configured to keep.
+pub fn judge(
+    records: &[CapacityRecord],
+    spec: &CapacitySpec,
+    window: (Instant, Instant),
+    floor: Duration,
+) -> CapacityVerdict {
+    let by_host = by_host(records);
+    let hosts: Vec<HostRow> = spec
+        .hosts
+        .iter()
+        .map(|h| host_row(h, by_host.get(h.name.as_str()), window, floor))
+        .collect();
+    let length = window.1.saturating_duration_since(window.0);
+    let useful: usize = hosts.iter().map(|h| h.useful).sum();
+    CapacityVerdict {
+        window: length,
+        useful_per_s: ratio(useful as f64, length.as_secs_f64()),
+        ideal_per_s: ideal(spec, floor, false),
+        ideal_one_at_a_time_per_s: ideal(spec, floor, true),
+        requests: hosts.iter().map(|h| h.requests).sum(),
+        refused: hosts.iter().map(|h| h.refused).sum(),
+        inside_retry_after: hosts.iter().map(|h| h.inside_retry_after).sum(),
+        gaps_under_floor: hosts.iter().map(|h| h.gaps_under_floor).sum(),
+        smallest_gap: hosts.iter().filter_map(|h| h.smallest_gap).min(),
+        hosts,
+    }
+}
+
+/// `Σ min(c, 1 / floor)`, or with `one_at_a_time` `Σ min(c, 1 / (floor + unloaded))`.
+fn ideal(spec: &CapacitySpec, floor: Duration, one_at_a_time: bool) -> f64 {
+    let reach = |h: &HostCapacity| {
+        let interval = if one_at_a_time {
+            floor + h.unloaded
+        } else {
+            floor
+        };
+        h.rate.min(1.0 / interval.as_secs_f64())
+    };
+    spec.hosts.iter().map(reach).sum()
+}
+
+/// The log's requests by host, robots.txt left out, each host's in order of arrival.
+fn by_host(records: &[CapacityRecord]) -> HashMap<&str, Vec<&CapacityRecord>> {
+    let mut hosts: HashMap<&str, Vec<&CapacityRecord>> = HashMap::new();
+    for record in records.iter().filter(|r| !r.is_robots()) {
+        hosts.entry(&record.request.host).or_default().push(record);
+    }
+    for list in hosts.values_mut() {
+        list.sort_by_key(|r| r.at());
+    }
+    hosts
+}
+
+/// What the log says of `host`, its requests `records` in order of arrival.
+fn host_row(
+    host: &HostCapacity,
+    records: Option<&Vec<&CapacityRecord>>,
+    window: (Instant, Instant),
+    floor: Duration,
+) -> HostRow {
+    let records: &[&CapacityRecord] = records.map_or(&[], Vec::as_slice);
+    let inside = |r: &&&CapacityRecord| (window.0..window.1).contains(&r.at());
+    let in_window: Vec<&&CapacityRecord> = records.iter().filter(inside).collect();
+    let refusal = |r: &&&CapacityRecord| matches!(r.request.status, 429 | 503);
+    let useful = |r: &&&CapacityRecord| r.request.method == "GET" && r.request.status == 200;
+    let gaps = gaps(records);
+    HostRow {
+        name: host.name.clone(),
+        capacity: host.rate,
+        unloaded: host.unloaded,
+        requests: in_window.len(),
+        useful: in_window.iter().filter(|r| useful(r)).count(),
+        refused: in_window.iter().filter(|r| refusal(r)).count(),
+        inside_retry_after: inside_retry_after(records),
+        gaps_under_floor: gaps.iter().filter(|&&gap| gap < floor).count(),
+        smallest_gap: gaps.iter().min().copied(),
+        p95: p95(records),
+    }
+}
+
+/// How many of `records` (one host's, in order) arrive before the end of a Retry-After window
+/// an earlier one announced.
+fn inside_retry_after(records: &[&CapacityRecord]) -> usize {
+    let mut until: Option<Instant> = None;
+    let mut inside = 0;
+    for record in records {
+        if until.is_some_and(|end| record.at() < end) {
+            inside += 1;
+        }
+        if let Some(wait) = record.retry_after {
+            let end = record.at() + wait;
+            until = Some(until.map_or(end, |u| u.max(end)));
+        }
+    }
+    inside
+}
+
+/// The gaps between consecutive `records` (one host's, in order): from the end of one answer
+/// (arrival + host-side latency) to the next arrival, zero when they overlap.
+fn gaps(records: &[&CapacityRecord]) -> Vec<Duration> {
+    records
+        .windows(2)
+        .map(|pair| {
+            let done = pair[0].at() + pair[0].served_in;
+            pair[1].at().saturating_duration_since(done)
+        })
+        .collect()
+}
+
+/// The 95th percentile (nearest rank) of the host-side latency of the 200 answers in `records`.
+fn p95(records: &[&CapacityRecord]) -> Option<Duration> {
+    let mut served: Vec<Duration> = records
+        .iter()
+        .filter(|r| r.request.status == 200)
+        .map(|r| r.served_in)
+        .collect();
+    served.sort();
+    let rank = (served.len() as f64 * 0.95).ceil() as usize;
+    served.get(rank.checked_sub(1)?).copied()
+}
+
+/// The restart bar: each host of `learned` (its pace learned before the restart) whose requests
+/// in the [`FIRST_MINUTE`] from `start` exceed `1.1 × 60 s / pace + 1`, written as a problem. An
+/// empty list passes.
+pub fn first_minute(
+    records: &[CapacityRecord],
+    start: Instant,
+    learned: &HashMap<String, Duration>,
+) -> Vec<String> {
+    let by_host = by_host(records);
+    let mut problems = Vec::new();
+    for (host, pace) in learned {
+        let Some(allowed) = allowed_in_first_minute(*pace) else {
+            continue;
+        };
+        let list = by_host.get(host.as_str()).map_or(&[][..], Vec::as_slice);
+        let count = list
+            .iter()
+            .filter(|r| (start..start + FIRST_MINUTE).contains(&r.at()))
+            .count();
+        if count as f64 > allowed {
+            problems.push(format!(
+                "{host}: {count} requests in the first minute; its learned pace of {pace:?} allows {allowed:.1}"
+            ));
+        }
+    }
+    problems.sort();
+    problems
+}
+
+/// `1.1 × 60 s / pace + 1`: the most requests a host at `pace` may get in the first minute, 10 %
+/// over; none for a pace of zero (no bar).
+pub fn allowed_in_first_minute(pace: Duration) -> Option<f64> {
+    (!pace.is_zero()).then(|| 1.1 * FIRST_MINUTE.as_secs_f64() / pace.as_secs_f64() + 1.0)
+}
