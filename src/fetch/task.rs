@@ -113,6 +113,7 @@ async fn fetch(
             blocked_until,
             crawl_delay: site.crawl_delay,
             last_fetch: Some(chrono::Utc::now()),
+            pace: None,
         },
     };
     Completed {

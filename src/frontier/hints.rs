@@ -1,13 +1,16 @@
 //! Queue state crossing the topology, typed: what a frontier tells the fetcher about a URL's queue
 //! (a crawl delay another process learned, and the lease under which this process may fetch from
 //! the queue at all), and what the fetcher reports back about it for the frontier to share
-//! (a Retry-After hold, a robots.txt crawl delay).
+//! (a Retry-After hold, a robots.txt crawl delay, the pace it learned from the server's answers).
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use serde_with::{DeserializeFromStr, SerializeDisplay};
 
 /// A process's right to fetch from one queue of a shared frontier, valid until a deadline that the
 /// spout pushes back each time it renews the lease in the frontier.
@@ -111,6 +114,9 @@ pub struct QueueHints {
     /// Until when the server asked for no more requests (a Retry-After remembered across a
     /// restart): the fetcher starts nothing of the queue before.
     pub blocked_until: Option<DateTime<Utc>>,
+    /// The pace a fetcher learned for the queue from its server's answers (this process before a
+    /// restart, or another): the fetcher takes it when it is newer than its own.
+    pub pace: Option<LearnedPace>,
 }
 
 impl QueueHints {
@@ -145,22 +151,28 @@ pub struct QueueReport {
     /// When this fetch ended, if it reached the server: the queue's delay runs from then, also
     /// for a process that takes the queue over or a crawl resumed after a restart.
     pub last_fetch: Option<DateTime<Utc>>,
+    /// The pace the queue keeps now and why, when it changed enough to be worth sharing.
+    pub pace: Option<LearnedPace>,
 }
 
 impl QueueReport {
     /// Whether there is nothing to report.
     pub fn is_empty(&self) -> bool {
-        self.blocked_until.is_none() && self.crawl_delay.is_none() && self.last_fetch.is_none()
+        self.blocked_until.is_none()
+            && self.crawl_delay.is_none()
+            && self.last_fetch.is_none()
+            && self.pace.is_none()
     }
 
     /// `self` with what `later` reports over it: the later of the two fetch ends and holds, the
-    /// newer crawl delay.
+    /// newer crawl delay, the pace learned last ([`LearnedPace::newer`]).
     pub fn merged(self, later: &QueueReport) -> QueueReport {
         let latest = |a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>| a.max(b);
         QueueReport {
             blocked_until: latest(self.blocked_until, later.blocked_until),
             crawl_delay: later.crawl_delay.or(self.crawl_delay),
             last_fetch: latest(self.last_fetch, later.last_fetch),
+            pace: LearnedPace::newer(self.pace, later.pace),
         }
     }
 
@@ -171,7 +183,127 @@ impl QueueReport {
             lease: None,
             last_fetch: self.last_fetch,
             blocked_until: self.blocked_until,
+            pace: self.pace,
         }
+    }
+}
+
+/// The pace a fetcher learned for a queue from its server's answers: the delay it keeps between
+/// fetches and the signal that set it. It travels like the Crawl-delay does (fetcher → frontier in
+/// [`QueueReport`], frontier → fetcher in [`QueueHints`]), so that every process sharing the
+/// frontier, and the crawl after a restart, starts from it; where two meet, the one learned last
+/// (`at`) wins.
+///
+/// ```
+/// use std::time::Duration;
+/// use chrono::{TimeZone, Utc};
+/// use squall::frontier::{LearnedPace, PaceCause};
+///
+/// let at = |s| Utc.timestamp_opt(s, 0).single();
+/// let pace = |s| at(s).map(|at| LearnedPace {
+///     delay: Duration::from_secs(2),
+///     cause: PaceCause::Http(429),
+///     strikes: 1,
+///     limit: Some(Duration::from_secs(1)),
+///     at,
+/// });
+/// assert_eq!(LearnedPace::newer(pace(10), pace(20)), pace(20));
+/// assert_eq!(LearnedPace::newer(pace(20), pace(10)), pace(20));
+/// assert_eq!(PaceCause::Http(429).to_string(), "http_429");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearnedPace {
+    /// The interval the queue keeps now, from the end of one fetch to the start of the next.
+    pub delay: Duration,
+    /// The signal that set it.
+    pub cause: PaceCause,
+    /// Push-back incidents in a row (0 after a healthy answer).
+    pub strikes: u32,
+    /// The delay that last drew push-back, while it is remembered.
+    pub limit: Option<Duration>,
+    /// When it was learned: the newest wins everywhere.
+    pub at: DateTime<Utc>,
+}
+
+impl LearnedPace {
+    /// The one of `a` and `b` learned last (`b` when both were learned at once), or the one
+    /// there is.
+    pub fn newer(a: Option<LearnedPace>, b: Option<LearnedPace>) -> Option<LearnedPace> {
+        match (a, b) {
+            (Some(a), Some(b)) if a.at > b.at => Some(a),
+            (a, b) => b.or(a),
+        }
+    }
+}
+
+/// Why a queue keeps the pace it keeps: one word for the frontiers' stored pace, the status page
+/// and the `cause` label of the pace metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, SerializeDisplay, DeserializeFromStr)]
+pub enum PaceCause {
+    /// `configured`: at the configured delay, nothing learned.
+    Configured,
+    /// `recovering`: coming back down after push-back.
+    Recovering,
+    /// `faster`: below `fetcher.server.delay`, down to the floor the user opted in to.
+    Faster,
+    /// `slow_answers`: answers slower than the host's own unloaded time.
+    SlowAnswers,
+    /// `http_429`, `http_503`, ...: a status of `urlfrontier.backoff.status.codes` without
+    /// Retry-After.
+    Http(u16),
+    /// `retry_after`: a status of those codes with Retry-After.
+    RetryAfter,
+    /// `connection`: the connection failed (refused, reset, DNS, TLS).
+    Connection,
+    /// `timeout`: the server did not answer in time.
+    Timeout,
+}
+
+impl PaceCause {
+    /// The words without a code, each with its cause.
+    const WORDS: [(&'static str, PaceCause); 7] = [
+        ("configured", PaceCause::Configured),
+        ("recovering", PaceCause::Recovering),
+        ("faster", PaceCause::Faster),
+        ("slow_answers", PaceCause::SlowAnswers),
+        ("retry_after", PaceCause::RetryAfter),
+        ("connection", PaceCause::Connection),
+        ("timeout", PaceCause::Timeout),
+    ];
+}
+
+impl fmt::Display for PaceCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let PaceCause::Http(code) = self {
+            return write!(f, "http_{code}");
+        }
+        let word = Self::WORDS.iter().find(|(_, cause)| cause == self);
+        f.write_str(word.map_or("", |(word, _)| word))
+    }
+}
+
+/// A word that names no [`PaceCause`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a pace cause (configured, recovering, faster, slow_answers, http_NNN, retry_after, connection, timeout)"
+)]
+pub struct UnknownPaceCause(pub String);
+
+impl FromStr for PaceCause {
+    type Err = UnknownPaceCause;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if let Some(code) = text.strip_prefix("http_") {
+            return code
+                .parse()
+                .map(PaceCause::Http)
+                .map_err(|_| UnknownPaceCause(text.to_string()));
+        }
+        Self::WORDS
+            .iter()
+            .find(|(word, _)| *word == text)
+            .map(|(_, cause)| *cause)
+            .ok_or_else(|| UnknownPaceCause(text.to_string()))
     }
 }
 
@@ -190,6 +322,49 @@ mod tests {
         lease.revoke();
         lease.extend_to(Instant::now() + Duration::from_secs(5));
         assert!(!lease.is_valid(), "a revoked lease stays revoked");
+    }
+
+    #[test]
+    fn each_pace_cause_reads_back_from_its_word() {
+        let causes = PaceCause::WORDS.map(|(_, cause)| cause);
+        for cause in causes
+            .into_iter()
+            .chain([PaceCause::Http(429), PaceCause::Http(503)])
+        {
+            let word = cause.to_string();
+            assert_eq!(word.parse::<PaceCause>(), Ok(cause), "{word}");
+            let json = serde_json::to_string(&cause).expect("serialized");
+            assert_eq!(json, format!("\"{word}\""));
+        }
+        assert!("http_".parse::<PaceCause>().is_err());
+        assert!("slow".parse::<PaceCause>().is_err());
+    }
+
+    #[test]
+    fn a_report_merged_keeps_the_pace_learned_last() {
+        let pace = |seconds, delay| LearnedPace {
+            delay: Duration::from_secs(delay),
+            cause: PaceCause::Http(429),
+            strikes: 1,
+            limit: None,
+            at: DateTime::from_timestamp(seconds, 0).unwrap_or_default(),
+        };
+        let report = |pace| QueueReport {
+            pace,
+            ..QueueReport::default()
+        };
+        let (older, newer) = (pace(10, 4), pace(20, 2));
+        assert_eq!(
+            report(Some(older)).merged(&report(Some(newer))).pace,
+            Some(newer)
+        );
+        assert_eq!(
+            report(Some(newer)).merged(&report(Some(older))).pace,
+            Some(newer)
+        );
+        assert_eq!(report(Some(older)).merged(&report(None)).pace, Some(older));
+        assert!(!report(Some(older)).is_empty());
+        assert_eq!(report(Some(newer)).hints().pace, Some(newer));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! [`crate::spout`] drives it), and a write side, a [`StatusStore`] that the status updater writes
 //! statuses and outlinks to. Both speak the types of this module only: [`DueUrl`], [`BusyUrls`],
 //! [`StatusWrite`], the queue state that crosses the topology ([`QueueHints`], [`QueueReport`],
-//! [`Lease`]) and the errors ([`SpoutError`], [`StoreError`], each with an [`ErrorKind`] that says
-//! whether trying again may help).
+//! [`Lease`], [`LearnedPace`]) and the errors ([`SpoutError`], [`StoreError`], each with an
+//! [`ErrorKind`] that says whether trying again may help).
 //!
 //! [`EmbeddedFrontier`] is the default implementation: one file on local disk, nothing to install.
 //! The Elasticsearch and OpenSearch frontiers live in the `squall-engine` crate. Which frontier a
@@ -31,7 +31,7 @@ pub use embedded::{
     EmbeddedFrontier, EmbeddedOptions, EmbeddedSpout, FrontierError, QueryLimits, StoredStatus,
 };
 pub use error::{ErrorKind, SpoutError, StoreError};
-pub use hints::{Lease, QueueHints, QueueReport};
+pub use hints::{LearnedPace, Lease, PaceCause, QueueHints, QueueReport, UnknownPaceCause};
 pub use settings::{EMBEDDED, FrontierSettings};
 pub use sides::{Frontier, HeldLease, LeaseView};
 pub use spout::{DueUrl, Spout};

@@ -414,6 +414,7 @@ mod tests {
             blocked_until: Some(Utc::now()),
             crawl_delay: Some(Duration::from_millis(2500)),
             last_fetch: Some(Utc::now()),
+            pace: None,
         };
         let (input, output) = mpsc::channel(1);
         input

@@ -237,6 +237,8 @@ impl Hold {
             // its last fetch (see `given_back_at`), nor while a Retry-After holds it.
             last_fetch: None,
             blocked_until: None,
+            // The queues index keeps no learned pace yet.
+            pace: None,
         };
         let mut given = 0;
         while given < room {

@@ -43,6 +43,7 @@ impl QueueNote {
             last_fetch: date(self.last_fetch),
             blocked_until: date(self.blocked_until),
             crawl_delay: self.crawl_delay_ms.map(Duration::from_millis),
+            pace: None,
         }
     }
 }
@@ -112,6 +113,7 @@ mod tests {
             last_fetch: ended,
             blocked_until: None,
             crawl_delay: Some(Duration::from_millis(1500)),
+            pace: None,
         };
         {
             let frontier = EmbeddedFrontier::open(dir.path()).expect("open");
@@ -147,11 +149,13 @@ mod tests {
             last_fetch: at(2_000),
             blocked_until: at(9_000),
             crawl_delay: Some(Duration::from_millis(2500)),
+            pace: None,
         };
         let second = QueueReport {
             last_fetch: at(3_000),
             blocked_until: None,
             crawl_delay: None,
+            pace: None,
         };
         let merged = first.merged(&second);
         assert_eq!(merged.last_fetch, at(3_000));

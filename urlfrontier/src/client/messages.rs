@@ -224,6 +224,7 @@ mod tests {
             crawl_delay: Some(Duration::from_secs(5)),
             blocked_until: hold(100),
             last_fetch: None,
+            pace: None,
         };
         let mut c = a.clone();
         c.queue = QueueReport {
@@ -241,6 +242,7 @@ mod tests {
                 crawl_delay: Some(Duration::from_secs(5)),
                 blocked_until: hold(100),
                 last_fetch: None,
+                pace: None,
             }
         );
     }
