@@ -10,6 +10,64 @@ use super::spec::{CapacitySpec, HostCapacity};
 /// The restart bar's span: the first minute after a start.
 pub const FIRST_MINUTE: Duration = Duration::from_secs(60);
 
+/// The figures the log gives of one host's requests, or of every host's summed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    /// Requests in the window.
+    pub requests: usize,
+    /// GET requests answered 200 in the window.
+    pub useful: usize,
+    /// Requests answered 429 or 503 in the window.
+    pub refused: usize,
+    /// Requests (anywhere in the log) arriving inside a Retry-After window an earlier answer
+    /// of the same host announced.
+    pub inside_retry_after: usize,
+    /// Same-host gaps (anywhere in the log) from the end of one answer (arrival + host-side
+    /// latency) to the next arrival that are shorter than the floor.
+    pub gaps_under_floor: usize,
+    /// The smallest same-host gap, if a host had two requests.
+    pub smallest_gap: Option<Duration>,
+}
+
+impl Figures {
+    /// The figures of `records`, one host's in order of arrival: counts in `window`, Retry-After
+    /// windows and gaps (against `floor`) over all of them.
+    fn of(records: &[&CapacityRecord], window: (Instant, Instant), floor: Duration) -> Figures {
+        let inside = |r: &&&CapacityRecord| (window.0..window.1).contains(&r.at());
+        let in_window: Vec<&&CapacityRecord> = records.iter().filter(inside).collect();
+        let refusal = |r: &&&CapacityRecord| matches!(r.request.status, 429 | 503);
+        let useful = |r: &&&CapacityRecord| r.request.method == "GET" && r.request.status == 200;
+        let gaps = gaps(records);
+        Figures {
+            requests: in_window.len(),
+            useful: in_window.iter().filter(|r| useful(r)).count(),
+            refused: in_window.iter().filter(|r| refusal(r)).count(),
+            inside_retry_after: inside_retry_after(records),
+            gaps_under_floor: gaps.iter().filter(|&&gap| gap < floor).count(),
+            smallest_gap: gaps.iter().min().copied(),
+        }
+    }
+
+    /// The share of the window's requests answered 429 or 503, the bar being 1 %.
+    pub fn refused_share(&self) -> f64 {
+        ratio(self.refused as f64, self.requests as f64)
+    }
+}
+
+impl<'a> std::iter::Sum<&'a Figures> for Figures {
+    /// The counts added up, the smallest of the smallest gaps.
+    fn sum<I: Iterator<Item = &'a Figures>>(all: I) -> Figures {
+        all.fold(Figures::default(), |sum, one| Figures {
+            requests: sum.requests + one.requests,
+            useful: sum.useful + one.useful,
+            refused: sum.refused + one.refused,
+            inside_retry_after: sum.inside_retry_after + one.inside_retry_after,
+            gaps_under_floor: sum.gaps_under_floor + one.gaps_under_floor,
+            smallest_gap: sum.smallest_gap.into_iter().chain(one.smallest_gap).min(),
+        })
+    }
+}
+
 /// What the log says of one host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostRow {
@@ -19,20 +77,8 @@ pub struct HostRow {
     pub capacity: f64,
     /// Its unloaded latency.
     pub unloaded: Duration,
-    /// Requests in the window.
-    pub requests: usize,
-    /// GET requests answered 200 in the window.
-    pub useful: usize,
-    /// Requests answered 429 or 503 in the window.
-    pub refused: usize,
-    /// Requests (anywhere in the log) arriving inside a Retry-After window an earlier answer
-    /// of this host announced.
-    pub inside_retry_after: usize,
-    /// Gaps (anywhere in the log) from the end of one answer (arrival + host-side latency) to
-    /// the next arrival that are shorter than the floor.
-    pub gaps_under_floor: usize,
-    /// The smallest such gap, if the host had two requests.
-    pub smallest_gap: Option<Duration>,
+    /// Its requests' figures.
+    pub figures: Figures,
     /// The 95th percentile (nearest rank) of the host-side latency of its 200 answers.
     pub p95: Option<Duration>,
 }
@@ -56,16 +102,8 @@ pub struct CapacityVerdict {
     pub ideal_per_s: f64,
     /// `Σ min(capacity, 1 / (floor + unloaded))`: the most one fetch at a time per host reaches.
     pub ideal_one_at_a_time_per_s: f64,
-    /// Requests in the window.
-    pub requests: usize,
-    /// Requests answered 429 or 503 in the window.
-    pub refused: usize,
-    /// Requests inside an announced Retry-After window, anywhere in the log.
-    pub inside_retry_after: usize,
-    /// Same-host gaps under the floor, anywhere in the log.
-    pub gaps_under_floor: usize,
-    /// The smallest same-host gap.
-    pub smallest_gap: Option<Duration>,
+    /// Every host's figures, summed.
+    pub figures: Figures,
     /// Per host, in the spec's order.
     pub hosts: Vec<HostRow>,
 }
@@ -74,11 +112,6 @@ impl CapacityVerdict {
     /// `useful_per_s / ideal_per_s`, the bar being 0.85 (0 when the ideal is 0).
     pub fn ratio(&self) -> f64 {
         ratio(self.useful_per_s, self.ideal_per_s)
-    }
-
-    /// The share of the window's requests answered 429 or 503, the bar being 1 %.
-    pub fn refused_share(&self) -> f64 {
-        ratio(self.refused as f64, self.requests as f64)
     }
 
     /// The largest `p95 / unloaded` over the hosts that served a page.
@@ -130,17 +163,13 @@ pub fn judge(
         .map(|h| host_row(h, by_host.get(h.name.as_str()), window, floor))
         .collect();
     let length = window.1.saturating_duration_since(window.0);
-    let useful: usize = hosts.iter().map(|h| h.useful).sum();
+    let figures: Figures = hosts.iter().map(|h| &h.figures).sum();
     CapacityVerdict {
         window: length,
-        useful_per_s: ratio(useful as f64, length.as_secs_f64()),
+        useful_per_s: ratio(figures.useful as f64, length.as_secs_f64()),
         ideal_per_s: ideal(spec, floor, false),
         ideal_one_at_a_time_per_s: ideal(spec, floor, true),
-        requests: hosts.iter().map(|h| h.requests).sum(),
-        refused: hosts.iter().map(|h| h.refused).sum(),
-        inside_retry_after: hosts.iter().map(|h| h.inside_retry_after).sum(),
-        gaps_under_floor: hosts.iter().map(|h| h.gaps_under_floor).sum(),
-        smallest_gap: hosts.iter().filter_map(|h| h.smallest_gap).min(),
+        figures,
         hosts,
     }
 }
@@ -178,21 +207,11 @@ fn host_row(
     floor: Duration,
 ) -> HostRow {
     let records: &[&CapacityRecord] = records.map_or(&[], Vec::as_slice);
-    let inside = |r: &&&CapacityRecord| (window.0..window.1).contains(&r.at());
-    let in_window: Vec<&&CapacityRecord> = records.iter().filter(inside).collect();
-    let refusal = |r: &&&CapacityRecord| matches!(r.request.status, 429 | 503);
-    let useful = |r: &&&CapacityRecord| r.request.method == "GET" && r.request.status == 200;
-    let gaps = gaps(records);
     HostRow {
         name: host.name.clone(),
         capacity: host.rate,
         unloaded: host.unloaded,
-        requests: in_window.len(),
-        useful: in_window.iter().filter(|r| useful(r)).count(),
-        refused: in_window.iter().filter(|r| refusal(r)).count(),
-        inside_retry_after: inside_retry_after(records),
-        gaps_under_floor: gaps.iter().filter(|&&gap| gap < floor).count(),
-        smallest_gap: gaps.iter().min().copied(),
+        figures: Figures::of(records, window, floor),
         p95: p95(records),
     }
 }

@@ -16,8 +16,7 @@
 //! `(7N+k) mod P` on its host ([`links_of`]), so discovery always outruns fetching.
 //!
 //! [`CapacitySite::start`] serves every host from one listener on `127.0.0.1:0`, choosing the
-//! host by the `Host` header, bounded like squall's own listeners ([`ListenBounds`]: a cap on
-//! connections, handshake and idle timeouts). URLs carry the port
+//! host by the `Host` header, as the crate's other sites do. URLs carry the port
 //! (`http://cap-007.test:PORT/p/3.html`): a crawler must resolve every name of
 //! [`CapacitySite::host_names`] to [`CapacitySite::addr`]. Its log, [`CapacitySite::records`],
 //! keeps each request with its answer ([`CapacityRecord`]), logged on arrival.
@@ -32,7 +31,6 @@
 mod bucket;
 mod gate;
 mod judge;
-mod listener;
 mod pages;
 mod site;
 mod spec;
@@ -42,9 +40,8 @@ mod tests;
 pub use bucket::{Empty, TokenBucket};
 pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
 pub use judge::{
-    CapacityVerdict, FIRST_MINUTE, HostRow, allowed_in_first_minute, first_minute, judge,
+    CapacityVerdict, FIRST_MINUTE, Figures, HostRow, allowed_in_first_minute, first_minute, judge,
 };
-pub use listener::ListenBounds;
 pub use pages::{links_of, page_number, render};
 pub use site::CapacitySite;
 pub use spec::{CapacitySpec, HostCapacity, LADDER_LINKS, LADDER_PAGES, OverCapacity};

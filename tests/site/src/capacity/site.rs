@@ -1,4 +1,4 @@
-//! The capacity site served: one bounded listener on loopback, each host's gate asked with the
+//! The capacity site served: one listener on 127.0.0.0/8, each host's gate asked with the
 //! real clock, the answer held for its latency, and the request log.
 
 use std::collections::HashMap;
@@ -16,7 +16,6 @@ use crate::RequestRecord;
 use crate::server::{Server, request_host};
 
 use super::gate::{Answer, CapacityRecord, HostGate};
-use super::listener::{BoundedListener, ListenBounds};
 use super::pages::render;
 use super::spec::CapacitySpec;
 
@@ -124,24 +123,14 @@ pub struct CapacitySite {
 }
 
 impl CapacitySite {
-    /// Serves `spec` on `127.0.0.1:0` (a free port), bounded by [`ListenBounds::default`], on
-    /// the current tokio runtime. Every bucket starts full now.
+    /// Serves `spec` on `127.0.0.1:0` (a free port), on the current tokio runtime. Every bucket
+    /// starts full now.
     pub async fn start(spec: CapacitySpec) -> std::io::Result<CapacitySite> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        CapacitySite::start_bounded(spec, addr, ListenBounds::default()).await
+        CapacitySite::start_on(spec, SocketAddr::from(([127, 0, 0, 1], 0))).await
     }
 
     /// Like [`CapacitySite::start`], on `addr`, which must be in 127.0.0.0/8.
     pub async fn start_on(spec: CapacitySpec, addr: SocketAddr) -> std::io::Result<CapacitySite> {
-        CapacitySite::start_bounded(spec, addr, ListenBounds::default()).await
-    }
-
-    /// Like [`CapacitySite::start_on`], with its own bounds.
-    pub async fn start_bounded(
-        spec: CapacitySpec,
-        addr: SocketAddr,
-        bounds: ListenBounds,
-    ) -> std::io::Result<CapacitySite> {
         if !matches!(addr.ip(), IpAddr::V4(ip) if ip.is_loopback()) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -162,7 +151,6 @@ impl CapacitySite {
             gates,
             log: Mutex::new(Vec::new()),
         });
-        let listener = BoundedListener::new(listener, bounds);
         let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
         Ok(CapacitySite {
             addr,
