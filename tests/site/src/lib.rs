@@ -80,6 +80,7 @@ pub mod tls;
 pub use app::{AppExpectation, AppSite, AppSpec};
 pub use expect::{Expectation, ExpectedStatus, Scope};
 pub use hostile::{HostileExpectation, HostileOutcome, HostileSite};
+pub use model::SplitMix;
 pub use request::RequestRecord;
 pub use server::Site;
 pub use spec::SiteSpec;

@@ -4,15 +4,19 @@ use std::collections::BTreeMap;
 
 use crate::SiteSpec;
 
-/// A tiny deterministic generator (SplitMix64).
-pub(crate) struct SplitMix(u64);
+/// A tiny deterministic generator (SplitMix64): the same seed gives the same numbers, so a site,
+/// or a seeded test that draws from it, replays exactly.
+#[derive(Debug, Clone)]
+pub struct SplitMix(u64);
 
 impl SplitMix {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// The generator of `seed`.
+    pub fn new(seed: u64) -> Self {
         SplitMix(seed)
     }
 
-    fn next_u64(&mut self) -> u64 {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -21,7 +25,7 @@ impl SplitMix {
     }
 
     /// Uniform in `0..n`; `n` must be non-zero.
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 

@@ -7,25 +7,10 @@ use std::time::{Duration, Instant, SystemTime};
 use squall::frontier::QueueHints;
 use squall::message::{AckHandle, AckMessage, Tuple};
 use squall::model::CrawlUrl;
+use squall_testsite::SplitMix;
 use tokio::sync::mpsc;
 
 use super::{Ask, Dispenser};
-
-/// SplitMix64: a small seeded generator, so that a failing seed replays exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn tuple(url: &str, key: &str, acks: &mpsc::UnboundedSender<AckMessage>) -> Tuple {
     let url = CrawlUrl::new(url::Url::parse(url).expect("test URL"));
@@ -124,7 +109,8 @@ impl World {
 }
 
 fn run(seed: u64) {
-    let mut rng = Rng(seed);
+    // Seeded, so that a failing seed replays exactly.
+    let mut rng = SplitMix::new(seed);
     let (acks, mut heard) = mpsc::unbounded_channel();
     let gap = Duration::from_millis(500);
     let mut world = World {
@@ -150,20 +136,20 @@ fn run(seed: u64) {
             }
             3..=5 => {
                 let ask = Ask {
-                    max_queues: rng.below(4) as usize,
-                    max_urls_per_queue: rng.below(4) as usize,
+                    max_queues: rng.below(4),
+                    max_urls_per_queue: rng.below(4),
                     key: None,
-                    hold: Duration::from_millis(200 + rng.below(3000)),
+                    hold: Duration::from_millis(200 + rng.below(3000) as u64),
                 };
-                let client = rng.below(3) as usize;
+                let client = rng.below(3);
                 world.check_hand_out(client, &ask);
             }
             6..=8 => {
-                let client = rng.below(3) as usize;
-                let pick = rng.next();
+                let client = rng.below(3);
+                let pick = rng.next_u64();
                 world.put_back(client, pick);
             }
-            _ => world.now += Duration::from_millis(rng.below(800)),
+            _ => world.now += Duration::from_millis(rng.below(800) as u64),
         }
     }
     // Drain: every URL is eventually put back, one client at a time.
