@@ -162,11 +162,7 @@ pub struct Site {
     spec: SiteSpec,
     #[debug(skip)]
     model: Model,
-    addr: SocketAddr,
-    #[debug(skip)]
-    shared: Arc<Shared>,
-    #[debug(skip)]
-    server: Server,
+    served: Served<Shared>,
 }
 
 impl Site {
@@ -197,14 +193,12 @@ impl Site {
             ));
         }
         let model = Model::generate(&spec);
-        let shared = Arc::new(Shared::build(&model, addr.port()));
-        let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
+        let shared = |port| Shared::build(&model, port);
+        let served = Served::start(listener, shared, |shared| Server::fallback(handle, shared))?;
         Ok(Site {
             spec,
             model,
-            addr,
-            shared,
-            server,
+            served,
         })
     }
 
@@ -215,12 +209,12 @@ impl Site {
 
     /// The address the server listens on (`127.0.0.1:PORT`).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The port of the server, part of every URL of the site.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.served.port()
     }
 
     /// Home page URL of every in-scope host (`http://host-00.test:PORT/`, ...):
@@ -247,17 +241,17 @@ impl Site {
 
     /// Every request received so far, in order of arrival.
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.shared.log().clone()
+        self.served.shared.log().clone()
     }
 
     /// Number of requests received so far.
     pub fn request_count(&self) -> usize {
-        self.shared.log().len()
+        self.served.shared.log().len()
     }
 
     /// Forgets the requests received so far.
     pub fn clear_requests(&self) {
-        self.shared.log().clear();
+        self.served.shared.log().clear();
     }
 
     /// What a correct crawl from [`Site::seeds`] does.
@@ -273,7 +267,8 @@ impl Site {
     /// The body this site serves for `host` and `path` (exact path, no
     /// query), if any: to inspect pages in tests.
     pub fn body(&self, host: &str, path: &str) -> Option<&[u8]> {
-        self.shared
+        self.served
+            .shared
             .hosts
             .get(host)
             .and_then(|paths| paths.get(path))
@@ -283,12 +278,56 @@ impl Site {
     /// Stops the server: no new connections, in-flight requests complete
     /// (waits up to 5 seconds, then aborts).
     pub async fn shutdown(mut self) {
+        self.served.shutdown().await;
+    }
+}
+
+/// A site's running server, where it listens and the state its handler shares: what each of the
+/// crate's sites holds.
+#[derive(derive_more::Debug)]
+#[debug("{addr}")]
+pub(crate) struct Served<S> {
+    /// The address the server listens on.
+    pub(crate) addr: SocketAddr,
+    /// The state the handler shares.
+    pub(crate) shared: Arc<S>,
+    server: Server,
+}
+
+impl<S> Served<S> {
+    /// Serves on `listener` the app `app` makes of the state `shared` makes of the listener's
+    /// port, on the current tokio runtime.
+    pub(crate) fn start<L>(
+        listener: L,
+        shared: impl FnOnce(u16) -> S,
+        app: impl FnOnce(Arc<S>) -> Router,
+    ) -> std::io::Result<Served<S>>
+    where
+        L: axum::serve::Listener<Addr = SocketAddr>,
+    {
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(shared(addr.port()));
+        let server = Server::spawn(listener, app(Arc::clone(&shared)));
+        Ok(Served {
+            addr,
+            shared,
+            server,
+        })
+    }
+
+    /// The port of the server, part of every URL of the site.
+    pub(crate) fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Stops the server and waits for it to end (at most 5 s, then it is aborted).
+    pub(crate) async fn shutdown(&mut self) {
         self.server.shutdown().await;
     }
 }
 
 /// A running axum server: stopped gracefully by [`Server::shutdown`], signalled to stop (without
-/// waiting) when dropped. Shared by [`Site`] and [`crate::HostileSite`].
+/// waiting) when dropped. Held by each site through [`Served`].
 pub(crate) struct Server {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,

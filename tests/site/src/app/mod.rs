@@ -60,24 +60,20 @@ mod spec;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 pub use expect::{AppExpectation, is_navigation, navigations};
 pub use spec::AppSpec;
 
 use crate::RequestRecord;
-use crate::server::Server;
+use crate::server::{Served, Server};
 use routes::Shared;
 
 /// A running app site on loopback. Stops on [`AppSite::shutdown`] or when
 /// dropped.
 #[derive(derive_more::Debug)]
 pub struct AppSite {
-    addr: SocketAddr,
-    #[debug("{:?}", shared.spec)]
-    shared: Arc<Shared>,
-    #[debug(skip)]
-    server: Server,
+    #[debug("{:?} at {:?}", served.shared.spec, served)]
+    served: Served<Shared>,
 }
 
 impl AppSite {
@@ -91,35 +87,30 @@ impl AppSite {
     /// port for a manual check). Non-loopback addresses are refused.
     pub async fn start_on(spec: AppSpec, addr: SocketAddr) -> std::io::Result<AppSite> {
         let listener = Server::bind_loopback(addr, "app site").await?;
-        let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::new(spec, addr.port()));
-        let server = Server::spawn(listener, routes::router(Arc::clone(&shared)));
-        Ok(AppSite {
-            addr,
-            shared,
-            server,
-        })
+        let shared = |port| Shared::new(spec, port);
+        let served = Served::start(listener, shared, routes::router)?;
+        Ok(AppSite { served })
     }
 
     /// The spec the site serves.
     pub fn spec(&self) -> &AppSpec {
-        &self.shared.spec
+        &self.served.shared.spec
     }
 
     /// The address the server listens on (`127.0.0.1:PORT`).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The port of the server, part of every URL of the site.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.served.port()
     }
 
     /// Every host name the site serves, `app-00.test`, ...; a browser must
     /// resolve them all to 127.0.0.1.
     pub fn host_names(&self) -> Vec<String> {
-        self.shared.spec.host_names()
+        self.served.shared.spec.host_names()
     }
 
     /// The home page `/` of every host (`http://app-00.test:PORT/`, ...):
@@ -139,27 +130,27 @@ impl AppSite {
     /// Every request received so far, in order of arrival (an `/api/`
     /// request is logged on arrival, before its delay).
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.shared.log().clone()
+        self.served.shared.log().clone()
     }
 
     /// The document requests received so far (see [`navigations`]).
     pub fn navigations(&self) -> Vec<RequestRecord> {
-        navigations(&self.shared.log())
+        navigations(&self.served.shared.log())
     }
 
     /// Forgets the requests received so far.
     pub fn clear_requests(&self) {
-        self.shared.log().clear();
+        self.served.shared.log().clear();
     }
 
     /// What a rendering crawl from [`AppSite::seeds`] finds.
     pub fn expected(&self) -> AppExpectation {
-        AppExpectation::compute(&self.shared.spec, self.port())
+        AppExpectation::compute(&self.served.shared.spec, self.port())
     }
 
     /// Stops the server: no new connections, in-flight requests complete
     /// (waits up to 5 seconds, then aborts).
     pub async fn shutdown(mut self) {
-        self.server.shutdown().await;
+        self.served.shutdown().await;
     }
 }

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::Response;
 
 use crate::RequestRecord;
-use crate::server::{Server, request_host};
+use crate::server::{Served, Server, request_host};
 
 use super::gate::{Answer, CapacityRecord, HostGate};
 use super::pages::render;
@@ -114,12 +114,8 @@ fn respond(status: StatusCode, body: Option<String>, answer: &Answer) -> Respons
 /// `127.0.0.x`, chosen by the `Host` header. Stops on [`CapacitySite::shutdown`] or when dropped.
 #[derive(derive_more::Debug)]
 pub struct CapacitySite {
-    addr: SocketAddr,
     started: Instant,
-    #[debug(skip)]
-    shared: Arc<Shared>,
-    #[debug(skip)]
-    server: Server,
+    served: Served<Shared>,
 }
 
 impl CapacitySite {
@@ -138,41 +134,35 @@ impl CapacitySite {
             ));
         }
         let listener = Server::bind_loopback(addr, "capacity site").await?;
-        let addr = listener.local_addr()?;
         let started = Instant::now();
         let gates = spec
             .hosts
             .iter()
             .map(|h| (h.name.clone(), Mutex::new(HostGate::new(h, started))))
             .collect();
-        let shared = Arc::new(Shared {
+        let shared = |port| Shared {
             spec,
-            port: addr.port(),
+            port,
             gates,
             log: Mutex::new(Vec::new()),
-        });
-        let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
-        Ok(CapacitySite {
-            addr,
-            started,
-            shared,
-            server,
-        })
+        };
+        let served = Served::start(listener, shared, |shared| Server::fallback(handle, shared))?;
+        Ok(CapacitySite { started, served })
     }
 
     /// The spec the site serves.
     pub fn spec(&self) -> &CapacitySpec {
-        &self.shared.spec
+        &self.served.shared.spec
     }
 
     /// The address the server listens on (`127.0.0.1:PORT`).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The port of the server, part of every URL of the site.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.served.port()
     }
 
     /// When the site started, its buckets full: the start of its log.
@@ -182,7 +172,7 @@ impl CapacitySite {
 
     /// Every host name; a crawler must resolve them all to [`CapacitySite::addr`].
     pub fn host_names(&self) -> Vec<String> {
-        self.shared.spec.host_names()
+        self.served.shared.spec.host_names()
     }
 
     /// The home page of every host (`http://cap-000.test:PORT/`, ...): the crawl seeds.
@@ -198,12 +188,13 @@ impl CapacitySite {
 
     /// Every request received so far, in order of arrival, with how it was answered.
     pub fn records(&self) -> Vec<CapacityRecord> {
-        self.shared.log().clone()
+        self.served.shared.log().clone()
     }
 
     /// Every request received so far, as the crate's other sites log them.
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.shared
+        self.served
+            .shared
             .log()
             .iter()
             .map(|r| r.request.clone())
@@ -213,6 +204,6 @@ impl CapacitySite {
     /// Stops the server: no new connections, in-flight requests complete (waits up to 5
     /// seconds, then aborts).
     pub async fn shutdown(mut self) {
-        self.server.shutdown().await;
+        self.served.shutdown().await;
     }
 }

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::server::Server;
+use crate::server::{Served, Server};
 use crate::{ExpectedStatus, RequestRecord};
 
 mod content;
@@ -116,7 +116,7 @@ impl Drop for HostileSite {
     /// Best effort: ends the streaming bodies and signals the server to
     /// stop, without waiting.
     fn drop(&mut self) {
-        self.shared.cancel.cancel();
+        self.served.shared.cancel.cancel();
         // The server, dropped next, is signalled to stop.
     }
 }
@@ -125,11 +125,7 @@ impl Drop for HostileSite {
 /// when dropped; either ends every endless or dripping body at once.
 #[derive(derive_more::Debug)]
 pub struct HostileSite {
-    addr: SocketAddr,
-    #[debug(skip)]
-    shared: Arc<Shared>,
-    #[debug(skip)]
-    server: Server,
+    served: Served<Shared>,
 }
 
 impl HostileSite {
@@ -138,35 +134,31 @@ impl HostileSite {
     /// bodies (the gzip bomb, the 100,000-link page) on a blocking thread;
     /// later starts reuse them.
     pub async fn start() -> std::io::Result<HostileSite> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-        let addr = listener.local_addr()?;
         let content = tokio::task::spawn_blocking(content)
             .await
             .map_err(std::io::Error::other)?;
-        let shared = Arc::new(Shared {
-            port: addr.port(),
+        let any = SocketAddr::from(([127, 0, 0, 1], 0));
+        let listener = Server::bind_loopback(any, "hostile site").await?;
+        let shared = |port| Shared {
+            port,
             content,
             active_streams: Arc::new(AtomicUsize::new(0)),
             streams_started: AtomicUsize::new(0),
             cancel: CancellationToken::new(),
             log: Mutex::new(Vec::new()),
-        });
-        let server = Server::spawn(listener, Server::fallback(handle, Arc::clone(&shared)));
-        Ok(HostileSite {
-            addr,
-            shared,
-            server,
-        })
+        };
+        let served = Served::start(listener, shared, |shared| Server::fallback(handle, shared))?;
+        Ok(HostileSite { served })
     }
 
     /// The address the server listens on (`127.0.0.1:PORT`).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The port of the server, part of every URL of the site.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.served.port()
     }
 
     /// `http://{host}:{port}{path}` for this site's port.
@@ -181,36 +173,36 @@ impl HostileSite {
 
     /// The crawl seed: `http://hostile.test:PORT/`.
     pub fn seeds(&self) -> Vec<String> {
-        vec![self.shared.url("/")]
+        vec![self.served.shared.url("/")]
     }
 
     /// Every request received so far, in order of arrival.
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.shared.log().clone()
+        self.served.shared.log().clone()
     }
 
     /// Forgets the requests received so far.
     pub fn clear_requests(&self) {
-        self.shared.log().clear();
+        self.served.shared.log().clear();
     }
 
     /// Number of `/drip` and `/endless` bodies currently alive on the
     /// server. Drops back to 0 once clients disconnect (within about two
     /// [`DRIP_INTERVAL`]s for `/drip`, at once for `/endless`).
     pub fn active_streams(&self) -> usize {
-        self.shared.active_streams.load(Ordering::SeqCst)
+        self.served.shared.active_streams.load(Ordering::SeqCst)
     }
 
     /// Number of `/drip` and `/endless` GET responses started so far.
     pub fn streams_started(&self) -> usize {
-        self.shared.streams_started.load(Ordering::SeqCst)
+        self.served.shared.streams_started.load(Ordering::SeqCst)
     }
 
     /// The body served at `path` for the static pages (`/`, `/gzip-bomb`
     /// compressed, `/invalid-utf8`, `/lying-type`, `/lying-type-2`,
     /// `/many-links`, `/broken-html`), to inspect in tests.
     pub fn body(&self, path: &str) -> Option<&[u8]> {
-        let c = self.shared.content;
+        let c = self.served.shared.content;
         let b = match path {
             "/" => &c.index,
             "/gzip-bomb" => &c.gzip_bomb,
@@ -229,7 +221,7 @@ impl HostileSite {
     /// pages are FETCHED and `/l/N` pages FETCH_ERROR (404) for every N;
     /// only the ones linked from the index and the hostile pages are listed.
     pub fn expectations(&self) -> Vec<HostileExpectation> {
-        let u = |p: &str| self.shared.url(p);
+        let u = |p: &str| self.served.shared.url(p);
         let e = |path: &'static str, outcome, note| HostileExpectation {
             path,
             url: u(path),
@@ -331,7 +323,7 @@ impl HostileSite {
     /// Stops the server: ends every streaming body, then waits for the
     /// connections to close (up to 5 seconds, then aborts).
     pub async fn shutdown(mut self) {
-        self.shared.cancel.cancel();
-        self.server.shutdown().await;
+        self.served.shared.cancel.cancel();
+        self.served.shutdown().await;
     }
 }
