@@ -118,8 +118,47 @@ pub fn read_to_string(path: &Path, kind: FileKind) -> Result<String, BoundedFile
         .map_err(|error| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, error)))
 }
 
+/// Files near a bound, for the tests of what reads them.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::{Path, PathBuf};
+
+    /// A file `name` in a new temporary directory (gone when the directory is dropped) of `size`
+    /// bytes: `head`, spaces, then `tail`.
+    pub(crate) fn padded_file(
+        name: &str,
+        head: &str,
+        tail: &str,
+        size: u64,
+    ) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(name);
+        write_padded(&path, head, tail, size);
+        (dir, path)
+    }
+
+    /// Writes at `path` a file of `size` bytes: `head`, spaces, then `tail`.
+    pub(crate) fn write_padded(path: &Path, head: &str, tail: &str, size: u64) {
+        let spaces = " ".repeat(size as usize - head.len() - tail.len());
+        std::fs::write(path, format!("{head}{spaces}{tail}")).expect("write");
+    }
+
+    /// Asserts that `refused` is the error of the file at `path` over the bound `bound` says
+    /// (`"65536 bytes for a secret file"`).
+    #[track_caller]
+    pub(crate) fn assert_over_the_bound(
+        refused: &impl std::fmt::Display,
+        path: &Path,
+        bound: &str,
+    ) {
+        let expected = format!("{}: over the bound of {bound}", path.display());
+        assert_eq!(refused.to_string(), expected);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::assert_over_the_bound;
     use super::*;
 
     const SMALL: FileKind = FileKind {
@@ -135,13 +174,7 @@ mod tests {
         assert_eq!(read_to_string(&path, SMALL).expect("read"), "12345678");
         std::fs::write(&path, "123456789").expect("write");
         let refused = read_to_string(&path, SMALL).expect_err("over the bound");
-        assert_eq!(
-            refused.to_string(),
-            format!(
-                "{}: over the bound of 8 bytes for a test file",
-                path.display()
-            )
-        );
+        assert_over_the_bound(&refused, &path, "8 bytes for a test file");
         assert_eq!(refused.path(), path);
     }
 

@@ -3,6 +3,7 @@ use std::time::Duration;
 use serde_norway::Value;
 
 use super::*;
+use crate::bounded_file::testing::{assert_over_the_bound, padded_file, write_padded};
 
 /// A config with an agent name and the given extra YAML.
 fn named(extra: &str) -> Result<CrawlConfig, ConfigError> {
@@ -411,23 +412,14 @@ fn the_fetcher_reads_its_own_keys_and_a_bad_one_is_named() {
 /// refused by name; one at the bound is read.
 #[test]
 fn a_config_file_over_its_bound_is_refused_by_name() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("huge.yaml");
-    let limit = crate::bounded_file::CONFIG_FILE.limit as usize;
+    let limit = crate::bounded_file::CONFIG_FILE.limit;
     let head = "http.agent.name: t\n#";
-    let text = format!("{head}{}\n", "x".repeat(limit - head.len() - 1));
-    std::fs::write(&path, &text).expect("write");
+    let (_dir, path) = padded_file("huge.yaml", head, "\n", limit);
     let config = ConfigBuilder::new().yaml_file(&path).expect("at the bound");
     assert_eq!(config.build().expect("valid").agent.name, "t");
-    std::fs::write(&path, format!("{text} ")).expect("write");
+    write_padded(&path, head, "\n", limit + 1);
     let refused = ConfigBuilder::new().yaml_file(&path).expect_err("over");
-    assert_eq!(
-        refused.to_string(),
-        format!(
-            "{}: over the bound of 16777216 bytes for a YAML config file",
-            path.display()
-        )
-    );
+    assert_over_the_bound(&refused, &path, "16777216 bytes for a YAML config file");
 }
 
 #[test]

@@ -82,6 +82,7 @@ impl Locator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded_file::testing::{assert_over_the_bound, padded_file};
 
     #[test]
     fn relative_names_are_looked_for_in_order() {
@@ -128,18 +129,10 @@ mod tests {
 
     #[test]
     fn a_filter_file_over_its_bound_is_refused_by_name() {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let over = crate::bounded_file::FILTER_FILE.limit + 1;
+        let (dir, path) = padded_file("huge.json", "", "{}", over);
         let locator = Locator::new(vec![dir.path().to_path_buf()]);
-        let limit = crate::bounded_file::FILTER_FILE.limit as usize;
-        let path = dir.path().join("huge.json");
-        std::fs::write(&path, format!("{}{{}}", " ".repeat(limit - 1))).expect("write");
         let refused = locator.read("key", "huge.json", None).expect_err("over");
-        assert_eq!(
-            refused.to_string(),
-            format!(
-                "{}: over the bound of 16777216 bytes for a filter file",
-                path.display()
-            )
-        );
+        assert_over_the_bound(&refused, &path, "16777216 bytes for a filter file");
     }
 }

@@ -79,6 +79,7 @@ pub fn line_of(text: &str, needle: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded_file::testing::{assert_over_the_bound, padded_file};
 
     #[test]
     fn properties_then_environment_fill_the_placeholders() {
@@ -99,18 +100,10 @@ mod tests {
 
     #[test]
     fn a_properties_file_over_its_bound_is_refused_by_name() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = dir.path().join("huge.properties");
-        let limit = crate::bounded_file::PROPERTIES_FILE.limit as usize;
-        std::fs::write(&file, format!("#{}\n", "x".repeat(limit))).expect("write");
+        let over = crate::bounded_file::PROPERTIES_FILE.limit + 1;
+        let (_dir, file) = padded_file("huge.properties", "#", "\n", over);
         let refused = Substitutions::from_properties_file(&file).expect_err("over");
-        assert_eq!(
-            refused.to_string(),
-            format!(
-                "{}: over the bound of 16777216 bytes for a properties file",
-                file.display()
-            )
-        );
+        assert_over_the_bound(&refused, &file, "16777216 bytes for a properties file");
     }
 
     #[test]

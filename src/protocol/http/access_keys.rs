@@ -258,6 +258,7 @@ fn invalid(key: &'static str, message: String) -> KeyError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded_file::testing::{assert_over_the_bound, padded_file};
 
     fn credentials(user: &str, password: &str) -> BasicCredentials {
         BasicCredentials {
@@ -292,19 +293,11 @@ mod tests {
 
     #[test]
     fn a_secret_file_over_its_bound_is_refused_by_name_without_the_secret() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("token");
-        let limit = crate::bounded_file::SECRET_FILE.limit as usize;
-        std::fs::write(&path, format!("s3cret\n#{}\n", "x".repeat(limit))).expect("write");
+        let over = crate::bounded_file::SECRET_FILE.limit + 1;
+        let (_dir, path) = padded_file("token", "s3cret\n#", "\n", over);
         let refused = Secret::from_file(&path).expect_err("over");
-        let message = refused.to_string();
-        assert_eq!(
-            message,
-            format!(
-                "{}: over the bound of 65536 bytes for a secret file",
-                path.display()
-            )
-        );
+        // The whole message: the path and the bound, nothing of the file.
+        assert_over_the_bound(&refused, &path, "65536 bytes for a secret file");
     }
 
     #[test]
