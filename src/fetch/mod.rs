@@ -3,12 +3,14 @@
 //! [`Protocol`](crate::protocol::Protocol) of its scheme ([`crate::protocol`]).
 //!
 //! [`FetcherBolt`] runs the queues; [`Partitioner`] names a URL's queue; [`FetcherSettings`] are
-//! its `fetcher.*` keys.
+//! its `fetcher.*` keys; [`pace`] is each queue's pace as its server's answers set it
+//! (`fetcher.pace.policy`, [`PacePolicy`]).
 
 mod board;
 mod bolt;
 mod checks;
 mod inflight;
+pub mod pace;
 mod partition;
 mod queue_keys;
 mod queues;

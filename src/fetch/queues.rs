@@ -370,7 +370,7 @@ fn remembered_start(
 /// The delay a queue keeps between fetches, given its robots.txt Crawl-delay: the server delay
 /// (or the min delay when the queue allows several fetches at once), robots.txt's within
 /// `fetcher.max.crawl.delay`, never below the server delay when `fetcher.server.delay.force` is set.
-fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Duration>) -> Duration {
+pub(super) fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Duration>) -> Duration {
     let base = settings.base_delay();
     match crawl_delay.map(|robots| robots.min(settings.max_crawl_delay)) {
         None => base,
