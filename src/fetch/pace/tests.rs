@@ -70,11 +70,18 @@ fn feed(pace: &mut Pace, line: &Timeline, rules: &Rules<'_>, signal: Signal, fro
     }
 }
 
+/// Under `settings`, the rules of a queue whose configured delay is a second (no Crawl-delay),
+/// a new timeline and the queue's first pace.
+fn one_second(settings: &FetcherSettings) -> (Rules<'_>, Timeline, Pace) {
+    let rules = Rules::new(settings, secs(1.0), false);
+    let pace = Pace::new(&rules);
+    (rules, Timeline::new(), pace)
+}
+
 #[test]
 fn push_back_doubles_the_delay_with_jitter_up_to_the_cap() {
     let settings = FetcherSettings::default();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     let mut rng = fastrand::Rng::with_seed(59);
     for i in 0..20 {
         let before = pace.delay();
@@ -121,8 +128,7 @@ fn fetches_in_flight_during_an_incident_escalate_it_once_whatever_their_order() 
 #[test]
 fn recovery_stops_a_margin_above_the_limit_then_probes_and_forgets_it() {
     let settings = exact();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     feed(&mut pace, &line, &rules, TOO_MANY, 0.0, 1);
     assert_eq!((pace.delay(), pace.limit()), (secs(2.0), Some(secs(1.0))));
     let mut answers = 0;
@@ -202,8 +208,7 @@ proptest! {
 fn an_opted_in_faster_floor_is_reached_on_healthy_answers_and_never_undercut() {
     let mut settings = exact();
     settings.pace.floor = Some(secs(0.25));
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     let mut least = secs(1.0);
     for i in 0..40 {
         feed(&mut pace, &line, &rules, healthy(5), f64::from(i), 1);
@@ -224,8 +229,7 @@ fn an_opted_in_faster_floor_is_reached_on_healthy_answers_and_never_undercut() {
 #[test]
 fn slow_answers_step_once_per_window_above_the_slack_and_the_factor_raises_the_interval() {
     let settings = exact();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     feed(&mut pace, &line, &rules, healthy(20), 0.0, 40);
     let mut rng = fastrand::Rng::with_seed(1);
     for n in 0..10 {
@@ -261,8 +265,7 @@ fn slow_answers_step_once_per_window_above_the_slack_and_the_factor_raises_the_i
 #[test]
 fn retry_after_holds_as_today_and_steps_the_adaptive_pace() {
     let settings = exact();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     let retry = Signal::RetryAfter { hold: secs(30.0) };
     feed(&mut pace, &line, &rules, retry, 0.0, 1);
     assert_eq!(
@@ -320,8 +323,7 @@ fn block_doubles_from_a_minute_to_a_day_extends_only_and_forgives_after_the_deca
 #[test]
 fn neutral_signals_leave_an_adaptive_queue_at_its_configured_delay() {
     let settings = FetcherSettings::default();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     feed(&mut pace, &line, &rules, Signal::Neutral, 0.0, 20);
     feed(&mut pace, &line, &rules, healthy(5), 20.0, 20);
     assert_eq!(pace.interval(&rules), secs(1.0));
@@ -342,8 +344,7 @@ fn learned(line: &Timeline, seconds: f64, delay: f64) -> LearnedPace {
 #[test]
 fn a_newer_learned_pace_is_taken_clamped_an_older_one_ignored() {
     let settings = FetcherSettings::default();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     assert!(pace.adopt(learned(&line, 10.0, 4.0), &rules, line.start));
     assert_eq!((pace.delay(), pace.strikes()), (secs(4.0), 2));
     assert!(
@@ -386,8 +387,7 @@ fn the_book_keeps_learned_paces_of_forgotten_queues_within_its_bound() {
 #[test]
 fn every_back_off_step_is_reported_and_no_move_under_a_quarter() {
     let settings = exact();
-    let rules = Rules::new(&settings, secs(1.0), false);
-    let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
+    let (rules, line, mut pace) = one_second(&settings);
     let mut rng = fastrand::Rng::with_seed(5);
     for i in 0..5 {
         let at = f64::from(i) * 10.0;
