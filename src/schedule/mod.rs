@@ -252,6 +252,16 @@ mod tests {
         pairs.iter().copied().collect()
     }
 
+    /// Checks, for each `(status, metadata, due)`, that `s` schedules a URL of that status and
+    /// metadata at `due`.
+    #[track_caller]
+    fn check(s: &DefaultScheduler, cases: &[(Status, &Metadata, Option<DateTime<Utc>>)]) {
+        for (status, metadata, due) in cases {
+            let scheduled = s.schedule(*status, metadata, now());
+            assert_eq!(scheduled, *due, "{status} {metadata:?}");
+        }
+    }
+
     #[test]
     fn default_intervals_by_status() {
         let s = DefaultScheduler::default();
@@ -303,10 +313,14 @@ mod tests {
             ("fetchInterval.FETCH_ERROR.isFeed=true", 60),
         ]);
         let feed = md(&[("isFeed", "true")]);
-        assert_eq!(s.schedule(Status::FetchError, &feed, now()), at(60));
-        assert_eq!(s.schedule(Status::Fetched, &feed, now()), at(10));
-        let plain = Metadata::new();
-        assert_eq!(s.schedule(Status::FetchError, &plain, now()), at(120));
+        check(
+            &s,
+            &[
+                (Status::FetchError, &feed, at(60)),
+                (Status::Fetched, &feed, at(10)),
+                (Status::FetchError, &Metadata::new(), at(120)),
+            ],
+        );
     }
 
     #[test]
@@ -318,11 +332,16 @@ mod tests {
             ("fetchInterval.FETCHED.lang=fr", 8),
         ]);
         let both = md(&[("type", "blog"), ("type", "news"), ("lang", "fr")]);
-        assert_eq!(s.schedule(Status::Redirection, &both, now()), at(30));
-        assert_eq!(s.schedule(Status::Fetched, &both, now()), at(7));
         let news = md(&[("type", "blog"), ("type", "news")]);
-        assert_eq!(s.schedule(Status::Redirection, &news, now()), at(5));
-        assert_eq!(s.schedule(Status::Fetched, &news, now()), at(7));
+        check(
+            &s,
+            &[
+                (Status::Redirection, &both, at(30)),
+                (Status::Fetched, &both, at(7)),
+                (Status::Redirection, &news, at(5)),
+                (Status::Fetched, &news, at(7)),
+            ],
+        );
     }
 
     #[test]
