@@ -118,10 +118,19 @@ pub fn read_to_string(path: &Path, kind: FileKind) -> Result<String, BoundedFile
         .map_err(|error| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, error)))
 }
 
-/// Files near a bound, for the tests of what reads them.
+/// Files, some near a bound, for the tests of what reads them.
 #[cfg(test)]
 pub(crate) mod testing {
     use std::path::{Path, PathBuf};
+
+    /// A file `name` holding `text` in a new temporary directory (gone when the directory is
+    /// dropped).
+    pub(crate) fn file_holding(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        (dir, path)
+    }
 
     /// A file `name` in a new temporary directory (gone when the directory is dropped) of `size`
     /// bytes: `head`, spaces, then `tail`.
@@ -131,16 +140,18 @@ pub(crate) mod testing {
         tail: &str,
         size: u64,
     ) -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join(name);
-        write_padded(&path, head, tail, size);
-        (dir, path)
+        file_holding(name, &padded(head, tail, size))
     }
 
     /// Writes at `path` a file of `size` bytes: `head`, spaces, then `tail`.
     pub(crate) fn write_padded(path: &Path, head: &str, tail: &str, size: u64) {
+        std::fs::write(path, padded(head, tail, size)).expect("write");
+    }
+
+    /// `size` bytes: `head`, spaces, then `tail`.
+    fn padded(head: &str, tail: &str, size: u64) -> String {
         let spaces = " ".repeat(size as usize - head.len() - tail.len());
-        std::fs::write(path, format!("{head}{spaces}{tail}")).expect("write");
+        format!("{head}{spaces}{tail}")
     }
 
     /// Asserts that `refused` is the error of the file at `path` over the bound `bound` says
@@ -158,7 +169,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::assert_over_the_bound;
+    use super::testing::{assert_over_the_bound, file_holding};
     use super::*;
 
     const SMALL: FileKind = FileKind {
@@ -168,9 +179,7 @@ mod tests {
 
     #[test]
     fn a_file_at_the_bound_is_read_and_one_over_it_refused_by_name() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("eight.txt");
-        std::fs::write(&path, "12345678").expect("write");
+        let (_dir, path) = file_holding("eight.txt", "12345678");
         assert_eq!(read_to_string(&path, SMALL).expect("read"), "12345678");
         std::fs::write(&path, "123456789").expect("write");
         let refused = read_to_string(&path, SMALL).expect_err("over the bound");

@@ -79,13 +79,12 @@ pub fn line_of(text: &str, needle: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounded_file::testing::{assert_over_the_bound, padded_file};
+    use crate::bounded_file::testing::{assert_over_the_bound, file_holding, padded_file};
 
     #[test]
     fn properties_then_environment_fill_the_placeholders() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = dir.path().join("dev.properties");
-        std::fs::write(&file, "# comment\nagent.name = squall-test\nother: 2\n").expect("write");
+        let properties = "# comment\nagent.name = squall-test\nother: 2\n";
+        let (_dir, file) = file_holding("dev.properties", properties);
         let substitutions = Substitutions::from_properties_file(&file).expect("read");
         let text = "a: ${agent.name}\nb: ${other}\nc: ${ENV-HOME}\nd: ${unknown}\n";
         let home = std::env::var("HOME").unwrap_or_default();

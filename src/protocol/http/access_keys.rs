@@ -258,7 +258,7 @@ fn invalid(key: &'static str, message: String) -> KeyError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounded_file::testing::{assert_over_the_bound, padded_file};
+    use crate::bounded_file::testing::{assert_over_the_bound, file_holding, padded_file};
 
     fn credentials(user: &str, password: &str) -> BasicCredentials {
         BasicCredentials {
@@ -280,9 +280,7 @@ mod tests {
 
     #[test]
     fn a_secret_file_gives_its_first_line_and_an_empty_one_is_refused() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("key");
-        std::fs::write(&path, "  s3cret \n# the key for the test node\n").expect("write");
+        let (dir, path) = file_holding("key", "  s3cret \n# the key for the test node\n");
         assert_eq!(Secret::from_file(&path).expect("read").0, "s3cret");
         std::fs::write(&path, "\nlater\n").expect("write");
         let empty = Secret::from_file(&path).expect_err("empty first line");
