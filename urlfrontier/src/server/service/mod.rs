@@ -32,6 +32,14 @@ pub type LogLevels = Arc<dyn Fn(&str, tracing::Level) -> Result<(), String> + Se
 /// A stream of answers.
 pub type Answers<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
+/// The answer streaming `items`, all known before it starts.
+fn answers<T: Send + 'static>(
+    items: impl IntoIterator<Item = Result<T, Status>>,
+) -> Response<Answers<T>> {
+    let items: Vec<_> = items.into_iter().collect();
+    Response::new(Box::pin(futures::stream::iter(items)))
+}
+
 /// The service over squall's crawls.
 #[derive(Clone, derive_more::Debug)]
 pub struct FrontierService {

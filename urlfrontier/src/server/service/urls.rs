@@ -6,7 +6,7 @@ use squall::frontier::{StoredUrl, UrlQuery};
 use squall::model::Status as UrlStatus;
 use tonic::{Response, Status};
 
-use super::{Answers, FrontierService, store_status};
+use super::{Answers, FrontierService, answers, store_status};
 use crate::convert::{secs_from_date, url_info};
 use crate::proto::url_item::Item;
 use crate::proto::{
@@ -48,7 +48,7 @@ impl FrontierService {
                 break;
             }
         }
-        Ok(Response::new(Box::pin(futures::stream::iter(infos))))
+        Ok(answers(infos))
     }
 
     pub(super) async fn url_status_now(
@@ -81,12 +81,10 @@ impl FrontierService {
             .catalog()
             .list(&query, u64::from(params.start), size)
             .await;
-        let items: Vec<Result<UrlItem, Status>> = listed
-            .map_err(|e| store_status(&e))?
-            .iter()
-            .map(|stored| Ok(url_item(stored, &id)))
-            .collect();
-        Ok(Response::new(Box::pin(futures::stream::iter(items))))
+        let listed = listed.map_err(|e| store_status(&e))?;
+        Ok(answers(
+            listed.iter().map(|stored| Ok(url_item(stored, &id))),
+        ))
     }
 
     pub(super) async fn count_urls_now(
