@@ -169,8 +169,10 @@ mod tests {
 
     #[test]
     fn wildcards_in_the_text_are_literal() {
-        assert_eq!(escape_wildcard("a*b?c\\d"), "a\\*b\\?c\\\\d");
-        assert_eq!(escape_wildcard("/post"), "/post");
+        let cases = [("a*b?c\\d", "a\\*b\\?c\\\\d"), ("/post", "/post")];
+        for (text, pattern) in cases {
+            assert_eq!(escape_wildcard(text), pattern, "{text}");
+        }
     }
 
     #[test]
