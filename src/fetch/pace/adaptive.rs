@@ -229,9 +229,6 @@ impl Pace {
     /// another cause, other strikes, or a delay moved by a quarter. Every back-off step is one;
     /// a settled queue reports nothing.
     pub fn report(&mut self) -> Option<LearnedPace> {
-        if (self.delay, self.cause, self.strikes) == self.reported {
-            return None;
-        }
         let (delay, cause, strikes) = self.reported;
         let moved = self.delay.abs_diff(delay) >= scaled(delay, REPORT_MOVE);
         if cause == self.cause && strikes == self.strikes && !moved {

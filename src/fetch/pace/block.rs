@@ -12,6 +12,11 @@ use chrono::{DateTime, Utc};
 use super::{Event, Rules, Signal, grown, scaled};
 use crate::frontier::{LearnedPace, PaceCause};
 
+/// The longest hold a block keeps, whatever a server's Retry-After asks (with
+/// `urlfrontier.max.retry.after` -1): a year, as the configured durations are bounded, so that
+/// the block's end is always a time the clock can hold.
+const LONGEST_HOLD: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// One queue's blocks.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Block {
@@ -75,12 +80,7 @@ impl Block {
         }
         let level = i32::try_from(self.level).unwrap_or(i32::MAX);
         let block = scaled(policy.backoff_base, policy.backoff_factor.powi(level));
-        let block = grown(
-            block.min(policy.backoff_max_block),
-            1.0,
-            policy.backoff_jitter,
-            rng,
-        );
+        let block = grown(block, 1.0, policy.backoff_jitter, rng);
         self.level = self.level.saturating_add(1);
         self.raised = Some(now);
         self.extend(event, cause, block.min(policy.backoff_max_block))
@@ -88,7 +88,7 @@ impl Block {
 
     /// The block extended to `hold` from the event's end, if that is later than it ends now.
     fn extend(&mut self, event: &Event, cause: PaceCause, hold: Duration) -> Option<Instant> {
-        let end = event.finished + hold;
+        let end = event.finished + hold.min(LONGEST_HOLD);
         if self.until.is_some_and(|until| until >= end) {
             return None;
         }

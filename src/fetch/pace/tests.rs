@@ -275,6 +275,25 @@ fn retry_after_holds_as_today_and_steps_the_adaptive_pace() {
 }
 
 #[test]
+fn an_uncapped_retry_after_of_any_length_blocks_for_a_year_at_most() {
+    let mut settings = exact();
+    settings.pace.max_retry_after_block = None;
+    let rules = Rules::new(&settings, secs(1.0), false);
+    let (line, mut block) = (Timeline::new(), Block::default());
+    let mut rng = fastrand::Rng::with_seed(3);
+    let endless = line.event(
+        Signal::RetryAfter {
+            hold: Duration::MAX,
+        },
+        0.0,
+        0.1,
+    );
+    let end = block.observe(&endless, &rules, &mut rng).expect("a block");
+    let year = Duration::from_secs(365 * 24 * 3600);
+    assert_eq!(end - (line.start + secs(0.1)), year);
+}
+
+#[test]
 fn block_doubles_from_a_minute_to_a_day_extends_only_and_forgives_after_the_decay() {
     let settings = exact();
     let rules = Rules::new(&settings, secs(1.0), false);

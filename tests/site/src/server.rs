@@ -40,12 +40,7 @@ impl Resource {
     }
 
     fn status_page(status: StatusCode) -> Self {
-        let reason = status.canonical_reason().unwrap_or("Error");
-        let code = status.as_u16();
-        let body = format!(
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1></body></html>\n"
-        );
-        Resource::new(status, HTML, body)
+        Resource::new(status, HTML, status_page_html(status))
     }
 
     fn response(&self) -> Response {
@@ -58,6 +53,15 @@ impl Resource {
         }
         resp
     }
+}
+
+/// The short HTML page every site of the crate answers a status with ("404 Not Found", ...).
+pub(crate) fn status_page_html(status: StatusCode) -> String {
+    let reason = status.canonical_reason().unwrap_or("Error");
+    let code = status.as_u16();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1></body></html>\n"
+    )
 }
 
 struct Shared {

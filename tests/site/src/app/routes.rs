@@ -16,7 +16,7 @@ use super::AppSpec;
 use super::pages::{APP_JS, LOGO_PNG, home_html, never_settles_html, post_html, scroll_html};
 use super::posts::{PostJson, PostsPage};
 use crate::RequestRecord;
-use crate::server::request_host;
+use crate::server::{request_host, status_page_html};
 
 const HTML: &str = "text/html; charset=utf-8";
 const JSON: &str = "application/json";
@@ -77,12 +77,7 @@ fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Body>
 }
 
 fn status_page(status: StatusCode) -> Response {
-    let reason = status.canonical_reason().unwrap_or("Error");
-    let code = status.as_u16();
-    let body = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1></body></html>\n"
-    );
-    respond(status, HTML, body)
+    respond(status, HTML, status_page_html(status))
 }
 
 fn json(status: StatusCode, value: &impl Serialize) -> Response {

@@ -56,7 +56,8 @@ impl TokenBucket {
             };
             return Err(Empty { wait });
         }
+        let depletion = self.depletion(now);
         self.tokens -= 1.0;
-        Ok(1.0 - tokens / self.burst)
+        Ok(depletion)
     }
 }

@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::Response;
 
 use crate::RequestRecord;
-use crate::server::{Served, Server, request_host};
+use crate::server::{Served, Server, request_host, status_page_html};
 
 use super::gate::{Answer, CapacityRecord, HostGate};
 use super::pages::render;
@@ -89,10 +89,7 @@ fn status_of(code: u16) -> StatusCode {
 /// The response: `body` (a page) or a short status page, with `Retry-After` when the answer
 /// announces one.
 fn respond(status: StatusCode, body: Option<String>, answer: &Answer) -> Response {
-    let body = body.unwrap_or_else(|| {
-        let reason = status.canonical_reason().unwrap_or("Error");
-        format!("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{reason}</title></head><body><h1>{reason}</h1></body></html>\n")
-    });
+    let body = body.unwrap_or_else(|| status_page_html(status));
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
