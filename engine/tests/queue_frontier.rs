@@ -403,13 +403,19 @@ async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
             max_queues: 1_000,
             max_claims_per_query: 1_000,
             max_urls_per_queue: 2,
+            // The subject is the size of a read, not leases: a lease long enough that a slow
+            // machine's rounds (tests alongside, the engine busy) never see one lapse, which would
+            // give queues back and keep them from being claimed again within the rounds below.
+            lease_ttl: Duration::from_secs(120),
             ..settings(&urls, &queues, "many")
         },
     );
     let busy = BusyUrls::none();
     let mut seen = std::collections::BTreeSet::new();
-    // A round reads 50 queues at most: 14 rounds read them all once, a few more read the rest.
-    for round in 0..30 {
+    // A round reads 50 queues at most: 14 rounds read them all once and 14 more the third URL of
+    // each, 28 at best; rounds that hand out less (a queue given back, then claimed again) take the
+    // rest. The loop ends as soon as every URL is seen.
+    for round in 0..100 {
         if seen.len() == hosts * per_host {
             break;
         }
