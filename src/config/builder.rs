@@ -354,13 +354,21 @@ impl ConfigBuilder {
 /// `urlfrontier.max.retry.after`, the rest of `urlfrontier.*` is the URLFrontier client's.
 const SHARED_NAMESPACES: &[&str] = &["urlfrontier"];
 
+/// Prefixes in a shared namespace that are the core's alone: an unknown key under them is a typo
+/// of the core's keys, named as such.
+const CORE_PREFIXES: &[&str] = &["urlfrontier.backoff."];
+
 impl ConfigBuilder {
     /// Whether `name`, a key the core does not know, is kept for the crate that reads it: under
     /// a prefix the program named, or, when it named none, in a namespace (what comes before the
     /// first `.`) that is not the core's nor one or two letters away from one of the core's (a
     /// typo of `fetcher.` is refused, with the closest core key); a namespace the core shares
-    /// ([`SHARED_NAMESPACES`]) is the other crate's.
+    /// ([`SHARED_NAMESPACES`]) is the other crate's, but for the core's own prefixes in it
+    /// ([`CORE_PREFIXES`]).
     fn kept_for_others(&self, name: &str, known: &[String]) -> bool {
+        if CORE_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) {
+            return false;
+        }
         if let Some(others) = &self.others {
             return others.prefixes.iter().any(|p| name.starts_with(p.as_str()));
         }

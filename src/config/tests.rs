@@ -448,9 +448,12 @@ fn the_pace_keys_are_read_with_stormcrawlers_meaning_and_checked_by_name() {
         "fetcher.pace.floor: 2",
         "fetcher.pace.recovery.step: 1",
         "fetcher.pace.latency.inflation: 0.5",
-        "urlfrontier.backoff.factor: 0.5",
-        "urlfrontier.backoff.jitter: 1.5",
+        "urlfrontier.backoff.factor: -1",
+        "urlfrontier.backoff.jitter: -0.1",
         "urlfrontier.backoff.status.codes: many",
+        "urlfrontier.backoff.status.codes: [\"429\", \"too many\"]",
+        "fetcher.pace.recovery.probe: 0",
+        "fetcher.pace.backoff.max: 0.5",
     ] {
         let err = named(&format!("{bad}\n")).expect_err(bad);
         let key = bad.split(':').next().unwrap_or_default();
@@ -459,4 +462,27 @@ fn the_pace_keys_are_read_with_stormcrawlers_meaning_and_checked_by_name() {
             "{bad}: {err}"
         );
     }
+}
+
+/// StormCrawler's files load as StormCrawler reads them: codes written as strings, a factor
+/// under 1 (read as 1), a jitter over 1; a typo under the core's `urlfrontier.backoff.` is named.
+#[test]
+fn stormcrawlers_ways_of_writing_the_back_off_keys_are_read() {
+    let config = named(
+        "urlfrontier.backoff.status.codes: [\"429\", \"503\"]\n\
+         urlfrontier.backoff.factor: 0.5\nurlfrontier.backoff.jitter: 1.5\n",
+    )
+    .expect("StormCrawler's spellings");
+    let pace = &config.fetcher.pace;
+    assert_eq!(pace.status_codes, [429, 503]);
+    assert_eq!((pace.factor(), pace.backoff_jitter), (1.0, 1.5));
+    let listed = named("urlfrontier.backoff.status.codes: \"429, 503,403\"\n").expect("a list");
+    assert_eq!(listed.fetcher.pace.status_codes, [429, 503, 403]);
+    let typo = named("urlfrontier.backoff.jiter: 0.2\n").expect_err("a typo");
+    assert!(
+        typo.to_string()
+            .contains("did you mean `urlfrontier.backoff.jitter`"),
+        "{typo}"
+    );
+    named("urlfrontier.host: 127.0.0.1\n").expect("the URLFrontier client's key, kept for it");
 }

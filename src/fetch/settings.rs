@@ -41,8 +41,9 @@ keyed_settings! {
         /// `fetcher.server.min.delay` with several fetches a queue): never faster than configured.
         /// A robots.txt Crawl-delay is never undercut.
         "fetcher.pace.floor" with "units::seconds_or_none" => floor: Option<Duration> = None,
-        /// `fetcher.pace.backoff.max`: seconds; the longest delay `adaptive` backs off to. With a
-        /// zero delay (`fetcher.server.min.delay` 0), the first back-off starts from 100 ms.
+        /// `fetcher.pace.backoff.max`: seconds, at least `fetcher.server.delay`; the longest delay
+        /// `adaptive` backs off to. With a zero delay (`fetcher.server.min.delay` 0), the first
+        /// back-off starts from 100 ms.
         "fetcher.pace.backoff.max" with "units::seconds" => backoff_max: Duration =
             Duration::from_secs(300),
         /// `fetcher.pace.backoff.on.failures`: whether connection failures and timeouts back a
@@ -55,23 +56,25 @@ keyed_settings! {
         /// recovery stops (0.1: 10 % above it).
         "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.1,
         /// `fetcher.pace.recovery.probe`: healthy answers kept at that margin before the delay
-        /// comes down further, probing what the host can take.
+        /// comes down one margin further, probing what the host can take; at least 1.
         "fetcher.pace.recovery.probe" => recovery_probe: u32 = 100,
         /// `fetcher.pace.latency.factor`: the delay is at least this many times the host's recent
         /// answer time (Heritrix's delay factor). 0: off.
         "fetcher.pace.latency.factor" => latency_factor: f64 = 1.0,
-        /// `fetcher.pace.latency.inflation`: answers this many times slower than the host's own
-        /// unloaded time (and 10 ms slower at least) slow the pace down. 0: off; else at least 1.
+        /// `fetcher.pace.latency.inflation`: answers typically this many times slower than the
+        /// host's usual time (the median of its last answers), and 10 ms slower at least, slow the
+        /// pace down a little (up to twice the configured delay, and only while slowing down
+        /// brings them back). 0: off; else at least 1.
         "fetcher.pace.latency.inflation" => latency_inflation: f64 = 1.5,
         /// `urlfrontier.backoff.status.codes`: the HTTP statuses that are push-back (without
         /// Retry-After) or a hold (with it).
-        "urlfrontier.backoff.status.codes" with "units::one_or_list" => status_codes: Vec<u16> =
+        "urlfrontier.backoff.status.codes" with "units::status_codes" => status_codes: Vec<u16> =
             vec![429, 503],
         /// `urlfrontier.backoff.factor`: what each new incident multiplies the delay (`adaptive`)
-        /// or the block (`block`) by; at least 1.
+        /// or the block (`block`) by; under 1 reads as 1, as StormCrawler reads it.
         "urlfrontier.backoff.factor" => backoff_factor: f64 = 2.0,
-        /// `urlfrontier.backoff.jitter`: the random share (0 to 1) added to each back-off, so that
-        /// queues backed off together do not come back together. 0: none.
+        /// `urlfrontier.backoff.jitter`: the random share (0.1: up to 10 %) added to each back-off
+        /// and block, so that queues backed off together do not come back together. 0: none.
         "urlfrontier.backoff.jitter" => backoff_jitter: f64 = 0.1,
         /// `urlfrontier.backoff.decay.secs`: seconds of quiet after which an incident is
         /// forgotten: `adaptive` forgets the delay that drew it, `block` its escalation (counted
@@ -103,13 +106,12 @@ impl PacePolicy {
             let reason = "must be between 0 and 1, both excluded";
             return Err(("fetcher.pace.recovery.step", reason.to_string()));
         }
-        if !(0.0..=1.0).contains(&self.backoff_jitter) {
-            return Err((
-                "urlfrontier.backoff.jitter",
-                "must be from 0 to 1".to_string(),
-            ));
+        at_least("urlfrontier.backoff.jitter", self.backoff_jitter, 0.0)?;
+        at_least("urlfrontier.backoff.factor", self.backoff_factor, 0.0)?;
+        if self.recovery_probe == 0 {
+            let reason = "must be at least 1 (healthy answers before probing lower)";
+            return Err(("fetcher.pace.recovery.probe", reason.to_string()));
         }
-        at_least("urlfrontier.backoff.factor", self.backoff_factor, 1.0)?;
         at_least("fetcher.pace.recovery.margin", self.recovery_margin, 0.0)?;
         at_least("fetcher.pace.latency.factor", self.latency_factor, 0.0)?;
         let inflation = self.latency_inflation;
@@ -118,6 +120,14 @@ impl PacePolicy {
                 .map_err(|(key, _)| (key, "must be 0 (off) or at least 1".to_string()))?;
         }
         Ok(())
+    }
+}
+
+impl PacePolicy {
+    /// What each new incident multiplies a delay or a block by: `urlfrontier.backoff.factor`,
+    /// 1 when it is under 1 (StormCrawler's reading).
+    pub fn factor(&self) -> f64 {
+        self.backoff_factor.max(1.0)
     }
 }
 
@@ -217,6 +227,10 @@ impl KeyedSettings for FetcherSettings {
             ("fetcher.max.urls.in.queues", self.max_urls_in_queues),
         ])?;
         self.pace.check()?;
+        if self.pace.backoff_max < self.server_delay {
+            let reason = "is under fetcher.server.delay: a back-off would never slow a queue down";
+            return Err(("fetcher.pace.backoff.max", reason.to_string()));
+        }
         match self.pace.floor {
             Some(floor) if floor > self.server_delay => Err((
                 "fetcher.pace.floor",

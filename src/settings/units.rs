@@ -242,35 +242,59 @@ pub mod seconds_or_none {
     }
 }
 
-/// One value or a list of them (StormCrawler reads `429` and `[429, 503]` alike): a `Vec`.
-pub mod one_or_list {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+/// HTTP status codes: one or a list, each a number or a string of one (StormCrawler's files write
+/// `[429, 503]`, `["429", "503"]` or `"429,503"`, and it reads them all).
+pub mod status_codes {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
 
-    /// The two ways a file writes the values.
+    /// One code as a file writes it.
     #[derive(Deserialize)]
     #[serde(untagged)]
-    enum Written<T> {
-        One(T),
-        List(Vec<T>),
+    enum Code {
+        Number(u16),
+        Text(String),
     }
 
-    /// Reads the values.
-    pub fn deserialize<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: Deserialize<'de>,
-    {
-        Ok(match Written::deserialize(deserializer)? {
-            Written::One(value) => vec![value],
-            Written::List(values) => values,
-        })
+    /// The codes as a file writes them.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        One(Code),
+        List(Vec<Code>),
     }
 
-    /// Writes the values as a list.
-    pub fn serialize<S: Serializer, V: Serialize + ?Sized>(
-        values: &V,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        values.serialize(serializer)
+    /// The codes a written code stands for: a number, or a string of them separated by commas.
+    fn codes_of(code: Code) -> Result<Vec<u16>, String> {
+        match code {
+            Code::Number(number) => Ok(vec![number]),
+            Code::Text(text) => text
+                .split(',')
+                .map(str::trim)
+                .filter(|part| !part.is_empty())
+                .map(|part| {
+                    part.parse::<u16>()
+                        .map_err(|_| format!("'{part}' is not an HTTP status code"))
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads the codes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u16>, D::Error> {
+        let written = match Written::deserialize(deserializer)? {
+            Written::One(code) => vec![code],
+            Written::List(codes) => codes,
+        };
+        let mut codes = Vec::new();
+        for code in written {
+            codes.extend(codes_of(code).map_err(D::Error::custom)?);
+        }
+        Ok(codes)
+    }
+
+    /// Writes the codes as a list of numbers.
+    pub fn serialize<S: Serializer>(codes: &[u16], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(codes)
     }
 }

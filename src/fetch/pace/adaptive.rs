@@ -1,6 +1,8 @@
 //! `adaptive`: squall's pace of one queue. The delay doubles (with jitter) while the server
 //! pushes back, once per incident, and comes back down after healthy answers, to a margin above
-//! the delay that drew the push-back, then, after enough calm answers, below it (probing).
+//! the interval that drew the push-back, then, after enough calm answers, one margin at a time
+//! below it (probing). Answers slower than the host's usual time step the delay up mildly, a
+//! bounded number of times, and only while slowing down brings them back.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,16 @@ use crate::frontier::{LearnedPace, PaceCause};
 
 /// What slow answers multiply the delay by: a mild push-back.
 const SLOW_STEP: f64 = 1.25;
+
+/// Slow answers alone never take the delay past this many times the configured one (a real
+/// push-back may).
+const SLOW_BOUND: f64 = 2.0;
+
+/// The bound of slow answers for a queue configured with almost no delay.
+const SLOW_LEAST_BOUND: Duration = Duration::from_secs(1);
+
+/// Healthy answers after a slow-answer step before the answers are judged again.
+const SETTLE: usize = 8;
 
 /// A report is worth sharing once the delay moved this share away from the last one reported.
 const REPORT_MOVE: f64 = 0.25;
@@ -24,8 +36,10 @@ pub struct Pace {
     cause: PaceCause,
     /// Push-back incidents since the last healthy answer.
     strikes: u32,
-    /// The delay that last drew push-back, and when.
+    /// The interval that last drew push-back, and when.
     limit: Option<(Duration, Instant)>,
+    /// The slow-answer step being judged, if any.
+    slow: Option<SlowStep>,
     /// Healthy answers since the delay last changed.
     calm: u32,
     /// When the last incident escalated the pace: fetches started before answer that incident.
@@ -34,9 +48,23 @@ pub struct Pace {
     latency: Latency,
     /// When the pace was last learned (none: only configured).
     at: Option<DateTime<Utc>>,
-    /// The delay, cause and strikes last reported.
-    reported: (Duration, PaceCause, u32),
+    /// What was last reported.
+    reported: Reported,
 }
+
+/// A slow-answer step, judged once `SETTLE` answers came after it: when the answers are still
+/// slow, the load was not ours: the host's usual time is set anew and the limit the step set is
+/// dropped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SlowStep {
+    /// Healthy answers since.
+    answers: usize,
+    /// The limit before the step.
+    limit: Option<(Duration, Instant)>,
+}
+
+/// The delay, cause, strikes and limit last reported.
+type Reported = (Duration, PaceCause, u32, Option<Duration>);
 
 impl Pace {
     /// A queue's pace before anything is learned: its configured delay.
@@ -46,11 +74,12 @@ impl Pace {
             cause: PaceCause::Configured,
             strikes: 0,
             limit: None,
+            slow: None,
             calm: 0,
             escalated_at: None,
             latency: Latency::default(),
             at: None,
-            reported: (rules.configured, PaceCause::Configured, 0),
+            reported: (rules.configured, PaceCause::Configured, 0, None),
         }
     }
 
@@ -82,15 +111,23 @@ impl Pace {
         self.escalated_at.is_some_and(|at| event.started < at)
     }
 
-    /// A push-back (or a Retry-After): one step slower, once per incident.
+    /// A push-back (or a Retry-After): one step slower than the interval in force (which the
+    /// answer time may have set above the delay), once per incident; that interval is the limit.
     fn push_back(&mut self, event: &Event, rules: &Rules<'_>, rng: &mut fastrand::Rng) {
         if self.answers_earlier_incident(event) {
             return;
         }
         let policy = rules.policy;
-        let from = self.delay.max(LEAST_BACKOFF);
-        let slower = grown(from, policy.backoff_factor, policy.backoff_jitter, rng);
+        let drew = self.interval(rules);
+        let slower = grown(
+            drew.max(LEAST_BACKOFF),
+            policy.factor(),
+            policy.backoff_jitter,
+            rng,
+        );
         self.strikes = self.strikes.saturating_add(1);
+        self.limit = Some((drew, event.finished));
+        self.slow = None;
         self.escalate(slower, event, rules);
         self.cause = match event.signal {
             Signal::PushBack { cause, .. } => cause,
@@ -98,33 +135,52 @@ impl Pace {
         };
     }
 
-    /// Answers slower than the host's unloaded time: a mild push-back, no strike.
+    /// Answers slower than the host's usual time: a mild step, no strike, up to `SLOW_BOUND`
+    /// times the configured delay; the interval that drew them is the limit. Judged after
+    /// `SETTLE` answers.
     fn slow_answers(&mut self, event: &Event, rules: &Rules<'_>) {
-        let slower = scaled(self.delay.max(LEAST_BACKOFF), SLOW_STEP);
+        let bound = scaled(rules.configured, SLOW_BOUND).max(SLOW_LEAST_BOUND);
+        if self.delay >= bound {
+            return;
+        }
+        let drew = self.interval(rules);
+        let slower = scaled(drew.max(LEAST_BACKOFF), SLOW_STEP).min(bound.max(drew));
+        self.slow = Some(SlowStep {
+            answers: 0,
+            limit: self.limit,
+        });
+        self.limit = Some((drew, event.finished));
         self.escalate(slower, event, rules);
         self.cause = PaceCause::SlowAnswers;
     }
 
-    /// The delay set to `slower` (within the ceiling), the old one kept as the limit.
+    /// The delay set to `slower` (within the ceiling).
     fn escalate(&mut self, slower: Duration, event: &Event, rules: &Rules<'_>) {
-        self.limit = Some((self.delay, event.finished));
         self.delay = slower.min(rules.ceiling());
         self.escalated_at = Some(event.finished);
         self.calm = 0;
-        self.at = Some(event.at);
+        self.date(event.at);
+    }
+
+    /// Dates the pace `at`, never earlier than it already is.
+    fn date(&mut self, at: DateTime<Utc>) {
+        self.at = Some(self.at.map_or(at, |known| known.max(at)));
     }
 
     /// A healthy answer: its time counted, then slower on inflated answers, else one step back
     /// toward the target. A fetch started before the last escalation tells nothing of the pace
     /// set since: it moves the delay neither way.
     fn healthy(&mut self, took: Duration, event: &Event, rules: &Rules<'_>) {
-        if self.strikes > 0 {
-            self.strikes = 0;
-            self.at = Some(event.at);
-        }
-        self.latency.record(took);
+        self.latency.record(took, rules.policy.latency_inflation);
         self.forget_decayed_limit(event.finished, rules);
         if self.answers_earlier_incident(event) {
+            return;
+        }
+        if self.strikes > 0 {
+            self.strikes = 0;
+            self.date(event.at);
+        }
+        if self.settling_slow_step(rules) {
             return;
         }
         if self.latency.inflated(rules.policy.latency_inflation) {
@@ -134,10 +190,31 @@ impl Pace {
         }
     }
 
+    /// Counts a healthy answer against the slow-answer step being judged: whether the step still
+    /// waits for answers. Judged, a step after which the answers are still slow sets the host's
+    /// usual time anew (the load was not ours) and stops there.
+    fn settling_slow_step(&mut self, rules: &Rules<'_>) -> bool {
+        let Some(step) = &mut self.slow else {
+            return false;
+        };
+        step.answers += 1;
+        if step.answers < SETTLE {
+            return true;
+        }
+        let before = step.limit;
+        self.slow = None;
+        if self.latency.inflated(rules.policy.latency_inflation) {
+            self.latency.rebase();
+            self.limit = before;
+        }
+        false
+    }
+
     /// The limit forgotten `urlfrontier.backoff.decay.secs` after the push-back that set it.
     fn forget_decayed_limit(&mut self, now: Instant, rules: &Rules<'_>) {
         let decay = rules.policy.backoff_decay;
-        if self.limit.is_some_and(|(_, since)| now >= since + decay) {
+        let decayed = |since: Instant| since.checked_add(decay).is_none_or(|end| now >= end);
+        if self.limit.is_some_and(|(_, since)| decayed(since)) {
             self.limit = None;
         }
     }
@@ -151,31 +228,41 @@ impl Pace {
         }
     }
 
-    /// One step down toward the target; at the target, calm answers counted until the margin is
-    /// dropped (the limit forgotten) and the delay probes lower.
+    /// One step down toward the target; at the target, calm answers counted until the delay
+    /// probes one margin lower (the limit lowered by a margin, forgotten once that reaches the
+    /// floor).
     fn recover(&mut self, event: &Event, rules: &Rules<'_>) {
         let target = self.target(rules);
-        if self.delay > target {
+        if self.delay > target || self.delay < rules.floor {
             let step = scaled(self.delay, 1.0 - rules.policy.recovery_step);
-            self.delay = step.max(target);
+            self.delay = step.max(target).max(rules.floor);
             self.calm = 0;
             self.cause = self.cause_now(rules);
-            self.at = Some(event.at);
+            self.date(event.at);
             return;
         }
-        self.delay = self.delay.max(rules.floor);
         self.calm = self.calm.saturating_add(1);
-        if self.limit.is_some() && self.calm >= rules.policy.recovery_probe {
-            self.limit = None;
+        if self.calm >= rules.policy.recovery_probe {
             self.calm = 0;
+            self.probe_lower(rules);
         }
+    }
+
+    /// Lowers the limit by one margin; forgets it once the target under it is the floor.
+    fn probe_lower(&mut self, rules: &Rules<'_>) {
+        let Some((limit, since)) = self.limit else {
+            return;
+        };
+        let margin = rules.policy.recovery_margin;
+        let lower = scaled(limit, 1.0 - margin);
+        self.limit = (scaled(lower, 1.0 + margin) > rules.floor).then_some((lower, since));
     }
 
     /// The cause of a delay reached on healthy answers.
     fn cause_now(&self, rules: &Rules<'_>) -> PaceCause {
-        if self.delay < rules.server_delay {
+        if self.delay < rules.configured {
             PaceCause::Faster
-        } else if self.delay <= rules.configured {
+        } else if self.delay == rules.configured {
             PaceCause::Configured
         } else {
             PaceCause::Recovering
@@ -229,30 +316,57 @@ impl Pace {
     /// another cause, other strikes, or a delay moved by a quarter. Every back-off step is one;
     /// a settled queue reports nothing.
     pub fn report(&mut self) -> Option<LearnedPace> {
-        let (delay, cause, strikes) = self.reported;
+        let (delay, cause, strikes, limit) = self.reported;
         let moved = self.delay.abs_diff(delay) >= scaled(delay, REPORT_MOVE);
-        if cause == self.cause && strikes == self.strikes && !moved {
+        let same = cause == self.cause && strikes == self.strikes && limit == self.limit();
+        if same && !moved {
             return None;
         }
-        self.reported = (self.delay, self.cause, self.strikes);
-        self.learned()
+        let learned = self.learned()?;
+        self.reported = self.now_reported();
+        Some(learned)
     }
 
-    /// Takes `learned` (from the frontier) when it is newer than what this queue learned, its
-    /// delay within the floor and the ceiling (a guard against clock skew); `now` starts the
-    /// limit's decay. Whether it was taken.
-    pub fn adopt(&mut self, learned: LearnedPace, rules: &Rules<'_>, now: Instant) -> bool {
-        if self.at.is_some_and(|at| learned.at <= at) {
+    /// What a report would say now.
+    fn now_reported(&self) -> Reported {
+        (self.delay, self.cause, self.strikes, self.limit())
+    }
+
+    /// Takes `learned` (from the frontier) when it is newer than what this queue learned. Its date
+    /// is taken as `wall` at the latest (a clock ahead of ours does not win for ever), its delay
+    /// within the floor and the ceiling, and it ages: its limit decays from when it was learned,
+    /// and past `urlfrontier.backoff.decay.secs` the limit and strikes are forgotten and the delay
+    /// halves for every decay it aged. `now` is `wall` on this process's monotonic clock. Whether
+    /// it was taken.
+    pub fn adopt(
+        &mut self,
+        learned: LearnedPace,
+        rules: &Rules<'_>,
+        now: Instant,
+        wall: DateTime<Utc>,
+    ) -> bool {
+        let at = learned.at.min(wall);
+        if self.at.is_some_and(|known| at <= known) {
             return false;
         }
-        self.delay = rules.clamp(learned.delay);
+        let age = (wall - at).to_std().unwrap_or_default();
+        let decay = rules.policy.backoff_decay;
+        let decays = if decay.is_zero() {
+            f64::INFINITY
+        } else {
+            (age.as_secs_f64() / decay.as_secs_f64()).floor()
+        };
+        let fresh = decays < 1.0;
+        self.delay = rules.clamp(scaled(learned.delay, 0.5f64.powf(decays.min(64.0))));
         self.cause = learned.cause;
-        self.strikes = learned.strikes;
-        self.limit = learned.limit.map(|limit| (limit, now));
+        self.strikes = if fresh { learned.strikes } else { 0 };
+        let since = now.checked_sub(age).unwrap_or(now);
+        self.limit = learned.limit.filter(|_| fresh).map(|limit| (limit, since));
+        self.slow = None;
         self.calm = 0;
         self.escalated_at = None;
-        self.at = Some(learned.at);
-        self.reported = (self.delay, self.cause, self.strikes);
+        self.at = Some(at);
+        self.reported = self.now_reported();
         true
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{Pace, Rules};
+use super::{QueuePace, Rules};
 
 /// Paces kept at most, by default.
 pub const BOOK_CAPACITY: usize = 10_000;
@@ -11,7 +11,7 @@ pub const BOOK_CAPACITY: usize = 10_000;
 /// The learned paces of forgotten queues, by queue key.
 #[derive(Debug, Clone)]
 pub struct PaceBook {
-    paces: HashMap<String, Pace>,
+    paces: HashMap<String, QueuePace>,
     capacity: usize,
 }
 
@@ -32,7 +32,7 @@ impl PaceBook {
 
     /// Keeps the pace of the forgotten queue `key`, unless it is settled at its configured
     /// delay with nothing learned; the oldest learned pace goes when the book is full.
-    pub fn keep(&mut self, key: String, pace: Pace, rules: &Rules<'_>) {
+    pub fn keep(&mut self, key: String, pace: QueuePace, rules: &Rules<'_>) {
         if pace.is_settled(rules) {
             self.paces.remove(&key);
             return;
@@ -53,12 +53,12 @@ impl PaceBook {
     }
 
     /// The pace kept for `key`, taken out of the book (its queue is back).
-    pub fn take(&mut self, key: &str) -> Option<Pace> {
+    pub fn take(&mut self, key: &str) -> Option<QueuePace> {
         self.paces.remove(key)
     }
 
     /// The paces kept, by queue key (for the status page).
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pace)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &QueuePace)> {
         self.paces.iter().map(|(key, pace)| (key.as_str(), pace))
     }
 

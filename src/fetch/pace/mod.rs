@@ -5,7 +5,7 @@
 //! ([`Event`]), to the queue's state: [`Pace`] under `adaptive` (the delay doubles while the
 //! server pushes back and comes back down after healthy answers), [`Block`] under `block`
 //! (StormCrawler's URLFrontier back-off: each incident a hold, 60 s, doubled, up to a day).
-//! `fixed` keeps no state. What a queue learned is shared through the frontier as a
+//! `fixed` keeps no state; [`QueuePace`] is whichever the policy keeps. What a queue learned is shared through the frontier as a
 //! [`LearnedPace`](crate::frontier::LearnedPace); [`PaceBook`] keeps it in this process for
 //! queues the fetcher forgot. Time is passed in as values and the jitter comes from the
 //! caller's random generator, so every transition can be replayed.
@@ -14,6 +14,7 @@ mod adaptive;
 mod block;
 mod book;
 mod latency;
+mod queue;
 mod signal;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ pub use adaptive::Pace;
 pub use block::Block;
 pub use book::{BOOK_CAPACITY, PaceBook};
 pub use latency::Latency;
+pub use queue::QueuePace;
 pub use signal::{Event, Signal};
 
 use super::{FetcherSettings, PacePolicy};

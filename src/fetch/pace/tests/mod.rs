@@ -7,6 +7,9 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::fetch::FetcherSettings;
+
+mod blocks;
+mod learning;
 use crate::fetch::queues::queue_delay;
 use crate::frontier::{LearnedPace, PaceCause};
 
@@ -100,28 +103,65 @@ fn push_back_doubles_the_delay_with_jitter_up_to_the_cap() {
     assert_eq!(pace.cause(), PaceCause::Http(429));
 }
 
+/// Fetches of one queue that overlap: each a signal, a start and an end, drawn from `seed`.
+fn overlapping(seed: u64) -> Vec<(Signal, f64, f64)> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut fetches: Vec<(Signal, f64, f64)> = (0..6)
+        .map(|_| {
+            let signal = match rng.u8(0..3) {
+                0 => TOO_MANY,
+                1 => Signal::PushBack {
+                    cause: PaceCause::Timeout,
+                    took: None,
+                },
+                _ => healthy(5),
+            };
+            let started = rng.f64() * 2.0;
+            (signal, started, started + 0.05 + rng.f64())
+        })
+        .collect();
+    fetches.sort_by(|a, b| a.2.total_cmp(&b.2));
+    fetches
+}
+
+/// The rule, written plainly: a push-back that started after the last escalation is a new
+/// incident (a strike, and the escalation's time is its end); a healthy answer that started after
+/// it clears the strikes; a fetch started before it answers the incident and changes nothing.
+fn strikes_by_the_rule(fetches: &[(Signal, f64, f64)]) -> (u32, u32) {
+    let (mut strikes, mut incidents, mut escalated) = (0, 0, f64::NEG_INFINITY);
+    for (signal, started, finished) in fetches {
+        if *started < escalated {
+            continue;
+        }
+        if matches!(signal, Signal::PushBack { .. }) {
+            strikes += 1;
+            incidents += 1;
+            escalated = *finished;
+        } else {
+            strikes = 0;
+        }
+    }
+    (strikes, incidents)
+}
+
 #[test]
 fn fetches_in_flight_during_an_incident_escalate_it_once_whatever_their_order() {
-    let settings = FetcherSettings::default();
+    let settings = exact();
     let rules = Rules::new(&settings, secs(1.0), false);
     let line = Timeline::new();
-    for seed in 0..64 {
-        let mut order = [0.0, 0.1, 0.2];
-        let mut rng = fastrand::Rng::with_seed(seed);
-        rng.shuffle(&mut order);
+    for seed in 0..256 {
+        let fetches = overlapping(seed);
         let mut pace = Pace::new(&rules);
-        for (n, started) in order.into_iter().enumerate() {
-            let finished = 1.0 + n as f64 * 0.1;
-            pace.observe(&line.event(TOO_MANY, started, finished), &rules, &mut rng);
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut increases = 0;
+        for (signal, started, finished) in &fetches {
+            let before = pace.delay();
+            pace.observe(&line.event(*signal, *started, *finished), &rules, &mut rng);
+            increases += u32::from(pace.delay() > before);
         }
-        assert_eq!(pace.strikes(), 1, "seed {seed}: {order:?}");
-        assert!(pace.delay() < secs(2.2), "seed {seed}: {:?}", pace.delay());
-        pace.observe(&line.event(TOO_MANY, 1.5, 1.6), &rules, &mut rng);
-        assert_eq!(
-            pace.strikes(),
-            2,
-            "a fetch started after it is a new incident"
-        );
+        let (strikes, incidents) = strikes_by_the_rule(&fetches);
+        assert_eq!(pace.strikes(), strikes, "seed {seed}: {fetches:?}");
+        assert_eq!(increases, incidents, "seed {seed}: {fetches:?}");
     }
 }
 
@@ -178,10 +218,14 @@ proptest! {
         robots_ms in proptest::option::of(0..60_000u64),
         floor_ms in proptest::option::of(0..5000u64),
         signals in proptest::collection::vec((any_signal(), 0..3000u64), 1..60),
+        adopted in proptest::collection::vec((0..60usize, 0..600_000u64, -3600..3600i64), 0..4),
+        several in any::<bool>(),
         seed in any::<u64>(),
     ) {
         let mut settings = FetcherSettings {
             server_delay: Duration::from_millis(delay_ms),
+            server_min_delay: Duration::from_millis(delay_ms / 2),
+            threads_per_queue: if several { 2 } else { 1 },
             ..FetcherSettings::default()
         };
         settings.pace.floor = floor_ms.map(|ms| Duration::from_millis(ms.min(delay_ms)));
@@ -191,12 +235,26 @@ proptest! {
         let (line, mut pace) = (Timeline::new(), Pace::new(&rules));
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut now = 0.0;
-        for (signal, gap_ms) in signals {
+        for (n, (signal, gap_ms)) in signals.into_iter().enumerate() {
             let started = now;
             now += gap_ms as f64 / 1000.0;
             pace.observe(&line.event(signal, started, now), &rules, &mut rng);
+            for (_, delay_ms, skew) in adopted.iter().filter(|(at, _, _)| *at == n) {
+                let learned = LearnedPace {
+                    delay: Duration::from_millis(*delay_ms),
+                    cause: PaceCause::Http(503),
+                    strikes: 1,
+                    limit: Some(Duration::from_millis(*delay_ms / 2)),
+                    at: line.wall_at(now) + TimeDelta::seconds(*skew),
+                };
+                let instant = line.start + secs(now);
+                pace.adopt(learned, &rules, instant, line.wall_at(now));
+                prop_assert!(pace.at() <= Some(line.wall_at(now)), "never dated ahead");
+            }
             let interval = pace.interval(&rules);
-            prop_assert!(interval >= rules.floor);
+            let shared = pace.learned().map_or(rules.floor, |learned| learned.delay);
+            prop_assert!(interval >= rules.floor && shared >= rules.floor);
+            prop_assert!(shared <= rules.ceiling());
             if settings.pace.floor.is_none() || crawl_delay.is_some() {
                 prop_assert!(interval >= configured, "{interval:?} < {configured:?}");
             }
@@ -263,7 +321,7 @@ fn slow_answers_step_once_per_window_above_the_slack_and_the_factor_raises_the_i
 }
 
 #[test]
-fn retry_after_holds_as_today_and_steps_the_adaptive_pace() {
+fn a_retry_after_steps_the_adaptive_pace_as_a_push_back() {
     let settings = exact();
     let (rules, line, mut pace) = one_second(&settings);
     let retry = Signal::RetryAfter { hold: secs(30.0) };
@@ -364,20 +422,40 @@ fn learned(line: &Timeline, seconds: f64, delay: f64) -> LearnedPace {
 fn a_newer_learned_pace_is_taken_clamped_an_older_one_ignored() {
     let settings = FetcherSettings::default();
     let (rules, line, mut pace) = one_second(&settings);
-    assert!(pace.adopt(learned(&line, 10.0, 4.0), &rules, line.start));
+    assert!(pace.adopt(
+        learned(&line, 10.0, 4.0),
+        &rules,
+        line.start,
+        line.wall_at(10.0)
+    ));
     assert_eq!((pace.delay(), pace.strikes()), (secs(4.0), 2));
     assert!(
-        !pace.adopt(learned(&line, 5.0, 8.0), &rules, line.start),
+        !pace.adopt(
+            learned(&line, 5.0, 8.0),
+            &rules,
+            line.start,
+            line.wall_at(10.0)
+        ),
         "older"
     );
     assert_eq!(pace.delay(), secs(4.0));
-    assert!(pace.adopt(learned(&line, 20.0, 1e6), &rules, line.start));
+    assert!(pace.adopt(
+        learned(&line, 20.0, 1e6),
+        &rules,
+        line.start,
+        line.wall_at(20.0)
+    ));
     assert_eq!(
         pace.delay(),
         settings.pace.backoff_max,
         "clamped to the cap"
     );
-    assert!(pace.adopt(learned(&line, 30.0, 0.01), &rules, line.start));
+    assert!(pace.adopt(
+        learned(&line, 30.0, 0.01),
+        &rules,
+        line.start,
+        line.wall_at(30.0)
+    ));
     assert_eq!(pace.delay(), secs(1.0), "and to the floor");
     assert_eq!(pace.report(), None, "what was adopted is not reported back");
 }
@@ -388,17 +466,23 @@ fn the_book_keeps_learned_paces_of_forgotten_queues_within_its_bound() {
     let rules = Rules::new(&settings, secs(1.0), false);
     let line = Timeline::new();
     let mut book = PaceBook::with_capacity(3);
-    book.keep("settled.test".into(), Pace::new(&rules), &rules);
+    let adaptive = QueuePace::Adaptive(Pace::new(&rules));
+    book.keep("settled.test".into(), adaptive, &rules);
     assert!(book.is_empty(), "nothing learned, nothing kept");
     for n in 0..5 {
         let mut pace = Pace::new(&rules);
-        pace.adopt(learned(&line, f64::from(n), 4.0), &rules, line.start);
-        book.keep(format!("host{n}.test"), pace, &rules);
+        pace.adopt(
+            learned(&line, f64::from(n), 4.0),
+            &rules,
+            line.start,
+            line.wall_at(10.0),
+        );
+        book.keep(format!("host{n}.test"), QueuePace::Adaptive(pace), &rules);
     }
     assert_eq!(book.len(), 3);
     assert!(book.take("host0.test").is_none(), "the oldest went first");
     let back = book.take("host4.test").expect("kept");
-    assert_eq!(back.delay(), secs(4.0));
+    assert_eq!(back.interval(&rules), secs(4.0));
     assert_eq!(book.len(), 2);
     assert_eq!(BOOK_CAPACITY, PaceBook::default().capacity());
 }
