@@ -50,7 +50,7 @@ impl TokenBucket {
         self.at = now;
         if tokens < 1.0 {
             let wait = if self.rate > 0.0 {
-                Duration::from_secs_f64((1.0 - tokens) / self.rate)
+                Duration::try_from_secs_f64((1.0 - tokens) / self.rate).unwrap_or(Duration::MAX)
             } else {
                 Duration::MAX
             };

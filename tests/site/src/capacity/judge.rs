@@ -17,6 +17,9 @@ pub struct Figures {
     pub requests: usize,
     /// GET requests answered 200 in the window.
     pub useful: usize,
+    /// Of those, the ones for a page the host had already served 200 (earlier in the log): a
+    /// crawl that fetches a page twice gains nothing by it.
+    pub repeated: usize,
     /// Requests answered 429 or 503 in the window.
     pub refused: usize,
     /// Requests (anywhere in the log) arriving inside a Retry-After window an earlier answer
@@ -41,6 +44,7 @@ impl Figures {
         Figures {
             requests: in_window.len(),
             useful: in_window.iter().filter(|r| useful(r)).count(),
+            repeated: repeated(records, window),
             refused: in_window.iter().filter(|r| refusal(r)).count(),
             inside_retry_after: inside_retry_after(records),
             gaps_under_floor: gaps.iter().filter(|&&gap| gap < floor).count(),
@@ -60,6 +64,7 @@ impl<'a> std::iter::Sum<&'a Figures> for Figures {
         all.fold(Figures::default(), |sum, one| Figures {
             requests: sum.requests + one.requests,
             useful: sum.useful + one.useful,
+            repeated: sum.repeated + one.repeated,
             refused: sum.refused + one.refused,
             inside_retry_after: sum.inside_retry_after + one.inside_retry_after,
             gaps_under_floor: sum.gaps_under_floor + one.gaps_under_floor,
@@ -79,15 +84,15 @@ pub struct HostRow {
     pub unloaded: Duration,
     /// Its requests' figures.
     pub figures: Figures,
-    /// The 95th percentile (nearest rank) of the host-side latency of its 200 answers.
-    pub p95: Option<Duration>,
+    /// The 95th percentile (nearest rank), over its 200 answers, of what the host's load
+    /// multiplied each page's unloaded time by.
+    pub p95: Option<f64>,
 }
 
 impl HostRow {
-    /// `p95 / unloaded`, the bar being 1.5.
+    /// The p95 of answer times over the pages' unloaded times, the bar being 1.5.
     pub fn p95_over_unloaded(&self) -> Option<f64> {
-        let p95 = self.p95?;
-        (!self.unloaded.is_zero()).then(|| p95.as_secs_f64() / self.unloaded.as_secs_f64())
+        self.p95
     }
 }
 
@@ -212,25 +217,42 @@ fn host_row(
         capacity: host.rate,
         unloaded: host.unloaded,
         figures: Figures::of(records, window, floor),
-        p95: p95(records),
+        p95: p95(records, window),
     }
 }
 
 /// How many of `records` (one host's, in order) arrive before the end of a Retry-After window
-/// an earlier one announced.
+/// an earlier one announced. Only an answer outside a window opens one: the refusals repeated
+/// inside it announce its rest, rounded up to whole seconds, which must not stretch it.
 fn inside_retry_after(records: &[&CapacityRecord]) -> usize {
     let mut until: Option<Instant> = None;
     let mut inside = 0;
     for record in records {
         if until.is_some_and(|end| record.at() < end) {
             inside += 1;
-        }
-        if let Some(wait) = record.retry_after {
-            let end = record.at() + wait;
-            until = Some(until.map_or(end, |u| u.max(end)));
+        } else if let Some(wait) = record.retry_after {
+            until = Some(record.at() + wait);
         }
     }
     inside
+}
+
+/// How many GET 200 answers among `records` (one host's, in order) in `window` are for a page
+/// the host had served 200 before.
+fn repeated(records: &[&CapacityRecord], window: (Instant, Instant)) -> usize {
+    let mut served = std::collections::HashSet::new();
+    let mut again = 0;
+    for record in records {
+        let request = &record.request;
+        if request.method != "GET" || request.status != 200 {
+            continue;
+        }
+        let first = served.insert(request.path.as_str());
+        if !first && (window.0..window.1).contains(&record.at()) {
+            again += 1;
+        }
+    }
+    again
 }
 
 /// The gaps between consecutive `records` (one host's, in order): from the end of one answer
@@ -245,14 +267,15 @@ fn gaps(records: &[&CapacityRecord]) -> Vec<Duration> {
         .collect()
 }
 
-/// The 95th percentile (nearest rank) of the host-side latency of the 200 answers in `records`.
-fn p95(records: &[&CapacityRecord]) -> Option<Duration> {
-    let mut served: Vec<Duration> = records
+/// The 95th percentile (nearest rank) of the load multipliers of the 200 answers in `records`
+/// that arrived in `window` (the warm-up before it left out, as for the other figures).
+fn p95(records: &[&CapacityRecord], window: (Instant, Instant)) -> Option<f64> {
+    let mut served: Vec<f64> = records
         .iter()
-        .filter(|r| r.request.status == 200)
-        .map(|r| r.served_in)
+        .filter(|r| r.request.status == 200 && (window.0..window.1).contains(&r.at()))
+        .map(|r| r.load)
         .collect();
-    served.sort();
+    served.sort_by(f64::total_cmp);
     let rank = (served.len() as f64 * 0.95).ceil() as usize;
     served.get(rank.checked_sub(1)?).copied()
 }

@@ -6,8 +6,11 @@
 //!
 //! - inside a Retry-After window the host announced: the same refusal again (its `Retry-After`
 //!   the rest of the window), no token taken;
-//! - with a token: the page, after `unloaded × (1 + growth·u²)`, `u = 1 − tokens/burst` before
-//!   the take; the latency rises as the bucket drains, a warning before the first refusal;
+//! - with a token: the page, after its unloaded time (the host's, spread over its pages by path
+//!   from `1/√spread` to `√spread` times it) multiplied by the load: flat up to `knee` of the
+//!   capacity, `1 + growth·((ρ − knee)/(1 − knee))²` past it, `ρ` the larger of the arrival rate
+//!   over the last few seconds over the capacity ([`LoadMeter`]) and the share of the bucket used
+//!   (a warning before the first refusal);
 //! - else its [`OverCapacity`] answer: 429 without a header, 429 or 503 with `Retry-After`, or
 //!   503 without, by host. Refusals take no token.
 //!
@@ -24,13 +27,15 @@
 //! Its log is the judge: [`judge`] reads from it the figures a pacing crawl is held to (useful
 //! pages/s in a window against `Σ min(capacity, 1/floor)` and `Σ min(capacity, 1/(floor +
 //! unloaded))`, the refused share, requests inside a Retry-After window, same-host gaps under the
-//! floor, each host's p95 latency over its unloaded one), and [`first_minute`] the restart bar.
+//! floor, each host's p95 of what its load multiplied its pages' times by), and [`first_minute`]
+//! the restart bar.
 //! [`CapacitySpec::ladder`] is the benchmark's site: `ladder(200, 0.2, 20.0, 400.0, seed)` gives
 //! 200 hosts of 0.2–20 requests/s summing to 400.
 
 mod bucket;
 mod gate;
 mod judge;
+mod load;
 mod pages;
 mod site;
 mod spec;
@@ -42,6 +47,7 @@ pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
 pub use judge::{
     CapacityVerdict, FIRST_MINUTE, Figures, HostRow, allowed_in_first_minute, first_minute, judge,
 };
+pub use load::{LoadMeter, load_multiplier, page_factor};
 pub use pages::{links_of, page_number, render};
 pub use site::CapacitySite;
 pub use spec::{CapacitySpec, HostCapacity, LADDER_LINKS, LADDER_PAGES, OverCapacity};

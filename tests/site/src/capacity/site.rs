@@ -71,10 +71,11 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let (status, body) = shared.reply(&host, req.method(), &path, answer);
     let answer = answer.unwrap_or(Answer::Serve {
         after: Duration::ZERO,
+        load: 1.0,
     });
     let request = RequestRecord::of(&req, host, shared.port, status, at);
     shared.log().push(CapacityRecord::of(request, &answer));
-    if let Answer::Serve { after } = answer
+    if let Answer::Serve { after, .. } = answer
         && !after.is_zero()
     {
         tokio::time::sleep(after).await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::model::SplitMix;
 
 /// Pages `/p/N.html` per host of a [`CapacitySpec::ladder`].
-pub const LADDER_PAGES: usize = 1000;
+pub const LADDER_PAGES: usize = 10_000;
 
 /// Links on every page of a [`CapacitySpec::ladder`].
 pub const LADDER_LINKS: usize = 4;
@@ -56,8 +56,8 @@ impl OverCapacity {
     }
 }
 
-/// One host's hidden capacity: a token bucket, a latency that grows as it drains, and its answer
-/// when it is empty.
+/// One host's hidden capacity: a token bucket, a latency that grows with the load, and its answer
+/// when the bucket is empty.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostCapacity {
     /// The host name, e.g. `cap-007.test`.
@@ -66,11 +66,17 @@ pub struct HostCapacity {
     pub rate: f64,
     /// Requests the host takes at once from full (the bucket's size, at least 1).
     pub burst: f64,
-    /// How long a page takes to serve with the bucket full.
+    /// How long a page takes to serve unloaded (the middle of its pages' spread).
     pub unloaded: Duration,
-    /// How much the latency grows as the bucket drains: `unloaded × (1 + growth·u²)`, `u` the
-    /// share of the bucket used.
+    /// How much the latency grows with the load past the knee: `1 + growth·((ρ − knee)/(1 −
+    /// knee))²` times the page's unloaded time, `ρ` the larger of the arrival rate over the
+    /// capacity and the share of the bucket used.
     pub growth: f64,
+    /// The load (a share of the capacity) up to which the latency stays flat.
+    pub knee: f64,
+    /// How far apart the host's pages are in unloaded time: the slowest takes `spread` times the
+    /// quickest (1: all alike).
+    pub spread: f64,
     /// The answer when the bucket is empty.
     pub over: OverCapacity,
 }
@@ -94,7 +100,8 @@ impl CapacitySpec {
     /// nearest sum the curve reaches when `total` is out of its range), dealt to the hosts in an
     /// order shuffled by `seed`. The over-capacity answers go round-robin over the four
     /// [`OverCapacity`] kinds, Retry-After drawn from 2–30 s, the unloaded latency from 10–40 ms;
-    /// `burst = max(1, 5 s × rate)`, `growth = 2`.
+    /// `burst = max(1, 5 s × rate)`, `growth = 2`, `knee = 0.8` (1.5 times slower at 90 % of the
+    /// capacity, 3 times at 100 %), `spread = 4` (pages from half to twice the unloaded time).
     pub fn ladder(hosts: usize, min: f64, max: f64, total: f64, seed: u64) -> CapacitySpec {
         let mut rng = SplitMix::new(seed);
         let mut rates = ladder_rates(hosts, min, max, total);
@@ -149,6 +156,8 @@ fn ladder_host(i: usize, hosts: usize, rate: f64, rng: &mut SplitMix) -> HostCap
         burst: (5.0 * rate).max(1.0),
         unloaded,
         growth: 2.0,
+        knee: 0.8,
+        spread: 4.0,
         over: OverCapacity::kinds(seconds)[i % 4],
     }
 }

@@ -14,6 +14,8 @@ fn host(over: OverCapacity) -> HostCapacity {
         burst: 4.0,
         unloaded: ms(20),
         growth: 2.0,
+        knee: 0.0,
+        spread: 1.0,
         over,
     }
 }
@@ -126,30 +128,84 @@ fn robots_txt_is_answered_at_once_without_a_token() {
     assert_eq!(gate.bucket().tokens(start), 4.0);
 }
 
+/// The load multipliers `gate` answers `n` requests `every` apart with, from `start`.
+fn loads(gate: &mut HostGate, start: Instant, every: Duration, n: u32) -> Vec<f64> {
+    (0..n)
+        .map(|i| match gate.answer("/", start + every * i) {
+            Answer::Serve { load, .. } => load,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
 #[test]
 fn the_latency_follows_the_depletion_of_the_bucket() {
     let start = Instant::now();
     let mut gate = HostGate::new(&host(OverCapacity::TooMany), start);
     let served: Vec<Duration> = (0..4)
         .map(|_| match gate.answer("/", start) {
-            Answer::Serve { after } => after,
+            Answer::Serve { after, .. } => after,
             other => panic!("{other:?}"),
         })
         .collect();
-    // u = 0, 1/4, 2/4, 3/4 before each take: 20 ms × (1 + 2u²).
-    let expected = [20.0, 22.5, 30.0, 42.5];
+    // u = 0, 1/4, 2/4, 3/4 before each take; the arrival rate over the 5 s span is 0.05, 0.15,
+    // 0.25, 0.35 of the capacity: 20 ms × (1 + 2ρ²), ρ the larger, with no knee.
+    let expected = [20.1, 22.5, 30.0, 42.5];
     for (took, want) in served.iter().zip(expected) {
         assert!(
             (took.as_secs_f64() * 1000.0 - want).abs() < 1e-6,
             "{served:?}"
         );
     }
-    // Paced at its rate, a host stays at its unloaded latency.
-    let mut paced = HostGate::new(&host(OverCapacity::TooMany), start);
-    for n in 0..20 {
-        let answer = paced.answer("/", start + ms(500 * n));
-        assert_eq!(answer, Answer::Serve { after: ms(20) });
-    }
+}
+
+#[test]
+fn the_latency_grows_with_a_sustained_rate_past_the_knee() {
+    let start = Instant::now();
+    let mut spec = host(OverCapacity::TooMany);
+    (spec.knee, spec.burst) = (0.8, 1000.0);
+    let at_rate = |share: f64| {
+        let mut gate = HostGate::new(&spec, start);
+        let every = Duration::from_secs_f64(1.0 / (spec.rate * share));
+        let loads = loads(&mut gate, start, every, 200);
+        loads[100..].iter().sum::<f64>() / 100.0
+    };
+    // Flat to 80 % of the capacity, then 1 + 2((ρ − 0.8)/0.2)²: 1.5 at 90 %, 3 at 100 %.
+    assert!((at_rate(0.5) - 1.0).abs() < 1e-9);
+    assert!((at_rate(0.8) - 1.0).abs() < 0.01, "{}", at_rate(0.8));
+    assert!((at_rate(0.9) - 1.5).abs() < 0.02, "{}", at_rate(0.9));
+    assert!((at_rate(1.0) - 3.0).abs() < 0.05, "{}", at_rate(1.0));
+    let mut meter = LoadMeter::new(0.2);
+    let seen: Vec<f64> = (0..100)
+        .map(|n| meter.arrive(start + Duration::from_secs(5 * n)))
+        .collect();
+    assert!(
+        (seen[99] - 0.2).abs() < 0.002,
+        "a slow host's rate: {}",
+        seen[99]
+    );
+}
+
+#[test]
+fn pages_take_their_own_unloaded_times_whatever_the_load() {
+    let mut spec = host(OverCapacity::TooMany);
+    spec.spread = 4.0;
+    let gate = HostGate::new(&spec, Instant::now());
+    let times: Vec<f64> = (0..1000)
+        .map(|n| gate.unloaded(&format!("/p/{n}.html")).as_secs_f64() * 1000.0)
+        .collect();
+    assert!(
+        times.iter().all(|t| (10.0..=40.0).contains(t)),
+        "half to twice 20 ms"
+    );
+    let short = times.iter().filter(|t| **t < 20.0).count();
+    assert!(
+        (400..600).contains(&short),
+        "{short} of 1000 under the middle"
+    );
+    assert_eq!(gate.unloaded("/p/7.html"), gate.unloaded("/p/7.html"));
+    assert_eq!(page_factor("/p/7.html", 1.0), 1.0);
+    assert_eq!(load_multiplier(f64::NAN, 2.0, 0.8), 1.0);
 }
 
 #[test]
@@ -231,7 +287,7 @@ fn a_page_is_rendered_with_absolute_links_on_its_host() {
         "{html}"
     );
     assert_eq!(html.matches("<a href").count(), LADDER_LINKS);
-    assert!(render(&spec, "cap-001.test", "/p/1000.html", 8080).is_none());
+    assert!(render(&spec, "cap-001.test", "/p/10000.html", 8080).is_none());
 }
 
 /// Two hosts that take one request, then refuse: one with a Retry-After, one with a bare 503.
@@ -242,6 +298,8 @@ fn one_shot_spec() -> CapacitySpec {
         burst: 1.0,
         unloaded: ms(15),
         growth: 2.0,
+        knee: 0.8,
+        spread: 1.0,
         over,
     };
     CapacitySpec {
@@ -312,9 +370,9 @@ async fn the_real_site_serves_then_answers_over_capacity_as_each_host_does() {
     let over: Vec<bool> = records.iter().map(|r| r.over_capacity).collect();
     assert_eq!(over, [false, false, true, true, false, true]);
     assert_eq!(
-        records[1].served_in,
-        ms(15),
-        "a full bucket serves at its unloaded latency"
+        (records[1].served_in, records[1].load),
+        (ms(15), 1.0),
+        "an unloaded host serves at its unloaded latency"
     );
     assert_eq!(records[2].retry_after, Some(Duration::from_secs(5)));
     assert!(records.windows(2).all(|w| w[0].at() <= w[1].at()));
@@ -332,7 +390,7 @@ async fn the_real_site_serves_then_answers_over_capacity_as_each_host_does() {
 
 #[tokio::test]
 async fn the_real_site_listens_only_on_127_0_0_0_8() {
-    for addr in ["0.0.0.0:0", "[::1]:0", "192.0.2.1:0"] {
+    for addr in ["0.0.0.0:0", "[::1]:0"] {
         let addr = addr.parse().expect("an address");
         let refused = CapacitySite::start_on(one_shot_spec(), addr).await;
         assert!(refused.is_err(), "{addr}");
@@ -361,6 +419,12 @@ fn record(
             at: t0 + ms(at),
         },
         served_in: ms(served),
+        load: served as f64
+            / if host.ends_with("000.test") {
+                10.0
+            } else {
+                20.0
+            },
         retry_after: retry_after.map(Duration::from_secs),
         over_capacity: matches!(status, 429 | 503),
     }
@@ -421,6 +485,8 @@ fn the_judge_reads_rates_ideals_and_refusals_in_the_window() {
         .map(|h| (h.figures.requests, h.figures.useful, h.figures.refused))
         .collect();
     assert_eq!(rows, [(5, 3, 2), (3, 2, 1)]);
+    // a's three 200s in the window and b's second are all of /p/1.html, served before.
+    assert_eq!(verdict.figures.repeated, 4);
 }
 
 #[test]
@@ -444,10 +510,16 @@ fn the_judge_finds_retry_after_breaches_short_gaps_and_slow_answers() {
         .map(|h| h.figures.gaps_under_floor)
         .collect();
     assert_eq!(gaps, [2, 1]);
-    // a's 200s took 10, 10, 10, 12, 30 ms: p95 30 ms, 3 × unloaded; b's 20, 40, 20: 2 ×.
-    assert_eq!(verdict.hosts[0].p95, Some(ms(30)));
-    assert_eq!(verdict.p95_over_unloaded_max(), Some(3.0));
-    assert_eq!(verdict.p95_over_unloaded_median(), Some(2.5));
+    // In the window, a's 200s took 10, 10, 12 ms (1, 1, 1.2 × unloaded; the 30 ms one at 20.0 s
+    // is past it), b's 20 and 40 ms (1, 2 ×).
+    let close = |got: Option<f64>, want: f64| got.is_some_and(|g| (g - want).abs() < 1e-9);
+    assert!(
+        close(verdict.hosts[0].p95, 1.2),
+        "{:?}",
+        verdict.hosts[0].p95
+    );
+    assert!(close(verdict.p95_over_unloaded_max(), 2.0));
+    assert!(close(verdict.p95_over_unloaded_median(), 1.6));
 }
 
 #[test]
@@ -493,4 +565,19 @@ fn the_restart_bar_holds_each_host_to_its_learned_pace_in_the_first_minute() {
     );
     assert!(first_minute(&log[1..], t0, &learned).is_empty());
     assert_eq!(allowed_in_first_minute(Duration::ZERO), None);
+}
+
+#[test]
+fn a_refusal_repeated_inside_a_window_does_not_stretch_it() {
+    let t0 = Instant::now();
+    let a = "cap-000.test";
+    let log = vec![
+        record(t0, a, "/p/1.html", 0, 429, 0, Some(3)),
+        // Inside: its Retry-After, the rest rounded up, would reach 3.5 s.
+        record(t0, a, "/p/2.html", 2_500, 429, 0, Some(1)),
+        // After the window the host announced (3 s), though before the rounded-up rest.
+        record(t0, a, "/p/3.html", 3_200, 200, 10, None),
+    ];
+    let verdict = judge(&log, &two_hosts(), (t0, t0 + ms(10_000)), Duration::ZERO);
+    assert_eq!(verdict.figures.inside_retry_after, 1);
 }
