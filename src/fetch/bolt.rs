@@ -4,8 +4,10 @@
 //! fewer than `threads_per_queue` of its fetches run and its delay has passed since the end of its
 //! last fetch; queues take turns round-robin. The delay is `fetcher.server.delay`, replaced by the
 //! site's robots.txt Crawl-delay when it has one (capped at `fetcher.max.crawl.delay`; with
-//! `fetcher.server.delay.force`, never shorter than the server delay). Each URL is then checked and
-//! fetched in a task of its own ([`fetch_one`]).
+//! `fetcher.server.delay.force`, never shorter than the server delay), kept as the queue's pace
+//! sets it under `fetcher.pace.policy` (longer while its server pushes back; see
+//! [`pace`](super::pace)). Each URL is then checked and fetched in a task of its own
+//! ([`fetch_one`]); what its queue's pace learned goes to the frontier with the page's status.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -187,10 +189,17 @@ fn start_ready(
 /// Ends a fetch on its queue; the page to pass on, if there is one.
 fn completed(queues: &mut HostQueues, joined: Joined) -> Option<FetchedPage> {
     match joined {
-        Joined::Done(done) => {
+        Joined::Done(mut done) => {
             let finished = Instant::now();
-            queues.complete(&done.key, &done.learned, finished);
+            let news = queues.complete(&done.key, &done.learned, finished);
             queues.sweep(finished);
+            if let Some(page) = done.page.as_mut() {
+                // What the queue's pace learned goes to the frontier with the page's status.
+                let report = &mut page.queue;
+                report.pace = news.report.or(report.pace);
+                let blocked = news.blocked_until_wall(finished, chrono::Utc::now());
+                report.blocked_until = report.blocked_until.max(blocked);
+            }
             done.page
         }
         Joined::Died(key) => {

@@ -11,6 +11,7 @@ mod bolt;
 mod checks;
 mod inflight;
 pub mod pace;
+mod paces;
 mod partition;
 mod queue_keys;
 mod queues;

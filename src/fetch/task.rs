@@ -7,6 +7,7 @@ use std::time::Duration;
 use tracing::debug;
 
 use super::checks::{self, Denied, SiteNotes};
+use super::pace::Signal;
 use super::queues::{Learned, fail_fenced};
 use super::settings::FetcherSettings;
 use crate::frontier::QueueReport;
@@ -81,9 +82,10 @@ async fn fetch(
     tuple: Tuple,
     site: SiteNotes,
 ) -> Completed {
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let (record, outcome) = protocol.fetch(&tuple.url.url, &tuple.url.metadata).await;
-    metrics::histogram!("squall_fetch_seconds").record(started.elapsed().as_secs_f64());
+    let took = started.elapsed();
+    metrics::histogram!("squall_fetch_seconds").record(took.as_secs_f64());
     metrics::counter!("squall_fetch_bytes_total").increment(record.bytes);
     metrics::counter!("squall_fetch_total").increment(1);
     context.observer.on_event(&CrawlEvent::Fetched {
@@ -92,9 +94,10 @@ async fn fetch(
         fetch: record.clone(),
     });
     if let FetchOutcome::Abandoned { message, .. } = &outcome {
-        return abandoned(key, tuple, message, site);
+        return abandoned(key, tuple, message, site, started);
     }
-    let hold = retry_after_hold(&outcome, context.settings.max_retry_after);
+    let codes = &context.settings.pace.status_codes;
+    let hold = retry_after_hold(&outcome, context.settings.max_retry_after, codes);
     let blocked_until = hold.map(|hold| {
         debug!(key = %key, ?hold, "the server asked us to wait (Retry-After)");
         chrono::Utc::now() + chrono::TimeDelta::from_std(hold).unwrap_or_default()
@@ -103,6 +106,8 @@ async fn fetch(
         contacted_server: true,
         crawl_delay: site.crawl_delay,
         hold,
+        signal: Signal::of(&outcome, took, codes),
+        started: Some(started),
     };
     let page = FetchedPage {
         tuple,
@@ -125,7 +130,13 @@ async fn fetch(
 
 /// An attempt the protocol gave up for a reason that is not the URL's: the URL is failed back to
 /// the spout unfetched and stays due.
-fn abandoned(key: String, tuple: Tuple, message: &str, site: SiteNotes) -> Completed {
+fn abandoned(
+    key: String,
+    tuple: Tuple,
+    message: &str,
+    site: SiteNotes,
+    started: tokio::time::Instant,
+) -> Completed {
     debug!(key = %key, url = %crate::redact::url_text(tuple.url.url.as_str()), message, "fetch abandoned; left due");
     metrics::counter!("squall_fetch_abandoned_total").increment(1);
     tuple
@@ -134,7 +145,8 @@ fn abandoned(key: String, tuple: Tuple, message: &str, site: SiteNotes) -> Compl
     let learned = Learned {
         contacted_server: true,
         crawl_delay: site.crawl_delay,
-        hold: None,
+        started: Some(started),
+        ..Learned::default()
     };
     Completed {
         key,
@@ -143,10 +155,11 @@ fn abandoned(key: String, tuple: Tuple, message: &str, site: SiteNotes) -> Compl
     }
 }
 
-/// The Retry-After of a 429 or 503 answer, capped at `max`.
-fn retry_after_hold(outcome: &FetchOutcome, max: Duration) -> Option<Duration> {
+/// The Retry-After of an answer that holds its queue (a 429, a 503, or one of `codes`,
+/// `urlfrontier.backoff.status.codes`: [`Signal::holds`]), capped at `max`.
+fn retry_after_hold(outcome: &FetchOutcome, max: Duration, codes: &[u16]) -> Option<Duration> {
     match outcome {
-        FetchOutcome::Response(response) if matches!(response.status_code, 429 | 503) => {
+        FetchOutcome::Response(response) if Signal::holds(response.status_code, codes) => {
             response.retry_after.map(|wait| wait.min(max))
         }
         _ => None,

@@ -246,12 +246,12 @@ pub enum PaceCause {
     Recovering,
     /// `faster`: below `fetcher.server.delay`, down to the floor the user opted in to.
     Faster,
-    /// `slow_answers`: answers slower than the host's own unloaded time.
+    /// `slow_answers`: answers typically slower than the host's usual time.
     SlowAnswers,
     /// `http_429`, `http_503`, ...: a status of `urlfrontier.backoff.status.codes` without
     /// Retry-After.
     Http(u16),
-    /// `retry_after`: a status of those codes with Retry-After.
+    /// `retry_after`: a 429, a 503 or a status of those codes, with Retry-After.
     RetryAfter,
     /// `connection`: the connection failed (refused, reset, DNS, TLS).
     Connection,
@@ -293,11 +293,14 @@ impl FromStr for PaceCause {
     type Err = UnknownPaceCause;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        if let Some(code) = text.strip_prefix("http_") {
-            return code
-                .parse()
+        if let Some(digits) = text.strip_prefix("http_") {
+            // Only the form Display writes: `http_429`, not `http_+429` nor `http_0429`.
+            return digits
+                .parse::<u16>()
+                .ok()
+                .filter(|code| code.to_string() == digits)
                 .map(PaceCause::Http)
-                .map_err(|_| UnknownPaceCause(text.to_string()));
+                .ok_or_else(|| UnknownPaceCause(text.to_string()));
         }
         Self::WORDS
             .iter()
@@ -336,8 +339,9 @@ mod tests {
             let json = serde_json::to_string(&cause).expect("serialized");
             assert_eq!(json, format!("\"{word}\""));
         }
-        assert!("http_".parse::<PaceCause>().is_err());
-        assert!("slow".parse::<PaceCause>().is_err());
+        for other in ["http_", "http_+429", "http_0429", "http_70000", "slow"] {
+            assert!(other.parse::<PaceCause>().is_err(), "{other}");
+        }
     }
 
     #[test]

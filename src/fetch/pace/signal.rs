@@ -8,7 +8,7 @@ use crate::frontier::PaceCause;
 use crate::message::{FetchFailure, FetchOutcome};
 
 /// What a finished fetch says about its server's load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Signal {
     /// Any other answer (404 and 500 included), and how long it took.
     Healthy {
@@ -23,31 +23,37 @@ pub enum Signal {
         /// How long the answer took, when there was one.
         took: Option<Duration>,
     },
-    /// A status of those codes with Retry-After: the hold the server asked for (not capped).
+    /// A 429, a 503 or a status of those codes, with Retry-After: the hold the server asked for
+    /// (not capped).
     RetryAfter {
         /// The Retry-After.
         hold: Duration,
     },
-    /// Nothing about the server's load: a redirect, body or archive failure, a refusal, an
-    /// abandoned or fenced fetch.
+    /// Nothing about the server's load: a body or archive failure, a refusal, an abandoned or
+    /// fenced fetch, a 429 or 503 outside the codes without Retry-After.
+    #[default]
     Neutral,
 }
 
 impl Signal {
     /// The signal of `outcome`, a fetch that took `took`, `codes` being
-    /// `urlfrontier.backoff.status.codes`.
+    /// `urlfrontier.backoff.status.codes`. A 429 or 503 with Retry-After is a hold whatever the
+    /// codes (the fetcher holds it: [`holds`](Signal::holds)); without, one outside the codes says
+    /// nothing (it is never a healthy answer).
     pub fn of(outcome: &FetchOutcome, took: Duration, codes: &[u16]) -> Signal {
         match outcome {
-            FetchOutcome::Response(response) if codes.contains(&response.status_code) => {
+            FetchOutcome::Response(response) => {
+                let status = response.status_code;
                 match response.retry_after {
-                    Some(hold) => Signal::RetryAfter { hold },
-                    None => Signal::PushBack {
-                        cause: PaceCause::Http(response.status_code),
+                    Some(hold) if Signal::holds(status, codes) => Signal::RetryAfter { hold },
+                    _ if codes.contains(&status) => Signal::PushBack {
+                        cause: PaceCause::Http(status),
                         took: Some(took),
                     },
+                    _ if matches!(status, 429 | 503) => Signal::Neutral,
+                    _ => Signal::Healthy { took },
                 }
             }
-            FetchOutcome::Response(_) => Signal::Healthy { took },
             FetchOutcome::Failed { cause, .. } => match cause {
                 FetchFailure::Connection => Signal::failure(PaceCause::Connection),
                 FetchFailure::Timeout => Signal::failure(PaceCause::Timeout),
@@ -55,6 +61,12 @@ impl Signal {
             },
             FetchOutcome::Abandoned { .. } => Signal::Neutral,
         }
+    }
+
+    /// Whether an answer of `status` with Retry-After holds its queue: a 429 or 503, or any of
+    /// `codes` (`urlfrontier.backoff.status.codes`).
+    pub fn holds(status: u16, codes: &[u16]) -> bool {
+        matches!(status, 429 | 503) || codes.contains(&status)
     }
 
     /// A push-back without an answer.

@@ -7,8 +7,9 @@
 //!
 //! - at most `threads_per_queue` fetches are in flight per key;
 //! - after a fetch that reached the server, the next fetch on its key starts no sooner than the
-//!   queue's delay ([`queue_delay`], from robots.txt's Crawl-delay and the
-//!   frontier's hint) after its end, or than the server's Retry-After hold when that is longer;
+//!   queue's interval after its end (its delay, [`queue_delay`], from robots.txt's Crawl-delay and
+//!   the frontier's hint, as its pace keeps it: see [`Paces`]), or than the server's Retry-After
+//!   hold or the pace's block when that is longer;
 //! - the URLs queued over all keys never exceed `fetcher.max.urls.in.queues`;
 //! - a key whose queue holds URLs is in exactly one place: the round-robin ring (it may fetch
 //!   now), the sleepers (it waits for its delay, until the time it is filed under) or nowhere
@@ -23,11 +24,16 @@ use tokio::time::Instant;
 use tracing::debug;
 
 use super::board::{FetcherView, QueueView};
-use super::settings::FetcherSettings;
+use super::pace::{QueuePace, Rules, Signal};
+use super::paces::{FinishedFetch, PaceNews, Paces};
+use super::settings::{FetcherSettings, PaceKind};
 use crate::message::Tuple;
 
 /// How often idle queues are forgotten.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The longest a remembered hold stops a queue when `urlfrontier.max.retry.after` sets no cap.
+const A_YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Where a queue that holds URLs waits for its turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,13 +54,15 @@ struct HostQueue {
     in_flight: usize,
     next_allowed: Instant,
     crawl_delay: Option<Duration>,
-    /// The end of the last Retry-After hold the server asked for.
+    /// The end of the last Retry-After hold the server asked for, or of the pace's last block.
     held_until: Option<Instant>,
     place: Place,
+    /// What the queue learned of its server's pace.
+    pace: QueuePace,
 }
 
 impl HostQueue {
-    fn new() -> Self {
+    fn new(pace: QueuePace) -> Self {
         HostQueue {
             items: VecDeque::new(),
             in_flight: 0,
@@ -62,6 +70,7 @@ impl HostQueue {
             crawl_delay: None,
             held_until: None,
             place: Place::Nowhere,
+            pace,
         }
     }
 
@@ -79,6 +88,10 @@ pub(super) struct Learned {
     pub crawl_delay: Option<Duration>,
     /// How long the server asked us to wait (Retry-After, capped).
     pub hold: Option<Duration>,
+    /// What the answer said of the server's load.
+    pub signal: Signal,
+    /// When the request started, if one was made.
+    pub started: Option<Instant>,
 }
 
 /// What one round-robin pass over the queues handed out.
@@ -101,6 +114,7 @@ pub(super) struct HostQueues {
     sleeping: BinaryHeap<Reverse<(Instant, String)>>,
     queued: usize,
     settings: FetcherSettings,
+    paces: Paces,
     last_sweep: Instant,
 }
 
@@ -112,6 +126,7 @@ impl HostQueues {
             ring: VecDeque::new(),
             sleeping: BinaryHeap::new(),
             queued: 0,
+            paces: Paces::new(settings.pace.policy),
             settings,
             last_sweep: Instant::now(),
         }
@@ -147,13 +162,21 @@ impl HostQueues {
     /// the queue's crawl delay and the frontier's.
     pub fn enqueue_on(&mut self, key: String, tuple: Tuple) {
         debug_assert!(self.has_room(), "enqueue only while has_room");
+        let (settings, paces) = (&self.settings, &mut self.paces);
         let queue = self
             .queues
             .entry(key.clone())
-            .or_insert_with(HostQueue::new);
+            .or_insert_with(|| HostQueue::new(paces.pace_for(&key, &queue_rules(settings, None))));
         // A delay another process learned for this queue (carried by a shared frontier).
         if let Some(delay) = tuple.hints.crawl_delay {
             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
+        }
+        // A pace another process (or this one, before a restart) learned for this queue.
+        if let Some(learned) = tuple.hints.pace {
+            let rules = queue_rules(settings, queue.crawl_delay);
+            let blocked = blocked_instant(settings, &tuple.hints).map(Instant::into_std);
+            let now = (Instant::now().into_std(), chrono::Utc::now());
+            queue.pace.adopt(learned, blocked, &rules, now);
         }
         // What the frontier remembers of the queue's last fetch and hold (before a restart, or
         // by another process): the queue's delay runs from then.
@@ -243,19 +266,30 @@ impl HostQueues {
         }
     }
 
-    /// Ends a fetch handed out on `key` at `finished`: frees its thread and, when it reached the
-    /// server, holds the queue for its delay (or the Retry-After hold, when longer).
-    pub fn complete(&mut self, key: &str, learned: &Learned, finished: Instant) {
+    /// Ends a fetch handed out on `key` at `finished`: frees its thread, has the queue's pace
+    /// follow it and, when it reached the server, holds the queue for its interval (or the
+    /// Retry-After hold, or the pace's block, when longer). What the pace learned, for the
+    /// frontier.
+    pub fn complete(&mut self, key: &str, learned: &Learned, finished: Instant) -> PaceNews {
         let Some(queue) = self.queues.get_mut(key) else {
-            return;
+            return PaceNews::default();
         };
         queue.in_flight = queue.in_flight.saturating_sub(1);
         if learned.crawl_delay.is_some() {
             queue.crawl_delay = learned.crawl_delay;
         }
+        let rules = queue_rules(&self.settings, queue.crawl_delay);
+        let fetch = FinishedFetch {
+            signal: learned.signal,
+            started: learned.started,
+            finished,
+        };
+        let news = self.paces.follow(&mut queue.pace, fetch, &rules);
         if learned.contacted_server {
-            let delay = queue_delay(&self.settings, queue.crawl_delay);
-            let hold = learned.hold.unwrap_or_default().max(delay);
+            let hold = learned
+                .hold
+                .unwrap_or_default()
+                .max(queue.pace.interval(&rules));
             let until = finished
                 .checked_add(hold)
                 .unwrap_or(finished + self.settings.max_retry_after);
@@ -264,21 +298,38 @@ impl HostQueues {
                 queue.held_until = Some(until);
             }
         }
+        if let Some(end) = news.blocked_until {
+            queue.next_allowed = queue.next_allowed.max(end);
+            queue.held_until = Some(queue.held_until.map_or(end, |held| held.max(end)));
+        }
         // A queue that waited for a thread takes its turn again (the ring files it under its
         // delay when that still runs).
         if queue.place == Place::Busy {
             queue.place = Place::Ring;
             self.ring.push_back(key.to_string());
         }
+        news
     }
 
     /// At most once a second, forgets idle queues whose delay has passed: memory stays bounded by
     /// the hosts being crawled, not by every host ever seen.
+    /// A forgotten queue's learned pace is kept for when it comes back (see [`Paces`]).
     pub fn sweep(&mut self, now: Instant) {
         if now.duration_since(self.last_sweep) < SWEEP_EVERY {
             return;
         }
-        self.queues.retain(|_, queue| !queue.is_idle(now));
+        let mut learned = Vec::new();
+        self.queues.retain(|key, queue| {
+            let idle = queue.is_idle(now);
+            if idle && !matches!(queue.pace, QueuePace::Fixed) {
+                learned.push((key.clone(), queue.pace.clone(), queue.crawl_delay));
+            }
+            !idle
+        });
+        for (key, pace, crawl_delay) in learned {
+            let rules = queue_rules(&self.settings, crawl_delay);
+            self.paces.forget(key, pace, &rules);
+        }
         self.last_sweep = now;
     }
 
@@ -364,7 +415,40 @@ fn remembered_start(
         .and_then(|ended| ended.checked_add_signed(chrono::TimeDelta::from_std(delay).ok()?));
     let latest = after_last.max(hints.blocked_until)?;
     let wait = (latest - chrono::Utc::now()).to_std().ok()?;
-    Some(Instant::now() + wait.min(delay.max(settings.max_retry_after)))
+    Some(Instant::now() + wait.min(delay.max(longest_hold(settings))))
+}
+
+/// The longest a hold the frontier remembers may stop a queue: `fetcher.max.retry.after`, or
+/// under `block` the longest block or Retry-After it honours.
+fn longest_hold(settings: &FetcherSettings) -> Duration {
+    let pace = &settings.pace;
+    match pace.policy {
+        PaceKind::Block => {
+            let blocks = pace.backoff_max_block.max(pace.backoff_base);
+            let asked = pace.max_retry_after_block.unwrap_or(A_YEAR);
+            settings.max_retry_after.max(blocks).max(asked)
+        }
+        PaceKind::Fixed | PaceKind::Adaptive => settings.max_retry_after,
+    }
+}
+
+/// The end of the block the frontier remembers for a queue (`hints.blocked_until`), on this
+/// process's clock, within [`longest_hold`]; none when it has passed.
+fn blocked_instant(
+    settings: &FetcherSettings,
+    hints: &crate::frontier::QueueHints,
+) -> Option<Instant> {
+    let wait = (hints.blocked_until? - chrono::Utc::now()).to_std().ok()?;
+    Instant::now().checked_add(wait.min(longest_hold(settings)))
+}
+
+/// The pace rules of a queue whose robots.txt Crawl-delay (or the frontier's) is `crawl_delay`.
+fn queue_rules(settings: &FetcherSettings, crawl_delay: Option<Duration>) -> Rules<'_> {
+    Rules::new(
+        settings,
+        queue_delay(settings, crawl_delay),
+        crawl_delay.is_some(),
+    )
 }
 
 /// The delay a queue keeps between fetches, given its robots.txt Crawl-delay: the server delay
@@ -380,281 +464,4 @@ pub(super) fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Durati
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::frontier::{Lease, QueueHints};
-    use crate::message::{AckHandle, AckMessage};
-    use crate::model::CrawlUrl;
-    use tokio::sync::mpsc;
-
-    fn tuple(key: &str, path: &str, acks: &mpsc::UnboundedSender<AckMessage>) -> Tuple {
-        let url = CrawlUrl::new(url::Url::parse(&format!("http://{key}{path}")).expect("url"));
-        Tuple {
-            ack: AckHandle::new(url.clone(), acks.clone()),
-            url,
-            key: key.to_string(),
-            hints: QueueHints::default(),
-        }
-    }
-
-    fn settings(threads_per_queue: usize, delay_ms: u64) -> FetcherSettings {
-        FetcherSettings {
-            server_delay: Duration::from_millis(delay_ms),
-            server_min_delay: Duration::from_millis(delay_ms),
-            threads_per_queue,
-            max_urls_in_queues: 4,
-            ..FetcherSettings::default()
-        }
-    }
-
-    /// Queues under `settings` holding a URL for each `(key, path)` of `urls`, in that order, with
-    /// the channel their acks go to (kept open by the caller).
-    fn holding(
-        settings: FetcherSettings,
-        urls: &[(&str, &str)],
-    ) -> (
-        HostQueues,
-        mpsc::UnboundedSender<AckMessage>,
-        mpsc::UnboundedReceiver<AckMessage>,
-    ) {
-        let (acks, acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings);
-        for (key, path) in urls {
-            queues.enqueue(tuple(key, path, &acks));
-        }
-        (queues, acks, acked)
-    }
-
-    /// Enqueues `url`, which must not be ready at once (`why` says why not): the time asked at, and
-    /// when the queues wake.
-    fn waits(queues: &mut HostQueues, url: Tuple, why: &str) -> (Instant, Option<Instant>) {
-        let before = Instant::now();
-        queues.enqueue(url);
-        let waiting = queues.take_ready(before, 10);
-        assert!(waiting.fetches.is_empty(), "{why}");
-        (before, waiting.wake)
-    }
-
-    fn keys(ready: &Ready) -> Vec<&str> {
-        ready.fetches.iter().map(|(key, _)| key.as_str()).collect()
-    }
-
-    const REACHED: Learned = Learned {
-        contacted_server: true,
-        crawl_delay: None,
-        hold: None,
-    };
-
-    #[test]
-    fn one_url_per_queue_per_pass_round_robin_within_the_slots() {
-        let urls = [("a", "/1"), ("a", "/2"), ("b", "/1")];
-        let (mut queues, acks, _acked) = holding(settings(2, 0), &urls);
-        let now = Instant::now();
-        let first = queues.take_ready(now, 10);
-        assert_eq!(keys(&first), ["a", "b"]);
-        assert_eq!(
-            first.wake,
-            Some(now),
-            "a may hand out its second URL at once"
-        );
-        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
-        assert_eq!(queues.queued(), 0);
-        assert!(queues.take_ready(now, 10).fetches.is_empty());
-        queues.enqueue(tuple("c", "/1", &acks));
-        assert!(queues.take_ready(now, 0).fetches.is_empty(), "no slot");
-        assert_eq!(queues.queued(), 1);
-    }
-
-    #[test]
-    fn threads_per_queue_and_the_delay_after_a_fetch_are_honoured() {
-        let (mut queues, _acks, _acked) = holding(settings(1, 500), &[("a", "/1"), ("a", "/2")]);
-        let start = Instant::now();
-        assert_eq!(keys(&queues.take_ready(start, 10)), ["a"]);
-        let busy = queues.take_ready(start, 10);
-        assert!(busy.fetches.is_empty(), "one thread per queue");
-        assert_eq!(busy.wake, None, "only the completion frees the queue");
-        let finished = start + Duration::from_secs(1);
-        queues.complete("a", &REACHED, finished);
-        let early = queues.take_ready(finished + Duration::from_millis(499), 10);
-        assert!(
-            early.fetches.is_empty(),
-            "the delay runs from the end of the fetch"
-        );
-        assert_eq!(early.wake, Some(finished + Duration::from_millis(500)));
-        let ready = queues.take_ready(finished + Duration::from_millis(500), 10);
-        assert_eq!(keys(&ready), ["a"]);
-    }
-
-    #[test]
-    fn a_remembered_last_fetch_or_hold_delays_the_first_fetch_after_a_restart() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 1000));
-        let mut resumed = tuple("a", "/1", &acks);
-        resumed.hints.last_fetch = Some(chrono::Utc::now() - chrono::TimeDelta::milliseconds(200));
-        let (before, wake) = waits(
-            &mut queues,
-            resumed,
-            "0.2 s after the last fetch, 1 s apart",
-        );
-        let wake = wake.expect("it waits for the rest of its delay");
-        let left = wake.duration_since(before);
-        assert!(
-            left > Duration::from_millis(700) && left <= Duration::from_millis(800),
-            "{left:?}"
-        );
-        assert_eq!(keys(&queues.take_ready(wake, 10)), ["a"]);
-
-        let mut long_ago = tuple("b", "/1", &acks);
-        long_ago.hints.last_fetch = Some(chrono::Utc::now() - chrono::TimeDelta::seconds(5));
-        queues.enqueue(long_ago);
-        assert_eq!(keys(&queues.take_ready(Instant::now(), 10)), ["b"]);
-
-        let mut held = tuple("c", "/1", &acks);
-        held.hints.blocked_until = Some(chrono::Utc::now() + chrono::TimeDelta::seconds(30));
-        let (before, wake) = waits(&mut queues, held, "held by a remembered Retry-After");
-        let held_for = wake.expect("wakes").duration_since(before);
-        assert!(held_for > Duration::from_secs(29), "{held_for:?}");
-    }
-
-    #[test]
-    fn retry_after_and_crawl_delays_hold_the_queue() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 0));
-        let mut hinted = tuple("a", "/1", &acks);
-        hinted.hints.crawl_delay = Some(Duration::from_secs(3));
-        queues.enqueue(hinted);
-        queues.enqueue(tuple("a", "/2", &acks));
-        queues.enqueue(tuple("a", "/3", &acks));
-        let start = Instant::now();
-        queues.take_ready(start, 10);
-        queues.complete("a", &REACHED, start);
-        let wake = queues.take_ready(start, 10).wake;
-        assert_eq!(
-            wake,
-            Some(start + Duration::from_secs(3)),
-            "the frontier's delay"
-        );
-        let at = start + Duration::from_secs(3);
-        queues.take_ready(at, 10);
-        let busy = Learned {
-            hold: Some(Duration::from_secs(60)),
-            ..REACHED
-        };
-        queues.complete("a", &busy, at);
-        let wake = queues.take_ready(at, 10).wake;
-        assert_eq!(wake, Some(at + Duration::from_secs(60)), "Retry-After");
-    }
-
-    #[test]
-    fn the_view_shows_the_busiest_queues_their_holds_and_the_next_wake() {
-        let urls = [("a", "/1"), ("a", "/2"), ("b", "/1"), ("b", "/2")];
-        let (mut queues, _acks, _acked) = holding(settings(1, 1_000), &urls);
-        let start = Instant::now();
-        queues.take_ready(start, 10);
-        let busy = Learned {
-            hold: Some(Duration::from_secs(60)),
-            ..REACHED
-        };
-        queues.complete("a", &busy, start);
-        queues.complete("b", &REACHED, start);
-        queues.take_ready(start, 10);
-        let later = start + Duration::from_millis(400);
-        let view = queues.view(later, 0, 1);
-        assert_eq!((view.queued, view.queues, view.active), (2, 2, 0));
-        assert_eq!(view.busiest.len(), 1, "one row asked for");
-        let a = queues.view(later, 0, 5).busiest;
-        let held = a.iter().find(|q| q.key == "a").expect("queue a");
-        assert_eq!(
-            held.held_for,
-            Some(Duration::from_millis(59_600)),
-            "Retry-After left"
-        );
-        assert_eq!(held.next_fetch_in, Duration::from_millis(59_600));
-        let b = a.iter().find(|q| q.key == "b").expect("queue b");
-        assert_eq!((b.queued, b.held_for), (1, None));
-        assert_eq!(
-            view.next_wake,
-            Some(("b".to_string(), Duration::from_millis(600))),
-            "b waits out its 1 s delay first"
-        );
-    }
-
-    #[test]
-    fn an_unreached_server_or_a_dead_task_only_frees_the_thread() {
-        let (mut queues, _acks, _acked) = holding(settings(1, 5000), &[("a", "/1"), ("a", "/2")]);
-        let now = Instant::now();
-        queues.take_ready(now, 10);
-        queues.complete("a", &Learned::default(), now);
-        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
-    }
-
-    #[test]
-    fn fenced_urls_fail_back_and_idle_queues_are_swept() {
-        let (acks, mut acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 0));
-        let lost = Lease::until(std::time::Instant::now() + Duration::from_secs(60));
-        lost.revoke();
-        let mut fenced = tuple("a", "/lost", &acks);
-        fenced.hints.lease = Some(lost);
-        queues.enqueue(fenced);
-        queues.enqueue(tuple("a", "/kept", &acks));
-        let now = Instant::now();
-        let ready = queues.take_ready(now, 10);
-        assert!(ready.fetches.is_empty());
-        assert_eq!(ready.wake, Some(now), "the next URL of the queue at once");
-        let failed = std::iter::from_fn(|| acked.try_recv().ok())
-            .any(|m| matches!(m, AckMessage::Failed { reason, .. } if reason.contains("lease")));
-        assert!(failed, "the fenced URL was failed back");
-        assert_eq!(keys(&queues.take_ready(now, 10)), ["a"]);
-        queues.complete("a", &REACHED, now);
-        assert_eq!(queues.len(), 1);
-        queues.sweep(now + SWEEP_EVERY);
-        assert_eq!(queues.len(), 0, "idle and its delay passed");
-    }
-
-    #[test]
-    fn room_and_drain() {
-        let (acks, _acked) = mpsc::unbounded_channel();
-        let mut queues = HostQueues::new(settings(1, 0));
-        for path in ["/1", "/2", "/3", "/4"] {
-            assert!(queues.has_room());
-            queues.enqueue(tuple("a", path, &acks));
-        }
-        assert!(!queues.has_room(), "fetcher.max.urls.in.queues reached");
-        assert_eq!(queues.drain().len(), 4);
-        assert_eq!(queues.queued(), 0);
-        assert!(queues.take_ready(Instant::now(), 10).fetches.is_empty());
-    }
-
-    #[test]
-    fn queue_delay_follows_robots_within_the_limits() {
-        let secs = Duration::from_secs;
-        let settings = FetcherSettings {
-            server_delay: secs(2),
-            server_min_delay: secs(1),
-            max_crawl_delay: secs(10),
-            ..FetcherSettings::default()
-        };
-        assert_eq!(queue_delay(&settings, None), secs(2));
-        assert_eq!(
-            queue_delay(&settings, Some(secs(1))),
-            secs(1),
-            "robots wins"
-        );
-        assert_eq!(queue_delay(&settings, Some(secs(60))), secs(10), "capped");
-        let forced = FetcherSettings {
-            server_delay_force: true,
-            ..settings.clone()
-        };
-        assert_eq!(
-            queue_delay(&forced, Some(secs(1))),
-            secs(2),
-            "never shorter"
-        );
-        let parallel = FetcherSettings {
-            threads_per_queue: 2,
-            ..settings
-        };
-        assert_eq!(queue_delay(&parallel, None), secs(1), "the min delay");
-    }
-}
+mod tests;

@@ -1,8 +1,11 @@
 //! What the embedded frontier remembers of each queue for politeness across restarts: the end of
-//! its last fetch that reached the server, the server's Retry-After hold, and its robots.txt
-//! Crawl-delay. A crawl resumed on the same frontier hands these to the fetcher with the queue's
-//! URLs ([`QueueHints`]), so that its first fetch of a host keeps the delay from the last one.
-//! Deleting a queue's URLs keeps its note: the host was still fetched when it says.
+//! its last fetch that reached the server, the server's Retry-After hold (or the pace's block),
+//! its robots.txt Crawl-delay and the pace the fetcher learned from the server's answers
+//! ([`LearnedPace`]). A crawl resumed on the same frontier hands these to the fetcher with the
+//! queue's URLs ([`QueueHints`]), so that its first fetch of a host keeps the delay from the last
+//! one, at the pace last learned. Deleting a queue's URLs keeps its note: the host was still
+//! fetched when it says. Notes written before the pace was kept read without one; a pace whose
+//! cause this version does not know is left out, the rest of the note kept.
 
 use std::time::Duration;
 
@@ -10,18 +13,58 @@ use chrono::{DateTime, TimeZone, Utc};
 use redb::{ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 
-use crate::frontier::{QueueHints, QueueReport};
+use crate::frontier::{LearnedPace, QueueHints, QueueReport};
 
 /// Table `queue_notes`: key → [`QueueNote`] as JSON.
 pub(super) const QUEUE_NOTES: TableDefinition<'_, &str, &[u8]> =
     TableDefinition::new("queue_notes");
 
 /// One queue's note, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct QueueNote {
     last_fetch: Option<i64>,
     blocked_until: Option<i64>,
     crawl_delay_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pace: Option<PaceNote>,
+}
+
+/// The pace learned for a queue, in milliseconds; its cause as the word the status page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct PaceNote {
+    delay_ms: u64,
+    cause: String,
+    strikes: u32,
+    limit_ms: Option<u64>,
+    at: i64,
+}
+
+impl PaceNote {
+    fn of(pace: &LearnedPace) -> Self {
+        PaceNote {
+            delay_ms: millis(pace.delay),
+            cause: pace.cause.to_string(),
+            strikes: pace.strikes,
+            limit_ms: pace.limit.map(millis),
+            at: pace.at.timestamp_millis(),
+        }
+    }
+
+    /// The pace noted; none when its cause or date does not read.
+    fn pace(&self) -> Option<LearnedPace> {
+        Some(LearnedPace {
+            delay: Duration::from_millis(self.delay_ms),
+            cause: self.cause.parse().ok()?,
+            strikes: self.strikes,
+            limit: self.limit_ms.map(Duration::from_millis),
+            at: Utc.timestamp_millis_opt(self.at).single()?,
+        })
+    }
+}
+
+/// `duration` in whole milliseconds, saturating.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl QueueNote {
@@ -29,9 +72,8 @@ impl QueueNote {
         QueueNote {
             last_fetch: report.last_fetch.map(|t| t.timestamp_millis()),
             blocked_until: report.blocked_until.map(|t| t.timestamp_millis()),
-            crawl_delay_ms: report
-                .crawl_delay
-                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            crawl_delay_ms: report.crawl_delay.map(millis),
+            pace: report.pace.as_ref().map(PaceNote::of),
         }
     }
 
@@ -43,7 +85,7 @@ impl QueueNote {
             last_fetch: date(self.last_fetch),
             blocked_until: date(self.blocked_until),
             crawl_delay: self.crawl_delay_ms.map(Duration::from_millis),
-            pace: None,
+            pace: self.pace.as_ref().and_then(PaceNote::pace),
         }
     }
 }
@@ -113,7 +155,7 @@ mod tests {
             last_fetch: ended,
             blocked_until: None,
             crawl_delay: Some(Duration::from_millis(1500)),
-            pace: None,
+            pace: ended.map(|at| pace(4_000, at)),
         };
         {
             let frontier = EmbeddedFrontier::open(dir.path()).expect("open");
@@ -139,7 +181,52 @@ mod tests {
         for due in &batch {
             assert_eq!(due.hints.last_fetch, ended, "{}", due.url.url);
             assert_eq!(due.hints.crawl_delay, Some(Duration::from_millis(1500)));
+            assert_eq!(due.hints.pace, report.pace, "the pace last learned");
         }
+    }
+
+    fn pace(delay_ms: u64, at: DateTime<Utc>) -> LearnedPace {
+        LearnedPace {
+            delay: Duration::from_millis(delay_ms),
+            cause: crate::frontier::PaceCause::Http(429),
+            strikes: 2,
+            limit: Some(Duration::from_millis(1000)),
+            at,
+        }
+    }
+
+    #[test]
+    fn a_note_keeps_the_pace_learned_last_and_older_notes_read() {
+        let at = |millis| {
+            Utc.timestamp_millis_opt(millis)
+                .single()
+                .unwrap_or_default()
+        };
+        let first = QueueReport {
+            pace: Some(pace(4_000, at(5_000))),
+            ..QueueReport::default()
+        };
+        let second = QueueReport {
+            last_fetch: Some(at(6_000)),
+            pace: Some(pace(8_000, at(4_000))),
+            ..QueueReport::default()
+        };
+        let merged = first.merged(&second);
+        assert_eq!(merged.pace, first.pace, "learned later, kept");
+        assert_eq!(QueueNote::of(&merged).report(), merged);
+
+        let older = br#"{"last_fetch":6000,"blocked_until":null,"crawl_delay_ms":1500}"#;
+        let note: QueueNote = serde_json::from_slice(older).expect("a note without a pace");
+        assert_eq!(note.report().crawl_delay, Some(Duration::from_millis(1500)));
+        assert_eq!(note.report().pace, None);
+
+        let newer = br#"{"last_fetch":6000,"blocked_until":null,"crawl_delay_ms":null,
+            "pace":{"delay_ms":2000,"cause":"sunspots","strikes":1,"limit_ms":null,"at":6000}}"#;
+        let note: QueueNote = serde_json::from_slice(newer).expect("a cause unknown here");
+        assert_eq!(
+            (note.report().last_fetch, note.report().pace),
+            (Some(at(6_000)), None)
+        );
     }
 
     #[test]
