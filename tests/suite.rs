@@ -23,6 +23,7 @@ mod hostile_site;
 mod http_features;
 mod http_protocol;
 mod listeners;
+mod pace;
 mod politeness;
 mod private_addresses;
 mod queue_processes;

@@ -1,0 +1,137 @@
+//! Each `fetcher.pace.policy` against hosts that push back, on the capacity site (hosts of a
+//! hidden capacity that refuse beyond it): `fixed` keeps asking at the configured delay and is
+//! refused; `adaptive` backs off and is refused far less for as many pages; `block` stops asking a
+//! host for the block; no policy asks inside a Retry-After window. Judged from the site's log.
+
+use crate::support;
+use std::time::Duration;
+
+use squall_testsite::capacity::{
+    CapacityRecord, CapacitySite, CapacitySpec, HostCapacity, OverCapacity, judge,
+};
+use support::crawler;
+
+/// Four hosts of 0.5 requests/s, each refusing as its kind says, 5 ms a page.
+fn slow_hosts(kinds: [OverCapacity; 4]) -> CapacitySpec {
+    let hosts = kinds
+        .into_iter()
+        .enumerate()
+        .map(|(i, over)| HostCapacity {
+            name: format!("cap-00{i}.test"),
+            rate: 0.5,
+            burst: 1.0,
+            unloaded: Duration::from_millis(5),
+            growth: 2.0,
+            knee: 0.8,
+            spread: 1.0,
+            over,
+        })
+        .collect();
+    CapacitySpec {
+        hosts,
+        pages_per_host: 500,
+        links_per_page: 4,
+        seed: 59,
+    }
+}
+
+/// Crawls `site` for `seconds` under `policy`, a fetch every 0.25 s a host (eight times what the
+/// hosts take): the site's log of it.
+async fn crawl(site: &CapacitySite, policy: &str, seconds: u64) -> Vec<CapacityRecord> {
+    let config = crawler::config(&[
+        "http.agent.name=squall-test",
+        "fetcher.server.delay=0.25",
+        &format!("fetcher.pace.policy={policy}"),
+        "spout.min.delay.queries=100",
+    ]);
+    let (builder, _frontier, _dir) = crawler::embedded(config);
+    let crawler = crawler::resolve_hosts(builder, site.host_names(), site.addr())
+        .build()
+        .expect("crawler");
+    let started = site.records().len();
+    // Enough URLs known on every host from the start that each may be asked at the delay.
+    let urls: Vec<String> = site
+        .host_names()
+        .iter()
+        .flat_map(|host| (0..200).map(move |n| (host.clone(), n)))
+        .map(|(host, n)| site.url(&host, &format!("/p/{n}.html")))
+        .collect();
+    crawler.inject(urls.iter().map(String::as_str)).await;
+    crawler::run_until_idle(crawler, Some(Duration::from_secs(seconds))).await;
+    site.records().split_off(started)
+}
+
+/// Page requests answered 200, and refused, in `records` (robots.txt left out).
+fn served_and_refused(records: &[CapacityRecord]) -> (usize, usize) {
+    let pages = records.iter().filter(|r| !r.is_robots());
+    let (refused, served): (Vec<_>, Vec<_>) = pages.partition(|r| r.over_capacity);
+    let served = served.iter().filter(|r| r.request.status == 200).count();
+    (served, refused.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_backs_off_where_fixed_keeps_being_refused() {
+    let bare = [
+        OverCapacity::TooMany,
+        OverCapacity::Unavailable,
+        OverCapacity::TooMany,
+        OverCapacity::Unavailable,
+    ];
+    let site = CapacitySite::start(slow_hosts(bare)).await.expect("site");
+    let fixed = served_and_refused(&crawl(&site, "fixed", 20).await);
+    let adaptive = served_and_refused(&crawl(&site, "adaptive", 20).await);
+    // Seen: fixed (40 served, 228 refused), adaptive (25, 16). Fixed takes what the hosts give
+    // by asking eight times too often; adaptive spends its first seconds backing off (0.25 s to
+    // 2 s, a refusal a step) and then is refused now and then as it probes.
+    let ((fixed_served, fixed_refused), (served, refused)) = (fixed, adaptive);
+    assert!(
+        fixed_refused > 4 * fixed_served,
+        "fixed at 8x the capacity: {fixed:?}"
+    );
+    assert!(
+        refused * 5 < fixed_refused,
+        "fixed {fixed:?}, adaptive {adaptive:?}"
+    );
+    assert!(
+        served * 2 >= fixed_served,
+        "pages still come: {fixed:?} {adaptive:?}"
+    );
+    site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_stops_asking_a_host_for_its_block_and_no_policy_asks_inside_retry_after() {
+    let kinds = [
+        OverCapacity::TooMany,
+        OverCapacity::Unavailable,
+        OverCapacity::TooManyRetryAfter(5),
+        OverCapacity::UnavailableRetryAfter(5),
+    ];
+    let site = CapacitySite::start(slow_hosts(kinds)).await.expect("site");
+    let window = |records: &[CapacityRecord]| {
+        let first = records.first().map_or(site.started(), CapacityRecord::at);
+        let last = records.last().map_or(first, CapacityRecord::at);
+        (first, last + Duration::from_millis(1))
+    };
+    for policy in ["fixed", "adaptive", "block"] {
+        let records = crawl(&site, policy, 12).await;
+        let verdict = judge(&records, site.spec(), window(&records), Duration::ZERO);
+        assert_eq!(
+            verdict.figures.inside_retry_after, 0,
+            "{policy}: {verdict:#?}"
+        );
+        if policy == "block" {
+            // The first refusal of each bare host blocks it for a minute at least: none after it.
+            for host in ["cap-000.test", "cap-001.test"] {
+                let mine: Vec<&CapacityRecord> = records
+                    .iter()
+                    .filter(|r| r.request.host == host && !r.is_robots())
+                    .collect();
+                let first = mine.iter().position(|r| r.over_capacity);
+                let after = first.map_or(0, |at| mine.len() - at - 1);
+                assert_eq!(after, 0, "{host} asked again within its block: {mine:#?}");
+            }
+        }
+    }
+    site.shutdown().await;
+}
