@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::frontier::PaceCause;
+
 /// How long [`QueueBoard::fresh_view`] waits for the fetcher (busy handing a page on, it answers
 /// later; the reader then gets the view before).
 const WAIT_AT_MOST: Duration = Duration::from_millis(200);
@@ -31,8 +33,12 @@ pub struct QueueView {
     pub next_fetch_in: Duration,
     /// The delay between two fetches robots.txt (Crawl-delay) or the frontier asked for, when one did.
     pub crawl_delay: Option<Duration>,
-    /// What is left of the hold the server asked for with Retry-After, when one runs.
+    /// What is left of the hold the server asked for with Retry-After (or of the pace's block),
+    /// when one runs.
     pub held_for: Option<Duration>,
+    /// The interval the queue keeps and what set it, when its pace learned something
+    /// (`fetcher.pace.policy` other than `fixed`).
+    pub pace: Option<(Duration, PaceCause)>,
 }
 
 /// The fetcher's queues, when it was published.

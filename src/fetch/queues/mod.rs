@@ -355,6 +355,7 @@ impl HostQueues {
                     .held_until
                     .map(|until| until.saturating_duration_since(now))
                     .filter(|left| !left.is_zero()),
+                pace: pace_shown(&self.settings, queue),
             })
             .collect();
         let next_wake = self
@@ -440,6 +441,16 @@ fn blocked_instant(
 ) -> Option<Instant> {
     let wait = (hints.blocked_until? - chrono::Utc::now()).to_std().ok()?;
     Instant::now().checked_add(wait.min(longest_hold(settings)))
+}
+
+/// The interval `queue` keeps and what set it, when its pace learned something.
+fn pace_shown(
+    settings: &FetcherSettings,
+    queue: &HostQueue,
+) -> Option<(Duration, crate::frontier::PaceCause)> {
+    let rules = queue_rules(settings, queue.crawl_delay);
+    let learned = queue.pace.learned(&rules)?;
+    Some((queue.pace.interval(&rules), learned.cause))
 }
 
 /// The pace rules of a queue whose robots.txt Crawl-delay (or the frontier's) is `crawl_delay`.

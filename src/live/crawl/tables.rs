@@ -193,6 +193,16 @@ fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
                 Unit::Seconds,
                 |(q, _)| q.held_for.as_ref().map_or(Value::Null, seconds),
             ),
+            Field::new("pace_s", "pace", Unit::Seconds, |(q, _)| {
+                q.pace
+                    .as_ref()
+                    .map_or(Value::Null, |(pace, _)| seconds(pace))
+            }),
+            Field::new("pace_cause", "set by", Unit::Count, |(q, _)| {
+                q.pace
+                    .as_ref()
+                    .map_or(Value::Null, |(_, cause)| json!(cause.to_string()))
+            }),
             Field::new("fetches", "fetches", Unit::Count, |(_, f)| json!(f.fetches)),
             Field::new("errors", "errors", Unit::Count, |(_, f)| json!(f.errors)),
             Field::new("last", "last answer", Unit::Count, |(_, f)| last_answer(f)),

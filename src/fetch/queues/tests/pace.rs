@@ -57,6 +57,7 @@ fn under_fixed_a_push_back_changes_nothing() {
         at + Duration::from_millis(1005),
         "the delay from the end"
     );
+    assert_eq!(queues.view(at, 0, 5).busiest[0].pace, None, "no pace shown");
 }
 
 #[test]
@@ -73,6 +74,12 @@ fn under_adaptive_a_push_back_doubles_the_wait_and_is_reported() {
     let report = news.report.expect("a back-off step is reported");
     assert_eq!((report.cause, report.strikes), (PaceCause::Http(429), 1));
     assert_eq!(report.delay, wait);
+    let shown = queues.view(at, 0, 5).busiest[0].pace;
+    assert_eq!(
+        shown,
+        Some((wait, PaceCause::Http(429))),
+        "the status page's columns"
+    );
 }
 
 #[test]
