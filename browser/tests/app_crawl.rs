@@ -176,10 +176,14 @@ async fn signalled_mid_crawl(signal: &str) {
     };
     let site = AppSite::start(spec).await.expect("site");
     let expected = site.expected();
+    // A page settles after 1.5 s without a request (0.5 s by default): the subject is the
+    // browser's replacement, and on a loaded machine a post's script once issued its API call
+    // more than 0.5 s after the document loaded, so the post settled without its text.
     let settings = [
         "browser.tabs=3",
         "fetcher.server.delay=0.1",
         "browser.page.timeout=4",
+        "browser.settle.idle=1.5",
     ];
     let crawl = app_crawl(&site, config(&settings), true).await;
     let browser = crawl.browser.clone().expect("browser");
