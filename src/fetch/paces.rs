@@ -87,13 +87,12 @@ impl Paces {
             finished,
             at: Utc::now(),
         };
-        let strikes = |pace: &QueuePace| pace.learned(rules).map_or(0, |learned| learned.strikes);
-        let before = strikes(pace);
+        let before = pace.learned(rules).map_or(0, |learned| learned.strikes);
         let blocked_until = pace
             .observe(&event, rules, &mut self.rng)
             .map(Instant::from_std);
-        if strikes(pace) > before
-            && let Some(learned) = pace.learned(rules)
+        if let Some(learned) = pace.learned(rules)
+            && learned.strikes > before
         {
             let cause = learned.cause.to_string();
             metrics::counter!("squall_pace_backoffs_total", "cause" => cause).increment(1);

@@ -172,7 +172,9 @@ impl HostQueues {
             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
         }
         // A pace another process (or this one, before a restart) learned for this queue.
-        if let Some(learned) = tuple.hints.pace {
+        if let Some(learned) = tuple.hints.pace
+            && !matches!(queue.pace, QueuePace::Fixed)
+        {
             let rules = queue_rules(settings, queue.crawl_delay);
             let blocked = blocked_instant(settings, &tuple.hints).map(Instant::into_std);
             let now = (Instant::now().into_std(), chrono::Utc::now());
@@ -415,8 +417,14 @@ fn remembered_start(
         .last_fetch
         .and_then(|ended| ended.checked_add_signed(chrono::TimeDelta::from_std(delay).ok()?));
     let latest = after_last.max(hints.blocked_until)?;
-    let wait = (latest - chrono::Utc::now()).to_std().ok()?;
-    Some(Instant::now() + wait.min(delay.max(longest_hold(settings))))
+    instant_of(latest, delay.max(longest_hold(settings)))
+}
+
+/// The wall-clock time `at` on this process's clock, no further ahead than `longest`; none when it
+/// has passed.
+fn instant_of(at: chrono::DateTime<chrono::Utc>, longest: Duration) -> Option<Instant> {
+    let wait = (at - chrono::Utc::now()).to_std().ok()?;
+    Instant::now().checked_add(wait.min(longest))
 }
 
 /// The longest a hold the frontier remembers may stop a queue: `fetcher.max.retry.after`, or
@@ -439,8 +447,7 @@ fn blocked_instant(
     settings: &FetcherSettings,
     hints: &crate::frontier::QueueHints,
 ) -> Option<Instant> {
-    let wait = (hints.blocked_until? - chrono::Utc::now()).to_std().ok()?;
-    Instant::now().checked_add(wait.min(longest_hold(settings)))
+    instant_of(hints.blocked_until?, longest_hold(settings))
 }
 
 /// The interval `queue` keeps and what set it, when its pace learned something.
