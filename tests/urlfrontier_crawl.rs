@@ -28,6 +28,14 @@ const DELAY: Duration = Duration::from_millis(200);
 /// Only against hangs.
 const DEADLINE: Duration = Duration::from_secs(240);
 const WORKERS: usize = 2;
+/// What one worker may hold: a hungry worker asks again the moment its fetcher runs dry, an idle
+/// one every `spout.min.delay.queries`, so a worker that came up first could take every queue the
+/// moment it frees (a CI run saw [172, 0]). A worker holds at most `PENDING` URLs in flight and
+/// `PENDING` buffered, at most `PER_QUEUE` of a queue per answer: once the site's `HOSTS` have
+/// their pages due, it holds at most 4 of the 8 queues, and the other worker finds one free.
+const PENDING: usize = 10;
+const PER_QUEUE: usize = 5;
+const HOSTS: usize = 8;
 
 fn agent(p: usize) -> String {
     format!("squall-worker-{p}")
@@ -50,6 +58,9 @@ fn worker(index: usize, dir: &std::path::Path, server: &str, site: &Site) -> Cra
         &format!("fetcher.server.delay={}", DELAY.as_secs_f64()),
         "spout.min.delay.queries=200",
         "urlfrontier.delay.requestable=60",
+        &format!("topology.max.spout.pending={PENDING}"),
+        &format!("urlfrontier.max.urls.per.bucket={PER_QUEUE}"),
+        "urlfrontier.max.buckets=2",
         &SiteSpec::exclude_outside_hosts(),
     ]));
     args.extend(site_args(site));
@@ -80,8 +91,8 @@ async fn start_server(urls: &str, queues: &str) -> squall_urlfrontier::server::R
 async fn two_workers_share_one_frontier_server_politely_and_fetch_every_url_once() {
     let engine = opensearch::client().await;
     let site = Site::start(SiteSpec {
-        hosts: 4,
-        pages_per_host: 40,
+        hosts: HOSTS,
+        pages_per_host: 20,
         ..SiteSpec::default()
     })
     .await
@@ -172,10 +183,9 @@ async fn two_workers_share_one_frontier_server_politely_and_fetch_every_url_once
         fetches.len(),
         reachable.len()
     );
-    assert!(
-        per_worker.iter().all(|&n| n > 0),
-        "both workers fetched: {per_worker:?}"
-    );
+    if per_worker.contains(&0) {
+        problems.push(format!("a worker fetched nothing: {per_worker:?}"));
+    }
     server.shutdown().await;
     for index in [urls.clone(), queues.clone(), format!("{queues}-workers")] {
         opensearch::delete_index(&engine, &index).await;
