@@ -16,6 +16,7 @@ mod index_behaviour;
 mod migration;
 mod queue_frontier;
 mod queue_interleavings;
+mod queue_pace;
 mod queue_races;
 mod queue_updates;
 mod unrouted_index;

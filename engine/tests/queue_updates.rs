@@ -25,6 +25,7 @@ use squall_engine::client::indices::ensure_index;
 use squall_engine::client::{BulkItem, BulkOperation, BulkRequest, EsClient, Method, RequestBody};
 use squall_engine::queue::edit_apply::{EditOutcome, apply_edits};
 use squall_engine::queue::edit_rules::{KeyedEdit, QueueEdit};
+use squall_engine::queue::pace::PaceParams;
 use squall_engine::queue::schema::{queue_id, queues_index_body};
 
 /// Dates from a small pool, so that comparisons meet equal values too.
@@ -94,7 +95,35 @@ fn random_queue(rng: &mut ChaCha8Rng, key: &str) -> Map<String, Value> {
     if rng.random_bool(0.5) {
         doc.insert("crawlDelaySeconds".into(), json!([0.5, 2.5].choose(rng)));
     }
+    if rng.random_bool(0.4) {
+        random_pace(rng).write_to(&mut doc);
+    }
     doc
+}
+
+/// A learned pace, dated from the pool.
+fn random_pace(rng: &mut ChaCha8Rng) -> PaceParams {
+    PaceParams {
+        cause: ["http_429", "slow_answers", "recovering"]
+            .choose(rng)
+            .map(|c| c.to_string())
+            .unwrap_or_default(),
+        strikes: rng.random_range(0..4),
+        ..pace_at(
+            &some_date(rng),
+            *[0.5, 2.0, 8.0].choose(rng).unwrap_or(&2.0),
+        )
+    }
+}
+
+fn pace_at(updated: &str, seconds: f64) -> PaceParams {
+    PaceParams {
+        seconds,
+        cause: "http_429".into(),
+        strikes: 1,
+        limit_seconds: (seconds > 1.0).then_some(seconds / 2.0),
+        updated: updated.to_string(),
+    }
 }
 
 fn random_edit(rng: &mut ChaCha8Rng, key: &str) -> KeyedEdit {
@@ -109,6 +138,7 @@ fn random_edit(rng: &mut ChaCha8Rng, key: &str) -> KeyedEdit {
             delay: rng
                 .random_bool(0.3)
                 .then(|| *[0.5, 2.5].choose(rng).unwrap_or(&0.5)),
+            pace: rng.random_bool(0.3).then(|| random_pace(rng)),
             now: some_date(rng),
         },
         1 => QueueEdit::Renew {
@@ -304,6 +334,7 @@ fn exhaustive_cases() -> Vec<(Map<String, Value>, QueueEdit)> {
                         due: due.map(str::to_string),
                         blocked: blocked.map(str::to_string),
                         delay,
+                        pace: None,
                         now: LATER.into(),
                     };
                     cases.push((source, lower));
@@ -311,6 +342,35 @@ fn exhaustive_cases() -> Vec<(Map<String, Value>, QueueEdit)> {
             }
         }
     }
+    // A pace reported against none stored, an older, the same or a newer one; alone or with a date.
+    for (stored, reported) in iproduct2(&dates, &dates) {
+        for due in [None, Some(DATES[1])] {
+            let mut source = doc(&[("lastUpdated", Some(json!(DATES[0])))]);
+            if let Some(stored) = stored {
+                pace_at(stored, 2.0).write_to(&mut source);
+            }
+            let lower = QueueEdit::Lower {
+                due: due.map(str::to_string),
+                blocked: None,
+                delay: None,
+                pace: reported.map(|updated| pace_at(updated, 8.0)),
+                now: LATER.into(),
+            };
+            cases.push((source, lower));
+        }
+    }
+    // A pace date stored in another form than squall writes (the date mapping takes it).
+    let mut source = doc(&[("lastUpdated", Some(json!(DATES[0])))]);
+    pace_at(DATES[2], 2.0).write_to(&mut source);
+    source.insert("paceUpdated".into(), json!("2025-01-01"));
+    let lower = QueueEdit::Lower {
+        due: None,
+        blocked: None,
+        delay: None,
+        pace: Some(pace_at(DATES[0], 8.0)),
+        now: LATER.into(),
+    };
+    cases.push((source, lower));
     for owner in owners {
         let source = doc(&[
             ("leaseOwner", owner.map(|o| json!(o))),
@@ -436,6 +496,7 @@ async fn many_writers_on_the_same_queues_lose_no_edit() {
                                 due: Some(due),
                                 blocked: Some(blocked),
                                 delay: None,
+                                pace: None,
                                 now: "2025-06-01T00:00:00.000Z".into(),
                             },
                         });

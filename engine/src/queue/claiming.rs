@@ -8,13 +8,14 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use squall::frontier::SpoutError;
+use squall::frontier::{LearnedPace, SpoutError};
 use tracing::warn;
 
 use super::fields::{
     BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, HELD_DUE, KEY, LAST_UPDATED, LEASE_OWNER, LEASE_UNTIL,
     NEXT_DUE,
 };
+use super::pace::stored_pace;
 use super::schema::queue_id;
 use super::timings::{Stage, StageTimes};
 use crate::client::{BulkItem, BulkOperation, BulkRequest, EsClient, SearchHit};
@@ -29,6 +30,8 @@ pub(crate) struct Claimed {
     pub crawl_delay: Option<f64>,
     /// When a writer last wrote a due date for it, as of the claim.
     pub last_written: Option<DateTime<Utc>>,
+    /// The pace its last holder learned, as of the claim.
+    pub pace: Option<LearnedPace>,
 }
 
 /// How to claim.
@@ -80,7 +83,7 @@ pub(crate) async fn claim_queues(
         .into_iter()
         .zip(outcomes)
         .filter(|(_, outcome)| outcome.is_some())
-        .map(|(candidate, _)| candidate.claimed())
+        .map(|(candidate, _)| candidate.claimed(request.now))
         .collect())
 }
 
@@ -183,8 +186,8 @@ impl Candidate {
         }
     }
 
-    /// The queue, claimed.
-    fn claimed(self) -> Claimed {
+    /// The queue, claimed at `now`.
+    fn claimed(self, now: DateTime<Utc>) -> Claimed {
         Claimed {
             crawl_delay: self.hit.field(CRAWL_DELAY_SECONDS).as_f64(),
             last_written: self
@@ -193,6 +196,7 @@ impl Candidate {
                 .as_str()
                 .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
                 .map(|d| d.with_timezone(&Utc)),
+            pace: stored_pace(self.hit.source_or_null(), now),
             key: self.key,
         }
     }

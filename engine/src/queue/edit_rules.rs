@@ -15,16 +15,19 @@ use serde_json::{Map, Value, json};
 use super::fields::{
     BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, HELD_DUE, LAST_UPDATED, LEASE_OWNER, LEASE_UNTIL, NEXT_DUE,
 };
+use super::pace::{PaceParams, painless_pace_rule};
 
 /// The Painless source of [`QueueEdit::Lower`]: lowers `nextDue` to `params.due` (never raising it),
-/// pushes `blockedUntil` later to `params.blocked`, and records `params.delay` as the crawl delay;
-/// each parameter may be null.
+/// pushes `blockedUntil` later to `params.blocked`, records `params.delay` as the crawl delay, and
+/// writes the learned pace `params.pace` when it is newer than the stored one; each parameter may
+/// be null.
 ///
 /// Every due date written is also recorded, whether or not it lowers `nextDue`: `heldDue` keeps the
 /// earliest one since the queue was last given back, and `lastUpdated` when the last one was
 /// written. A release folds `heldDue` into `nextDue` when that write may not have been visible to
 /// the owner's read of the urls index (see [`RELEASE_QUEUE`]), so no URL written moments before a
-/// release is stranded.
+/// release is stranded. A pace alone leaves `lastUpdated` as it was: it changes no URL, and claims
+/// read `lastUpdated` to know which writes their reads may miss.
 pub static LOWER_NEXT_DUE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "boolean changed = false; \
@@ -36,7 +39,9 @@ pub static LOWER_NEXT_DUE: LazyLock<String> = LazyLock::new(|| {
         {{ ctx._source.{BLOCKED_UNTIL} = params.blocked; changed = true }} \
         if (params.delay != null && ctx._source.{CRAWL_DELAY_SECONDS} != params.delay) \
         {{ ctx._source.{CRAWL_DELAY_SECONDS} = params.delay; changed = true }} \
-        if (changed) {{ ctx._source.{LAST_UPDATED} = params.now }} else {{ ctx.op = 'noop' }}"
+        {pace} \
+        if (changed) {{ ctx._source.{LAST_UPDATED} = params.now }} else if (!paced) {{ ctx.op = 'noop' }}",
+        pace = painless_pace_rule()
     )
 });
 
@@ -98,7 +103,7 @@ pub struct KeyedEdit {
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueueEdit {
     /// A writer's report for the queue: the earliest due date written, the latest Retry-After hold,
-    /// the crawl delay from robots.txt ([`LOWER_NEXT_DUE`]).
+    /// the crawl delay from robots.txt, the pace learned last ([`LOWER_NEXT_DUE`]).
     Lower {
         /// The earliest due date written.
         due: Option<String>,
@@ -106,6 +111,8 @@ pub enum QueueEdit {
         blocked: Option<String>,
         /// The crawl delay, in seconds.
         delay: Option<f64>,
+        /// The pace the fetcher learned.
+        pace: Option<PaceParams>,
         /// When the report is written.
         now: String,
     },
@@ -146,10 +153,12 @@ impl QueueEdit {
                 due,
                 blocked,
                 delay,
+                pace,
                 now,
             } => (
                 LOWER_NEXT_DUE.as_str(),
-                json!({ "due": due, "blocked": blocked, "delay": delay, "now": now }),
+                json!({ "due": due, "blocked": blocked, "delay": delay, "now": now,
+                        "pace": pace.as_ref().map(PaceParams::script_params) }),
             ),
             QueueEdit::Renew { owner, until } => (
                 RENEW_LEASE.as_str(),
@@ -180,8 +189,18 @@ impl QueueEdit {
                 due,
                 blocked,
                 delay,
+                pace,
                 now,
-            } => lower(source, due.as_deref(), blocked.as_deref(), *delay, now),
+            } => lower(
+                source,
+                Reported {
+                    due: due.as_deref(),
+                    blocked: blocked.as_deref(),
+                    delay: *delay,
+                    pace: pace.as_ref(),
+                },
+                now,
+            ),
             QueueEdit::Renew { owner, until } => {
                 if !owned_by(source, owner) {
                     return false;
@@ -219,14 +238,22 @@ fn owned_by(source: &Map<String, Value>, owner: &str) -> bool {
     date(source, LEASE_OWNER) == Some(owner)
 }
 
-/// [`LOWER_NEXT_DUE`] in Rust.
-fn lower(
-    source: &mut Map<String, Value>,
-    due: Option<&str>,
-    blocked: Option<&str>,
+/// What a [`QueueEdit::Lower`] reports, borrowed.
+struct Reported<'a> {
+    due: Option<&'a str>,
+    blocked: Option<&'a str>,
     delay: Option<f64>,
-    now: &str,
-) -> bool {
+    pace: Option<&'a PaceParams>,
+}
+
+/// [`LOWER_NEXT_DUE`] in Rust.
+fn lower(source: &mut Map<String, Value>, reported: Reported<'_>, now: &str) -> bool {
+    let Reported {
+        due,
+        blocked,
+        delay,
+        pace,
+    } = reported;
     let mut changed = false;
     if let Some(due) = due {
         for field in [HELD_DUE, NEXT_DUE] {
@@ -248,10 +275,17 @@ fn lower(
         source.insert(CRAWL_DELAY_SECONDS.into(), json!(delay));
         changed = true;
     }
+    let paced = pace.is_some_and(|pace| {
+        let replace = pace.replace(source, now);
+        if replace {
+            pace.write_to(source);
+        }
+        replace
+    });
     if changed {
         source.insert(LAST_UPDATED.into(), json!(now));
     }
-    changed
+    changed || paced
 }
 
 /// [`RELEASE_QUEUE`] in Rust.
@@ -294,6 +328,7 @@ mod tests {
             due: Some("2024-02-01T00:00:00.000Z".into()),
             blocked: None,
             delay: None,
+            pace: None,
             now: "N".into(),
         };
         assert!(edit.apply(&mut source));
@@ -304,6 +339,7 @@ mod tests {
             due: None,
             blocked: None,
             delay: None,
+            pace: None,
             now: "N2".into(),
         };
         assert!(
@@ -311,6 +347,42 @@ mod tests {
             "a report with nothing in it is a noop"
         );
         assert_eq!(source["lastUpdated"], "N");
+    }
+
+    #[test]
+    fn a_pace_is_written_only_when_newer_and_leaves_last_updated_alone() {
+        let date = |minute: u32| format!("2026-12-06T14:{minute:02}:00.000Z");
+        let pace = |learned: u32, seconds: f64| QueueEdit::Lower {
+            due: None,
+            blocked: None,
+            delay: None,
+            pace: Some(PaceParams {
+                seconds,
+                cause: "http_429".into(),
+                strikes: 1,
+                limit_seconds: None,
+                updated: date(learned),
+            }),
+            now: date(30),
+        };
+        let mut source = doc(json!({ "lastUpdated": date(0), "nextDue": date(0) }));
+        assert!(pace(2, 2.0).apply(&mut source), "a pace alone is a change");
+        assert_eq!(source["paceSeconds"], 2.0);
+        assert_eq!(
+            source["lastUpdated"],
+            date(0),
+            "but not of the queue's URLs"
+        );
+        assert!(
+            !pace(1, 8.0).apply(&mut source),
+            "one learned earlier is a noop"
+        );
+        assert_eq!(source["paceSeconds"], 2.0);
+        assert!(pace(3, 1.0).apply(&mut source));
+        assert_eq!(
+            (&source["paceSeconds"], &source["paceUpdated"]),
+            (&json!(1.0), &json!(date(3)))
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub const LEASE_OWNER: &str = "leaseOwner";
 pub const LEASE_UNTIL: &str = "leaseUntil";
 /// When the queue was first written.
 pub const FIRST_SEEN: &str = "firstSeen";
-/// When a writer last changed the queue (a due date, a Retry-After, a crawl delay).
+/// When a writer last changed the queue (a due date, a Retry-After, a crawl delay; not a pace).
 pub const LAST_UPDATED: &str = "lastUpdated";
 /// The crawl delay learned from the queue's robots.txt, in seconds.
 pub const CRAWL_DELAY_SECONDS: &str = "crawlDelaySeconds";
@@ -25,5 +25,16 @@ pub const BLOCKED_UNTIL: &str = "blockedUntil";
 /// The earliest due date written since the queue was last given back, which a release folds
 /// into `nextDue` when the holder's read may have missed it.
 pub const HELD_DUE: &str = "heldDue";
+/// The pace a fetcher learned for the queue from its server's answers: the interval it keeps
+/// between fetches, in seconds (a float).
+pub const PACE_SECONDS: &str = "paceSeconds";
+/// What set the pace (`http_429`, `retry_after`, `slow_answers`, `recovering`, ...): a keyword.
+pub const PACE_CAUSE: &str = "paceCause";
+/// Push-back incidents in a row when the pace was learned: an integer.
+pub const PACE_STRIKES: &str = "paceStrikes";
+/// The interval that last drew push-back, in seconds (null: none remembered).
+pub const PACE_LIMIT_SECONDS: &str = "paceLimitSeconds";
+/// When the pace was learned: a report learned earlier never overwrites it.
+pub const PACE_UPDATED: &str = "paceUpdated";
 /// A URL document's due date, in the urls index (StormCrawler's field).
 pub const NEXT_FETCH_DATE: &str = "nextFetchDate";

@@ -6,7 +6,7 @@ use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use squall::frontier::{BusyUrls, DueUrl, QueueHints};
+use squall::frontier::{BusyUrls, DueUrl, LearnedPace, QueueHints};
 use squall::model::CrawlUrl;
 
 use super::reads::{Cursor, QueueRead, ReadRequest};
@@ -37,8 +37,9 @@ const IDLE_LOOKS: u32 = 2;
 ///    not a full page of due URLs, nothing ready or out, no read owed
 ///    ([`reread_after`](Self::reread_after)), and not closing. A closing hold asks no read.
 /// 5. **Politeness across holders.** The time written as `leaseUntil` when it is given back
-///    ([`given_back_at`](Self::given_back_at)) is no earlier than then, nor than the politeness
-///    delay (or the queue's crawl delay, when longer) after its last URL came back.
+///    ([`given_back_at`](Self::given_back_at)) is no earlier than then, nor than the gap between
+///    holders (the politeness delay, or the pace learned last where the policy learns one; the
+///    queue's crawl delay when longer) after its last URL came back.
 #[derive(Debug)]
 pub(crate) struct Hold {
     /// The lease, its holder name and the writer's log, shared with the upkeep and the writer.
@@ -51,6 +52,8 @@ pub(crate) struct Hold {
     pub seen_before: String,
     /// The queue's crawl delay learned from robots.txt (by any process).
     pub crawl_delay: Option<Duration>,
+    /// The pace the queue's last holder learned, as the claim read it.
+    pub pace: Option<LearnedPace>,
     /// URLs read (or written by this process) and not handed out yet, earliest first.
     ready: VecDeque<CrawlUrl>,
     /// The URLs of `ready`, to leave out a URL read twice.
@@ -93,6 +96,7 @@ impl Hold {
             claimed_at,
             seen_before,
             crawl_delay: None,
+            pace: None,
             ready: VecDeque::new(),
             queued: HashSet::new(),
             outstanding: Vec::new(),
@@ -237,8 +241,8 @@ impl Hold {
             // its last fetch (see `given_back_at`), nor while a Retry-After holds it.
             last_fetch: None,
             blocked_until: None,
-            // The queues index keeps no learned pace yet.
-            pace: None,
+            // The fetcher takes it if it is newer than the pace it keeps for the queue.
+            pace: self.pace,
         };
         let mut given = 0;
         while given < room {
@@ -296,6 +300,12 @@ impl Hold {
             self.last_done = Some(now);
         }
         had
+    }
+
+    /// The pace learned last for the queue: by this process's fetcher during the hold (noted by
+    /// the writer), else as the claim read it.
+    pub fn latest_pace(&self) -> Option<LearnedPace> {
+        LearnedPace::newer(self.pace, self.shared.log().pace)
     }
 
     /// The time to write as the queue's `leaseUntil` when it is given back at `now`: no process

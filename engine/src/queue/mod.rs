@@ -30,6 +30,7 @@
 //! | `edit_rules.rs` | each change to a queue document, as a Painless script and as Rust |
 //! | `edit_apply.rs` | applying those edits: scripted updates, or conditional rounds without Painless |
 //! | `schema.rs` | the queues index's mapping, document id and upserts |
+//! | `pace.rs` | a queue's learned pace: its fields, written by reports, read back by claims |
 //! | `fields.rs` | the queues index's field names, declared once |
 //! | `settings.rs` | the spout's settings, and the delays derived from them |
 //! | `timings.rs` | where the spout's rounds spend their time |
@@ -87,6 +88,12 @@
 //!    the cool-down before anyone could fetch them. A link of its own pages that finds a URL the
 //!    hold did not write (another process found it first) has it read again once the index shows
 //!    that URL.
+//! 6. **Politeness across holders, at the pace learned.** A queue given back carries in
+//!    `leaseUntil` the end of its last fetch plus the gap between holders, and nobody claims it
+//!    before: the politeness delay, or, under a policy that learns (`fetcher.pace.policy` other
+//!    than `fixed`), the pace learned last for the queue (`pace.rs`: kept on the queue document by
+//!    every report, newest first, aged and bounded as the fetcher ages a pace it adopts); the
+//!    crawl delay when longer. Its next holder's fetcher starts from that pace.
 //!
 //! # Index settings, and the visibility rules that follow from them
 //!
@@ -129,6 +136,7 @@ pub mod edit_apply;
 pub mod edit_rules;
 pub mod fields;
 mod hold;
+pub mod pace;
 mod reads;
 pub mod schema;
 mod settings;
@@ -138,6 +146,6 @@ pub mod timings;
 mod upkeep;
 mod writer;
 
-pub use settings::{QueueSpoutConfig, default_owner};
+pub use settings::{PaceBounds, QueueSpoutConfig, default_owner};
 pub use spout::{QueueLeases, QueueSpout};
 pub use writer::QueueStatusStore;

@@ -8,13 +8,14 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use squall::frontier::StatusWrite;
+use squall::frontier::{LearnedPace, StatusWrite};
 
 use super::edit_rules::{KeyedEdit, QueueEdit};
 use super::fields::{
     BLOCKED_UNTIL, CRAWL_DELAY_SECONDS, FIRST_SEEN, HELD_DUE, KEY, LAST_UPDATED, LEASE_OWNER,
     LEASE_UNTIL, NEXT_DUE,
 };
+use super::pace::{PaceParams, pace_properties};
 use crate::status_index::schema::{document_id, format_date, index_settings};
 
 /// A date field of the queues index's mapping.
@@ -24,7 +25,7 @@ fn date_mapping() -> Value {
 
 /// The queues index's settings and mapping.
 pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Value {
-    json!({
+    let mut body = json!({
         "settings": index_settings(shards, replicas, refresh_interval),
         "mappings": {
             "dynamic": "strict",
@@ -40,7 +41,14 @@ pub fn queues_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> 
                 HELD_DUE: date_mapping()
             }
         }
-    })
+    });
+    if let (Some(properties), Value::Object(pace)) = (
+        body["mappings"]["properties"].as_object_mut(),
+        pace_properties(),
+    ) {
+        properties.extend(pace);
+    }
+    body
 }
 
 /// The id of a queue's document: the hex SHA-256 of its key.
@@ -57,6 +65,8 @@ pub struct QueueChange {
     pub blocked_until: Option<DateTime<Utc>>,
     /// The crawl delay learned from the key's robots.txt, in seconds.
     pub crawl_delay: Option<f64>,
+    /// The pace the fetcher learned last for the key.
+    pub pace: Option<LearnedPace>,
 }
 
 impl QueueChange {
@@ -66,10 +76,12 @@ impl QueueChange {
             due: None,
             blocked_until: write.queue.blocked_until,
             crawl_delay: write.queue.crawl_delay.map(|d| d.as_secs_f64()),
+            pace: write.queue.pace,
         }
     }
 
-    /// Folds `other` in: the earlier due date, the later hold, `other`'s crawl delay if it has one.
+    /// Folds `other` in: the earlier due date, the later hold, `other`'s crawl delay if it has one,
+    /// the pace learned last.
     pub fn merge(&mut self, other: &QueueChange) {
         if let Some(due) = other.due {
             self.due = Some(self.due.map_or(due, |d| d.min(due)));
@@ -80,6 +92,7 @@ impl QueueChange {
         if other.crawl_delay.is_some() {
             self.crawl_delay = other.crawl_delay;
         }
+        self.pace = LearnedPace::newer(self.pace, other.pace);
     }
 }
 
@@ -108,12 +121,17 @@ pub(crate) fn queue_update(key: &str, change: &QueueChange, now: DateTime<Utc>) 
     if let Some(delay) = change.crawl_delay {
         upsert[CRAWL_DELAY_SECONDS] = json!(delay);
     }
+    let pace = change.pace.as_ref().map(PaceParams::of);
+    if let (Some(pace), Value::Object(fields)) = (&pace, &mut upsert) {
+        pace.write_to(fields);
+    }
     KeyedEdit {
         key: key.to_string(),
         edit: QueueEdit::Lower {
             due,
             blocked,
             delay: change.crawl_delay,
+            pace,
             now,
         },
         upsert: Some(upsert),

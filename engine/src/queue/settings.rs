@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
+use squall::frontier::LearnedPace;
 
 use crate::status_index::schema::KeyField;
 
@@ -47,6 +48,40 @@ pub struct QueueSpoutConfig {
     /// back is not claimed again (by any process) before this long after its last fetch, or its
     /// crawl delay when longer. Zero by default; the frontier opened from configuration sets it.
     pub politeness_delay: Duration,
+    /// Where a pace learned from the queue's server takes the politeness delay's place between
+    /// holders, and within which bounds; `None` (the default, and the `fixed` policy): the
+    /// politeness delay, whatever pace a queue stores.
+    pub pace_bounds: Option<PaceBounds>,
+}
+
+/// How a learned pace is honoured between holders: within `fetcher.pace.floor` (else the
+/// politeness delay: never faster than configured unless the user opted in) and
+/// `fetcher.pace.backoff.max`, aged as the fetcher ages a pace it adopts. A pace stored out of
+/// them (another version's, or a document edited by hand) is brought within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaceBounds {
+    /// The shortest.
+    pub floor: Duration,
+    /// The longest.
+    pub max: Duration,
+    /// A pace halves for every this long since it was learned (`urlfrontier.backoff.decay.secs`):
+    /// a host that pushed back days ago is not kept slow by a pace nobody reports any more.
+    pub decay: Duration,
+}
+
+impl PaceBounds {
+    /// The interval `pace` asks for at `now`: halved for every [`decay`](Self::decay) since it
+    /// was learned (a date ahead of `now` counts as `now`), then within the floor and the max.
+    pub fn aged(&self, pace: LearnedPace, now: DateTime<Utc>) -> Duration {
+        let age = (now - pace.at.min(now)).to_std().unwrap_or_default();
+        let halvings = if self.decay.is_zero() {
+            64
+        } else {
+            (age.as_secs_f64() / self.decay.as_secs_f64()).min(64.0) as i32
+        };
+        let delay = pace.delay.mul_f64(0.5f64.powi(halvings));
+        delay.clamp(self.floor, self.max.max(self.floor))
+    }
 }
 
 impl QueueSpoutConfig {
@@ -68,6 +103,22 @@ impl QueueSpoutConfig {
             max_hold: Duration::from_secs(30),
             refresh_interval: Duration::from_secs(1),
             politeness_delay: Duration::ZERO,
+            pace_bounds: None,
+        }
+    }
+
+    /// The least time from a queue's last fetch to the next holder's first, for a queue given
+    /// back at `now`: the pace learned last for it, as [`pace_bounds`](Self::pace_bounds) age and
+    /// bound it, where they are set; otherwise the politeness delay. (The queue's crawl delay wins
+    /// when longer: see the hold's `given_back_at`.)
+    pub fn gap_between_holders(
+        &self,
+        learned: Option<LearnedPace>,
+        now: DateTime<Utc>,
+    ) -> Duration {
+        match (self.pace_bounds, learned) {
+            (Some(bounds), Some(pace)) => bounds.aged(pace, now),
+            _ => self.politeness_delay,
         }
     }
 
@@ -127,4 +178,53 @@ pub fn default_owner() -> String {
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".to_string());
     format!("{host}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squall::frontier::PaceCause;
+
+    #[test]
+    fn a_learned_pace_ages_and_stays_within_its_bounds() {
+        let now = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).unwrap_or_default();
+        let bounds = PaceBounds {
+            floor: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            decay: Duration::from_secs(100),
+        };
+        let pace = |secs: u64, ago: i64| LearnedPace {
+            delay: Duration::from_secs(secs),
+            cause: PaceCause::Http(429),
+            strikes: 1,
+            limit: None,
+            at: now - TimeDelta::seconds(ago),
+        };
+        let cases = [
+            (pace(8, 0), 8, "fresh"),
+            (pace(8, 99), 8, "within one decay"),
+            (pace(8, 100), 4, "one decay: halved"),
+            (pace(8, 250), 2, "two decays"),
+            (pace(8, 100_000), 1, "long ago: the floor"),
+            (pace(8, -3_600), 8, "learned ahead of now: fresh"),
+            (pace(600, 0), 60, "beyond the max"),
+            (pace(0, 0), 1, "below the floor"),
+        ];
+        for (learned, secs, case) in cases {
+            assert_eq!(
+                bounds.aged(learned, now),
+                Duration::from_secs(secs),
+                "{case}"
+            );
+        }
+        let settings = QueueSpoutConfig {
+            politeness_delay: Duration::from_secs(3),
+            ..QueueSpoutConfig::new("u", "q")
+        };
+        assert_eq!(
+            settings.gap_between_holders(Some(pace(8, 0)), now),
+            Duration::from_secs(3),
+            "a policy that learns nothing keeps the politeness delay"
+        );
+    }
 }

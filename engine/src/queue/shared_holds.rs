@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
-use squall::frontier::Lease;
+use squall::frontier::{LearnedPace, Lease};
 use squall::model::CrawlUrl;
 
 /// URLs written due now that one hold keeps for hand-out at most; beyond them the spout reads the
@@ -89,12 +89,20 @@ pub(crate) struct HoldLog {
     pub found_known: bool,
     /// Writes started and not yet noted.
     pub in_flight: usize,
+    /// The pace the fetcher learned last for the queue, from the writes' reports: a queue given
+    /// back keeps it between holders.
+    pub pace: Option<LearnedPace>,
 }
 
 impl HoldLog {
     /// The earliest due date among the URLs written.
     pub fn earliest(&self) -> Option<DateTime<Utc>> {
         self.dates.values().flatten().min().copied()
+    }
+
+    /// Notes a pace the fetcher reported, kept if it is the one learned last.
+    pub fn note_pace(&mut self, pace: Option<LearnedPace>) {
+        self.pace = LearnedPace::newer(self.pace, pace);
     }
 }
 

@@ -234,10 +234,10 @@ impl QueueSpout {
     /// drop their leases without touching `nextDue`.
     fn drops(&mut self, keys: Vec<String>, force: bool) -> Vec<KeyedEdit> {
         let now = Utc::now();
-        let delay = self.settings.politeness_delay;
         keys.into_iter()
             .filter_map(|key| {
                 let hold = self.take_hold(&key, force)?;
+                let delay = self.settings.gap_between_holders(hold.latest_pace(), now);
                 Some(KeyedEdit {
                     edit: QueueEdit::DropLease {
                         owner: hold.shared.holder.clone(),
@@ -353,6 +353,7 @@ impl QueueSpout {
             hold.crawl_delay = queue
                 .crawl_delay
                 .and_then(|d| std::time::Duration::try_from_secs_f64(d).ok());
+            hold.pace = queue.pace;
             if let Some(at) = queue.last_written {
                 hold.reread_after(at + visibility);
                 hold.look_early(at + early);
@@ -439,12 +440,12 @@ impl QueueSpout {
             .filter(|(_, hold)| hold.drained(now))
             .map(|(key, _)| key.clone())
             .collect();
-        let delay = self.settings.politeness_delay;
         let mut edits = Vec::new();
         for key in drained {
             let Some(hold) = self.take_hold(&key, false) else {
                 continue;
             };
+            let delay = self.settings.gap_between_holders(hold.latest_pace(), now);
             edits.push(KeyedEdit {
                 edit: QueueEdit::Release {
                     owner: hold.shared.holder.clone(),

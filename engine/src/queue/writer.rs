@@ -9,8 +9,9 @@
 //!   `nextDue` is never later than its earliest due URL and a new host's queue exists as soon as
 //!   its first URL is written. A DISCOVERED write of a URL the index already has changes nothing
 //!   and moves no queue.
-//! - Politeness state the fetcher reported (Retry-After holds, robots crawl delays) is written to
-//!   the queue whoever holds it.
+//! - Politeness state the fetcher reported (Retry-After holds, robots crawl delays, a learned pace)
+//!   is written to the queue whoever holds it; a held queue's hold also notes the pace, which it
+//!   keeps between holders when it is given back.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -243,6 +244,11 @@ impl StatusStore for QueueStatusStore {
                     && let Some(hold) = shared.begin_write(&write.key)
                 {
                     holds.insert(write.key.clone(), hold);
+                }
+                if let Some(hold) = holds.get(&write.key)
+                    && write.queue.pace.is_some()
+                {
+                    hold.log().note_pace(write.queue.pace);
                 }
             }
         }

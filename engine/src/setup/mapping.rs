@@ -3,10 +3,11 @@
 //! product catalogue named by mistake, an index whose `url` is text) is refused before anything is
 //! written to it.
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
-use crate::client::{EsClient, EsError, Method};
+use crate::client::{EsClient, EsError, Method, RequestBody};
 use crate::queue::fields;
+use crate::queue::pace::pace_properties;
 
 /// What is wrong with an existing index's mapping.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,7 +88,21 @@ pub(crate) fn queue_fields() -> Vec<Needed<'static>> {
             types: DATE,
             optional: false,
         },
+        // The learned pace's: added when missing (see `add_pace_fields`), named when foreign.
+        pace_field(fields::PACE_SECONDS, &["float", "double"]),
+        pace_field(fields::PACE_CAUSE, KEYWORD),
+        pace_field(fields::PACE_STRIKES, &["integer", "long"]),
+        pace_field(fields::PACE_LIMIT_SECONDS, &["float", "double"]),
+        pace_field(fields::PACE_UPDATED, DATE),
     ]
+}
+
+fn pace_field(path: &'static str, types: &'static [&'static str]) -> Needed<'static> {
+    Needed {
+        path,
+        types,
+        optional: true,
+    }
 }
 
 /// Checks the mapping of every index behind `index` for `needed`; `role` names what the index is
@@ -125,6 +140,35 @@ pub enum MappingCheckError {
     /// The mapping is not one squall can use.
     #[error(transparent)]
     Foreign(#[from] ForeignMapping),
+}
+
+/// Adds the learned pace's fields that an existing queues index lacks (one made by a squall
+/// before them): an additive change, which an index mapped `"dynamic": "strict"` takes. Nothing
+/// is sent when every field is there, so opening needs no right to change a mapping then. Run
+/// after [`check_mapping`] with [`queue_fields`], which names a pace field of another type.
+pub(crate) async fn add_pace_fields(client: &EsClient, index: &str) -> Result<(), EsError> {
+    let path = format!("/{index}/_mapping");
+    let answer = client.request(Method::Get, &path, &[], None).await?;
+    let Value::Object(pace) = pace_properties() else {
+        return Ok(());
+    };
+    let lacking: Map<String, Value> = pace
+        .into_iter()
+        .filter(|(field, _)| match &answer {
+            Value::Object(indices) => indices
+                .values()
+                .any(|mapping| field_type(&mapping["mappings"], field).is_none()),
+            _ => false,
+        })
+        .collect();
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    let body = json!({ "properties": lacking });
+    client
+        .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
+        .await
+        .map(|_| ())
 }
 
 /// The first needed field that `mappings` lacks or maps with another type.
@@ -189,5 +233,22 @@ mod tests {
             Some("field `url` is mapped as text, where squall needs keyword")
         );
         assert!(first_problem(&json!({}), &queue_fields()).is_some());
+    }
+
+    #[test]
+    fn a_queues_mapping_may_lack_the_pace_but_not_map_it_otherwise() {
+        let mut queues = json!({ "properties": {
+            "key": { "type": "keyword" }, "nextDue": { "type": "date" },
+            "leaseOwner": { "type": "keyword" }, "leaseUntil": { "type": "date" } } });
+        assert_eq!(
+            first_problem(&queues, &queue_fields()),
+            None,
+            "made before it"
+        );
+        queues["properties"]["paceCause"] = json!({ "type": "text" });
+        assert_eq!(
+            first_problem(&queues, &queue_fields()).as_deref(),
+            Some("field `paceCause` is mapped as text, where squall needs keyword")
+        );
     }
 }

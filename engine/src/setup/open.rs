@@ -4,19 +4,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use squall::config::{ConfigError, CrawlConfig, FrontierOpenError};
+use squall::fetch::{FetcherSettings, PaceKind};
 use squall::frontier::{Frontier, FrontierError, Spout};
 use squall::spout::SpoutInstances;
 use tracing::{info, warn};
 
 use super::keys::{IndexFrontierConfig, SpoutKind};
 use super::mapping::{
-    ForeignMapping, MappingCheckError, check_mapping, queue_fields, status_fields,
+    ForeignMapping, MappingCheckError, add_pace_fields, check_mapping, queue_fields, status_fields,
 };
 use crate::catalog::EsCatalog;
 use crate::client::indices::{IndexState, ensure_index, refresh_interval};
 use crate::client::{EsClient, EsError};
 use crate::queue::schema::queues_index_body;
-use crate::queue::{QueueSpout, QueueSpoutConfig};
+use crate::queue::{PaceBounds, QueueSpout, QueueSpoutConfig};
 use crate::status_index::DocumentRoutes;
 use crate::status_index::index::{
     RoutingMismatch, StatusIndexConfig, ensure_status_index, ensure_urls_index, routing_for,
@@ -131,6 +132,19 @@ pub async fn open_index_frontier(
     Ok(frontier)
 }
 
+/// How the queue spout honours a learned pace between holders: not at all under the `fixed`
+/// policy; otherwise down to `fetcher.pace.floor` when the user set one (never below the
+/// politeness delay else), up to `fetcher.pace.backoff.max`, aged by
+/// `urlfrontier.backoff.decay.secs`.
+fn pace_bounds(fetcher: &FetcherSettings) -> Option<PaceBounds> {
+    let server = fetcher.server_delay;
+    (fetcher.pace.policy != PaceKind::Fixed).then(|| PaceBounds {
+        floor: fetcher.pace.floor.map_or(server, |floor| floor.min(server)),
+        max: fetcher.pace.backoff_max.max(server),
+        decay: fetcher.pace.backoff_decay,
+    })
+}
+
 /// The queue spout over a urls index and a queues index.
 async fn queue_frontier(
     client: EsClient,
@@ -148,6 +162,8 @@ async fn queue_frontier(
             &queue_fields(),
         )
         .await?;
+        // Made by a squall before the learned pace: its fields join the mapping.
+        add_pace_fields(&client, &index.queues_index).await?;
     }
     info!(index = %index.queues_index, ?state, "queues index ready");
     let key_field = KeyField::parse(&index.bucket_field);
@@ -167,10 +183,15 @@ async fn queue_frontier(
         .unwrap_or(config.frontier.max_urls_per_bucket);
     settings.refresh_interval = visibility;
     settings.politeness_delay = config.fetcher.server_delay;
+    settings.pace_bounds = pace_bounds(&config.fetcher);
     if let Some(owner) = &index.owner {
         settings.owner = owner.clone();
     }
-    let settings = settings.reads_for_delay(config.fetcher.server_delay);
+    // A faster pace the user opted in to needs more URLs per read.
+    let fastest = settings
+        .pace_bounds
+        .map_or(config.fetcher.server_delay, |bounds| bounds.floor);
+    let settings = settings.reads_for_delay(fastest);
     info!(owner = %settings.owner, "queue spout instance {}", settings.owner);
     let description = format!(
         "queues index `{}` ({state:?}), queue spout instance {}",

@@ -8,17 +8,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use squall::frontier::{BusyUrls, Lease};
+use squall::frontier::{BusyUrls, LearnedPace, Lease, PaceCause};
 use squall::model::CrawlUrl;
 
 use super::Hold;
 use crate::queue::reads::{QueueRead, ReadRequest, ReadUrl};
+use crate::queue::settings::{PaceBounds, QueueSpoutConfig};
 use crate::queue::shared_holds::{MAX_ARRIVALS, NotedWrite, SharedHold, SharedHolds};
 use crate::status_index::schema::StoredDocument;
 
 const KEY: &str = "q.test";
 const VISIBILITY: Duration = Duration::from_secs(3);
 const POLITENESS: Duration = Duration::from_secs(1);
+/// The bounds of a learned pace, for the seeds whose policy learns one.
+const PACE_BOUNDS: PaceBounds = PaceBounds {
+    floor: Duration::from_millis(250),
+    max: Duration::from_secs(20),
+    decay: Duration::from_secs(30),
+};
 
 fn crawl_url(url: &str) -> CrawlUrl {
     CrawlUrl::new(url::Url::parse(url).expect("a test URL"))
@@ -65,6 +72,10 @@ struct World {
     /// The queue document's `heldDue`: the earliest date written since the last release by the
     /// writes that edited the queue (those not noted in a hold, or dated before its floor).
     held_due: Option<DateTime<Utc>>,
+    /// The spout's settings: the politeness delay, and the pace bounds when the policy learns.
+    settings: QueueSpoutConfig,
+    /// The queue document's learned pace: the one learned last, by any holder.
+    stored_pace: Option<LearnedPace>,
     urls_made: u64,
     claims: u64,
     releases: u64,
@@ -86,10 +97,15 @@ impl World {
             handed: BTreeSet::new(),
             pending: Vec::new(),
             held_due: None,
+            settings: QueueSpoutConfig::new("urls", "queues"),
+            stored_pace: None,
             urls_made: 0,
             claims: 0,
             releases: 0,
         };
+        world.settings.politeness_delay = POLITENESS;
+        // Two seeds in three under a policy that learns (not drawn: the seeds play as before).
+        world.settings.pace_bounds = (!seed.is_multiple_of(3)).then_some(PACE_BOUNDS);
         for _ in 0..world.rng.usize(0..8) {
             let (due, url) = (world.some_date(), world.new_url());
             world.index.insert(url, due);
@@ -128,6 +144,7 @@ impl World {
         let shared = new_shared(self.claims, self.now);
         self.holds.map().insert(KEY.to_string(), shared.clone());
         self.hold = Hold::new(shared, self.seen, String::new());
+        self.hold.pace = self.stored_pace;
         self.handed.clear();
         if self.rng.bool() {
             let written = self.now - millis(self.rng.u64(0..5_000));
@@ -169,6 +186,36 @@ impl World {
             }
         }
         self.check();
+    }
+
+    /// The fetch of a URL taught the fetcher a pace for the queue (out of the bounds at times):
+    /// the writer notes it in the hold and writes it to the queue document. Drawn from the clock,
+    /// not the seed's generator, so that the seeds play the interleavings they played before.
+    fn learn_pace(&mut self) {
+        let millis = self.now.timestamp_millis().unsigned_abs();
+        let pace = LearnedPace {
+            delay: Duration::from_millis(millis.wrapping_mul(7_919) % 40_000),
+            cause: PaceCause::Http(429),
+            strikes: (millis % 4) as u32,
+            limit: None,
+            at: self.now,
+        };
+        self.hold.shared.log().note_pace(Some(pace));
+        self.stored_pace = LearnedPace::newer(self.stored_pace, Some(pace));
+    }
+
+    /// The least gap between holders the queue must keep, worked out apart from the spout's
+    /// code: the pace learned last, halved for every decay it aged (in whole milliseconds), within
+    /// the bounds, when the policy learns; else the politeness delay.
+    fn expected_gap(&self) -> Duration {
+        let (Some(bounds), Some(pace)) = (self.settings.pace_bounds, self.stored_pace) else {
+            return POLITENESS;
+        };
+        let age = (self.now - pace.at).num_milliseconds().max(0) as u128;
+        let halvings = (age / bounds.decay.as_millis()).min(64) as u32;
+        let millis = pace.delay.as_millis() >> halvings;
+        let floor = bounds.floor.as_millis();
+        Duration::from_millis(millis.clamp(floor, bounds.max.as_millis()) as u64)
     }
 
     /// Reads the queue if the hold asks to, as the urls index answers (reads.rs's query).
@@ -261,6 +308,7 @@ impl World {
         if let Some(pending) = self.begin(vec![write]) {
             self.finish(pending);
         }
+        self.learn_pace();
         self.topology.remove(&url);
         self.busy = None;
     }
@@ -525,13 +573,21 @@ impl World {
                 "seed {seed}: a closing hold reads"
             );
         }
-        let back = hold.given_back_at(self.now, POLITENESS);
+        assert_eq!(
+            hold.latest_pace(),
+            self.stored_pace,
+            "seed {seed}: the hold knows another pace than the one learned last"
+        );
+        let gap = self
+            .settings
+            .gap_between_holders(hold.latest_pace(), self.now);
+        let back = hold.given_back_at(self.now, gap);
         assert!(back >= self.now, "seed {seed}: given back in the past");
         if let Some(done) = hold.last_done {
-            let polite = TimeDelta::from_std(POLITENESS).expect("a delay");
+            let polite = TimeDelta::from_std(self.expected_gap()).expect("a delay");
             assert!(
                 back >= done + polite,
-                "seed {seed}: given back within the politeness delay of its last fetch"
+                "seed {seed}: given back within the gap between holders of its last fetch"
             );
         }
         let log = hold.shared.log();
