@@ -41,6 +41,24 @@ pub struct QueueView {
     pub pace: Option<(Duration, PaceCause)>,
 }
 
+/// A queue kept slower than its configured delay by what its server answered, when it was
+/// published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacedView {
+    /// The partition key.
+    pub key: String,
+    /// The interval the queue keeps now.
+    pub pace: Duration,
+    /// What set it.
+    pub cause: PaceCause,
+    /// The delay configured for the queue (its Crawl-delay's, when robots.txt gave one).
+    pub configured: Duration,
+    /// Push-back incidents in a row.
+    pub strikes: u32,
+    /// Whether the fetcher holds the queue now; otherwise its pace waits, kept, for its next URL.
+    pub held: bool,
+}
+
 /// The fetcher's queues, when it was published.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FetcherView {
@@ -54,6 +72,11 @@ pub struct FetcherView {
     pub busiest: Vec<QueueView>,
     /// The waiting queue that may fetch soonest, and in how long, when one waits for its delay.
     pub next_wake: Option<(String, Duration)>,
+    /// The queues kept furthest above their configured delay, held or kept for later, furthest
+    /// first (at most the board's row count).
+    pub paced: Vec<PacedView>,
+    /// Queues kept above their configured delay, held or kept for later.
+    pub backed_off: usize,
     /// Whether this is no view of now: nothing published yet, or the last publication is older
     /// than two seconds (the fetcher publishes only while the board is read: the first read after
     /// a quiet spell sees this, the next ones a fresh view).

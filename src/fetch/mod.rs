@@ -18,7 +18,7 @@ mod queues;
 mod settings;
 mod task;
 
-pub use board::{FetcherView, QueueBoard, QueueView};
+pub use board::{FetcherView, PacedView, QueueBoard, QueueView};
 pub use bolt::FetcherBolt;
 pub use partition::Partitioner;
 pub use settings::{FetcherSettings, PaceKind, PacePolicy};

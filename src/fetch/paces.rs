@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::pace::{Event, PaceBook, QueuePace, Rules, Signal};
-use super::settings::PaceKind;
-use crate::frontier::LearnedPace;
+use super::settings::{PaceKind, PacePolicy};
+use crate::frontier::{LearnedPace, PaceCause};
 
 /// A finished fetch, as its queue's pace sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,10 +47,25 @@ pub(super) struct Paces {
 }
 
 impl Paces {
-    /// Paces under `kind`, none kept yet.
-    pub fn new(kind: PaceKind) -> Self {
+    /// Paces under `policy`, none kept yet. Every cause a back-off can have starts counted at 0,
+    /// so that a chart of `squall_pace_backoffs_total` by cause has its series from the start.
+    pub fn new(policy: &PacePolicy) -> Self {
+        let causes = policy
+            .status_codes
+            .iter()
+            .map(|&code| PaceCause::Http(code))
+            .chain([
+                PaceCause::RetryAfter,
+                PaceCause::Connection,
+                PaceCause::Timeout,
+                PaceCause::SlowAnswers,
+            ]);
+        for cause in causes {
+            metrics::counter!("squall_pace_backoffs_total", "cause" => cause.to_string())
+                .increment(0);
+        }
         Paces {
-            kind,
+            kind: policy.policy,
             book: PaceBook::default(),
             rng: fastrand::Rng::new(),
         }
@@ -63,6 +78,11 @@ impl Paces {
             Some(kept) => kept,
             None => QueuePace::new(self.kind, rules),
         }
+    }
+
+    /// The paces kept for queues forgotten while idle, by queue key.
+    pub fn kept(&self) -> impl Iterator<Item = (&str, &QueuePace)> {
+        self.book.iter()
     }
 
     /// Keeps the pace of a queue forgotten while idle (unless it learned nothing).

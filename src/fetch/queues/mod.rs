@@ -126,7 +126,7 @@ impl HostQueues {
             ring: VecDeque::new(),
             sleeping: BinaryHeap::new(),
             queued: 0,
-            paces: Paces::new(settings.pace.policy),
+            paces: Paces::new(&settings.pace),
             settings,
             last_sweep: Instant::now(),
         }
@@ -335,9 +335,11 @@ impl HostQueues {
         self.last_sweep = now;
     }
 
-    /// The queues as a live view shows them: totals, the `rows` queues holding the most URLs, and
-    /// the waiting queue that may fetch soonest. One pass over the queues.
+    /// The queues as a live view shows them: totals, the `rows` queues holding the most URLs, the
+    /// waiting queue that may fetch soonest, and the `rows` queues kept furthest above their
+    /// configured delay. Two passes over the queues (and one over the book of kept paces).
     pub fn view(&self, now: Instant, active: usize, rows: usize) -> FetcherView {
+        let (paced, backed_off) = self.paced(rows);
         let mut by_size: Vec<(&String, &HostQueue)> = self.queues.iter().collect();
         let rows = rows.min(by_size.len());
         if rows > 0 {
@@ -377,6 +379,8 @@ impl HostQueues {
             active,
             busiest,
             next_wake,
+            paced,
+            backed_off,
             stale: false,
         }
     }
@@ -481,5 +485,6 @@ pub(super) fn queue_delay(settings: &FetcherSettings, crawl_delay: Option<Durati
     }
 }
 
+mod paced;
 #[cfg(test)]
 mod tests;

@@ -112,6 +112,12 @@ fn figures(
             fetcher.queues as f64,
             Unit::Count,
         ),
+        Figure::new(
+            "backed_off_queues",
+            "queues slowed by their server",
+            fetcher.backed_off as f64,
+            Unit::Count,
+        ),
     ];
     if let Ok(counts) = inner.frontier.lock()
         && counts.at.is_some()
@@ -189,8 +195,14 @@ fn activity(runner: &RunnerState, fetcher: &FetcherView) -> String {
     if let Some((key, wait)) = &fetcher.next_wake
         && fetcher.queued > 0
     {
+        let slowed = fetcher
+            .paced
+            .iter()
+            .find(|paced| paced.key == *key)
+            .map(|paced| format!(", slowed by its server: {}", paced.cause))
+            .unwrap_or_default();
         return format!(
-            "waiting on politeness: {} URLs queued, the next fetch ({key}) in {:.1} s",
+            "waiting on politeness: {} URLs queued, the next fetch ({key}{slowed}) in {:.1} s",
             fetcher.queued,
             wait.as_secs_f64()
         );

@@ -1,4 +1,5 @@
-//! The page's tables: the stages, the frontier, the busiest and the slowest hosts, the last errors.
+//! The page's tables: the stages, the frontier, the busiest queues, the queues slowed by their
+//! server, the slowest hosts, the last errors.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -6,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::hosts::HostFigures;
 use super::{Inner, RECENT, Tracks};
-use crate::fetch::FetcherView;
+use crate::fetch::{FetcherView, PacedView};
 use crate::live::document::{Column, Field, Table, Unit};
 use crate::live::latency::{LatencyWindow, Percentiles};
 use crate::live::series::{RateTrack, round};
@@ -21,6 +22,7 @@ pub(super) fn tables(inner: &Inner, runner: &RunnerState, fetcher: &FetcherView)
     tables.extend(leases(inner));
     tables.extend([
         busiest_hosts(inner, fetcher),
+        paced_queues(fetcher),
         slowest_hosts(inner),
         recent_errors(inner),
     ]);
@@ -215,6 +217,28 @@ fn busiest_hosts(inner: &Inner, fetcher: &FetcherView) -> Table {
                 .to_string();
     }
     table
+}
+
+/// The queues kept above their configured delay by what their server answered.
+fn paced_queues(fetcher: &FetcherView) -> Table {
+    Table::of(
+        "paced_queues",
+        &format!("Queues slowed by their server ({})", fetcher.backed_off),
+        fetcher.paced.iter(),
+        &[
+            Field::new("queue", "queue", Unit::Count, |p: &&PacedView| json!(p.key)),
+            Field::new("pace_s", "pace", Unit::Seconds, |p| seconds(&p.pace)),
+            Field::new("pace_cause", "set by", Unit::Count, |p| {
+                json!(p.cause.to_string())
+            }),
+            Field::new("configured_s", "configured", Unit::Seconds, |p| {
+                seconds(&p.configured)
+            }),
+            Field::new("strikes", "strikes", Unit::Count, |p| json!(p.strikes)),
+            Field::new("held", "in the fetcher", Unit::Count, |p| json!(p.held)),
+        ],
+        "every queue at its configured delay",
+    )
 }
 
 fn slowest_hosts(inner: &Inner) -> Table {

@@ -57,7 +57,13 @@ fn under_fixed_a_push_back_changes_nothing() {
         at + Duration::from_millis(1005),
         "the delay from the end"
     );
-    assert_eq!(queues.view(at, 0, 5).busiest[0].pace, None, "no pace shown");
+    let view = queues.view(at, 0, 5);
+    assert_eq!(view.busiest[0].pace, None, "no pace shown");
+    assert_eq!(
+        (view.paced.len(), view.backed_off),
+        (0, 0),
+        "nor any queue slowed"
+    );
 }
 
 #[test]
@@ -74,12 +80,25 @@ fn under_adaptive_a_push_back_doubles_the_wait_and_is_reported() {
     let report = news.report.expect("a back-off step is reported");
     assert_eq!((report.cause, report.strikes), (PaceCause::Http(429), 1));
     assert_eq!(report.delay, wait);
-    let shown = queues.view(at, 0, 5).busiest[0].pace;
+    let view = queues.view(at, 0, 5);
     assert_eq!(
-        shown,
+        view.busiest[0].pace,
         Some((wait, PaceCause::Http(429))),
         "the status page's columns"
     );
+    assert_eq!(view.backed_off, 1);
+    let paced = &view.paced[0];
+    assert_eq!(
+        (
+            paced.key.as_str(),
+            paced.pace,
+            paced.cause,
+            paced.configured
+        ),
+        ("a", wait, PaceCause::Http(429), Duration::from_secs(1)),
+        "the table of queues slowed by their server"
+    );
+    assert!(paced.held && paced.strikes == 1);
 }
 
 #[test]
@@ -134,6 +153,15 @@ fn a_pace_the_frontier_carries_is_adopted_and_one_kept_for_a_forgotten_queue() {
     let idle = later + Duration::from_secs(3600);
     queues.sweep(idle);
     assert_eq!(queues.len(), 0, "forgotten while idle");
+    let view = queues.view(idle, 0, 5);
+    assert_eq!(
+        view.paced
+            .iter()
+            .map(|p| (p.key.as_str(), p.held))
+            .collect::<Vec<_>>(),
+        [("a", false)],
+        "a kept pace is listed as slowed, not held"
+    );
     queues.enqueue(tuple("a", "/3", &acks));
     let back = queues
         .queues
