@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use squall::config::{ConfigBuilder, CrawlConfig};
-use squall::frontier::{BusyUrls, DueUrl, ErrorKind, QueueReport, Spout, StatusWrite};
+use squall::frontier::{
+    BusyUrls, DueUrl, ErrorKind, LearnedPace, PaceCause, QueueReport, Spout, StatusWrite,
+};
 use squall::model::{CrawlUrl, Status};
 use squall_urlfrontier::client::{self, ClientError};
 use squall_urlfrontier::convert::STATUS_KEY;
@@ -168,6 +170,52 @@ async fn seeds_written_by_the_store_are_read_by_the_spout_and_put_back() {
     }
     let rest = spout.next_batch(&BusyUrls::none()).await.expect("GetURLs");
     assert!(rest.is_empty(), "nothing is due: {rest:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learned_pace_becomes_the_queues_delay_at_the_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start_server(dir.path()).await;
+    let (mut spout, store, _) = client::open(&client_config(server.addr(), "paced"))
+        .await
+        .expect("the client connects");
+    let first = [seed(SEEDS[0], Status::Discovered)];
+    assert!(store.store(first.to_vec()).await.iter().all(Result::is_ok));
+    let due = read(&mut spout, 1).await;
+    assert_eq!(due.len(), 1, "{due:?}");
+    // Its server pushed back: the fetcher keeps 3 s now (the server's own delay is 0.2 s). The
+    // page goes back with that pace, and a link to the same host due now.
+    let pace = LearnedPace {
+        delay: Duration::from_secs(3),
+        cause: PaceCause::Http(429),
+        strikes: 1,
+        limit: None,
+        at: Utc::now(),
+    };
+    let fetched = StatusWrite {
+        url: due[0].url.clone(),
+        key: due[0].key.clone(),
+        status: Status::FetchError,
+        next_fetch: None,
+        queue: QueueReport {
+            pace: Some(pace),
+            ..QueueReport::default()
+        },
+    };
+    let sent = std::time::Instant::now();
+    let outcomes = store
+        .store(vec![fetched, seed(SEEDS[1], Status::Discovered)])
+        .await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    spout.ack(&due[0].url).await;
+    let next = read(&mut spout, 1).await;
+    let waited = sent.elapsed();
+    assert_eq!(next.len(), 1, "the link is handed out in the end");
+    assert!(
+        waited >= Duration::from_millis(3000),
+        "handed out {waited:?} after the page went back: the queue keeps the pace learned"
+    );
     server.shutdown().await;
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use squall::frontier::{DueUrl, QueueReport, StatusWrite};
+use squall::frontier::{DueUrl, LearnedPace, QueueReport, StatusWrite};
 use squall::model::{CrawlUrl, PartitionMode, Status, partition_key};
 use url::Url;
 
@@ -67,18 +67,21 @@ fn url_info(
 }
 
 /// What a batch of writes reports about its queues, one report per queue (key), in key order:
-/// the longest crawl delay and the latest hold reported for it. Writes without a key are left out
+/// the longest crawl delay, the latest hold and the pace learned last reported for it. Writes without a key are left out
 /// (the server would take an empty key for every queue).
 pub(crate) fn queue_reports(batch: &[StatusWrite]) -> BTreeMap<String, QueueReport> {
     let mut reports: BTreeMap<String, QueueReport> = BTreeMap::new();
     for write in batch {
-        let told = write.queue.crawl_delay.is_some() || write.queue.blocked_until.is_some();
+        let told = write.queue.crawl_delay.is_some()
+            || write.queue.blocked_until.is_some()
+            || write.queue.pace.is_some();
         if !told || write.key.is_empty() {
             continue;
         }
         let report = reports.entry(write.key.clone()).or_default();
         report.crawl_delay = report.crawl_delay.max(write.queue.crawl_delay);
         report.blocked_until = report.blocked_until.max(write.queue.blocked_until);
+        report.pace = LearnedPace::newer(report.pace, write.queue.pace);
     }
     reports
 }
@@ -244,6 +247,29 @@ mod tests {
                 last_fetch: None,
                 pace: None,
             }
+        );
+    }
+
+    #[test]
+    fn queue_reports_keep_the_pace_learned_last() {
+        let pace = |secs, at| LearnedPace {
+            delay: Duration::from_secs(secs),
+            cause: squall::frontier::PaceCause::Http(429),
+            strikes: 1,
+            limit: None,
+            at: Utc.timestamp_opt(at, 0).single().unwrap_or_default(),
+        };
+        let paced = |secs, at| {
+            let mut w = write("http://p.test/1", Status::FetchError);
+            w.key = "p.test".into();
+            w.queue.pace = Some(pace(secs, at));
+            w
+        };
+        let reports = queue_reports(&[paced(8, 20), paced(2, 30), paced(16, 10)]);
+        assert_eq!(
+            reports["p.test"].pace,
+            Some(pace(2, 30)),
+            "the newest, not the longest"
         );
     }
 }

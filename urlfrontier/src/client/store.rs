@@ -23,9 +23,11 @@ use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 /// DISCOVERED writes are sent as discovered items (the server adds a URL it does not know and keeps
 /// one it knows); other statuses as known items, due again at `next_fetch` (never when `None`),
 /// with the status in the metadata under [`STATUS_KEY`](crate::convert::STATUS_KEY). What the fetches
-/// reported about their queues follows the stream: a robots.txt crawl delay as SetDelay (whole
-/// seconds, rounded up), a Retry-After hold as BlockQueueUntil, once per queue per batch; a
-/// failure of these is logged and does not fail the writes.
+/// reported about their queues goes with it: a robots.txt crawl delay or a learned pace as
+/// SetDelay (the longer, in whole seconds, rounded up: the server's workers then keep it between
+/// holders), a Retry-After hold as BlockQueueUntil, once per queue per batch, before the stream
+/// (a server dates a queue's gap when its last URL comes back); a failure of these is logged and
+/// does not fail the writes.
 #[derive(derive_more::Debug)]
 pub struct UrlFrontierStore {
     #[debug(skip)]
@@ -76,7 +78,10 @@ impl UrlFrontierStore {
         let limit = self.settings.request_timeout;
         let crawl_id = &self.settings.crawl_id;
         let mut client = self.client.clone();
-        if let Some(delay) = report.crawl_delay {
+        // The server keeps one delay per queue: the longer of the robots.txt crawl delay and the
+        // pace learned last (which comes back down as the server recovers).
+        let delay = report.crawl_delay.max(report.pace.map(|pace| pace.delay));
+        if let Some(delay) = delay {
             let request = QueueDelayParams {
                 key: key.to_string(),
                 delay_requestable: whole_seconds(delay),
@@ -133,12 +138,14 @@ impl StatusStore for UrlFrontierStore {
             .enumerate()
             .map(|(index, write)| url_item(write, AckBook::id(index), crawl_id))
             .collect();
-        let outcomes = self.put(items).await;
-        let failed = outcomes.iter().filter(|outcome| outcome.is_err()).count();
-        debug!(writes = batch.len(), failed, "URLFrontier PutURLs");
+        // The queues' news first: a server dates the gap before a queue's next holder when its
+        // last URL comes back, with the delay it knows then.
         for (key, report) in queue_reports(&batch) {
             self.report_queue(&key, report).await;
         }
+        let outcomes = self.put(items).await;
+        let failed = outcomes.iter().filter(|outcome| outcome.is_err()).count();
+        debug!(writes = batch.len(), failed, "URLFrontier PutURLs");
         outcomes
     }
 }
