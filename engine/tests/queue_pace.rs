@@ -50,6 +50,11 @@ fn write(url: &str, status: Status, due_in: TimeDelta, pace: Option<LearnedPace>
     }
 }
 
+/// A page the server pushed back on, due again now, reported with the pace it taught.
+fn paced(url: &str, pace: LearnedPace) -> StatusWrite {
+    write(url, Status::FetchError, TimeDelta::zero(), Some(pace))
+}
+
 /// A 429's pace, learned `ago` before now (to the millisecond, as the index keeps dates).
 fn pushed_back(delay: Duration, ago: TimeDelta) -> LearnedPace {
     LearnedPace {
@@ -102,12 +107,7 @@ async fn a_learned_pace_is_kept_on_the_queue_and_handed_to_its_next_holder() {
 
     // The server pushed back: the fetcher keeps 4 s between fetches and reports it with the page.
     let pace = pushed_back(Duration::from_secs(4), TimeDelta::zero());
-    let fetched = write(
-        handed[0].url.url.as_ref(),
-        Status::FetchError,
-        TimeDelta::zero(),
-        Some(pace),
-    );
+    let fetched = paced(handed[0].url.url.as_ref(), pace);
     assert!(store.store(vec![fetched]).await.iter().all(Result::is_ok));
     let stored = queue_source(&client, &queues).await;
     assert_eq!(
@@ -126,12 +126,7 @@ async fn a_learned_pace_is_kept_on_the_queue_and_handed_to_its_next_holder() {
     );
     // A report learned earlier, arriving late, changes nothing.
     let stale = pushed_back(Duration::from_secs(1), TimeDelta::seconds(10));
-    let late = write(
-        handed[1].url.url.as_ref(),
-        Status::FetchError,
-        TimeDelta::zero(),
-        Some(stale),
-    );
+    let late = paced(handed[1].url.url.as_ref(), stale);
     assert!(store.store(vec![late]).await.iter().all(Result::is_ok));
     assert_eq!(
         queue_source(&client, &queues).await["paceSeconds"],
@@ -268,13 +263,8 @@ async fn a_queues_index_made_before_the_pace_gets_its_fields_when_the_frontier_o
         );
         // The strict index takes a queue's pace now.
         let pace = pushed_back(Duration::from_secs(3), TimeDelta::zero());
-        let paced = write(
-            &format!("http://{KEY}/{time}"),
-            Status::FetchError,
-            TimeDelta::zero(),
-            Some(pace),
-        );
-        let stored = frontier.store.store(vec![paced]).await;
+        let report = paced(&format!("http://{KEY}/{time}"), pace);
+        let stored = frontier.store.store(vec![report]).await;
         assert!(stored.iter().all(Result::is_ok), "{time}: {stored:?}");
         assert_eq!(
             queue_source(&client, &queues).await["paceSeconds"],

@@ -234,6 +234,23 @@ impl LearnedPace {
             (a, b) => b.or(a),
         }
     }
+
+    /// How many whole `decay`s passed from when it was learned to `now` (a date ahead of `now`
+    /// counts as `now`), at most 64; 64 when `decay` is zero (nothing learned lasts).
+    pub fn decays(&self, decay: Duration, now: DateTime<Utc>) -> u32 {
+        if decay.is_zero() {
+            return 64;
+        }
+        let age = (now - self.at.min(now)).to_std().unwrap_or_default();
+        (age.as_secs_f64() / decay.as_secs_f64()).min(64.0) as u32
+    }
+
+    /// Its delay as it stands at `now`: halved for every `decay` it aged ([`decays`](Self::decays)),
+    /// as every holder ages a pace it takes over.
+    pub fn aged_delay(&self, decay: Duration, now: DateTime<Utc>) -> Duration {
+        let factor = 0.5f64.powi(self.decays(decay, now) as i32);
+        Duration::try_from_secs_f64(self.delay.as_secs_f64() * factor).unwrap_or(Duration::MAX)
+    }
 }
 
 /// Why a queue keeps the pace it keeps: one word for the frontiers' stored pace, the status page

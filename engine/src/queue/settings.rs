@@ -73,13 +73,7 @@ impl PaceBounds {
     /// The interval `pace` asks for at `now`: halved for every [`decay`](Self::decay) since it
     /// was learned (a date ahead of `now` counts as `now`), then within the floor and the max.
     pub fn aged(&self, pace: LearnedPace, now: DateTime<Utc>) -> Duration {
-        let age = (now - pace.at.min(now)).to_std().unwrap_or_default();
-        let halvings = if self.decay.is_zero() {
-            64
-        } else {
-            (age.as_secs_f64() / self.decay.as_secs_f64()).min(64.0) as i32
-        };
-        let delay = pace.delay.mul_f64(0.5f64.powi(halvings));
+        let delay = pace.aged_delay(self.decay, now);
         delay.clamp(self.floor, self.max.max(self.floor))
     }
 }

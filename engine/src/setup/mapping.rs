@@ -106,18 +106,18 @@ fn pace_field(path: &'static str, types: &'static [&'static str]) -> Needed<'sta
 }
 
 /// Checks the mapping of every index behind `index` for `needed`; `role` names what the index is
-/// for in the message ("the status index").
+/// for in the message ("the status index"). Gives the mappings it read (`GET <index>/_mapping`).
 pub(crate) async fn check_mapping(
     client: &EsClient,
     index: &str,
     role: &str,
     needed: &[Needed<'_>],
-) -> Result<(), MappingCheckError> {
+) -> Result<Value, MappingCheckError> {
     let answer = client
         .request(Method::Get, &format!("/{index}/_mapping"), &[], None)
         .await?;
-    let Value::Object(indices) = answer else {
-        return Ok(());
+    let Value::Object(indices) = &answer else {
+        return Ok(answer);
     };
     for mapping in indices.values() {
         if let Some(problem) = first_problem(&mapping["mappings"], needed) {
@@ -128,7 +128,7 @@ pub(crate) async fn check_mapping(
             }));
         }
     }
-    Ok(())
+    Ok(answer)
 }
 
 /// Why an index could not be checked, or what is wrong with it.
@@ -144,17 +144,20 @@ pub enum MappingCheckError {
 
 /// Adds the learned pace's fields that an existing queues index lacks (one made by a squall
 /// before them): an additive change, which an index mapped `"dynamic": "strict"` takes. Nothing
-/// is sent when every field is there, so opening needs no right to change a mapping then. Run
-/// after [`check_mapping`] with [`queue_fields`], which names a pace field of another type.
-pub(crate) async fn add_pace_fields(client: &EsClient, index: &str) -> Result<(), EsError> {
-    let path = format!("/{index}/_mapping");
-    let answer = client.request(Method::Get, &path, &[], None).await?;
+/// is sent when every field is there, so opening needs no right to change a mapping then.
+/// `mapping` is what [`check_mapping`] read with [`queue_fields`] (which names a pace field of
+/// another type).
+pub(crate) async fn add_pace_fields(
+    client: &EsClient,
+    index: &str,
+    mapping: &Value,
+) -> Result<(), EsError> {
     let Value::Object(pace) = pace_properties() else {
         return Ok(());
     };
     let lacking: Map<String, Value> = pace
         .into_iter()
-        .filter(|(field, _)| match &answer {
+        .filter(|(field, _)| match mapping {
             Value::Object(indices) => indices
                 .values()
                 .any(|mapping| field_type(&mapping["mappings"], field).is_none()),
@@ -165,6 +168,7 @@ pub(crate) async fn add_pace_fields(client: &EsClient, index: &str) -> Result<()
         return Ok(());
     }
     let body = json!({ "properties": lacking });
+    let path = format!("/{index}/_mapping");
     client
         .request(Method::Put, &path, &[], Some(RequestBody::Json(body)))
         .await

@@ -155,7 +155,7 @@ async fn queue_frontier(
     let body = queues_index_body(1, index.replicas, REFRESH);
     let state = ensure_index(&client, &index.queues_index, body).await?;
     if state == IndexState::Existing {
-        check_mapping(
+        let mapping = check_mapping(
             &client,
             &index.queues_index,
             "the queues index",
@@ -163,7 +163,7 @@ async fn queue_frontier(
         )
         .await?;
         // Made by a squall before the learned pace: its fields join the mapping.
-        add_pace_fields(&client, &index.queues_index).await?;
+        add_pace_fields(&client, &index.queues_index, &mapping).await?;
     }
     info!(index = %index.queues_index, ?state, "queues index ready");
     let key_field = KeyField::parse(&index.bucket_field);

@@ -351,13 +351,8 @@ impl Pace {
         }
         let age = (wall - at).to_std().unwrap_or_default();
         let decay = rules.policy.backoff_decay;
-        let decays = if decay.is_zero() {
-            f64::INFINITY
-        } else {
-            (age.as_secs_f64() / decay.as_secs_f64()).floor()
-        };
-        let fresh = decays < 1.0;
-        self.delay = rules.clamp(scaled(learned.delay, 0.5f64.powf(decays.min(64.0))));
+        let fresh = learned.decays(decay, wall) == 0;
+        self.delay = rules.clamp(learned.aged_delay(decay, wall));
         self.cause = learned.cause;
         self.strikes = if fresh { learned.strikes } else { 0 };
         let since = now.checked_sub(age).unwrap_or(now);
