@@ -16,6 +16,21 @@ use super::shared_holds::SharedHold;
 /// other queue waits, before it goes back.
 const IDLE_LOOKS: u32 = 2;
 
+/// Why a held queue is read now (see [`Hold::read_kind`]), the most pressing first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum ReadKind {
+    /// Its first read, right after the claim.
+    First,
+    /// What it read runs low, and more may be due.
+    RunningLow,
+    /// Writes its last read could not show have shown since (see
+    /// [`reread_after`](Hold::reread_after) and [`look_early`](Hold::look_early)).
+    Owed,
+    /// It ran out of work: a look for URLs other processes wrote (see
+    /// [`note_idle`](Hold::note_idle)).
+    IdleLook,
+}
+
 /// A queue this process holds, from its claim until it is given back.
 ///
 /// # Invariants
@@ -35,7 +50,8 @@ const IDLE_LOOKS: u32 = 2;
 ///    log, due URLs it left because they were busy and URLs failed back all count.
 /// 4. **Drained means done.** A hold is [`drained`](Self::drained) only once read, its last read
 ///    not a full page of due URLs, nothing ready or out, no read owed
-///    ([`reread_after`](Self::reread_after)), and not closing. A closing hold asks no read.
+///    ([`reread_after`](Self::reread_after)) nor idle look due ([`note_idle`](Self::note_idle)),
+///    and not closing. A closing hold asks no read.
 /// 5. **Politeness across holders.** The time written as `leaseUntil` when it is given back
 ///    ([`given_back_at`](Self::given_back_at)) is no earlier than then, nor than the gap between
 ///    holders (the politeness delay, or the pace learned last where the policy learns one; the
@@ -83,6 +99,8 @@ pub(crate) struct Hold {
     early_look: Option<DateTime<Utc>>,
     /// Reads made since it last ran out of work (see [`note_idle`](Self::note_idle)).
     idle_looks: u32,
+    /// When its next idle look is due (see [`note_idle`](Self::note_idle)).
+    idle_look_at: Option<DateTime<Utc>>,
     /// When a URL handed out last left the topology (fetched, or failed back): no earlier than
     /// the end of the queue's last fetch.
     last_done: Option<DateTime<Utc>>,
@@ -111,6 +129,7 @@ impl Hold {
             last_done: None,
             early_look: None,
             idle_looks: 0,
+            idle_look_at: None,
         }
     }
 
@@ -130,28 +149,34 @@ impl Hold {
         self.ready.len()
     }
 
-    /// What to read of this queue now, if anything: on its first turn, when what it read runs low
-    /// and more may be due, or once writes it could not see have shown.
-    pub fn read_request(
-        &self,
-        key: &str,
-        size: usize,
-        low: usize,
-        now: DateTime<Utc>,
-    ) -> Option<ReadRequest> {
-        if self.closing {
-            return None;
-        }
-        let first = self.read_at.is_none();
-        let running_low = self.more && self.ready.len() < low;
-        let unread_since = |at: &DateTime<Utc>| now >= *at && self.read_at.is_none_or(|r| r < *at);
-        let reread = self.reread_at.as_ref().is_some_and(unread_since)
-            || self.early_look.as_ref().is_some_and(unread_since);
-        (first || running_low || reread).then(|| ReadRequest {
+    /// The queue's next read of `size` URLs, from where the last one ended.
+    pub fn next_read(&self, key: &str, size: usize) -> ReadRequest {
+        ReadRequest {
             key: key.to_string(),
             size,
             after: self.cursor.clone(),
-        })
+        }
+    }
+
+    /// Why the queue is to be read now, if it is: on its first turn, when what it read runs low
+    /// and more may be due, once writes it could not see have shown, or for an idle look; never
+    /// while closing. `low` is the number of ready URLs under which it reads more.
+    pub fn read_kind(&self, low: usize, now: DateTime<Utc>) -> Option<ReadKind> {
+        if self.closing {
+            return None;
+        }
+        let Some(read_at) = self.read_at else {
+            return Some(ReadKind::First);
+        };
+        if self.more && self.ready.len() < low {
+            return Some(ReadKind::RunningLow);
+        }
+        let unread_since =
+            |at: &Option<DateTime<Utc>>| at.is_some_and(|at| now >= at && read_at < at);
+        if unread_since(&self.reread_at) || unread_since(&self.early_look) {
+            return Some(ReadKind::Owed);
+        }
+        unread_since(&self.idle_look_at).then_some(ReadKind::IdleLook)
     }
 
     /// Takes a read's answer in: its due URLs join `ready` (unless busy), its next date is kept.
@@ -333,12 +358,13 @@ impl Hold {
             self.idle_looks = 0;
             return;
         }
-        let pending = self
-            .reread_at
-            .is_some_and(|at| self.read_at.is_none_or(|read| read < at));
+        let read_since = |at: Option<DateTime<Utc>>| {
+            at.is_none_or(|at| self.read_at.is_some_and(|read| read >= at))
+        };
+        let pending = !read_since(self.reread_at) || !read_since(self.idle_look_at);
         if !queues_waiting && !pending && self.idle_looks < IDLE_LOOKS {
             self.idle_looks += 1;
-            self.reread_after(now + visibility);
+            self.idle_look_at = Some(now + visibility);
         }
     }
 
@@ -349,9 +375,10 @@ impl Hold {
             && !self.more
             && self.ready.is_empty()
             && self.outstanding.is_empty()
-            && self
-                .reread_at
-                .is_none_or(|at| now >= at && self.read_at.is_some_and(|r| r >= at))
+            && [self.reread_at, self.idle_look_at]
+                .into_iter()
+                .flatten()
+                .all(|at| now >= at && self.read_at.is_some_and(|r| r >= at))
     }
 
     /// The queue's next date when it is given back: the earliest of the first URL not due at the
@@ -397,7 +424,7 @@ mod tests {
         let mut hold = hold();
         hold.reread_after(sure);
         hold.look_early(early);
-        let wants = |hold: &Hold, at| hold.read_request("q", 10, 5, at).is_some();
+        let wants = |hold: &Hold, at| hold.read_kind(5, at).is_some();
         assert!(wants(&hold, written), "the first read is at once");
         empty_read(&mut hold, written);
         assert!(!wants(&hold, early - TimeDelta::milliseconds(1)));
@@ -412,5 +439,39 @@ mod tests {
         empty_read(&mut hold, sure);
         assert!(!wants(&hold, sure + TimeDelta::seconds(10)));
         assert!(hold.drained(sure));
+    }
+
+    #[test]
+    fn an_idle_queue_looks_twice_after_any_owed_read_then_drains() {
+        let (start, visibility) = (Utc::now(), TimeDelta::seconds(1));
+        let mut hold = hold();
+        assert_eq!(hold.read_kind(5, start), Some(ReadKind::First));
+        empty_read(&mut hold, start);
+        let mut at = start;
+        for look in 1..=IDLE_LOOKS {
+            hold.note_idle(at, visibility, false);
+            assert_eq!(
+                hold.read_kind(5, at),
+                None,
+                "look {look} waits a visibility delay"
+            );
+            assert!(
+                !hold.drained(at),
+                "look {look} is due before the queue goes back"
+            );
+            at += visibility;
+            assert_eq!(hold.read_kind(5, at), Some(ReadKind::IdleLook));
+            hold.reread_after(at);
+            assert_eq!(
+                hold.read_kind(5, at),
+                Some(ReadKind::Owed),
+                "a read owed for writes is the more pressing"
+            );
+            empty_read(&mut hold, at);
+        }
+        hold.note_idle(at, visibility, false);
+        assert_eq!(hold.read_kind(5, at + visibility), None);
+        assert!(hold.drained(at), "drained after {IDLE_LOOKS} looks");
+        assert!(ReadKind::Owed < ReadKind::IdleLook && ReadKind::First < ReadKind::RunningLow);
     }
 }

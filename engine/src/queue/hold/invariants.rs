@@ -221,9 +221,10 @@ impl World {
     /// Reads the queue if the hold asks to, as the urls index answers (reads.rs's query).
     fn read(&mut self) {
         let (size, low) = (self.rng.usize(1..6), self.rng.usize(0..4));
-        let Some(request) = self.hold.read_request(KEY, size, low, self.now) else {
+        if self.hold.read_kind(low, self.now).is_none() {
             return;
-        };
+        }
+        let request = self.hold.next_read(KEY, size);
         let (read, busy) = (self.answer(&request), self.busy());
         self.hold.take_read(read, &busy, self.now);
     }
@@ -562,14 +563,16 @@ impl World {
                 "seed {seed}: drained unread, mid-read or closing"
             );
             assert!(
-                hold.reread_at
-                    .is_none_or(|at| hold.read_at.is_some_and(|read| read >= at)),
-                "seed {seed}: drained with a read owed"
+                [hold.reread_at, hold.idle_look_at]
+                    .into_iter()
+                    .flatten()
+                    .all(|at| hold.read_at.is_some_and(|read| read >= at)),
+                "seed {seed}: drained with a read owed or an idle look due"
             );
         }
         if hold.closing {
             assert!(
-                hold.read_request(KEY, 5, 5, self.now).is_none(),
+                hold.read_kind(5, self.now).is_none(),
                 "seed {seed}: a closing hold reads"
             );
         }

@@ -30,6 +30,13 @@ fn millis(values: impl IntoIterator<Item = u64>) -> Vec<Duration> {
     values.into_iter().map(Duration::from_millis).collect()
 }
 
+/// A pace of one second that has seen 40 answers of 20 ms from 0 s on: the host's usual time.
+fn used_to_20ms(settings: &FetcherSettings) -> (Rules<'_>, Timeline, Pace) {
+    let (rules, line, mut pace) = one_second(settings);
+    answer_times(&mut pace, &line, &rules, 0.0, &millis([20; 40]));
+    (rules, line, pace)
+}
+
 /// How many times the delay went up along `delays` (from `start`).
 fn steps_up(start: Duration, delays: &[Duration]) -> usize {
     let mut last = start;
@@ -91,8 +98,7 @@ fn rare_very_slow_answers_cost_little_and_never_pass_the_slow_bound() {
 #[test]
 fn a_slow_episode_of_sequential_fetches_steps_the_delay_once() {
     let settings = exact();
-    let (rules, line, mut pace) = one_second(&settings);
-    answer_times(&mut pace, &line, &rules, 0.0, &millis([20; 40]));
+    let (rules, line, mut pace) = used_to_20ms(&settings);
     // Six answers ten times slower, one after the other, then the host is itself again.
     let episode = millis([200, 200, 200, 200, 200, 200].into_iter().chain([20; 60]));
     let delays = answer_times(&mut pace, &line, &rules, 40.0, &episode);
@@ -114,8 +120,7 @@ fn a_slow_episode_of_sequential_fetches_steps_the_delay_once() {
 #[test]
 fn a_host_that_became_slower_for_good_is_taken_as_it_is() {
     let settings = exact();
-    let (rules, line, mut pace) = one_second(&settings);
-    answer_times(&mut pace, &line, &rules, 0.0, &millis([20; 40]));
+    let (rules, line, mut pace) = used_to_20ms(&settings);
     // From now on every answer takes 200 ms, whatever the pace.
     let delays = answer_times(&mut pace, &line, &rules, 40.0, &millis([200; 200]));
     assert!(delays.iter().all(|d| *d <= secs(2.0)), "{delays:?}");
@@ -126,8 +131,7 @@ fn a_host_that_became_slower_for_good_is_taken_as_it_is() {
 #[test]
 fn a_host_slowed_by_our_pace_is_fetched_slower_until_its_answers_come_back() {
     let settings = exact();
-    let (rules, line, mut pace) = one_second(&settings);
-    answer_times(&mut pace, &line, &rules, 0.0, &millis([20; 40]));
+    let (rules, line, mut pace) = used_to_20ms(&settings);
     // It takes 0.8 fetches a second; faster than that, its answers take ten times as long.
     let mut rng = fastrand::Rng::with_seed(4);
     let (mut now, mut slow, mut total) = (40.0, 0, 0.0);

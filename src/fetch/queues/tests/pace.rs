@@ -45,12 +45,43 @@ fn fetch_once(
     (news, next)
 }
 
-#[test]
-fn under_fixed_a_push_back_changes_nothing() {
-    let (mut queues, acks, _acked) = holding(under(PaceKind::Fixed), &[("a", "/1")]);
+/// Host `a` with two URLs under `policy`, its first fetched at `at` and answered 429.
+struct PushedBack {
+    queues: HostQueues,
+    news: PaceNews,
+    /// When the queue may fetch again.
+    next: Instant,
+    at: Instant,
+    /// Kept open for the URL still queued.
+    _acks: (
+        mpsc::UnboundedSender<AckMessage>,
+        mpsc::UnboundedReceiver<AckMessage>,
+    ),
+}
+
+fn pushed_back_once(policy: PaceKind) -> PushedBack {
+    let (mut queues, acks, acked) = holding(under(policy), &[("a", "/1")]);
     queues.enqueue(tuple("a", "/2", &acks));
     let at = Instant::now();
     let (news, next) = fetch_once(&mut queues, "a", at, too_many(at));
+    PushedBack {
+        queues,
+        news,
+        next,
+        at,
+        _acks: (acks, acked),
+    }
+}
+
+#[test]
+fn under_fixed_a_push_back_changes_nothing() {
+    let PushedBack {
+        queues,
+        news,
+        next,
+        at,
+        ..
+    } = pushed_back_once(PaceKind::Fixed);
     assert_eq!(news, PaceNews::default());
     assert_eq!(
         next,
@@ -68,10 +99,13 @@ fn under_fixed_a_push_back_changes_nothing() {
 
 #[test]
 fn under_adaptive_a_push_back_doubles_the_wait_and_is_reported() {
-    let (mut queues, acks, _acked) = holding(under(PaceKind::Adaptive), &[("a", "/1")]);
-    queues.enqueue(tuple("a", "/2", &acks));
-    let at = Instant::now();
-    let (news, next) = fetch_once(&mut queues, "a", at, too_many(at));
+    let PushedBack {
+        queues,
+        news,
+        next,
+        at,
+        ..
+    } = pushed_back_once(PaceKind::Adaptive);
     let wait = next - (at + Duration::from_millis(5));
     assert!(
         (Duration::from_secs(2)..=Duration::from_millis(2200)).contains(&wait),
@@ -103,10 +137,7 @@ fn under_adaptive_a_push_back_doubles_the_wait_and_is_reported() {
 
 #[test]
 fn under_block_a_push_back_blocks_the_queue_for_a_minute() {
-    let (mut queues, acks, _acked) = holding(under(PaceKind::Block), &[("a", "/1")]);
-    queues.enqueue(tuple("a", "/2", &acks));
-    let at = Instant::now();
-    let (news, next) = fetch_once(&mut queues, "a", at, too_many(at));
+    let PushedBack { news, next, at, .. } = pushed_back_once(PaceKind::Block);
     let finished = at + Duration::from_millis(5);
     let blocked = news.blocked_until.expect("a block");
     assert_eq!(next, blocked);
