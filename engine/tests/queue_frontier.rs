@@ -436,6 +436,54 @@ async fn a_spout_holding_hundreds_of_queues_reads_them_all() {
     support::delete_index(&client, &queues).await;
 }
 
+/// Queues dated due whose URLs are not (as the end of a crawl leaves them) are all read in the
+/// query that claimed them: a round reads 50 queues at most, and a round that hands out nothing
+/// while reads are left reads again at once, up to four rounds, rather than leaving them to the
+/// next query, which an idle runner sends only after `spout.min.delay.queries`.
+#[tokio::test]
+async fn queues_claimed_with_nothing_due_are_read_in_the_query_that_claimed_them() {
+    let client = support::client().await;
+    let (urls, queues) = indices(&client).await;
+    let store = QueueStatusStore::new(client.clone(), &urls, &queues, KeyField::default());
+    let hosts = 200;
+    let keys: Vec<String> = (0..hosts).map(|h| format!("idle-{h}.test")).collect();
+    let at = |key: &String| format!("http://{key}/");
+    let due = keys
+        .iter()
+        .map(|key| discovered(&at(key), key, TimeDelta::seconds(-1)))
+        .collect();
+    assert!(store.store(due).await.iter().all(Result::is_ok));
+    // Fetched since: the URL is due in a day, the queue stays dated due.
+    let fetched = keys
+        .iter()
+        .map(|key| write(&at(key), key, Status::Fetched, Some(TimeDelta::days(1))))
+        .collect();
+    assert!(store.store(fetched).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    // Past the visibility delay of those writes: no read is owed for them after the first.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let mut spout = QueueSpout::new(
+        client.clone(),
+        QueueSpoutConfig {
+            max_queues: 1_000,
+            max_claims_per_query: 1_000,
+            lease_ttl: Duration::from_secs(120),
+            ..settings(&urls, &queues, "ender")
+        },
+    );
+    let batch = spout.next_batch(&BusyUrls::none()).await.expect("a query");
+    assert!(batch.is_empty(), "nothing is due: {batch:?}");
+    let reading = spout.timings().snapshot()[&squall_engine::queue::timings::Stage::Reading];
+    assert_eq!(
+        (reading.rounds, reading.items),
+        (4, hosts as u64),
+        "every queue claimed read in the same query, 50 a round"
+    );
+    support::delete_index(&client, &urls).await;
+    support::delete_index(&client, &queues).await;
+}
+
 /// A queue given back (the process stopping, or done with it) is not claimed again, by any
 /// process, before the politeness delay has run from its last fetch: a crawl resumed at once, or
 /// another process taking over, keeps `fetcher.server.delay` from the first fetch.
