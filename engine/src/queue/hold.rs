@@ -149,12 +149,18 @@ impl Hold {
         self.ready.len()
     }
 
-    /// The queue's next read of `size` URLs, from where the last one ended.
-    pub fn next_read(&self, key: &str, size: usize) -> ReadRequest {
+    /// The queue's next read of `size` URLs for `kind`: where the last one ended when it runs low,
+    /// else from the queue's start. A URL written before the cursor's date may show only after a
+    /// read went past it (the urls index's shards refresh apart), so a read owed for writes, or a
+    /// look for others' links, starts over; the URLs in hand it finds again are skipped.
+    pub fn next_read(&self, key: &str, size: usize, kind: ReadKind) -> ReadRequest {
         ReadRequest {
             key: key.to_string(),
             size,
-            after: self.cursor.clone(),
+            after: match kind {
+                ReadKind::RunningLow => self.cursor.clone(),
+                ReadKind::First | ReadKind::Owed | ReadKind::IdleLook => None,
+            },
         }
     }
 

@@ -391,7 +391,7 @@ impl QueueSpout {
             let Some(kind) = hold.read_kind(low, now) else {
                 continue;
             };
-            let request = hold.next_read(key, size);
+            let request = hold.next_read(key, size, kind);
             match kind {
                 ReadKind::IdleLook => looks.push(request),
                 kind => wanted.push((hold.ready_len(), kind, request)),

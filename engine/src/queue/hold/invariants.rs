@@ -221,10 +221,10 @@ impl World {
     /// Reads the queue if the hold asks to, as the urls index answers (reads.rs's query).
     fn read(&mut self) {
         let (size, low) = (self.rng.usize(1..6), self.rng.usize(0..4));
-        if self.hold.read_kind(low, self.now).is_none() {
+        let Some(kind) = self.hold.read_kind(low, self.now) else {
             return;
-        }
-        let request = self.hold.next_read(KEY, size);
+        };
+        let request = self.hold.next_read(KEY, size, kind);
         let (read, busy) = (self.answer(&request), self.busy());
         self.hold.take_read(read, &busy, self.now);
     }
