@@ -171,14 +171,14 @@ impl Hold {
         if self.closing {
             return None;
         }
-        let Some(read_at) = self.read_at else {
+        if self.read_at.is_none() {
             return Some(ReadKind::First);
-        };
+        }
         if self.more && self.ready.len() < low {
             return Some(ReadKind::RunningLow);
         }
         let unread_since =
-            |at: &Option<DateTime<Utc>>| at.is_some_and(|at| now >= at && read_at < at);
+            |at: &Option<DateTime<Utc>>| at.is_some_and(|at| now >= at && !self.read_since(at));
         if unread_since(&self.reread_at) || unread_since(&self.early_look) {
             return Some(ReadKind::Owed);
         }
@@ -356,18 +356,14 @@ impl Hold {
     /// back: links to it found by other processes reach its URLs but not this process's log, and a
     /// queue given back would sit out the cool-down before anyone could fetch them.
     pub fn note_idle(&mut self, now: DateTime<Utc>, visibility: TimeDelta, queues_waiting: bool) {
-        let idle = self.read_at.is_some()
-            && !self.more
-            && self.ready.is_empty()
-            && self.outstanding.is_empty();
-        if !idle {
+        if !self.read_through() {
             self.idle_looks = 0;
             return;
         }
-        let read_since = |at: Option<DateTime<Utc>>| {
-            at.is_none_or(|at| self.read_at.is_some_and(|read| read >= at))
-        };
-        let pending = !read_since(self.reread_at) || !read_since(self.idle_look_at);
+        let pending = [self.reread_at, self.idle_look_at]
+            .into_iter()
+            .flatten()
+            .any(|at| !self.read_since(at));
         if !queues_waiting && !pending && self.idle_looks < IDLE_LOOKS {
             self.idle_looks += 1;
             self.idle_look_at = Some(now + visibility);
@@ -377,14 +373,22 @@ impl Hold {
     /// Whether the queue is drained: read through, nothing ready, nothing out, nothing to read again.
     pub fn drained(&self, now: DateTime<Utc>) -> bool {
         !self.closing
-            && self.read_at.is_some()
-            && !self.more
-            && self.ready.is_empty()
-            && self.outstanding.is_empty()
+            && self.read_through()
             && [self.reread_at, self.idle_look_at]
                 .into_iter()
                 .flatten()
-                .all(|at| now >= at && self.read_at.is_some_and(|r| r >= at))
+                .all(|at| now >= at && self.read_since(at))
+    }
+
+    /// Whether it ran out of work: read, the last read not a full page of due URLs, nothing ready
+    /// or out.
+    fn read_through(&self) -> bool {
+        self.read_at.is_some() && !self.more && self.ready.is_empty() && self.outstanding.is_empty()
+    }
+
+    /// Whether a read was made at `at` or later.
+    fn read_since(&self, at: DateTime<Utc>) -> bool {
+        self.read_at.is_some_and(|read| read >= at)
     }
 
     /// The queue's next date when it is given back: the earliest of the first URL not due at the
