@@ -132,12 +132,21 @@ async fn a_url_written_just_before_a_claim_read_and_release_is_not_stranded() {
 
     // A new URL, due a minute ago, written while the urls index does not refresh: it does not
     // lower the queue (already due an hour ago).
+    // (A refresh the node had already started when the setting changed may still land: wait it
+    // out, then check that the index does not show the new URL, so that a refresh from outside
+    // the spout is named as such.)
     frontier.set_refresh(&frontier.urls, "-1").await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let fresh = "http://stale.test/fresh";
     frontier
         .write(fresh, Status::Discovered, now - TimeDelta::minutes(1))
         .await;
     frontier.refresh(&frontier.queues).await;
+    assert_eq!(
+        support::count(&frontier.client, &frontier.urls).await,
+        1,
+        "set-up: the urls index was refreshed after the new URL's write, with refresh off"
+    );
 
     // Another process claims the due queue, reads (the new URL does not show) and gives it back.
     // (It holds the queue while a write made shortly before the claim may not show, then gives
