@@ -1,13 +1,15 @@
 //! Each `fetcher.pace.policy` against hosts that push back, on the capacity site (hosts of a
 //! hidden capacity that refuse beyond it): `fixed` keeps asking at the configured delay and is
 //! refused; `adaptive` backs off and is refused far less for as many pages; `block` stops asking a
-//! host for the block; no policy asks inside a Retry-After window. Judged from the site's log.
+//! host for the block; no policy asks inside a Retry-After window; a crawl started again on its
+//! frontier starts each host at the pace it learned. Judged from the site's log.
 
 use crate::support;
 use std::time::Duration;
 
 use squall_testsite::capacity::{
-    CapacityRecord, CapacitySite, CapacitySpec, HostCapacity, OverCapacity, judge,
+    CapacityRecord, CapacitySite, CapacitySpec, HostCapacity, OverCapacity, judge, over_pace,
+    paces_before,
 };
 use support::crawler;
 
@@ -38,13 +40,24 @@ fn slow_hosts(kinds: [OverCapacity; 4]) -> CapacitySpec {
 /// Crawls `site` for `seconds` under `policy`, a fetch every 0.25 s a host (eight times what the
 /// hosts take): the site's log of it.
 async fn crawl(site: &CapacitySite, policy: &str, seconds: u64) -> Vec<CapacityRecord> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    crawl_in(site, policy, seconds, dir.path()).await
+}
+
+/// [`crawl`] on the embedded frontier in `dir`, with what an earlier crawl left there.
+async fn crawl_in(
+    site: &CapacitySite,
+    policy: &str,
+    seconds: u64,
+    dir: &std::path::Path,
+) -> Vec<CapacityRecord> {
     let config = crawler::config(&[
         "http.agent.name=squall-test",
         "fetcher.server.delay=0.25",
         &format!("fetcher.pace.policy={policy}"),
         "spout.min.delay.queries=100",
     ]);
-    let (builder, _frontier, _dir) = crawler::embedded(config);
+    let (builder, _frontier) = crawler::embedded_in(config, dir);
     let crawler = crawler::resolve_hosts(builder, site.host_names(), site.addr())
         .build()
         .expect("crawler");
@@ -133,5 +146,38 @@ async fn block_stops_asking_a_host_for_its_block_and_no_policy_asks_inside_retry
             }
         }
     }
+    site.shutdown().await;
+}
+
+/// A crawl stopped and started again on the frontier it left begins each host at the pace it had
+/// learned (kept in the frontier's queue notes), not at the configured delay: in its first
+/// seconds no host is asked more often than that pace allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_started_again_on_its_frontier_keeps_the_pace_it_learned() {
+    let bare = [
+        OverCapacity::TooMany,
+        OverCapacity::Unavailable,
+        OverCapacity::TooMany,
+        OverCapacity::Unavailable,
+    ];
+    let site = CapacitySite::start(slow_hosts(bare)).await.expect("site");
+    let dir = tempfile::tempdir().expect("temp dir");
+    crawl_in(&site, "adaptive", 20, dir.path()).await;
+    let stopped = std::time::Instant::now();
+    let learned = paces_before(&site.records(), stopped);
+    // The hosts take 0.5 requests/s against a delay of 0.25 s: each backed off to 2 s or so.
+    let floor = Duration::from_millis(250);
+    assert_eq!(learned.len(), 4, "{learned:?}");
+    assert!(
+        learned.values().all(|pace| *pace >= 4 * floor),
+        "every host backed off: {learned:?}"
+    );
+
+    let restarted = std::time::Instant::now();
+    let span = Duration::from_secs(10);
+    crawl_in(&site, "adaptive", span.as_secs(), dir.path()).await;
+    // At the configured delay a host would be asked 40 times in those 10 s; at 2 s, 5 or 6.
+    let problems = over_pace(&site.records(), (restarted, span), &learned);
+    assert!(problems.is_empty(), "learned {learned:?}: {problems:#?}");
     site.shutdown().await;
 }

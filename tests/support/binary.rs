@@ -26,12 +26,15 @@ pub fn crawl_binary() -> PathBuf {
 
 /// `--resolve` arguments sending every host name of the site to its loopback address.
 pub fn resolve_args(site: &Site) -> Vec<String> {
-    let mut args = Vec::new();
-    for host in site.host_names() {
-        args.push("--resolve".to_string());
-        args.push(format!("{host}:{}", site.addr().ip()));
-    }
-    args
+    resolve_args_for(&site.host_names(), site.addr())
+}
+
+/// `--resolve` arguments sending each of `names` to the address of `addr` (a site's own).
+pub fn resolve_args_for(names: &[String], addr: std::net::SocketAddr) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|host| ["--resolve".to_string(), format!("{host}:{}", addr.ip())])
+        .collect()
 }
 
 /// [`resolve_args`] followed by the site's seeds.

@@ -57,10 +57,20 @@ pub fn config(settings: &[&str]) -> CrawlConfig {
 /// limits) in a temporary directory, which lives as long as the returned `TempDir`.
 pub fn embedded(config: CrawlConfig) -> (CrawlerBuilder, EmbeddedFrontier, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let frontier = EmbeddedFrontier::open(dir.path()).expect("frontier");
+    let (builder, frontier) = embedded_in(config, dir.path());
+    (builder, frontier, dir)
+}
+
+/// A crawler builder for `config` on the embedded frontier in `dir`, opened (made if new) with
+/// whatever an earlier crawl left there.
+pub fn embedded_in(
+    config: CrawlConfig,
+    dir: &std::path::Path,
+) -> (CrawlerBuilder, EmbeddedFrontier) {
+    let frontier = EmbeddedFrontier::open(dir).expect("frontier");
     let builder =
         CrawlerBuilder::new(config).frontier(frontier.spout(TEST_QUERY_LIMITS), frontier.clone());
-    (builder, frontier, dir)
+    (builder, frontier)
 }
 
 /// `builder` with every host name of `site` resolved to the site's loopback address.

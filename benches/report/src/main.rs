@@ -10,6 +10,7 @@ mod live_view;
 mod machine;
 mod markdown;
 mod one_host;
+mod pace;
 mod plots;
 mod results;
 mod scale_out;
@@ -36,7 +37,7 @@ use clap::Parser;
 )]
 struct Cli {
     /// Directory holding machine.json, spouts.json, writer.json, fetcher.json, parser.json,
-    /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json,
+    /// politeness.json, one_host.json, shared_crawl.json, scale_out.json, end_to_end.json, pace.json,
     /// browser.json, urlfrontier.json and migration.json (any of them may be missing); the SVGs and
     /// summary.md are written here too.
     #[arg(long, value_name = "DIR")]

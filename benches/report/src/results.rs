@@ -10,6 +10,7 @@ use crate::input::read_optional;
 use crate::live_view::LiveView;
 use crate::machine::Machine;
 use crate::one_host::OneHost;
+use crate::pace::Pace;
 use crate::scale_out::ScaleOut;
 use crate::shared_crawl::SharedCrawl;
 use crate::spouts::Spouts;
@@ -42,6 +43,8 @@ pub struct Results {
     pub urlfrontier_servers: Option<UrlFrontierServers>,
     /// `live_view.json`.
     pub live_view: Option<LiveView>,
+    /// `pace.json`.
+    pub pace: Option<Pace>,
 }
 
 impl Results {
@@ -59,6 +62,7 @@ impl Results {
             urlfrontier: read_optional(dir, "urlfrontier.json")?,
             urlfrontier_servers: read_optional(dir, "urlfrontier_servers.json")?,
             live_view: read_optional(dir, "live_view.json")?,
+            pace: read_optional(dir, "pace.json")?,
         })
     }
 }

@@ -21,6 +21,7 @@ pub mod end_to_end;
 pub mod live_view;
 pub mod machine;
 pub mod one_host;
+pub mod pace;
 mod run;
 pub mod scale_out;
 pub mod shared_crawl;

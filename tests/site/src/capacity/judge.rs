@@ -7,9 +7,6 @@ use std::time::{Duration, Instant};
 use super::gate::CapacityRecord;
 use super::spec::{CapacitySpec, HostCapacity};
 
-/// The restart bar's span: the first minute after a start.
-pub const FIRST_MINUTE: Duration = Duration::from_secs(60);
-
 /// The figures the log gives of one host's requests, or of every host's summed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Figures {
@@ -193,7 +190,7 @@ fn ideal(spec: &CapacitySpec, floor: Duration, one_at_a_time: bool) -> f64 {
 }
 
 /// The log's requests by host, robots.txt left out, each host's in order of arrival.
-fn by_host(records: &[CapacityRecord]) -> HashMap<&str, Vec<&CapacityRecord>> {
+pub(super) fn by_host(records: &[CapacityRecord]) -> HashMap<&str, Vec<&CapacityRecord>> {
     let mut hosts: HashMap<&str, Vec<&CapacityRecord>> = HashMap::new();
     for record in records.iter().filter(|r| !r.is_robots()) {
         hosts.entry(&record.request.host).or_default().push(record);
@@ -278,39 +275,4 @@ fn p95(records: &[&CapacityRecord], window: (Instant, Instant)) -> Option<f64> {
     served.sort_by(f64::total_cmp);
     let rank = (served.len() as f64 * 0.95).ceil() as usize;
     served.get(rank.checked_sub(1)?).copied()
-}
-
-/// The restart bar: each host of `learned` (its pace learned before the restart) whose requests
-/// in the [`FIRST_MINUTE`] from `start` exceed `1.1 × 60 s / pace + 1`, written as a problem. An
-/// empty list passes.
-pub fn first_minute(
-    records: &[CapacityRecord],
-    start: Instant,
-    learned: &HashMap<String, Duration>,
-) -> Vec<String> {
-    let by_host = by_host(records);
-    let mut problems = Vec::new();
-    for (host, pace) in learned {
-        let Some(allowed) = allowed_in_first_minute(*pace) else {
-            continue;
-        };
-        let list = by_host.get(host.as_str()).map_or(&[][..], Vec::as_slice);
-        let count = list
-            .iter()
-            .filter(|r| (start..start + FIRST_MINUTE).contains(&r.at()))
-            .count();
-        if count as f64 > allowed {
-            problems.push(format!(
-                "{host}: {count} requests in the first minute; its learned pace of {pace:?} allows {allowed:.1}"
-            ));
-        }
-    }
-    problems.sort();
-    problems
-}
-
-/// `1.1 × 60 s / pace + 1`: the most requests a host at `pace` may get in the first minute, 10 %
-/// over; none for a pace of zero (no bar).
-pub fn allowed_in_first_minute(pace: Duration) -> Option<f64> {
-    (!pace.is_zero()).then(|| 1.1 * FIRST_MINUTE.as_secs_f64() / pace.as_secs_f64() + 1.0)
 }

@@ -28,7 +28,8 @@
 //! pages/s in a window against `Σ min(capacity, 1/floor)` and `Σ min(capacity, 1/(floor +
 //! unloaded))`, the refused share, requests inside a Retry-After window, same-host gaps under the
 //! floor, each host's p95 of what its load multiplied its pages' times by), and [`first_minute`]
-//! the restart bar.
+//! the restart bar: no host asked after a restart more often than the pace its requests showed
+//! before ([`paces_before`]) allows.
 //! [`CapacitySpec::ladder`] is the benchmark's site: `ladder(200, 0.2, 20.0, 400.0, seed)` gives
 //! 200 hosts of 0.2–20 requests/s summing to 400.
 
@@ -37,6 +38,7 @@ mod gate;
 mod judge;
 mod load;
 mod pages;
+mod restart;
 mod site;
 mod spec;
 #[cfg(test)]
@@ -44,10 +46,12 @@ mod tests;
 
 pub use bucket::{Empty, TokenBucket};
 pub use gate::{Answer, CapacityRecord, HostGate, ROBOTS_PATH};
-pub use judge::{
-    CapacityVerdict, FIRST_MINUTE, Figures, HostRow, allowed_in_first_minute, first_minute, judge,
-};
+pub use judge::{CapacityVerdict, Figures, HostRow, judge};
 pub use load::{LoadMeter, load_multiplier, page_factor};
 pub use pages::{links_of, page_number, render};
+pub use restart::{
+    FIRST_MINUTE, PACE_REQUESTS, allowed_in, allowed_in_first_minute, first_minute, over_pace,
+    paces_before,
+};
 pub use site::CapacitySite;
 pub use spec::{CapacitySpec, HostCapacity, LADDER_LINKS, LADDER_PAGES, OverCapacity};

@@ -568,6 +568,30 @@ fn the_restart_bar_holds_each_host_to_its_learned_pace_in_the_first_minute() {
 }
 
 #[test]
+fn a_hosts_pace_is_the_median_gap_of_its_last_requests_before_the_stop() {
+    let t0 = Instant::now();
+    let (a, b) = ("cap-000.test", "cap-001.test");
+    // a: gaps of 1 s, then 2, 2, 3, 2, 9 s over its last six requests; one after the stop.
+    let arrivals = [0, 1_000, 2_000, 4_000, 6_000, 9_000, 11_000, 20_000, 40_000];
+    let mut log: Vec<CapacityRecord> = arrivals
+        .iter()
+        .map(|&at| record(t0, a, "/", at, 200, 10, None))
+        .collect();
+    // b: five requests (and robots.txt) are too few for a pace.
+    log.extend((0..5).map(|i| record(t0, b, "/", 500 * i, 200, 10, None)));
+    log.extend((0..3).map(|i| record(t0, b, ROBOTS_PATH, 100 * i, 404, 0, None)));
+    log.sort_by_key(CapacityRecord::at);
+    let paces = paces_before(&log, t0 + ms(30_000));
+    assert_eq!(paces.len(), 1, "{paces:?}");
+    assert_eq!(paces.get(a), Some(&ms(2_000)), "{paces:?}");
+    // The same bar over ten seconds: 1.1 × 10 / 2 + 1 = 6.5 requests.
+    assert_eq!(allowed_in(ms(10_000), ms(2_000)), Some(6.5));
+    let learned = HashMap::from([(a.to_owned(), ms(2_000))]);
+    assert!(over_pace(&log, (t0, ms(10_000)), &learned).is_empty());
+    assert_eq!(over_pace(&log, (t0, ms(2_500)), &learned).len(), 1);
+}
+
+#[test]
 fn a_refusal_repeated_inside_a_window_does_not_stretch_it() {
     let t0 = Instant::now();
     let a = "cap-000.test";
