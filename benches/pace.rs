@@ -30,7 +30,8 @@
 //!
 //! The crawl binary is not built by `cargo bench`: `scripts/bench` builds it (or name one with
 //! `SQUALL_BENCH_CRAWL_BIN`). Settings (env, `SQUALL_BENCH_` prefix): `PACE_ROWS` (a comma list
-//! of the rows to run, default all), `PACE_CONTROL_RUNS`; `QUICK=1` runs 20 hosts summing to 40
+//! of the rows to run, default all), `PACE_CONTROL_RUNS`, `PACE_SET` (settings added to every
+//! row, `key=value` separated by `;`: for trying one); `QUICK=1` runs 20 hosts summing to 40
 //! requests/s, 10 s of warm-up and a 20 s window, a few rows, for a smoke test. `KEEP_LOGS=1`
 //! keeps each row's directory (the processes' output). Prints JSON.
 

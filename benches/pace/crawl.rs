@@ -141,11 +141,13 @@ impl Crawl {
             .all(|c| !matches!(c.try_wait(), Ok(None)))
     }
 
-    /// Asks every process to stop as Ctrl-C does and waits for them (killing one still there a
+    /// Asks every process still running to stop as Ctrl-C does and waits for them (killing one still there a
     /// minute later).
     pub async fn stop(mut self) {
-        for child in &self.children {
-            interrupt(child);
+        for child in &mut self.children {
+            if matches!(child.try_wait(), Ok(None)) {
+                interrupt(child);
+            }
         }
         let asked = Instant::now();
         for child in &mut self.children {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use squall_bench_schema::pace::PaceRow;
-use squall_testsite::capacity::{CapacitySpec, judge};
+use squall_testsite::capacity::{CapacitySpec, CapacityVerdict, HostRow, judge};
 
 use crate::common::engine_stats::EngineStats;
 use crate::common::engine_url;
@@ -102,16 +102,27 @@ pub fn capacity_rows() -> Vec<Row> {
 }
 
 /// The settings of every crawl of `hosts` hosts: a fetch thread for each URL a host may be
-/// asked for at once, and room for every host in the spout and the fetcher.
+/// asked for at once, and room for every host in the spout and the fetcher; then any given in
+/// `SQUALL_BENCH_PACE_SET` (`key=value` pairs separated by `;`, for trying a setting on every
+/// row: the results name them).
 pub fn common_settings(hosts: usize) -> Vec<String> {
-    vec![
+    let mut settings = vec![
         "http.agent.name=squall-bench".to_string(),
         format!("frontier.max.buckets={hosts}"),
         format!("topology.max.spout.pending={}", 4 * hosts),
         format!("fetcher.max.urls.in.queues={}", 4 * hosts),
         format!("fetcher.threads.number={}", 2 * hosts),
         "status.updater.cache.spec=maximumSize=1000000,expireAfterAccess=1h".to_string(),
-    ]
+    ];
+    let tried = std::env::var("SQUALL_BENCH_PACE_SET").unwrap_or_default();
+    settings.extend(
+        tried
+            .split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+    );
+    settings
 }
 
 /// How long a row crawls before and during its window.
@@ -199,7 +210,32 @@ pub async fn run_row(row: Row, spec: &CapacitySpec, binary: &Path, budget: Budge
         crawler_cpu_ms_per_page: per_page(1000.0 * (after.1 - before.1)),
         engine_cpu_ms_per_page: engine_ms,
         note: None,
+        slowest_hosts: slowest_hosts(&verdict, spec),
     }
+}
+
+/// How many hosts [`slowest_hosts`] names.
+const SLOWEST: usize = 5;
+
+/// The hosts of the largest p95 answer time over unloaded, worst first, each written out.
+fn slowest_hosts(verdict: &CapacityVerdict, spec: &CapacitySpec) -> Vec<String> {
+    let mut hosts: Vec<&HostRow> = verdict.hosts.iter().filter(|h| h.p95.is_some()).collect();
+    hosts.sort_by(|a, b| b.p95.unwrap_or(0.0).total_cmp(&a.p95.unwrap_or(0.0)));
+    hosts
+        .into_iter()
+        .take(SLOWEST)
+        .map(|h| {
+            let over = spec.host(&h.name).map(|c| c.over);
+            format!(
+                "{} ({:.2} requests/s, {over:?} over it): p95 {:.2}, {} requests, {} refused",
+                h.name,
+                h.capacity,
+                h.p95.unwrap_or(0.0),
+                h.figures.requests,
+                h.figures.refused
+            )
+        })
+        .collect()
 }
 
 /// The engine's statistics now, for a row on the engine.

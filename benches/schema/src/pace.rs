@@ -77,6 +77,9 @@ pub struct PaceRow {
     pub engine_cpu_ms_per_page: Option<f64>,
     /// What the row is held to, when not its ideal (the engine's limit of the shared rows).
     pub note: Option<String>,
+    /// The hosts of the largest p95 answer time over unloaded, worst first: name, capacity,
+    /// answer when over it, p95 ratio, requests and refusals in the window.
+    pub slowest_hosts: Vec<String>,
 }
 
 /// A crawl killed (SIGKILL) and started again on the same frontier.
