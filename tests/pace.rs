@@ -13,6 +13,14 @@ use squall_testsite::capacity::{
 };
 use support::crawler;
 
+/// Hosts refusing with a bare 429 or 503 (no Retry-After), two of each.
+const BARE: [OverCapacity; 4] = [
+    OverCapacity::TooMany,
+    OverCapacity::Unavailable,
+    OverCapacity::TooMany,
+    OverCapacity::Unavailable,
+];
+
 /// Four hosts of 0.5 requests/s, each refusing as its kind says, 5 ms a page.
 fn slow_hosts(kinds: [OverCapacity; 4]) -> CapacitySpec {
     let hosts = kinds
@@ -84,13 +92,7 @@ fn served_and_refused(records: &[CapacityRecord]) -> (usize, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adaptive_backs_off_where_fixed_keeps_being_refused() {
-    let bare = [
-        OverCapacity::TooMany,
-        OverCapacity::Unavailable,
-        OverCapacity::TooMany,
-        OverCapacity::Unavailable,
-    ];
-    let site = CapacitySite::start(slow_hosts(bare)).await.expect("site");
+    let site = CapacitySite::start(slow_hosts(BARE)).await.expect("site");
     let fixed = served_and_refused(&crawl(&site, "fixed", 20).await);
     let adaptive = served_and_refused(&crawl(&site, "adaptive", 20).await);
     // Seen: fixed (40 served, 228 refused), adaptive (25, 16). Fixed takes what the hosts give
@@ -154,13 +156,7 @@ async fn block_stops_asking_a_host_for_its_block_and_no_policy_asks_inside_retry
 /// seconds no host is asked more often than that pace allows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_started_again_on_its_frontier_keeps_the_pace_it_learned() {
-    let bare = [
-        OverCapacity::TooMany,
-        OverCapacity::Unavailable,
-        OverCapacity::TooMany,
-        OverCapacity::Unavailable,
-    ];
-    let site = CapacitySite::start(slow_hosts(bare)).await.expect("site");
+    let site = CapacitySite::start(slow_hosts(BARE)).await.expect("site");
     let dir = tempfile::tempdir().expect("temp dir");
     crawl_in(&site, "adaptive", 20, dir.path()).await;
     let stopped = std::time::Instant::now();

@@ -11,9 +11,10 @@ use squall_bench_schema::Spread;
 use squall_bench_schema::pace::PaceControl;
 use squall_testsite::Site;
 
+use crate::common::binary::site_args;
 use crate::crawl::{Crawl, Frontier};
-use crate::rows::{ADAPTIVE, FIXED, Row, common_settings};
-use crate::site::{plain_args, plain_gaps_under, plain_rate};
+use crate::rows::{ADAPTIVE, FIXED, Row};
+use crate::site::{plain_gaps_under, plain_rate};
 
 /// How long the processes may go on once every URL of the site was asked for.
 const GRACE: Duration = Duration::from_secs(10);
@@ -22,9 +23,8 @@ const GRACE: Duration = Duration::from_secs(10);
 async fn crawl_plain(site: &Site, row: Row, binary: &Path, limit: Duration) -> (Option<f64>, u64) {
     site.clear_requests();
     let frontier = Frontier::fresh(row.frontier, &format!("control-{}", row.name));
-    let mut settings = common_settings(site.host_names().len());
-    settings.extend(row.own_settings());
-    let mut args = plain_args(site);
+    let settings = row.settings(site.host_names().len());
+    let mut args = site_args(site);
     args.push("--until-idle".to_string());
     let mut crawl = Crawl::start(
         binary,

@@ -11,7 +11,7 @@ use squall_bench_schema::pace::PaceRestart;
 use squall_testsite::capacity::{CapacitySpec, FIRST_MINUTE, first_minute, paces_before};
 
 use crate::crawl::{Crawl, Frontier};
-use crate::rows::{Row, common_settings};
+use crate::rows::Row;
 use crate::site::{capacity_args, capacity_site};
 
 /// A pace this much over the floor counts as backed off.
@@ -28,8 +28,7 @@ pub async fn run_restart(
     eprintln!("pace: {name}");
     let site = capacity_site(spec.clone()).await;
     let frontier = Frontier::fresh(row.frontier, name);
-    let mut settings = common_settings(spec.hosts.len());
-    settings.extend(row.own_settings());
+    let settings = row.settings(spec.hosts.len());
     let args = capacity_args(&site);
     let limit = before_kill + FIRST_MINUTE + Duration::from_secs(60);
     let first = Crawl::start(

@@ -68,6 +68,13 @@ impl Row {
         Duration::from_secs_f64(self.fast_floor.unwrap_or(self.delay))
     }
 
+    /// Every setting of a crawl of this row on `hosts` hosts: [`common_settings`], then its own.
+    pub fn settings(&self, hosts: usize) -> Vec<String> {
+        let mut settings = common_settings(hosts);
+        settings.extend(self.own_settings());
+        settings
+    }
+
     /// The settings that make this row (beside [`common_settings`]).
     pub fn own_settings(&self) -> Vec<String> {
         let mut settings = vec![
@@ -139,8 +146,7 @@ pub async fn run_row(row: Row, spec: &CapacitySpec, binary: &Path, budget: Budge
     eprintln!("pace: {}", row.name);
     let site = capacity_site(spec.clone()).await;
     let frontier = Frontier::fresh(row.frontier, row.name);
-    let mut settings = common_settings(spec.hosts.len());
-    settings.extend(row.own_settings());
+    let settings = row.settings(spec.hosts.len());
     let limit = budget.warm_up + budget.window + Duration::from_secs(60);
     let crawl = Crawl::start(
         binary,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use squall_testsite::RequestRecord;
 use squall_testsite::capacity::{CapacitySite, CapacitySpec};
 
-use crate::common::binary::{resolve_args_for, site_args};
+use crate::common::binary::resolve_args_for;
 
 /// Serves `spec` on loopback: every bucket full, no Retry-After window open.
 pub async fn capacity_site(spec: CapacitySpec) -> CapacitySite {
@@ -22,11 +22,6 @@ pub fn capacity_args(site: &CapacitySite) -> Vec<String> {
     let mut args = resolve_args_for(&site.host_names(), site.addr());
     args.extend(site.seeds());
     args
-}
-
-/// The same for the plain site.
-pub fn plain_args(site: &squall_testsite::Site) -> Vec<String> {
-    site_args(site)
 }
 
 /// The plain site's pages per second in `requests` (robots.txt left out): requests after the
