@@ -52,21 +52,25 @@ keyed_settings! {
         /// `fetcher.pace.recovery.step`: the share (0 to 1, both excluded) the delay comes down by
         /// after each healthy answer.
         "fetcher.pace.recovery.step" => recovery_step: f64 = 0.1,
-        /// `fetcher.pace.recovery.margin`: how far above the delay that last drew push-back the
-        /// recovery stops (0.25: 25 % above it, a host's load at about 80 % of what it took; the
-        /// `pace` benchmark's adaptive row at 0.1: 0.91 of its ideal, 1.10 % refused, p95 answer
-        /// time 2.07 times unloaded (median host); at 0.25: 0.93-0.94, 0.34-0.39 %, 1.62-1.65).
-        "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.25,
+        /// `fetcher.pace.recovery.margin`: how far above the delay that last drew push-back or
+        /// slow answers the recovery stops (0.5: half again as long, a host's load at two thirds
+        /// of what drew it). A push-back comes once a host's bucket is empty, from a pace 10 to 50
+        /// % over what it takes: two thirds of that is under it. The `pace` benchmark's adaptive
+        /// row at 0.1: 0.91 of its ideal, 1.10 % refused, p95 answer time 2.07 times unloaded
+        /// (median host); at 0.25: 0.93-0.94, 0.34-0.39 %, 1.62-1.65; at 0.5 (with the evidence
+        /// test of slow answers): 0.89, 0.07 %, 1.01.
+        "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.5,
         /// `fetcher.pace.recovery.probe`: healthy answers kept at that margin before the delay
-        /// comes down one margin further, probing what the host can take; at least 1.
+        /// comes down one recovery step further, probing what the host can take; at least 1.
         "fetcher.pace.recovery.probe" => recovery_probe: u32 = 100,
         /// `fetcher.pace.latency.factor`: the delay is at least this many times the host's recent
         /// answer time (Heritrix's delay factor). 0: off.
         "fetcher.pace.latency.factor" => latency_factor: f64 = 1.0,
-        /// `fetcher.pace.latency.inflation`: answers typically this many times slower than the
-        /// host's usual time (the median of its last answers), and 10 ms slower at least, slow the
-        /// pace down a little (up to twice the configured delay, and only while slowing down
-        /// brings them back). 0: off; else at least 1.
+        /// `fetcher.pace.latency.inflation`: a slow-down of answers by this factor over the host's
+        /// usual time is load: evidence of it (each answer's doublings over the usual time, less
+        /// half this factor's, summed) slows the pace by half, up to eight times the configured
+        /// delay; three such steps in a row take the answers for the host's own. Answers within
+        /// 5 ms of the usual time count as usual. 0: off; else at least 1.
         "fetcher.pace.latency.inflation" => latency_inflation: f64 = 1.5,
         /// `urlfrontier.backoff.status.codes`: the HTTP statuses that are push-back (without
         /// Retry-After) or a hold (with it).

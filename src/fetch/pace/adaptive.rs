@@ -1,8 +1,9 @@
 //! `adaptive`: squall's pace of one queue. The delay doubles (with jitter) while the server
 //! pushes back, once per incident, and comes back down after healthy answers, to a margin above
-//! the interval that drew the push-back, then, after enough calm answers, one margin at a time
-//! below it (probing). Answers slower than the host's usual time step the delay up mildly, a
-//! bounded number of times, and only while slowing down brings them back.
+//! the interval that drew the push-back, then, after enough calm answers, lower by a recovery step
+//! at a time (probing). Answers slower than the host's usual time (see
+//! [`Latency`]) step the delay up by half, up to a bound; three such steps in a row with no calm
+//! stretch between them take the answers for the host's own instead of our load.
 
 use std::time::{Duration, Instant};
 
@@ -11,18 +12,27 @@ use chrono::{DateTime, Utc};
 use super::{Event, LEAST_BACKOFF, Latency, Rules, Signal, grown, scaled};
 use crate::frontier::{LearnedPace, PaceCause};
 
-/// What slow answers multiply the delay by: a mild push-back.
-const SLOW_STEP: f64 = 1.25;
+/// What slow answers multiply the delay by: half a push-back's doubling. Found slow once its
+/// answers are 1.5 to 2 times slower than usual, a host under a load model like the capacity
+/// site's is 90 to 95 % loaded: two thirds of that is back under its knee.
+const SLOW_STEP: f64 = 1.5;
 
 /// Slow answers alone never take the delay past this many times the configured one (a real
-/// push-back may).
-const SLOW_BOUND: f64 = 2.0;
+/// push-back may): enough for a host that takes a fifth of the configured pace.
+const SLOW_BOUND: f64 = 8.0;
 
 /// The bound of slow answers for a queue configured with almost no delay.
 const SLOW_LEAST_BOUND: Duration = Duration::from_secs(1);
 
-/// Healthy answers after a slow-answer step before the answers are judged again.
-const SETTLE: usize = 8;
+/// Slow-answer steps in a row (with no calm stretch at the target between them) after which
+/// answers still slower than usual are taken for the host's own: its usual time is set anew.
+const SLOW_RUN: u32 = 3;
+
+/// Healthy answers after a slow-answer step before slow answers count again.
+const SETTLE: u32 = 8;
+
+/// Calm answers at the target that end a run of slow-answer steps.
+const RUN_ENDS: u32 = 16;
 
 /// A report is worth sharing once the delay moved this share away from the last one reported.
 const REPORT_MOVE: f64 = 0.25;
@@ -38,8 +48,10 @@ pub struct Pace {
     strikes: u32,
     /// The interval that last drew push-back, and when.
     limit: Option<(Duration, Instant)>,
-    /// The slow-answer step being judged, if any.
-    slow: Option<SlowStep>,
+    /// Answers still to come before slow answers count again, after a slow-answer step.
+    settling: u32,
+    /// The run of slow-answer steps going on, if any.
+    slow_run: Option<SlowRun>,
     /// Healthy answers since the delay last changed.
     calm: u32,
     /// When the last incident escalated the pace: fetches started before answer that incident.
@@ -52,15 +64,14 @@ pub struct Pace {
     reported: Reported,
 }
 
-/// A slow-answer step, judged once `SETTLE` answers came after it: when the answers are still
-/// slow, the load was not ours: the host's usual time is set anew and the limit the step set is
-/// dropped.
+/// Slow-answer steps taken in a row: past `SLOW_RUN` of them the answers are the host's own, and
+/// the limit goes back to the one before the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct SlowStep {
-    /// Healthy answers since.
-    answers: usize,
-    /// The limit before the step.
-    limit: Option<(Duration, Instant)>,
+struct SlowRun {
+    /// Steps taken.
+    steps: u32,
+    /// The limit before the run.
+    before: Option<(Duration, Instant)>,
 }
 
 /// The delay, cause, strikes and limit last reported.
@@ -74,7 +85,8 @@ impl Pace {
             cause: PaceCause::Configured,
             strikes: 0,
             limit: None,
-            slow: None,
+            settling: 0,
+            slow_run: None,
             calm: 0,
             escalated_at: None,
             latency: Latency::default(),
@@ -127,7 +139,8 @@ impl Pace {
         );
         self.strikes = self.strikes.saturating_add(1);
         self.limit = Some((drew, event.finished));
-        self.slow = None;
+        self.settling = 0;
+        self.slow_run = None;
         self.escalate(slower, event, rules);
         self.cause = match event.signal {
             Signal::PushBack { cause, .. } => cause,
@@ -135,20 +148,33 @@ impl Pace {
         };
     }
 
-    /// Answers slower than the host's usual time: a mild step, no strike, up to `SLOW_BOUND`
-    /// times the configured delay; the interval that drew them is the limit. Judged after
-    /// `SETTLE` answers.
+    /// Answers slower than the host's usual time: a step of `SLOW_STEP`, no strike, up to
+    /// `SLOW_BOUND` times the configured delay; the interval that drew them is the limit. After
+    /// `SLOW_RUN` steps in a row, the answers are taken for the host's own instead: its usual
+    /// time is set anew and the limit goes back to the one before the run.
     fn slow_answers(&mut self, event: &Event, rules: &Rules<'_>) {
+        self.latency.clear_evidence();
+        let run = self.slow_run.unwrap_or(SlowRun {
+            steps: 0,
+            before: self.limit,
+        });
+        if run.steps >= SLOW_RUN {
+            self.latency.rebase();
+            self.limit = run.before;
+            self.slow_run = None;
+            return;
+        }
         let bound = scaled(rules.configured, SLOW_BOUND).max(SLOW_LEAST_BOUND);
         if self.delay >= bound {
             return;
         }
         let drew = self.interval(rules);
         let slower = scaled(drew.max(LEAST_BACKOFF), SLOW_STEP).min(bound.max(drew));
-        self.slow = Some(SlowStep {
-            answers: 0,
-            limit: self.limit,
+        self.slow_run = Some(SlowRun {
+            steps: run.steps + 1,
+            ..run
         });
+        self.settling = SETTLE;
         self.limit = Some((drew, event.finished));
         self.escalate(slower, event, rules);
         self.cause = PaceCause::SlowAnswers;
@@ -180,7 +206,7 @@ impl Pace {
             self.strikes = 0;
             self.date(event.at);
         }
-        if self.settling_slow_step(rules) {
+        if self.settling_slow_step() {
             return;
         }
         if self.latency.inflated(rules.policy.latency_inflation) {
@@ -190,24 +216,14 @@ impl Pace {
         }
     }
 
-    /// Counts a healthy answer against the slow-answer step being judged: whether the step still
-    /// waits for answers. Judged, a step after which the answers are still slow sets the host's
-    /// usual time anew (the load was not ours) and stops there.
-    fn settling_slow_step(&mut self, rules: &Rules<'_>) -> bool {
-        let Some(step) = &mut self.slow else {
+    /// Counts a healthy answer against the wait after a slow-answer step: whether it still
+    /// waits.
+    fn settling_slow_step(&mut self) -> bool {
+        if self.settling == 0 {
             return false;
-        };
-        step.answers += 1;
-        if step.answers < SETTLE {
-            return true;
         }
-        let before = step.limit;
-        self.slow = None;
-        if self.latency.inflated(rules.policy.latency_inflation) {
-            self.latency.rebase();
-            self.limit = before;
-        }
-        false
+        self.settling -= 1;
+        true
     }
 
     /// The limit forgotten `urlfrontier.backoff.decay.secs` after the push-back that set it.
@@ -229,8 +245,8 @@ impl Pace {
     }
 
     /// One step down toward the target; at the target, calm answers counted until the delay
-    /// probes one margin lower (the limit lowered by a margin, forgotten once that reaches the
-    /// floor).
+    /// probes lower (the limit lowered by a recovery step, forgotten once the target under it is
+    /// the floor). Calm answers at the target end a run of slow-answer steps.
     fn recover(&mut self, event: &Event, rules: &Rules<'_>) {
         let target = self.target(rules);
         if self.delay > target || self.delay < rules.floor {
@@ -242,19 +258,22 @@ impl Pace {
             return;
         }
         self.calm = self.calm.saturating_add(1);
+        if self.calm >= RUN_ENDS {
+            self.slow_run = None;
+        }
         if self.calm >= rules.policy.recovery_probe {
             self.calm = 0;
             self.probe_lower(rules);
         }
     }
 
-    /// Lowers the limit by one margin; forgets it once the target under it is the floor.
+    /// Lowers the limit by one recovery step; forgets it once the target under it is the floor.
     fn probe_lower(&mut self, rules: &Rules<'_>) {
         let Some((limit, since)) = self.limit else {
             return;
         };
         let margin = rules.policy.recovery_margin;
-        let lower = scaled(limit, 1.0 - margin);
+        let lower = scaled(limit, 1.0 - rules.policy.recovery_step);
         self.limit = (scaled(lower, 1.0 + margin) > rules.floor).then_some((lower, since));
     }
 
@@ -357,7 +376,8 @@ impl Pace {
         self.strikes = if fresh { learned.strikes } else { 0 };
         let since = now.checked_sub(age).unwrap_or(now);
         self.limit = learned.limit.filter(|_| fresh).map(|limit| (limit, since));
-        self.slow = None;
+        self.settling = 0;
+        self.slow_run = None;
         self.calm = 0;
         self.escalated_at = None;
         self.at = Some(at);

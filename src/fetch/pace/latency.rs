@@ -1,10 +1,20 @@
 //! A host's answer times: their recent level (an EWMA, what the interval keeps up with), the
-//! median of the last few (what load shows in: one slow answer among quick ones does not move it)
-//! and the host's usual time, its baseline: the upper quartile of its usual answers, so that the
-//! ordinary spread of a host's answers (large pages beside small ones, cached beside uncached)
-//! does not read as load. Load is answers typically slower than the slow end of the usual ones;
-//! answers given under load do not join the usual ones, unless the host is found to be that slow
-//! now ([`rebase`](Latency::rebase)).
+//! host's usual time (its baseline) and the evidence that its answers run slower than usual.
+//!
+//! The baseline is the geometric mean of the host's usual answers, the quickest and slowest
+//! eighth left out, so that the ordinary spread of its pages (large beside small, cached beside
+//! uncached) is part of what is usual. Load is found by a one-sided CUSUM (Page's cumulative
+//! sum) over how many doublings slower than the baseline each answer is: every answer adds its
+//! excess over an allowance (half the slow-down that counts, `fetcher.pace.latency.inflation`,
+//! plus the baseline's own standard error, so that a baseline from few answers does not read
+//! noise as load), the sum never goes below zero, and load shows once it reaches [`EVIDENCE`].
+//! Spread averages out; a steady slow-down of 1.5 times shows within about fifteen answers, a
+//! doubling within five; one very slow answer adds at most [`MOST_EXCESS`].
+//!
+//! Answers given while the evidence is above zero wait before they join the usual ones: they
+//! join once it is back at zero (they were spread, not load), and are dropped when it leads to a
+//! step (they were load), so that answers given under load do not make the host's usual time,
+//! unless the host is found to be that slow now ([`rebase`](Latency::rebase)).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,16 +25,30 @@ const ALPHA: f64 = 0.2;
 /// Usual answers the baseline is taken from.
 const WINDOW: usize = 64;
 
-/// Usual answers needed before the baseline is trusted (and after it is set anew): half the
-/// window, so that a few answers at either end of a host's spread do not make its usual time.
-const TRUSTED: usize = WINDOW / 2;
+/// Usual answers needed before the baseline is trusted and the evidence counts. Twenty keep the
+/// baseline of a host whose pages spread fourfold within a seventh of a doubling.
+const TRUSTED: usize = 20;
 
-/// The last answers whose median is the recent typical time: load shows once four in a row are
-/// slow.
-const RECENT: usize = 7;
+/// Answers held back from the usual ones while the evidence is above zero, at most: past it they
+/// join (the host is that slow now).
+const PENDING: usize = WINDOW / 2;
+
+/// The last answers a baseline set anew starts from.
+const RECENT: usize = 12;
+
+/// The evidence (in doublings of answer time summed over answers) at which answers count as
+/// slower than usual. With a host whose pages spread fourfold, it takes thousands of answers
+/// without load to reach it by chance (the pace benchmark's site, replayed in the pace's tests).
+pub const EVIDENCE: f64 = 3.5;
+
+/// The most one answer adds to the evidence, in doublings: one very slow answer is not load.
+pub const MOST_EXCESS: f64 = 1.0;
+
+/// The least one answer takes from the evidence, in doublings.
+const MOST_CREDIT: f64 = 2.0;
 
 /// The slack under which slower answers are noise (loopback, the scheduler), whatever the ratio.
-const SLACK: Duration = Duration::from_millis(10);
+const SLACK: Duration = Duration::from_millis(5);
 
 /// A host's answer times, as its queue has seen them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -35,11 +59,18 @@ pub struct Latency {
     recent: VecDeque<Duration>,
     /// The last `WINDOW` usual answer times, oldest first.
     usual: VecDeque<Duration>,
+    /// The evidence of answers slower than usual (the CUSUM), in doublings.
+    evidence: f64,
+    /// Answers given since the evidence was last zero: they join the usual ones once it is zero
+    /// again, and are dropped if it leads to a step.
+    pending: Vec<Duration>,
 }
 
 impl Latency {
-    /// Counts an answer that took `took`; it joins the usual answers unless it is over
-    /// `inflation` times the baseline (0: every answer joins).
+    /// Counts an answer that took `took`, `inflation` being the slow-down that counts (0: off).
+    /// Once the baseline is trusted, the answer adds to the evidence its excess over the
+    /// allowance; it joins the usual answers with those before it once the evidence is zero (or
+    /// `PENDING` answers wait).
     pub fn record(&mut self, took: Duration, inflation: f64) {
         let seconds = took.as_secs_f64();
         self.ewma = Some(match self.ewma {
@@ -47,12 +78,16 @@ impl Latency {
             None => seconds,
         });
         push_bounded(&mut self.recent, took, RECENT);
-        let usual = match self.baseline() {
-            Some(baseline) => inflation <= 0.0 || !over(took, baseline, inflation),
-            None => true,
-        };
-        if usual {
-            push_bounded(&mut self.usual, took, WINDOW);
+        if let (Some(usual), true) = (self.usual_spread(), inflation > 0.0) {
+            let allowance = inflation.log2() / 2.0 + usual.error;
+            let excess = doublings(took, usual.baseline) - allowance;
+            self.evidence = (self.evidence + excess).max(0.0);
+        }
+        self.pending.push(took);
+        if self.evidence == 0.0 || self.pending.len() >= PENDING {
+            for took in self.pending.drain(..) {
+                push_bounded(&mut self.usual, took, WINDOW);
+            }
         }
     }
 
@@ -62,25 +97,27 @@ impl Latency {
             .map(|seconds| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX))
     }
 
-    /// The host's usual answer time: the upper quartile of its usual answers, once there are
-    /// enough of them (`TRUSTED`).
+    /// The host's usual answer time: the geometric mean of its usual answers (the quickest and
+    /// slowest eighth left out), once there are `TRUSTED` of them.
     pub fn baseline(&self) -> Option<Duration> {
-        (self.usual.len() >= TRUSTED).then(|| quantile(&self.usual, 0.75))
+        self.usual_spread().map(|usual| usual.baseline)
     }
 
-    /// The median of the last few answers (`RECENT`), once there are that many.
-    pub fn typical(&self) -> Option<Duration> {
-        (self.recent.len() == RECENT).then(|| quantile(&self.recent, 0.5))
+    /// The baseline and how far off it may be, once there are `TRUSTED` usual answers.
+    fn usual_spread(&self) -> Option<Usual> {
+        (self.usual.len() >= TRUSTED).then(|| Usual::of(&self.usual))
     }
 
-    /// Whether the last few answers are typically over `inflation` times the baseline, and more
-    /// than 10 ms (`SLACK`) over it. Never with `inflation` 0 (off), nor before the baseline is
-    /// trusted.
+    /// Whether the evidence of answers slower than usual reached [`EVIDENCE`]. Never with
+    /// `inflation` 0 (off), nor before the baseline is trusted.
     pub fn inflated(&self, inflation: f64) -> bool {
-        let (Some(typical), Some(baseline)) = (self.typical(), self.baseline()) else {
-            return false;
-        };
-        inflation > 0.0 && over(typical, baseline, inflation)
+        inflation > 0.0 && self.evidence >= EVIDENCE
+    }
+
+    /// Starts gathering evidence afresh: what was gathered led to a step.
+    pub fn clear_evidence(&mut self) {
+        self.evidence = 0.0;
+        self.pending.clear();
     }
 
     /// Takes the last few answers as the host's usual time from now on: the host is that slow
@@ -88,12 +125,46 @@ impl Latency {
     /// the next answers.
     pub fn rebase(&mut self) {
         self.usual = self.recent.clone();
+        self.clear_evidence();
     }
 }
 
-/// Whether `took` is over `inflation` times `baseline`, and more than `SLACK` over it.
-fn over(took: Duration, baseline: Duration, inflation: f64) -> bool {
-    took.as_secs_f64() > inflation * baseline.as_secs_f64() && took.saturating_sub(baseline) > SLACK
+/// The host's usual answer time, from its usual answers without the quickest and slowest eighth:
+/// their geometric mean, and its standard error in doublings (how far off so few answers may put
+/// it).
+#[derive(Debug, Clone, Copy)]
+struct Usual {
+    baseline: Duration,
+    error: f64,
+}
+
+impl Usual {
+    fn of(times: &VecDeque<Duration>) -> Usual {
+        let mut logs: Vec<f64> = times
+            .iter()
+            .map(|t| t.as_secs_f64().max(1e-6).log2())
+            .collect();
+        logs.sort_by(f64::total_cmp);
+        let cut = logs.len().div_ceil(8).min(logs.len().saturating_sub(1) / 2);
+        let kept = &logs[cut..logs.len() - cut];
+        let n = kept.len().max(1) as f64;
+        let mean = kept.iter().sum::<f64>() / n;
+        let variance = kept.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / n;
+        Usual {
+            baseline: Duration::try_from_secs_f64(mean.exp2()).unwrap_or(Duration::MAX),
+            error: (variance / n).sqrt(),
+        }
+    }
+}
+
+/// How many doublings slower than `baseline` the answer `took` is (negative: quicker), within
+/// `[-MOST_CREDIT, MOST_EXCESS]`; 0 within `SLACK` of the baseline either way.
+fn doublings(took: Duration, baseline: Duration) -> f64 {
+    if took.abs_diff(baseline) <= SLACK {
+        return 0.0;
+    }
+    let ratio = took.as_secs_f64().max(1e-6) / baseline.as_secs_f64().max(1e-6);
+    ratio.log2().clamp(-MOST_CREDIT, MOST_EXCESS)
 }
 
 /// `times` with `took` added last, its oldest dropped beyond `bound`.
@@ -102,14 +173,4 @@ fn push_bounded(times: &mut VecDeque<Duration>, took: Duration, bound: usize) {
         times.pop_front();
     }
     times.push_back(took);
-}
-
-/// The `q` quantile of `times` (0.5: the median, the upper one of an even count); zero for none.
-fn quantile(times: &VecDeque<Duration>, q: f64) -> Duration {
-    let mut times: Vec<Duration> = times.iter().copied().collect();
-    if times.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((times.len() as f64 * q) as usize).min(times.len() - 1);
-    *times.select_nth_unstable(rank).1
 }

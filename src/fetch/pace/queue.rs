@@ -15,7 +15,7 @@ pub enum QueuePace {
     /// `fixed`: the configured delay, whatever the server answers.
     Fixed,
     /// `adaptive`: squall's pace.
-    Adaptive(Pace),
+    Adaptive(Box<Pace>),
     /// `block`: StormCrawler's blocks.
     Block(Block),
 }
@@ -25,7 +25,7 @@ impl QueuePace {
     pub fn new(kind: PaceKind, rules: &Rules<'_>) -> QueuePace {
         match kind {
             PaceKind::Fixed => QueuePace::Fixed,
-            PaceKind::Adaptive => QueuePace::Adaptive(Pace::new(rules)),
+            PaceKind::Adaptive => QueuePace::Adaptive(Box::new(Pace::new(rules))),
             PaceKind::Block => QueuePace::Block(Block::default()),
         }
     }

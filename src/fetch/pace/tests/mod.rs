@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::fetch::FetcherSettings;
 
+mod against_site;
 mod blocks;
 mod learning;
 use crate::fetch::queues::queue_delay;
@@ -299,18 +300,18 @@ fn slow_answers_step_once_per_window_above_the_slack_and_the_factor_raises_the_i
     }
     assert_eq!(
         pace.delay(),
-        secs(1.25),
+        secs(1.5),
         "one step for fetches in flight together"
     );
     assert_eq!((pace.cause(), pace.strikes()), (PaceCause::SlowAnswers, 0));
 
     let mut pace = Pace::new(&rules);
     feed(&mut pace, &line, &rules, healthy(2), 0.0, 40);
-    feed(&mut pace, &line, &rules, healthy(8), 40.0, 40);
+    feed(&mut pace, &line, &rules, healthy(6), 40.0, 40);
     assert_eq!(
         pace.delay(),
         secs(1.0),
-        "4 times slower, but within the 10 ms slack"
+        "3 times slower, but within the 5 ms slack"
     );
 
     let mut slow_host = exact();
@@ -468,7 +469,7 @@ fn the_book_keeps_learned_paces_of_forgotten_queues_within_its_bound() {
     let rules = Rules::new(&settings, secs(1.0), false);
     let line = Timeline::new();
     let mut book = PaceBook::with_capacity(3);
-    let adaptive = QueuePace::Adaptive(Pace::new(&rules));
+    let adaptive = QueuePace::Adaptive(Box::new(Pace::new(&rules)));
     book.keep("settled.test".into(), adaptive, &rules);
     assert!(book.is_empty(), "nothing learned, nothing kept");
     for n in 0..5 {
@@ -479,7 +480,11 @@ fn the_book_keeps_learned_paces_of_forgotten_queues_within_its_bound() {
             line.start,
             line.wall_at(10.0),
         );
-        book.keep(format!("host{n}.test"), QueuePace::Adaptive(pace), &rules);
+        book.keep(
+            format!("host{n}.test"),
+            QueuePace::Adaptive(Box::new(pace)),
+            &rules,
+        );
     }
     assert_eq!(book.len(), 3);
     assert!(book.take("host0.test").is_none(), "the oldest went first");
