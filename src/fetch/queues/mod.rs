@@ -182,7 +182,10 @@ impl HostQueues {
         }
         // What the frontier remembers of the queue's last fetch and hold (before a restart, or
         // by another process): the queue's delay runs from then.
-        if let Some(start) = remembered_start(&self.settings, queue.crawl_delay, &tuple.hints) {
+        let delay = queue
+            .pace
+            .interval(&queue_rules(settings, queue.crawl_delay));
+        if let Some(start) = remembered_start(settings, delay, &tuple.hints) {
             queue.next_allowed = queue.next_allowed.max(start);
         }
         queue.items.push_back(tuple);
@@ -408,15 +411,15 @@ pub(super) fn fail_fenced(key: &str, tuple: Tuple, moment: &str) {
 }
 
 /// The earliest a queue may fetch by what the frontier remembers of it (`hints`): the end of its
-/// last fetch plus its delay, or the server's Retry-After hold, whichever is later; `None` when
-/// both have passed. A wait is never longer than the delay or `fetcher.max.retry.after`, so that a
-/// clock far ahead on another machine cannot stop a queue.
+/// last fetch plus `delay` (the interval its pace keeps: the configured delay under `fixed`), or
+/// the server's Retry-After hold, whichever is later; `None` when both have passed. A wait is
+/// never longer than the delay or `fetcher.max.retry.after`, so that a clock far ahead on another
+/// machine cannot stop a queue.
 fn remembered_start(
     settings: &FetcherSettings,
-    crawl_delay: Option<Duration>,
+    delay: Duration,
     hints: &crate::frontier::QueueHints,
 ) -> Option<Instant> {
-    let delay = queue_delay(settings, crawl_delay);
     let after_last = hints
         .last_fetch
         .and_then(|ended| ended.checked_add_signed(chrono::TimeDelta::from_std(delay).ok()?));

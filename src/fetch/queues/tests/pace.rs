@@ -201,3 +201,40 @@ fn a_pace_the_frontier_carries_is_adopted_and_one_kept_for_a_forgotten_queue() {
         .expect("back");
     assert_eq!(back, backed_off, "its pace taken back from the book");
 }
+
+#[test]
+fn a_remembered_last_fetch_holds_a_queue_for_its_paces_interval_not_the_configured_delay() {
+    // An opted-in floor of 0.25 s, reached: a URL the frontier hands out with its queue's last
+    // fetch 0.3 s ago may go now (held for the configured 1 s, every URL a host got from the
+    // embedded frontier waited out a second from its last fetch).
+    let mut settings = under(PaceKind::Adaptive);
+    settings.pace.floor = Some(Duration::from_millis(250));
+    let (mut queues, acks, _acked) = holding(settings, &[]);
+    let mut carried = tuple("a", "/1", &acks);
+    carried.hints.pace = Some(LearnedPace {
+        delay: Duration::from_millis(250),
+        cause: PaceCause::Faster,
+        strikes: 0,
+        limit: None,
+        at: Utc::now(),
+    });
+    carried.hints.last_fetch = Some(Utc::now() - chrono::TimeDelta::milliseconds(300));
+    queues.enqueue(carried);
+    let ready = queues.take_ready(Instant::now(), 1);
+    assert_eq!(
+        ready.fetches.len(),
+        1,
+        "due at once: {:?}",
+        queues.queues.get("a").map(|q| q.next_allowed)
+    );
+
+    // Under fixed, the configured second still runs from the last fetch.
+    let (mut queues, acks, _acked) = holding(under(PaceKind::Fixed), &[]);
+    let mut carried = tuple("a", "/1", &acks);
+    carried.hints.last_fetch = Some(Utc::now() - chrono::TimeDelta::milliseconds(300));
+    queues.enqueue(carried);
+    assert!(
+        queues.take_ready(Instant::now(), 1).fetches.is_empty(),
+        "held to the second"
+    );
+}
