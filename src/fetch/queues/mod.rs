@@ -172,19 +172,17 @@ impl HostQueues {
             queue.crawl_delay = Some(queue.crawl_delay.map_or(delay, |d| d.max(delay)));
         }
         // A pace another process (or this one, before a restart) learned for this queue.
+        let rules = queue_rules(settings, queue.crawl_delay);
         if let Some(learned) = tuple.hints.pace
             && !matches!(queue.pace, QueuePace::Fixed)
         {
-            let rules = queue_rules(settings, queue.crawl_delay);
             let blocked = blocked_instant(settings, &tuple.hints).map(Instant::into_std);
             let now = (Instant::now().into_std(), chrono::Utc::now());
             queue.pace.adopt(learned, blocked, &rules, now);
         }
         // What the frontier remembers of the queue's last fetch and hold (before a restart, or
         // by another process): the queue's delay runs from then.
-        let delay = queue
-            .pace
-            .interval(&queue_rules(settings, queue.crawl_delay));
+        let delay = queue.pace.interval(&rules);
         if let Some(start) = remembered_start(settings, delay, &tuple.hints) {
             queue.next_allowed = queue.next_allowed.max(start);
         }
