@@ -12,7 +12,8 @@
 //! - useful pages/s (GET answers 200) against `Σ min(capacity, 1 / floor)`, the bar being 0.85;
 //! - the window's requests refused (429 or 503), the bar 1 %;
 //! - requests inside a Retry-After window (0) and same-host gaps under the floor (0);
-//! - per host, the p95 of answer times over their unloaded times (≤ 1.5), the largest and median;
+//! - the p95 over every answer of the window of its time over its page's unloaded time (≤ 1.5),
+//!   and per host: the largest and median host's p95 and the hosts over 1.5;
 //! - the crawler's CPU per useful page, and the engine's for the queue frontier rows.
 //!
 //! The rows: `fixed` (today's default, 1 s), `fixed-tuned` (5 s, the slowest host's pace),

@@ -211,14 +211,19 @@ pub async fn run_row(row: Row, spec: &CapacitySpec, binary: &Path, budget: Budge
         inside_retry_after: f.inside_retry_after as u64,
         gaps_under_floor: f.gaps_under_floor as u64,
         smallest_gap_seconds: f.smallest_gap.map(|g| g.as_secs_f64()),
+        p95_over_unloaded: verdict.p95_every_answer,
         p95_over_unloaded_max: verdict.p95_over_unloaded_max(),
         p95_over_unloaded_median: verdict.p95_over_unloaded_median(),
+        hosts_p95_over_bar: Some(verdict.hosts_p95_over(P95_BAR) as u64),
         crawler_cpu_ms_per_page: per_page(1000.0 * (after.1 - before.1)),
         engine_cpu_ms_per_page: engine_ms,
         note: None,
         slowest_hosts: slowest_hosts(&verdict, spec),
     }
 }
+
+/// The bar on the p95 answer time over unloaded: hosts over it are counted.
+const P95_BAR: f64 = 1.5;
 
 /// How many hosts [`slowest_hosts`] names.
 const SLOWEST: usize = 5;

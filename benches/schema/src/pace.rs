@@ -67,10 +67,14 @@ pub struct PaceRow {
     pub gaps_under_floor: u64,
     /// The smallest same-host gap, seconds.
     pub smallest_gap_seconds: Option<f64>,
-    /// The largest and the median over hosts of p95 answer time / unloaded (the bar: 1.5).
+    /// The p95 over every answer of the window of answer time / unloaded (the bar: 1.5).
+    pub p95_over_unloaded: Option<f64>,
+    /// The largest and the median over hosts of their p95 answer time / unloaded.
     pub p95_over_unloaded_max: Option<f64>,
     /// See `p95_over_unloaded_max`.
     pub p95_over_unloaded_median: Option<f64>,
+    /// Hosts whose p95 answer time / unloaded is over 1.5.
+    pub hosts_p95_over_bar: Option<u64>,
     /// The crawl processes' CPU milliseconds per useful page in the window.
     pub crawler_cpu_ms_per_page: Option<f64>,
     /// The engine's CPU milliseconds per useful page in the window (queue frontier rows).

@@ -108,6 +108,10 @@ pub struct CapacityVerdict {
     pub figures: Figures,
     /// Per host, in the spec's order.
     pub hosts: Vec<HostRow>,
+    /// The 95th percentile (nearest rank), over every host's answers 200 in the window, of what
+    /// the host's load multiplied each page's unloaded time by: the site's p95 answer time over
+    /// unloaded.
+    pub p95_every_answer: Option<f64>,
 }
 
 impl CapacityVerdict {
@@ -130,6 +134,11 @@ impl CapacityVerdict {
             n if n % 2 == 1 => Some(ratios[middle]),
             _ => Some((ratios[middle - 1] + ratios[middle]) / 2.0),
         }
+    }
+
+    /// How many hosts' `p95 / unloaded` is over `bar`.
+    pub fn hosts_p95_over(&self, bar: f64) -> usize {
+        self.p95_ratios().iter().filter(|&&p95| p95 > bar).count()
     }
 
     fn p95_ratios(&self) -> Vec<f64> {
@@ -166,6 +175,7 @@ pub fn judge(
         .collect();
     let length = window.1.saturating_duration_since(window.0);
     let figures: Figures = hosts.iter().map(|h| &h.figures).sum();
+    let every_answer: Vec<&CapacityRecord> = by_host.values().flatten().copied().collect();
     CapacityVerdict {
         window: length,
         useful_per_s: ratio(figures.useful as f64, length.as_secs_f64()),
@@ -173,6 +183,7 @@ pub fn judge(
         ideal_one_at_a_time_per_s: ideal(spec, floor, true),
         figures,
         hosts,
+        p95_every_answer: p95(&every_answer, window),
     }
 }
 

@@ -520,6 +520,9 @@ fn the_judge_finds_retry_after_breaches_short_gaps_and_slow_answers() {
     );
     assert!(close(verdict.p95_over_unloaded_max(), 2.0));
     assert!(close(verdict.p95_over_unloaded_median(), 1.6));
+    // Every answer: 1, 1, 1, 1.2, 2; the 95th percentile by nearest rank is the fifth.
+    assert!(close(verdict.p95_every_answer, 2.0));
+    assert_eq!(verdict.hosts_p95_over(1.5), 1);
 }
 
 #[test]
@@ -540,6 +543,8 @@ fn the_judge_of_an_empty_log_says_nothing_happened() {
     );
     assert_eq!(verdict.figures.smallest_gap, None);
     assert_eq!(verdict.p95_over_unloaded_median(), None);
+    assert_eq!(verdict.p95_every_answer, None);
+    assert_eq!(verdict.hosts_p95_over(1.5), 0);
 }
 
 #[test]
