@@ -125,6 +125,8 @@ impl Pace {
 
     /// A push-back (or a Retry-After): one step slower than the interval in force (which the
     /// answer time may have set above the delay), once per incident; that interval is the limit.
+    /// The answers held back while evidence of slow answers built were given under that load:
+    /// they never join the host's usual ones.
     fn push_back(&mut self, event: &Event, rules: &Rules<'_>, rng: &mut fastrand::Rng) {
         if self.answers_earlier_incident(event) {
             return;
@@ -139,6 +141,7 @@ impl Pace {
         );
         self.strikes = self.strikes.saturating_add(1);
         self.limit = Some((drew, event.finished));
+        self.latency.clear_evidence();
         self.settling = 0;
         self.slow_run = None;
         self.escalate(slower, event, rules);

@@ -176,6 +176,28 @@ fn a_push_back_while_answer_times_set_the_interval_lengthens_that_interval() {
 }
 
 #[test]
+fn a_push_back_is_the_one_step_for_the_slow_answers_that_came_before_it() {
+    let settings = exact();
+    let (rules, line, mut pace) = used_to_20ms(&settings);
+    // Three answers ten times slower than usual: evidence, not yet a step.
+    let delays = answer_times(&mut pace, &line, &rules, 40.0, &millis([200; 3]));
+    assert_eq!(delays, [secs(1.0); 3]);
+    feed(&mut pace, &line, &rules, TOO_MANY, 43.0, 1);
+    assert_eq!(pace.delay(), secs(2.0));
+    // Three more of that load, in flight when the push-back came, then usual answers.
+    let mut rng = fastrand::Rng::with_seed(3);
+    for n in 0..3 {
+        let event = line.event(healthy(200), 42.9, 43.2 + f64::from(n) * 0.1);
+        pace.observe(&event, &rules, &mut rng);
+    }
+    let delays = answer_times(&mut pace, &line, &rules, 44.0, &millis([20; 5]));
+    assert!(
+        delays.iter().all(|d| *d <= secs(2.0)),
+        "the load before the push-back stepped the pace again: {delays:?}"
+    );
+}
+
+#[test]
 fn a_healthy_answer_of_the_incident_in_flight_leaves_the_strikes() {
     let settings = exact();
     let (rules, line, mut pace) = one_second(&settings);
