@@ -63,7 +63,9 @@ fn about(p: &Pace) -> String {
          1 / floor); refused ≤ {} %; no request inside a Retry-After window; no same-host gap \
          under the floor; p95 answer time ≤ {AIM_P95} × unloaded, over every answer of the window \
          (each answer's time over its page's unloaded time; each host's own p95 is shown beside \
-         it).\n\n",
+         it). One fetch at a time per host, the floor a gap from the end of one answer to the \
+         next request, reaches Σ min(capacity, 1 / (floor + unloaded time)) at most: its ratio \
+         is shown beside the bar's.\n\n",
         about.join("; "),
         setting(100.0 * AIM_REFUSED)
     )
@@ -87,6 +89,7 @@ fn rows_table(rows: &[PaceRow]) -> String {
             "useful pages/s",
             "ideal",
             "÷ ideal",
+            "÷ one fetch at a time",
             "refused",
             "inside Retry-After",
             "gaps under floor (smallest s)",
@@ -135,6 +138,10 @@ fn row_cells(r: &PaceRow) -> Vec<String> {
             ratio(Some(r.ratio_to_ideal)),
             |v| v >= AIM_RATIO,
             "below 0.85",
+        ),
+        ratio(
+            (r.ideal_one_at_a_time_per_second > 0.0)
+                .then(|| r.useful_per_second / r.ideal_one_at_a_time_per_second),
         ),
         against(
             Some(r.refused_share),
