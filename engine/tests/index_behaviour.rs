@@ -342,3 +342,42 @@ async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
     }
     support::delete_index(&client, &index).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
+    let client = support::client().await;
+    let index = support::status_index(&client, "hybrid-refill", 2).await;
+    let store = support::store(&client, &index);
+    let writes: Vec<StatusWrite> = (0..15)
+        .map(|p| {
+            let mut write = discovered(&format!("http://one.test/{p:02}"), "one.test");
+            write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - p));
+            write
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let mut spout = support::spout(Kind::Hybrid, &client, support::spout_settings(&index));
+    let urls = |batch: Vec<squall::frontier::DueUrl>| -> Vec<String> {
+        batch.iter().map(|d| d.url.url.to_string()).collect()
+    };
+    let first = urls(
+        spout
+            .next_batch(&BusyUrls::none())
+            .await
+            .expect("aggregation"),
+    );
+    let five = |from: usize| -> Vec<String> {
+        (from..from + 5)
+            .map(|p| format!("http://one.test/{p:02}"))
+            .collect()
+    };
+    assert_eq!(first, five(0));
+    // All five started (in the topology, none waiting for the fetcher), their writes not made:
+    // the host gets its next five now, as StormCrawler's spout refills a key whose buffer queue
+    // emptied (before, it waited for all five to be written and acked).
+    let busy = BusyUrls::in_topology_of(first);
+    let next = urls(spout.next_batch(&busy).await.expect("per-key query"));
+    assert_eq!(next, five(5));
+    support::delete_index(&client, &index).await;
+}

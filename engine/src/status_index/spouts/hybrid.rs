@@ -1,5 +1,8 @@
 //! The hybrid spout: an aggregation learns which keys have due URLs, then light per-key queries with
-//! `search_after` refill a key as soon as everything it returned has been processed.
+//! `search_after` refill a key as soon as the fetcher has started every URL of it that waited (as
+//! StormCrawler's refills a key when its buffer queue empties). When no key needs a refill, or every
+//! known key is exhausted, or the aggregation is older than `spout.reset.fetchdate.after`, the
+//! aggregation runs again: the spout never does less than the aggregation spout it extends.
 
 use std::time::{Duration, Instant};
 
@@ -18,8 +21,6 @@ struct KnownKey {
     key: String,
     /// Sort values of the last URL returned for the key.
     search_after: Option<Value>,
-    /// URLs returned for the key and possibly still in the topology.
-    outstanding: Vec<String>,
     /// The last per-key query found nothing more.
     exhausted: bool,
 }
@@ -91,15 +92,9 @@ impl HybridSpout {
             .map(|(key, after)| KnownKey {
                 key: key.clone(),
                 search_after: after.clone(),
-                outstanding: Vec::new(),
                 exhausted: false,
             })
             .collect();
-        for due in &batch {
-            if let Some(known) = self.keys.iter_mut().find(|k| k.key == due.key) {
-                known.outstanding.push(due.url.url.to_string());
-            }
-        }
         Ok(batch)
     }
 }
@@ -114,21 +109,14 @@ impl Spout for HybridSpout {
         let stale = self
             .last_aggregation
             .is_none_or(|at| at.elapsed() >= self.aggregation_every);
-        if stale || self.keys.iter().all(|k| k.exhausted) {
+        // Keys none of whose URLs waits for the fetcher any more get their next URLs.
+        let ready: Vec<usize> = (0..self.keys.len())
+            .filter(|&i| !self.keys[i].exhausted && busy.waiting_in(&self.keys[i].key) == 0)
+            .collect();
+        if stale || ready.is_empty() {
             return self.aggregate(busy).await;
         }
-        // Keys whose URLs have all gone through the topology get their next URLs.
         let date = self.date.current();
-        let mut ready = Vec::new();
-        for (i, known) in self.keys.iter_mut().enumerate() {
-            known.outstanding.retain(|url| busy.in_topology(url));
-            if known.outstanding.is_empty() && !known.exhausted {
-                ready.push(i);
-            }
-        }
-        if ready.is_empty() {
-            return Ok(Vec::new());
-        }
         let index = self.query.settings.index.clone();
         let preference = self.query.preference().await?;
         let mut lines = Vec::with_capacity(ready.len() * 2);
@@ -156,12 +144,11 @@ impl Spout for HybridSpout {
                 continue;
             }
             known.search_after = hits.last().map(|h| json!(h.sort));
-            for hit in &hits {
-                if let Some(due) = self.query.due_url(hit, Some(&known.key), busy) {
-                    known.outstanding.push(due.url.url.to_string());
-                    batch.push(due);
-                }
-            }
+            let key = known.key.clone();
+            batch.extend(
+                hits.iter()
+                    .filter_map(|hit| self.query.due_url(hit, Some(&key), busy)),
+            );
         }
         metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
         Ok(batch)
