@@ -50,16 +50,17 @@ keyed_settings! {
         /// queue off under `adaptive` (`block` follows `urlfrontier.backoff.on.exceptions`).
         "fetcher.pace.backoff.on.failures" => backoff_on_failures: bool = true,
         /// `fetcher.pace.recovery.step`: the share (0 to 1, both excluded) the delay comes down by
-        /// after each healthy answer.
+        /// after every second healthy answer.
         "fetcher.pace.recovery.step" => recovery_step: f64 = 0.1,
         /// `fetcher.pace.recovery.margin`: how far above the delay that last drew push-back or
-        /// slow answers the recovery stops (0.5: half again as long, a host's load at two thirds
-        /// of what drew it). A push-back comes once a host's bucket is empty, from a pace 10 to 50
-        /// % over what it takes: two thirds of that is under it. The `pace` benchmark's adaptive
-        /// row at 0.1: 0.91 of its ideal, 1.10 % refused, p95 answer time 2.07 times unloaded
-        /// (median host); at 0.25: 0.93-0.94, 0.34-0.39 %, 1.62-1.65; at 0.5 (with the evidence
-        /// test of slow answers): 0.89, 0.07 %, 1.01.
-        "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.5,
+        /// slow answers the recovery stops (0.4: a host's load at 70 % of what drew it). A
+        /// push-back comes once a host's bucket is empty, from a pace 10 to 50 % over what it
+        /// takes: 70 % of that is about what it takes, and slow answers then step it back. The
+        /// `pace` benchmark's adaptive row at 0.1: 0.91 of its ideal, 1.10 % refused, p95 answer
+        /// time 2.07 times unloaded (median host); at 0.25: 0.93-0.94, 0.34-0.39 %, 1.62-1.65; at
+        /// 0.5 (with the evidence test of slow answers): 0.89, 0.07 %, 1.01; 0.4 with a step down
+        /// every second answer: see `DESCENT` in `fetch/pace/adaptive.rs`.
+        "fetcher.pace.recovery.margin" => recovery_margin: f64 = 0.4,
         /// `fetcher.pace.recovery.probe`: healthy answers kept at that margin before the delay
         /// comes down one recovery step further, probing what the host can take; at least 1.
         "fetcher.pace.recovery.probe" => recovery_probe: u32 = 100,

@@ -179,12 +179,13 @@ fn recovery_stops_a_margin_above_the_limit_then_probes_and_forgets_it() {
         answers += 1;
         feed(&mut pace, &line, &rules, healthy(5), f64::from(answers), 1);
     }
-    assert_eq!(answers, 6, "2 s back to 1.1 s at 10 % an answer");
+    assert_eq!(answers, 12, "2 s back to 1.1 s at 10 % every second answer");
     assert_eq!(pace.cause(), PaceCause::Recovering);
     let probe = settings.pace.recovery_probe;
     feed(&mut pace, &line, &rules, healthy(5), 100.0, probe - 1);
     assert_eq!(pace.delay(), secs(1.1), "held at the margin");
-    feed(&mut pace, &line, &rules, healthy(5), 300.0, 2);
+    // The probe, then two answers for the step down.
+    feed(&mut pace, &line, &rules, healthy(5), 300.0, 3);
     assert_eq!(pace.limit(), None, "the margin dropped");
     assert_eq!(pace.delay(), secs(1.0), "probing down to the floor");
     assert_eq!(pace.cause(), PaceCause::Configured);
@@ -511,7 +512,9 @@ fn every_back_off_step_is_reported_and_no_move_under_a_quarter() {
         pace.observe(&line.event(healthy(5), at, at + 0.1), &rules, &mut rng);
         if let Some(report) = pace.report() {
             let moved = report.delay.abs_diff(last) >= last.mul_f64(0.25);
-            assert!(moved || report.strikes == 0 && i == 0, "{i}: {report:?}");
+            // The first healthy answer ends the strikes; the second is the first step down, which
+            // changes the cause.
+            assert!(moved || report.strikes == 0 && i <= 1, "{i}: {report:?}");
             last = report.delay;
         }
     }
