@@ -313,12 +313,15 @@ async fn the_diversified_sampler_keeps_every_host_and_caps_urls_per_host() {
     support::delete_index(&client, &index).await;
 }
 
-#[tokio::test]
-async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
-    let client = support::client().await;
-    let index = support::status_index(&client, "past-busy", 2).await;
-    let store = support::store(&client, &index);
-    // One host, 15 due URLs in date order.
+/// The URLs `http://one.test/NN` for `pages`.
+fn one_host_urls(pages: std::ops::Range<i64>) -> Vec<String> {
+    pages.map(|p| format!("http://one.test/{p:02}")).collect()
+}
+
+/// A new status index named after `name` holding one host's 15 due URLs, in date order.
+async fn one_host_of_15_due_urls(client: &squall_engine::client::EsClient, name: &str) -> String {
+    let index = support::status_index(client, name, 2).await;
+    let store = support::store(client, &index);
     let writes: Vec<StatusWrite> = (0..15)
         .map(|p| {
             let mut write = discovered(&format!("http://one.test/{p:02}"), "one.test");
@@ -328,17 +331,23 @@ async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
         .collect();
     assert!(store.store(writes).await.iter().all(Result::is_ok));
     store.flush().await.expect("refresh");
+    index
+}
+
+#[tokio::test]
+async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
+    let client = support::client().await;
+    let index = one_host_of_15_due_urls(&client, "past-busy").await;
     // The first five are being fetched: a query must bring the next five (before, the aggregation
     // and collapsing spouts returned the same five, which the runner drops, until a refresh).
-    let in_topology: Vec<String> = (0..5).map(|p| format!("http://one.test/{p:02}")).collect();
+    let in_topology = one_host_urls(0..5);
     for kind in [Kind::Aggregation, Kind::Collapsing] {
         let mut spout = support::spout(kind, &client, support::spout_settings(&index));
         assert!(spout.reads_past_busy(), "{kind:?}");
         let busy = BusyUrls::in_topology_of(in_topology.clone());
         let batch = spout.next_batch(&busy).await.expect("query");
         let urls: Vec<String> = batch.iter().map(|d| d.url.url.to_string()).collect();
-        let expected: Vec<String> = (5..10).map(|p| format!("http://one.test/{p:02}")).collect();
-        assert_eq!(urls, expected, "{kind:?}");
+        assert_eq!(urls, one_host_urls(5..10), "{kind:?}");
     }
     support::delete_index(&client, &index).await;
 }
@@ -346,17 +355,7 @@ async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     let client = support::client().await;
-    let index = support::status_index(&client, "hybrid-refill", 2).await;
-    let store = support::store(&client, &index);
-    let writes: Vec<StatusWrite> = (0..15)
-        .map(|p| {
-            let mut write = discovered(&format!("http://one.test/{p:02}"), "one.test");
-            write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - p));
-            write
-        })
-        .collect();
-    assert!(store.store(writes).await.iter().all(Result::is_ok));
-    store.flush().await.expect("refresh");
+    let index = one_host_of_15_due_urls(&client, "hybrid-refill").await;
     let mut spout = support::spout(Kind::Hybrid, &client, support::spout_settings(&index));
     let urls = |batch: Vec<squall::frontier::DueUrl>| -> Vec<String> {
         batch.iter().map(|d| d.url.url.to_string()).collect()
@@ -367,17 +366,12 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
             .await
             .expect("aggregation"),
     );
-    let five = |from: usize| -> Vec<String> {
-        (from..from + 5)
-            .map(|p| format!("http://one.test/{p:02}"))
-            .collect()
-    };
-    assert_eq!(first, five(0));
+    assert_eq!(first, one_host_urls(0..5));
     // All five started (in the topology, none waiting for the fetcher), their writes not made:
     // the host gets its next five now, as StormCrawler's spout refills a key whose buffer queue
     // emptied (before, it waited for all five to be written and acked).
     let busy = BusyUrls::in_topology_of(first);
     let next = urls(spout.next_batch(&busy).await.expect("per-key query"));
-    assert_eq!(next, five(5));
+    assert_eq!(next, one_host_urls(5..10));
     support::delete_index(&client, &index).await;
 }
