@@ -441,7 +441,10 @@ fn the_pace_keys_are_read_with_stormcrawlers_meaning_and_checked_by_name() {
         "-1: no cap, as in StormCrawler"
     );
     let defaults = named("").expect("defaults");
-    assert_eq!(defaults.fetcher.pace.policy, crate::fetch::PaceKind::Fixed);
+    assert_eq!(
+        defaults.fetcher.pace.policy,
+        crate::fetch::PaceKind::Adaptive
+    );
     assert_eq!(defaults.fetcher.pace_floor(), defaults.fetcher.server_delay);
     for bad in [
         "fetcher.pace.policy: faster",

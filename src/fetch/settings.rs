@@ -16,10 +16,11 @@ use serde::{Deserialize, Serialize};
 pub enum PaceKind {
     /// The configured delay (with robots.txt's Crawl-delay and Retry-After holds), whatever the
     /// server answers.
-    #[default]
     Fixed,
-    /// squall's: the delay grows when the server pushes back (429 or 503 without Retry-After,
-    /// refusals, timeouts, slower answers) and comes back down after healthy answers.
+    /// squall's, the default: the delay grows when the server pushes back (429 or 503 without
+    /// Retry-After, refusals, timeouts, slower answers) and comes back down after healthy answers,
+    /// never under `fetcher.pace.floor`.
+    #[default]
     Adaptive,
     /// StormCrawler's URLFrontier back-off: each push-back blocks the queue, 60 s the first time,
     /// doubled per new incident, up to a day (the `urlfrontier.backoff.*` keys).
@@ -32,10 +33,10 @@ keyed_settings! {
     /// they have there. A section of [`FetcherSettings`], read under its full key names.
     #[derive(Debug, Clone, PartialEq)]
     pub section struct PacePolicy {
-        /// `fetcher.pace.policy`: `fixed` (the configured delay), `adaptive` (backs off on
-        /// push-back and recovers after healthy answers) or `block` (StormCrawler's URLFrontier
-        /// back-off curve).
-        "fetcher.pace.policy" => policy: PaceKind = PaceKind::Fixed,
+        /// `fetcher.pace.policy`: `adaptive` (the default: backs off on push-back and recovers
+        /// after healthy answers), `fixed` (the configured delay whatever the server answers) or
+        /// `block` (StormCrawler's URLFrontier back-off curve).
+        "fetcher.pace.policy" => policy: PaceKind = PaceKind::Adaptive,
         /// `fetcher.pace.floor`: seconds; the shortest delay `adaptive` may reach on a healthy
         /// host, at most `fetcher.server.delay`. -1: `fetcher.server.delay` (or
         /// `fetcher.server.min.delay` with several fetches a queue): never faster than configured.
