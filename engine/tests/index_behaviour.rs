@@ -375,3 +375,52 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     assert_eq!(next, one_host_urls(5..10));
     support::delete_index(&client, &index).await;
 }
+
+#[tokio::test]
+async fn a_host_whose_waiting_urls_fill_its_share_leaves_its_place_to_another() {
+    let client = support::client().await;
+    let index = support::status_index(&client, "full-host", 2).await;
+    let store = support::store(&client, &index);
+    // full.test's URLs are due first, room.test's after them; one host per query.
+    let writes: Vec<StatusWrite> = ["full", "room"]
+        .iter()
+        .enumerate()
+        .flat_map(|(h, host)| {
+            (0..6).map(move |p| {
+                let mut write =
+                    discovered(&format!("http://{host}.test/{p}"), &format!("{host}.test"));
+                write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - 10 * h as i64 - p));
+                write
+            })
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let settings = StatusSpoutConfig {
+        max_buckets: 1,
+        max_urls_per_bucket: 2,
+        ..support::spout_settings(&index)
+    };
+    // (The collapsing spout pages through the hosts, which a shrinking list would skip.)
+    for kind in [Kind::Aggregation, Kind::Hybrid] {
+        let mut spout = support::spout(kind, &client, settings.clone());
+        let first = spout.next_batch(&BusyUrls::none()).await.expect("query");
+        let first: Vec<String> = first.iter().map(|d| d.url.url.to_string()).collect();
+        assert_eq!(
+            first,
+            ["http://full.test/0", "http://full.test/1"],
+            "{kind:?}"
+        );
+        // Both wait for the fetcher: full.test can take no more, so the one place goes to
+        // room.test (before, full.test's next URLs took it and were dropped: an empty answer).
+        let busy = BusyUrls::waiting_of(first.iter().map(|u| (u.clone(), "full.test".to_string())));
+        let next = spout.next_batch(&busy).await.expect("query");
+        let next: Vec<String> = next.iter().map(|d| d.url.url.to_string()).collect();
+        assert_eq!(
+            next,
+            ["http://room.test/0", "http://room.test/1"],
+            "{kind:?}"
+        );
+    }
+    support::delete_index(&client, &index).await;
+}

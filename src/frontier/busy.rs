@@ -29,6 +29,18 @@ impl BusyUrls {
         busy
     }
 
+    /// URLs in the topology and waiting for the fetcher (buffered or queued, not started), each
+    /// with its queue's key, for spouts used outside a runner, e.g. in tests.
+    pub fn waiting_of<I: IntoIterator<Item = (String, String)>>(urls: I) -> Self {
+        let busy = BusyUrls::none();
+        for (url, key) in urls {
+            busy.tracked.insert(url.clone());
+            busy.waiting.insert(url);
+            *busy.waiting_per_key.entry(key).or_default() += 1;
+        }
+        busy
+    }
+
     /// An empty set, for spouts used outside a runner.
     pub fn none() -> Self {
         BusyUrls {

@@ -40,7 +40,7 @@ impl AggregationSpout {
     }
 
     /// The query for due URLs up to `date`, less the URLs that were in the topology at the last
-    /// [`next_batch`](Spout::next_batch).
+    /// [`next_batch`](Spout::next_batch) and the queues whose waiting URLs filled their share then.
     pub fn request_body(&self, date: DateTime<Utc>) -> Value {
         let settings = &self.query.settings;
         let field = settings.key_field.query_field();
@@ -73,7 +73,7 @@ impl AggregationSpout {
             "size": 0,
             "explain": false,
             "track_total_hits": false,
-            "query": self.query.due_query(date),
+            "query": self.query.due_query_past_full_queues(date),
             "aggs": aggs,
         })
     }

@@ -144,6 +144,11 @@ pub struct SpoutQuery {
     routes: Option<DocumentRoutes>,
     /// Ids of the documents of the URLs in the topology, left out of the next query.
     skip_ids: Vec<String>,
+    /// The queue of each URL this spout returned that is still in the topology.
+    returned_keys: HashMap<String, String>,
+    /// Queues whose waiting URLs fill their share (`max_urls_per_bucket`), left out of the next
+    /// query: their URLs would be dropped, and would take the places of queues that can take more.
+    full_keys: Vec<String>,
 }
 
 impl SpoutQuery {
@@ -154,6 +159,8 @@ impl SpoutQuery {
             preference: None,
             routes: None,
             skip_ids: Vec::new(),
+            returned_keys: HashMap::new(),
+            full_keys: Vec::new(),
         }
     }
 
@@ -172,6 +179,17 @@ impl SpoutQuery {
             .chain(busy.recently_done())
             .map(|url| document_id(url))
             .collect();
+        self.returned_keys.retain(|url, _| busy.in_topology(url));
+        let share = self.settings.max_urls_per_bucket;
+        let mut full: Vec<String> = self
+            .returned_keys
+            .values()
+            .filter(|key| busy.waiting_in(key) >= share)
+            .cloned()
+            .collect();
+        full.sort_unstable();
+        full.dedup();
+        self.full_keys = full;
     }
 
     /// Whether queue `key` may have one more URL in this answer: its URLs waiting for the fetcher
@@ -193,7 +211,7 @@ impl SpoutQuery {
     /// Adds to `batch` the URLs of `hits` that are not busy and whose queue has room (see
     /// [`has_room`](Self::has_room)); `taken` counts, per queue, the URLs taken from this answer.
     pub(crate) fn take_due(
-        &self,
+        &mut self,
         hits: &[SearchHit],
         bucket_key: Option<&str>,
         busy: &BusyUrls,
@@ -204,6 +222,8 @@ impl SpoutQuery {
             if let Some(due) = self.due_url(hit, bucket_key, busy)
                 && self.has_room(&due.key, taken, busy)
             {
+                let url = due.url.url.as_str().to_string();
+                self.returned_keys.insert(url, due.key.clone());
                 batch.push(due);
             }
         }
@@ -212,9 +232,29 @@ impl SpoutQuery {
     /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
     /// topology.
     pub(crate) fn due_query(&self, date: DateTime<Utc>) -> Value {
+        self.due_query_leaving_out(date, &[])
+    }
+
+    /// [`due_query`](Self::due_query), less the queues whose waiting URLs fill their share too,
+    /// for a query that ranks the queues afresh each time (the aggregation: its places go to
+    /// queues that can take URLs; the collapsing spout's pages would skip queues if the list
+    /// shrank under them).
+    pub(crate) fn due_query_past_full_queues(&self, date: DateTime<Utc>) -> Value {
+        self.due_query_leaving_out(date, &self.full_keys)
+    }
+
+    fn due_query_leaving_out(&self, date: DateTime<Utc>, keys: &[String]) -> Value {
         let mut query = json!({ "bool": { "filter": self.due_filters(date) } });
+        let mut must_not = Vec::new();
         if !self.skip_ids.is_empty() {
-            query["bool"]["must_not"] = json!([{ "ids": { "values": self.skip_ids } }]);
+            must_not.push(json!({ "ids": { "values": self.skip_ids } }));
+        }
+        if !keys.is_empty() {
+            let field = self.settings.key_field.query_field();
+            must_not.push(json!({ "terms": { field: keys } }));
+        }
+        if !must_not.is_empty() {
+            query["bool"]["must_not"] = json!(must_not);
         }
         query
     }
