@@ -1,6 +1,6 @@
 //! What the status-index spouts share: settings, the query date, shard selection, reading hits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -144,6 +144,8 @@ pub struct SpoutQuery {
     routes: Option<DocumentRoutes>,
     /// Ids of the documents of the URLs in the topology, left out of the next query.
     skip_ids: Vec<String>,
+    /// The same, less those of the full queues (for a query that leaves those out by key).
+    skip_ids_past_full: Vec<String>,
     /// The queue of each URL this spout returned that is still in the topology.
     returned_keys: HashMap<String, String>,
     /// Queues whose waiting URLs fill their share (`max_urls_per_bucket`), left out of the next
@@ -159,6 +161,7 @@ impl SpoutQuery {
             preference: None,
             routes: None,
             skip_ids: Vec::new(),
+            skip_ids_past_full: Vec::new(),
             returned_keys: HashMap::new(),
             full_keys: Vec::new(),
         }
@@ -173,22 +176,30 @@ impl SpoutQuery {
     /// Leaves the URLs in the topology, and those done too recently for the index to show it, out of
     /// the next queries, so that a host's next due URLs come back rather than those already taken.
     pub(crate) fn skip_busy(&mut self, busy: &BusyUrls) {
-        let in_topology = busy.in_topology_urls();
-        self.skip_ids = in_topology
-            .iter()
-            .chain(busy.recently_done())
-            .map(|url| document_id(url))
-            .collect();
-        self.returned_keys.retain(|url, _| busy.in_topology(url));
+        let done: HashSet<&str> = busy.recently_done().iter().map(String::as_str).collect();
+        self.returned_keys
+            .retain(|url, _| busy.in_topology(url) || done.contains(url.as_str()));
         let share = self.settings.max_urls_per_bucket;
-        let mut full: Vec<String> = self
+        let full: HashSet<&String> = self
             .returned_keys
             .values()
             .filter(|key| busy.waiting_in(key) >= share)
-            .cloned()
             .collect();
+        let in_topology = busy.in_topology_urls();
+        let busy_urls = || in_topology.iter().chain(busy.recently_done());
+        self.skip_ids = busy_urls().map(|url| document_id(url)).collect();
+        // A full queue's URLs are left out by its key already.
+        self.skip_ids_past_full = busy_urls()
+            .filter(|url| {
+                !self
+                    .returned_keys
+                    .get(*url)
+                    .is_some_and(|k| full.contains(k))
+            })
+            .map(|url| document_id(url))
+            .collect();
+        let mut full: Vec<String> = full.into_iter().cloned().collect();
         full.sort_unstable();
-        full.dedup();
         self.full_keys = full;
     }
 
@@ -232,7 +243,7 @@ impl SpoutQuery {
     /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
     /// topology.
     pub(crate) fn due_query(&self, date: DateTime<Utc>) -> Value {
-        self.due_query_leaving_out(date, &[])
+        self.due_query_leaving_out(date, &self.skip_ids, &[])
     }
 
     /// [`due_query`](Self::due_query), less the queues whose waiting URLs fill their share too,
@@ -240,14 +251,14 @@ impl SpoutQuery {
     /// queues that can take URLs; the collapsing spout's pages would skip queues if the list
     /// shrank under them).
     pub(crate) fn due_query_past_full_queues(&self, date: DateTime<Utc>) -> Value {
-        self.due_query_leaving_out(date, &self.full_keys)
+        self.due_query_leaving_out(date, &self.skip_ids_past_full, &self.full_keys)
     }
 
-    fn due_query_leaving_out(&self, date: DateTime<Utc>, keys: &[String]) -> Value {
+    fn due_query_leaving_out(&self, date: DateTime<Utc>, ids: &[String], keys: &[String]) -> Value {
         let mut query = json!({ "bool": { "filter": self.due_filters(date) } });
         let mut must_not = Vec::new();
-        if !self.skip_ids.is_empty() {
-            must_not.push(json!({ "ids": { "values": self.skip_ids } }));
+        if !ids.is_empty() {
+            must_not.push(json!({ "ids": { "values": ids } }));
         }
         if !keys.is_empty() {
             let field = self.settings.key_field.query_field();
