@@ -313,6 +313,11 @@ async fn the_diversified_sampler_keeps_every_host_and_caps_urls_per_host() {
     support::delete_index(&client, &index).await;
 }
 
+/// The URLs of `batch`, in order.
+fn urls_of(batch: &[squall::frontier::DueUrl]) -> Vec<String> {
+    batch.iter().map(|d| d.url.url.to_string()).collect()
+}
+
 /// The URLs `http://one.test/NN` for `pages`.
 fn one_host_urls(pages: std::ops::Range<i64>) -> Vec<String> {
     pages.map(|p| format!("http://one.test/{p:02}")).collect()
@@ -346,8 +351,7 @@ async fn a_host_busy_in_the_topology_gets_its_next_due_urls() {
         assert!(spout.reads_past_busy(), "{kind:?}");
         let busy = BusyUrls::in_topology_of(in_topology.clone());
         let batch = spout.next_batch(&busy).await.expect("query");
-        let urls: Vec<String> = batch.iter().map(|d| d.url.url.to_string()).collect();
-        assert_eq!(urls, one_host_urls(5..10), "{kind:?}");
+        assert_eq!(urls_of(&batch), one_host_urls(5..10), "{kind:?}");
     }
     support::delete_index(&client, &index).await;
 }
@@ -357,11 +361,8 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     let client = support::client().await;
     let index = one_host_of_15_due_urls(&client, "hybrid-refill").await;
     let mut spout = support::spout(Kind::Hybrid, &client, support::spout_settings(&index));
-    let urls = |batch: Vec<squall::frontier::DueUrl>| -> Vec<String> {
-        batch.iter().map(|d| d.url.url.to_string()).collect()
-    };
-    let first = urls(
-        spout
+    let first = urls_of(
+        &spout
             .next_batch(&BusyUrls::none())
             .await
             .expect("aggregation"),
@@ -371,7 +372,7 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     // the host gets its next five now, as StormCrawler's spout refills a key whose buffer queue
     // emptied (before, it waited for all five to be written and acked).
     let busy = BusyUrls::in_topology_of(first);
-    let next = urls(spout.next_batch(&busy).await.expect("per-key query"));
+    let next = urls_of(&spout.next_batch(&busy).await.expect("per-key query"));
     assert_eq!(next, one_host_urls(5..10));
     support::delete_index(&client, &index).await;
 }
@@ -404,8 +405,7 @@ async fn a_host_whose_waiting_urls_fill_its_share_leaves_its_place_to_another() 
     // (The collapsing spout pages through the hosts, which a shrinking list would skip.)
     for kind in [Kind::Aggregation, Kind::Hybrid] {
         let mut spout = support::spout(kind, &client, settings.clone());
-        let first = spout.next_batch(&BusyUrls::none()).await.expect("query");
-        let first: Vec<String> = first.iter().map(|d| d.url.url.to_string()).collect();
+        let first = urls_of(&spout.next_batch(&BusyUrls::none()).await.expect("query"));
         assert_eq!(
             first,
             ["http://full.test/0", "http://full.test/1"],
@@ -414,8 +414,7 @@ async fn a_host_whose_waiting_urls_fill_its_share_leaves_its_place_to_another() 
         // Both wait for the fetcher: full.test can take no more, so the one place goes to
         // room.test (before, full.test's next URLs took it and were dropped: an empty answer).
         let busy = BusyUrls::waiting_of(first.iter().map(|u| (u.clone(), "full.test".to_string())));
-        let next = spout.next_batch(&busy).await.expect("query");
-        let next: Vec<String> = next.iter().map(|d| d.url.url.to_string()).collect();
+        let next = urls_of(&spout.next_batch(&busy).await.expect("query"));
         assert_eq!(
             next,
             ["http://room.test/0", "http://room.test/1"],

@@ -257,8 +257,9 @@ impl Pace {
     }
 
     /// One step down toward the target every `DESCENT` healthy answers; at the target, calm
-    /// answers counted until the delay probes lower (the limit lowered by a recovery step, forgotten once the target under it is
-    /// the floor). Calm answers at the target end a run of slow-answer steps.
+    /// answers counted until the delay probes lower (the limit lowered by a recovery step,
+    /// forgotten once the target under it is the floor). Calm answers at the target end a run of
+    /// slow-answer steps.
     fn recover(&mut self, event: &Event, rules: &Rules<'_>) {
         let target = self.target(rules);
         if self.delay > target || self.delay < rules.floor {

@@ -142,10 +142,9 @@ pub struct SpoutQuery {
     preference: Option<Option<String>>,
     /// Where the routing of each returned URL's document is recorded, for the writer.
     routes: Option<DocumentRoutes>,
-    /// Ids of the documents of the URLs in the topology, left out of the next query.
-    skip_ids: Vec<String>,
-    /// The same, less those of the full queues (for a query that leaves those out by key).
-    skip_ids_past_full: Vec<String>,
+    /// Ids of the documents of the URLs in the topology, left out of the next query, each with
+    /// whether its queue is one of `full_keys` (a query leaving those out by key needs not name it).
+    skip_ids: Vec<(String, bool)>,
     /// The queue of each URL this spout returned that is still in the topology.
     returned_keys: HashMap<String, String>,
     /// Queues whose waiting URLs fill their share (`max_urls_per_bucket`), left out of the next
@@ -161,7 +160,6 @@ impl SpoutQuery {
             preference: None,
             routes: None,
             skip_ids: Vec::new(),
-            skip_ids_past_full: Vec::new(),
             returned_keys: HashMap::new(),
             full_keys: Vec::new(),
         }
@@ -186,17 +184,16 @@ impl SpoutQuery {
             .filter(|key| busy.waiting_in(key) >= share)
             .collect();
         let in_topology = busy.in_topology_urls();
-        let busy_urls = || in_topology.iter().chain(busy.recently_done());
-        self.skip_ids = busy_urls().map(|url| document_id(url)).collect();
-        // A full queue's URLs are left out by its key already.
-        self.skip_ids_past_full = busy_urls()
-            .filter(|url| {
-                !self
+        self.skip_ids = in_topology
+            .iter()
+            .chain(busy.recently_done())
+            .map(|url| {
+                let of_full = self
                     .returned_keys
-                    .get(*url)
-                    .is_some_and(|k| full.contains(k))
+                    .get(url)
+                    .is_some_and(|k| full.contains(k));
+                (document_id(url), of_full)
             })
-            .map(|url| document_id(url))
             .collect();
         let mut full: Vec<String> = full.into_iter().cloned().collect();
         full.sort_unstable();
@@ -243,7 +240,7 @@ impl SpoutQuery {
     /// The query for URLs due by `date`: [`due_filters`](Self::due_filters), less the URLs in the
     /// topology.
     pub(crate) fn due_query(&self, date: DateTime<Utc>) -> Value {
-        self.due_query_leaving_out(date, &self.skip_ids, &[])
+        self.due_query_leaving_out(date, false)
     }
 
     /// [`due_query`](Self::due_query), less the queues whose waiting URLs fill their share too,
@@ -251,18 +248,25 @@ impl SpoutQuery {
     /// queues that can take URLs; the collapsing spout's pages would skip queues if the list
     /// shrank under them).
     pub(crate) fn due_query_past_full_queues(&self, date: DateTime<Utc>) -> Value {
-        self.due_query_leaving_out(date, &self.skip_ids_past_full, &self.full_keys)
+        self.due_query_leaving_out(date, true)
     }
 
-    fn due_query_leaving_out(&self, date: DateTime<Utc>, ids: &[String], keys: &[String]) -> Value {
+    fn due_query_leaving_out(&self, date: DateTime<Utc>, full_queues: bool) -> Value {
         let mut query = json!({ "bool": { "filter": self.due_filters(date) } });
         let mut must_not = Vec::new();
+        // A full queue's URLs are left out by its key already.
+        let ids: Vec<&String> = self
+            .skip_ids
+            .iter()
+            .filter(|(_, of_full)| !(full_queues && *of_full))
+            .map(|(id, _)| id)
+            .collect();
         if !ids.is_empty() {
             must_not.push(json!({ "ids": { "values": ids } }));
         }
-        if !keys.is_empty() {
+        if full_queues && !self.full_keys.is_empty() {
             let field = self.settings.key_field.query_field();
-            must_not.push(json!({ "terms": { field: keys } }));
+            must_not.push(json!({ "terms": { field: self.full_keys } }));
         }
         if !must_not.is_empty() {
             query["bool"]["must_not"] = json!(must_not);
