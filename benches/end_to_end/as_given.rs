@@ -12,7 +12,7 @@ use squall_bench_schema::end_to_end::{GivenRun, Requests};
 use squall_engine::client::Method;
 use squall_testsite::Site;
 
-use crate::common::binary::{queue_frontier_args, resolve_args, set_args, site_args};
+use crate::common::binary::{resolve_args, set_args, site_args};
 use crate::common::engine_stats::EngineStats;
 use crate::common::process::{cpu_seconds, peak_rss_bytes};
 use crate::common::{crawl_binary, engine_client, engine_url, fresh_temp_dir, spawn_logged};
@@ -76,17 +76,23 @@ fn frontier_args(setup: Setup, dir: &Path, id: &str) -> Vec<String> {
     let url = engine_url();
     let mut args = match setup {
         Setup::FilesAggregation => vec!["--flux-filter".into(), "dev.properties".into()],
-        Setup::FilesQueue => {
-            let mut args = vec!["--flux-filter".to_string(), "dev.properties".to_string()];
-            args.extend(queue_frontier_args(
-                &url,
-                &format!("bench-asgiven-urls-{id}"),
-                &format!("bench-asgiven-queues-{id}"),
-                (10, 0),
-                &format!("asgiven-{id}"),
-            ));
-            args
-        }
+        // The urls index takes squall's own shard count, as a user's would.
+        Setup::FilesQueue => [
+            "--flux-filter",
+            "dev.properties",
+            "--spout",
+            "queue",
+            "--es-index",
+            &format!("bench-asgiven-urls-{id}"),
+            "--es-queues-index",
+            &format!("bench-asgiven-queues-{id}"),
+            "--es-replicas",
+            "0",
+            "--instance-id",
+            &format!("asgiven-{id}"),
+        ]
+        .map(str::to_string)
+        .to_vec(),
         Setup::DefaultEmbedded => vec![
             "--frontier-path".into(),
             dir.join("frontier").display().to_string(),

@@ -16,6 +16,7 @@ use squall_engine::migrate::{
     MAX_BATCH_SIZE, MigrationOptions, MigrationProgress, MigrationReport, MigrationStage,
     migrate_with_progress,
 };
+use squall_engine::status_index::schema::URLS_INDEX_SHARDS;
 
 /// Migrate a status index into the urls and queues indices of squall's queue frontier.
 ///
@@ -70,7 +71,7 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
     /// Primary shards of the urls index, when it is created.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = URLS_INDEX_SHARDS, value_parser = clap::value_parser!(u32).range(1..))]
     urls_shards: u32,
     /// Primary shards of the queues index, when it is created.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]

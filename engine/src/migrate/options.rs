@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use squall::model::PartitionMode;
 
 use super::MigrateError;
+use crate::status_index::schema::URLS_INDEX_SHARDS;
 
 /// The largest batch: the engines' default `index.max_result_window`.
 pub const MAX_BATCH_SIZE: usize = 10_000;
@@ -67,7 +68,7 @@ impl MigrationOptions {
             bulk_concurrency: 4,
             bulk_bytes: 8 << 20,
             dry_run: false,
-            urls_shards: 10,
+            urls_shards: URLS_INDEX_SHARDS,
             queues_shards: 1,
             replicas: 1,
             checkpoint: Self::default_checkpoint(urls),

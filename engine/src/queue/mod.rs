@@ -99,9 +99,11 @@
 //!
 //! Indices this crawler creates (an existing index keeps its own settings, which are read back):
 //!
-//! - **urls index**: `es.status.index.shards` primaries (10 by default; no routing, so every shard
-//!   holds about as many URLs, and a read of one queue is a term query each shard answers from
-//!   its own postings), sorted on disk by `nextFetchDate` then `url` (reads stop at their page),
+//! - **urls index**: `es.status.index.shards` primaries (2 by default, where a status index has
+//!   StormCrawler's 10: every shard takes part in each read and each refresh, which at 10 shards
+//!   cost the engine about twice as much per crawled page; no routing, so every shard holds about
+//!   as many URLs, and a read of one queue is a term query each shard answers from its own
+//!   postings), sorted on disk by `nextFetchDate` then `url` (reads stop at their page),
 //!   and a **1 s refresh**.
 //! - **queues index**: 1 primary (one small document per host: 200,000 hosts are a few tens of
 //!   MB) and a 1 s refresh.

@@ -10,6 +10,7 @@ use super::cluster_keys::{ClusterSettings, connect, invalid, seconds};
 use super::query_keys::QuerySettings;
 use crate::client::ConnectionConfig;
 use crate::client::UpdateMode;
+use crate::status_index::schema::{STATUS_INDEX_SHARDS, URLS_INDEX_SHARDS};
 use crate::status_index::spouts::{STATUS_INDEX_SPOUTS, StatusIndexSpout, status_index_spout};
 
 /// The prefixes the keys are read under: StormCrawler's Elasticsearch module writes `es.`, its
@@ -40,8 +41,10 @@ squall::keyed_settings! {
         }
         /// `es.status.index.name`: the status index (the urls index with the queue spout).
         "status.index.name" => index: String = "status".to_string(),
-        /// `es.status.index.shards`: primary shards of an index this crawler creates.
-        "status.index.shards" => shards: u32 = 10,
+        /// `es.status.index.shards`: primary shards of an index this crawler creates (-1:
+        /// [`STATUS_INDEX_SHARDS`] for a status index, [`URLS_INDEX_SHARDS`] for a urls index).
+        "status.index.shards" with "squall::settings::units::negative_is_none" =>
+            shards: Option<u32> = None,
         /// `es.status.index.replicas`: replicas of an index this crawler creates.
         "status.index.replicas" => replicas: u32 = 1,
         /// `es.status.bucket.field`: the field holding the partition key.
@@ -195,7 +198,8 @@ pub struct IndexFrontierConfig {
     pub query: QuerySettings,
     /// `es.status.index.name`: the status index (the urls index with the queue spout).
     pub index: String,
-    /// `es.status.index.shards`: primary shards of an index this crawler creates.
+    /// `es.status.index.shards`: primary shards of an index this crawler creates (by default
+    /// [`STATUS_INDEX_SHARDS`], or [`URLS_INDEX_SHARDS`] with the queue spout).
     pub shards: u32,
     /// `es.status.index.replicas`: replicas of an index this crawler creates.
     pub replicas: u32,
@@ -239,7 +243,7 @@ impl IndexFrontierConfig {
             lease_ttl: seconds("es.queues.lease.ttl", keys.lease_ttl, 1.0)?,
             max_hold: seconds("es.queues.max.hold", keys.max_hold, 0.001)?,
             index: keys.index,
-            shards: keys.shards,
+            shards: shards(keys.shards, keys.spout)?,
             replicas: keys.replicas,
             spout: keys.spout,
             queues_index: keys.queues_index,
@@ -280,6 +284,19 @@ impl IndexFrontierSettings {
                  the partition key in one field, which the spouts group by"
             ),
         ))
+    }
+}
+
+/// `es.status.index.shards`, or the default of the index `spout` reads; at least one.
+fn shards(set: Option<u32>, spout: SpoutKind) -> Result<u32, ConfigError> {
+    match set {
+        Some(0) => Err(invalid(
+            "es.status.index.shards",
+            "an index needs at least one shard".to_string(),
+        )),
+        Some(shards) => Ok(shards),
+        None if spout == SpoutKind::Queue => Ok(URLS_INDEX_SHARDS),
+        None => Ok(STATUS_INDEX_SHARDS),
     }
 }
 
@@ -324,6 +341,18 @@ mod tests {
         assert_eq!(config.spout, SpoutKind::AGGREGATION);
         assert_eq!(config.instance, (0, 1));
         assert_eq!(config.lease_ttl, Duration::from_secs(60));
+        assert_eq!(config.shards, STATUS_INDEX_SHARDS);
+    }
+
+    #[test]
+    fn a_urls_index_takes_fewer_shards_than_a_status_index_unless_told() {
+        assert_eq!(STATUS_INDEX_SHARDS, 10, "StormCrawler's index script");
+        assert_eq!(read(&["es.status.spout=queue"]).expect("queue").shards, 2);
+        let told = read(&["es.status.spout=queue", "es.status.index.shards=10"]).expect("10");
+        assert_eq!(told.shards, 10);
+        let unset = read(&["es.status.spout=collapsing", "es.status.index.shards=-1"]);
+        assert_eq!(unset.expect("-1").shards, STATUS_INDEX_SHARDS);
+        refused_naming(&["es.status.index.shards=0"], "es.status.index.shards");
     }
 
     #[test]

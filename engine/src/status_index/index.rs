@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::client::indices::{IndexState, ensure_index};
 use crate::client::{EsClient, EsError};
-use crate::status_index::schema::{status_index_body, urls_index_body};
+use crate::status_index::schema::{STATUS_INDEX_SHARDS, status_index_body, urls_index_body};
 
 /// How a new status index is created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl Default for StatusIndexConfig {
     fn default() -> Self {
         StatusIndexConfig {
             name: "status".to_string(),
-            shards: 10,
+            shards: STATUS_INDEX_SHARDS,
             replicas: 1,
             refresh_interval: "5s".to_string(),
         }

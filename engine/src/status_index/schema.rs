@@ -109,6 +109,19 @@ pub fn status_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> 
     })
 }
 
+/// Primary shards of a status index this crawler creates when `es.status.index.shards` is not
+/// set: as StormCrawler's index script, one for each of its archetype's ten spout instances, which
+/// each read their own shards.
+pub const STATUS_INDEX_SHARDS: u32 = 10;
+
+/// Primary shards of the queue frontier's urls index when `es.status.index.shards` is not set.
+/// Its reads go by queue, not by spout instance, and every shard takes part in each read and in
+/// each refresh: with the archetype's files at 1 s (53,000 URLs), 10 shards cost the engine
+/// 0.71-1.0 ms a crawled page and 2 shards 0.43-0.51 (docs/design/engine-work.md). Two shards
+/// hold 10 M URLs well within the engine's advice on shard size, and spread the writes over two
+/// nodes of a cluster.
+pub const URLS_INDEX_SHARDS: u32 = 2;
+
 /// The urls index's settings and mapping: the status index's, sorted on disk by due date then URL,
 /// so that a search for the earliest due URLs of some queues (sorted the same way, without a total
 /// hit count) stops as soon as it has its page instead of visiting every due URL of those queues —
