@@ -45,29 +45,21 @@
 //! `aggregation`); both nodes run throughout, and the result gives each version's pages/s and
 //! engine CPU per page and their ratios (see `end_to_end/second.rs`).
 //!
-//! **As a user starts them** (`as-given`, issue 43). Crawls run to the end of a site of 1,000
-//! hosts × 50 pages at a 1 s delay (politeness-bound) and at 0.1 s (CPU-bound): StormCrawler
-//! 3.4.0's archetype files as published (`tests/fixtures/stormcrawler/archetype-3.4`: its
-//! `OS_IndexInit.sh`, seeds injected by `injection.flux`, the crawl by `crawler.flux` with the
-//! aggregation spout, or with `--spout queue`), and squall with no configuration on each frontier.
-//! The site's request log judges them: pages/s between its 10th and 90th percentile of requests,
-//! the whole site's time, the smallest gap between two requests to one host, URLs requested twice;
-//! with the crawler's CPU and the engine's per page and the peak RSS (see `end_to_end/as_given.rs`).
+//! Crawls as a user starts them, run to the end of their site, are the as-given benchmark's
+//! (`benches/as_given.rs`).
 //!
 //! The queue frontier lives in the engine at `SQUALL_BENCH_ES` (fresh urls and queues indices per
 //! run, deleted after). The crawl binary is not built by `cargo bench`: build it first (`cargo build
 //! --release --example crawl`; scripts/bench does), or name one with `SQUALL_BENCH_CRAWL_BIN`.
 //! Settings (env, `SQUALL_BENCH_` prefix): `RUNS`, `E2E_HOSTS`, `E2E_PAGES`, `E2E_WARMUP`,
 //! `E2E_WINDOW` (quick: 100 hosts, 10 pages, 3 s and 5 s, one run), `E2E_BACKGROUND` (0 leaves the
-//! `-among` crawls out), the `E2E_ASGIVEN*` keys of [`as_given_runs`]; for development, `E2E_ONLY`
-//! (some of `fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,`
-//! `aggregation-among,as-given`) and
+//! `-among` crawls out); for development, `E2E_ONLY` (some of
+//! `fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,`
+//! `aggregation-among`) and
 //! `KEEP_LOGS=1` (keep each crawl's output). Prints JSON.
 
 mod common;
 
-#[path = "end_to_end/as_given.rs"]
-mod as_given;
 #[path = "end_to_end/crawl.rs"]
 mod crawl;
 #[path = "end_to_end/metrics.rs"]
@@ -86,9 +78,7 @@ use common::frontier_data::{
 };
 use common::{Spread, engine_client, engine_url, env_or, print_result, quick, start_closed_site};
 use crawl::{Budget, FrontierChoice, Place};
-use squall_bench_schema::end_to_end::{
-    AsGiven, Background, CrawlRun, EndToEnd, Frontier, GivenRun, Row,
-};
+use squall_bench_schema::end_to_end::{Background, CrawlRun, EndToEnd, Frontier};
 use squall_engine::client::indices::shard_count;
 
 /// The per-host delay, seconds.
@@ -178,95 +168,6 @@ async fn prepare_background() -> Option<(Targets, Background)> {
         load_seconds: (!kept).then(|| started.elapsed().as_secs_f64()),
     };
     Some((targets, about))
-}
-
-/// The crawls as a user starts them (`as_given`): each setup at each delay, run to the end of a
-/// site of `E2E_ASGIVEN_HOSTS` hosts (1,000; quick 50) × `E2E_ASGIVEN_PAGES` pages (50; quick 10),
-/// `runs` times in mirrored order; `E2E_ASGIVEN` chooses the setups (all five; quick
-/// `files-aggregation,default-queue`), `E2E_ASGIVEN_DELAYS` the delays (`1,0.1`; quick `0.1`),
-/// `E2E_ASGIVEN_LIMIT` the seconds a crawl may take (900; quick 120).
-async fn as_given_runs(runs: usize, order: &mut usize) -> AsGiven {
-    let hosts: usize = env_or("E2E_ASGIVEN_HOSTS", if quick() { 50 } else { 1_000 });
-    let pages: usize = env_or("E2E_ASGIVEN_PAGES", if quick() { 10 } else { 50 });
-    let limit = Duration::from_secs_f64(env_or(
-        "E2E_ASGIVEN_LIMIT",
-        if quick() { 120.0 } else { 900.0 },
-    ));
-    // (quick: a smoke test of both kinds of setup, at the faster delay)
-    let all = if quick() {
-        "files-aggregation,default-queue"
-    } else {
-        "files-aggregation,files-queue,default-embedded,default-queue,default-aggregation"
-    };
-    let setups: Vec<as_given::Setup> = env_or("E2E_ASGIVEN", all.to_string())
-        .split(',')
-        .filter_map(|name| as_given::Setup::named(name.trim()))
-        .collect();
-    let delays: Vec<f64> = env_or(
-        "E2E_ASGIVEN_DELAYS",
-        if quick() { "0.1" } else { "1,0.1" }.to_string(),
-    )
-    .split(',')
-    .filter_map(|d| d.trim().parse().ok())
-    .collect();
-    let site = start_closed_site(hosts, pages).await;
-    let site_urls = site_urls(&site).len();
-    eprintln!("as given: {hosts} hosts × {pages} pages, {site_urls} reachable URLs");
-    let mut results: Vec<GivenRun> = Vec::new();
-    for run in 0..runs {
-        let mut steps: Vec<(as_given::Setup, f64)> = delays
-            .iter()
-            .flat_map(|d| setups.iter().map(move |s| (*s, *d)))
-            .collect();
-        if run % 2 == 1 {
-            steps.reverse();
-        }
-        for (setup, delay) in steps {
-            *order += 1;
-            results.push(as_given::run(&site, setup, delay, limit, *order).await);
-        }
-    }
-    site.shutdown().await;
-    let mut rows = Vec::new();
-    for delay in &delays {
-        for setup in &setups {
-            let mine: Vec<&GivenRun> = results
-                .iter()
-                .filter(|r| r.setup == setup.name() && r.delay_seconds == *delay)
-                .collect();
-            let spread = |f: &dyn Fn(&GivenRun) -> Option<f64>| {
-                let values: Vec<f64> = mine.iter().filter_map(|r| f(r)).collect();
-                (!values.is_empty()).then(|| Spread::of(&values))
-            };
-            rows.push(Row {
-                setup: setup.name().to_string(),
-                delay_seconds: *delay,
-                politeness_pages_per_second: hosts as f64 / delay,
-                steady_pages_per_second: spread(&|r| Some(r.requests.steady_pages_per_second)),
-                whole_site_seconds: spread(&|r| r.whole_site_seconds),
-                whole_site_done: mine
-                    .iter()
-                    .filter(|r| r.whole_site_seconds.is_some())
-                    .count() as u64,
-                crawler_cpu_ms_per_page: spread(&|r| Some(r.crawler_cpu_ms_per_page)),
-                engine_cpu_ms_per_page: spread(&|r| r.engine_cpu_ms_per_page),
-                peak_rss_mib: spread(&|r| Some(r.peak_rss_mib)),
-                smallest_gap_seconds: mine
-                    .iter()
-                    .filter_map(|r| r.requests.smallest_gap_seconds)
-                    .min_by(f64::total_cmp),
-                fetched_twice: mine.iter().map(|r| r.requests.fetched_twice).sum(),
-                runs: mine.into_iter().cloned().collect(),
-            });
-        }
-    }
-    AsGiven {
-        hosts: Some(hosts as u64),
-        pages_per_host: Some(pages as u64),
-        site_urls: Some(site_urls as u64),
-        runs: Some(runs as u64),
-        rows,
-    }
 }
 
 /// Every candidate's measured runs.
@@ -399,7 +300,7 @@ async fn main() {
         among: background.as_ref().map(|(targets, _)| targets),
     };
     // Which candidates run (`E2E_ONLY`, comma-separated, for development; all by default).
-    let all = "fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,aggregation-among,as-given";
+    let all = "fetcher,embedded,queue,aggregation,queue-second,aggregation-second,queue-among,aggregation-among";
     let only: String = env_or("E2E_ONLY", all.to_string());
     if let Some(unknown) = only
         .split(',')
@@ -413,9 +314,7 @@ async fn main() {
         .map(str::trim)
         .filter(|c| setting.among.is_some() || !c.ends_with("-among"))
         .filter(|c| setting.second.is_some() || !c.ends_with("-second"))
-        .filter(|c| *c != "as-given")
         .collect();
-    let as_given_wanted = only.split(',').any(|c| c.trim() == "as-given");
     let runs: usize = if quick() { 1 } else { env_or("RUNS", 2).max(1) };
     let mut order = 0;
     let m = measure(&setting, &candidates, &budget, runs, &mut order).await;
@@ -426,12 +325,6 @@ async fn main() {
             (&m.queue_second, &m.aggregation_second),
         )),
         None => None,
-    };
-
-    let as_given = if as_given_wanted {
-        Some(as_given_runs(runs, &mut order).await)
-    } else {
-        None
     };
 
     let politeness = hosts as f64 / DELAY;
@@ -466,7 +359,7 @@ async fn main() {
         background: background.map(|(_, about)| about),
         queue_among: Some(summary(&m.queue_among)),
         aggregation_among: Some(summary(&m.aggregation_among)),
-        as_given,
+        as_given: None,
         second_engine,
     });
     site.shutdown().await;

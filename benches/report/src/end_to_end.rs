@@ -61,8 +61,6 @@ pub fn section(e: Option<&EndToEnd>) -> String {
     out.push_str(&among_sentence(e));
     out.push_str(&engine_table(e));
     out.push_str(&crate::second_engine::section(e));
-    out.push('\n');
-    out.push_str(&crate::as_given::section(e.as_given.as_ref()));
     out
 }
 

@@ -18,6 +18,7 @@ pub fn report(results: &Results, stages: &[Stage], plots: &[Plot], link_prefix: 
         stages_section(stages),
         crate::one_host::section(results.one_host.as_ref()),
         crate::end_to_end::section(results.end_to_end.as_ref()),
+        crate::as_given::section(results.as_given.as_ref(), results.end_to_end.as_ref()),
         crate::pace::section(results.pace.as_ref()),
         crate::browser::section(results.browser.as_ref()),
         crate::urlfrontier::section(results.urlfrontier.as_ref()),

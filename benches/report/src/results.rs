@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::as_given::AsGivenResult;
 use crate::browser::Browser;
 use crate::end_to_end::EndToEnd;
 use crate::input::read_optional;
@@ -35,6 +36,8 @@ pub struct Results {
     pub scale_out: Option<ScaleOut>,
     /// `end_to_end.json`.
     pub end_to_end: Option<EndToEnd>,
+    /// `as_given.json`.
+    pub as_given: Option<AsGivenResult>,
     /// `browser.json`.
     pub browser: Option<Browser>,
     /// `urlfrontier.json`.
@@ -58,6 +61,7 @@ impl Results {
             shared_crawl: read_optional(dir, "shared_crawl.json")?,
             scale_out: read_optional(dir, "scale_out.json")?,
             end_to_end: read_optional(dir, "end_to_end.json")?,
+            as_given: read_optional(dir, "as_given.json")?,
             browser: read_optional(dir, "browser.json")?,
             urlfrontier: read_optional(dir, "urlfrontier.json")?,
             urlfrontier_servers: read_optional(dir, "urlfrontier_servers.json")?,

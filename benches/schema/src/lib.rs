@@ -16,6 +16,7 @@
 //! assert_eq!(serde_json::from_str::<Spread>(&text).ok(), Some(runs));
 //! ```
 
+pub mod as_given;
 pub mod browser;
 pub mod end_to_end;
 pub mod live_view;

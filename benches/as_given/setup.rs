@@ -24,6 +24,10 @@ pub enum Setup {
     FilesAggregation,
     /// The same files with `--spout queue`: the queue frontier, with the files' budget.
     FilesQueue,
+    /// The same files with `--spout collapsing` (StormCrawler's CollapsingSpout).
+    FilesCollapsing,
+    /// The same files with `--spout hybrid` (StormCrawler's HybridSpout).
+    FilesHybrid,
     /// No configuration: the embedded frontier.
     DefaultEmbedded,
     /// No configuration but the engine's address: the queue frontier.
@@ -38,6 +42,8 @@ impl Setup {
         match self {
             Setup::FilesAggregation => "files-aggregation",
             Setup::FilesQueue => "files-queue",
+            Setup::FilesCollapsing => "files-collapsing",
+            Setup::FilesHybrid => "files-hybrid",
             Setup::DefaultEmbedded => "default-embedded",
             Setup::DefaultQueue => "default-queue",
             Setup::DefaultAggregation => "default-aggregation",
@@ -49,6 +55,8 @@ impl Setup {
         [
             Setup::FilesAggregation,
             Setup::FilesQueue,
+            Setup::FilesCollapsing,
+            Setup::FilesHybrid,
             Setup::DefaultEmbedded,
             Setup::DefaultQueue,
             Setup::DefaultAggregation,
@@ -57,12 +65,18 @@ impl Setup {
         .find(|s| s.name() == name)
     }
 
-    fn uses_engine(self) -> bool {
+    pub fn uses_engine(self) -> bool {
         self != Setup::DefaultEmbedded
     }
 
     fn files(self) -> bool {
-        matches!(self, Setup::FilesAggregation | Setup::FilesQueue)
+        matches!(
+            self,
+            Setup::FilesAggregation
+                | Setup::FilesQueue
+                | Setup::FilesCollapsing
+                | Setup::FilesHybrid
+        )
     }
 }
 
@@ -76,6 +90,18 @@ fn frontier_args(setup: Setup, dir: &Path, id: &str) -> Vec<String> {
     let url = engine_url();
     let mut args = match setup {
         Setup::FilesAggregation => vec!["--flux-filter".into(), "dev.properties".into()],
+        Setup::FilesCollapsing | Setup::FilesHybrid => [
+            "--flux-filter",
+            "dev.properties",
+            "--spout",
+            if setup == Setup::FilesHybrid {
+                "hybrid"
+            } else {
+                "collapsing"
+            },
+        ]
+        .map(str::to_string)
+        .to_vec(),
         // The urls index takes squall's own shard count, as a user's would.
         Setup::FilesQueue => [
             "--flux-filter",
