@@ -361,6 +361,9 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     let client = support::client().await;
     let index = one_host_of_15_due_urls(&client, "hybrid-refill").await;
     let mut spout = support::spout(Kind::Hybrid, &client, support::spout_settings(&index));
+    // So the runner asks again as soon as the host's last waiting URL starts (before, it waited
+    // for the minimum delay between queries: a host refilled every 2 s with the archetype's files).
+    assert!(spout.reads_past_busy());
     let first = urls_of(
         &spout
             .next_batch(&BusyUrls::none())
@@ -374,6 +377,52 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     let busy = BusyUrls::in_topology_of(first);
     let next = urls_of(&spout.next_batch(&busy).await.expect("per-key query"));
     assert_eq!(next, one_host_urls(5..10));
+    support::delete_index(&client, &index).await;
+}
+
+#[tokio::test]
+async fn the_hybrid_spout_asks_its_aggregation_when_the_keys_it_refills_have_nothing_more() {
+    let client = support::client().await;
+    let index = support::status_index(&client, "hybrid-fall-through", 2).await;
+    let store = support::store(&client, &index);
+    // done.test's two URLs are due first, then next.test's; one host per aggregation.
+    let writes: Vec<StatusWrite> = ["done", "next"]
+        .iter()
+        .enumerate()
+        .flat_map(|(h, host)| {
+            (0..2).map(move |p| {
+                let mut write =
+                    discovered(&format!("http://{host}.test/{p}"), &format!("{host}.test"));
+                write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - 10 * h as i64 - p));
+                write
+            })
+        })
+        .collect();
+    assert!(store.store(writes).await.iter().all(Result::is_ok));
+    store.flush().await.expect("refresh");
+    let settings = StatusSpoutConfig {
+        max_buckets: 1,
+        max_urls_per_bucket: 2,
+        ..support::spout_settings(&index)
+    };
+    let mut spout = support::spout(Kind::Hybrid, &client, settings);
+    let first = urls_of(
+        &spout
+            .next_batch(&BusyUrls::none())
+            .await
+            .expect("aggregation"),
+    );
+    assert_eq!(first, ["http://done.test/0", "http://done.test/1"]);
+    // Both started: done.test is refilled, finds nothing more, and the same call asks the
+    // aggregation, which brings next.test (before, the answer was empty and the runner waited).
+    let busy = BusyUrls::in_topology_of(first);
+    let next = urls_of(
+        &spout
+            .next_batch(&busy)
+            .await
+            .expect("refill, then aggregation"),
+    );
+    assert_eq!(next, ["http://next.test/0", "http://next.test/1"]);
     support::delete_index(&client, &index).await;
 }
 

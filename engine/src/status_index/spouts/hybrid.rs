@@ -105,6 +105,13 @@ impl Spout for HybridSpout {
         self.query.visibility_delay()
     }
 
+    /// Its aggregation leaves out the URLs in the topology, and its per-key queries read on
+    /// past the last URL each key returned: it can bring a key's next URLs as soon as the fetcher
+    /// has started the last that waited, which is when it refills the key.
+    fn reads_past_busy(&self) -> bool {
+        true
+    }
+
     async fn next_batch(&mut self, busy: &BusyUrls) -> Result<Vec<DueUrl>, SpoutError> {
         let stale = self
             .last_aggregation
@@ -151,6 +158,12 @@ impl Spout for HybridSpout {
             );
         }
         metrics::counter!("squall_es_docs_total").increment(batch.len() as u64);
+        if batch.is_empty() {
+            // The keys refilled had nothing more (their next URLs came due after the query date
+            // or are not visible yet): ask the aggregation now rather than answer empty, which
+            // would make the runner wait before asking again.
+            return self.aggregate(busy).await;
+        }
         Ok(batch)
     }
 }
