@@ -190,14 +190,10 @@ async fn warm_up(plan: &Plan, seconds: f64, order: &mut usize) -> Vec<String> {
     warmed
 }
 
-/// The node's version and heap, as it says.
+/// The node's name, version and heap, as it says.
 async fn describe_engine() -> Option<String> {
-    let client = common::engine_client();
-    let about = client
-        .request(squall_engine::client::Method::Get, "/", &[], None)
-        .await
-        .ok()?;
-    let stats = client
+    let name = common::describe(&engine_url()).await?;
+    let stats = common::engine_client()
         .request(
             squall_engine::client::Method::Get,
             "/_nodes/stats/jvm",
@@ -213,14 +209,7 @@ async fn describe_engine() -> Option<String> {
         .map(|b| format!("{:.1} GiB heap", b as f64 / f64::from(1u32 << 30)))
         .collect::<Vec<_>>()
         .join(", ");
-    Some(format!(
-        "{} {} at {}, {heap}",
-        about["version"]["distribution"]
-            .as_str()
-            .unwrap_or("elasticsearch"),
-        about["version"]["number"].as_str().unwrap_or("?"),
-        engine_url()
-    ))
+    Some(format!("{name} at {}, {heap}", engine_url()))
 }
 
 #[tokio::main]

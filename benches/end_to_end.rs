@@ -320,7 +320,7 @@ async fn main() {
     let m = measure(&setting, &candidates, &budget, runs, &mut order).await;
     let second_engine = match &second_url {
         Some(url) => Some(second::compare(
-            (second::describe(&first).await, second::describe(url).await),
+            (common::describe(&first).await, common::describe(url).await),
             (&m.queue, &m.aggregation),
             (&m.queue_second, &m.aggregation_second),
         )),

@@ -75,6 +75,21 @@ pub fn engine_client_at(url: &str) -> squall_engine::client::EsClient {
     }
 }
 
+/// The engine at `url` as it names itself: "OpenSearch 3.9.0", "Elasticsearch 9.5.3"; `None`
+/// when it does not answer.
+pub async fn describe(url: &str) -> Option<String> {
+    let answer = engine_client_at(url)
+        .request(squall_engine::client::Method::Get, "/", &[], None)
+        .await
+        .ok()?;
+    let version = answer["version"]["number"].as_str()?;
+    let name = match answer["version"]["distribution"].as_str() {
+        Some("opensearch") => "OpenSearch",
+        _ => "Elasticsearch",
+    };
+    Some(format!("{name} {version}"))
+}
+
 /// The value of `SQUALL_BENCH_<name>` parsed, or `default`.
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(format!("SQUALL_BENCH_{name}"))

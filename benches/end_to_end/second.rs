@@ -2,10 +2,8 @@
 //! interleaved with the first node's, so that the two versions are compared within one run: what
 //! an upgrade of the engine costs or gains, in pages/s and in the engine's CPU per page.
 
+use crate::common::Spread;
 use squall_bench_schema::end_to_end::{CrawlRun, SecondEngine};
-use squall_engine::client::Method;
-
-use crate::common::{Spread, engine_client_at};
 
 /// The second node's base URL, when `SQUALL_BENCH_ES_SECOND` names one.
 pub fn address() -> Option<String> {
@@ -13,21 +11,6 @@ pub fn address() -> Option<String> {
         .ok()
         .map(|url| url.trim().to_string())
         .filter(|url| !url.is_empty())
-}
-
-/// The engine at `url` as it names itself: "OpenSearch 3.9.0", "Elasticsearch 9.5.3"; `None`
-/// when it does not answer.
-pub async fn describe(url: &str) -> Option<String> {
-    let answer = engine_client_at(url)
-        .request(Method::Get, "/", &[], None)
-        .await
-        .ok()?;
-    let version = answer["version"]["number"].as_str()?;
-    let name = match answer["version"]["distribution"].as_str() {
-        Some("opensearch") => "OpenSearch",
-        _ => "Elasticsearch",
-    };
-    Some(format!("{name} {version}"))
 }
 
 /// The comparison: each frontier's runs on the second node, and its medians over the first's.

@@ -380,17 +380,21 @@ async fn the_hybrid_spout_refills_a_host_once_its_urls_are_all_being_fetched() {
     support::delete_index(&client, &index).await;
 }
 
-#[tokio::test]
-async fn the_hybrid_spout_asks_its_aggregation_when_the_keys_it_refills_have_nothing_more() {
-    let client = support::client().await;
-    let index = support::status_index(&client, "hybrid-fall-through", 2).await;
-    let store = support::store(&client, &index);
-    // done.test's two URLs are due first, then next.test's; one host per aggregation.
-    let writes: Vec<StatusWrite> = ["done", "next"]
+/// A status index where `pages` URLs of each of two hosts are due, all of the first host's
+/// before the second's (`http://{host}.test/{p}`, keyed `{host}.test`).
+async fn two_hosts_due_in_turn(
+    client: &squall_engine::client::EsClient,
+    name: &str,
+    hosts: [&str; 2],
+    pages: i64,
+) -> String {
+    let index = support::status_index(client, name, 2).await;
+    let store = support::store(client, &index);
+    let writes: Vec<StatusWrite> = hosts
         .iter()
         .enumerate()
         .flat_map(|(h, host)| {
-            (0..2).map(move |p| {
+            (0..pages).map(move |p| {
                 let mut write =
                     discovered(&format!("http://{host}.test/{p}"), &format!("{host}.test"));
                 write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - 10 * h as i64 - p));
@@ -400,12 +404,24 @@ async fn the_hybrid_spout_asks_its_aggregation_when_the_keys_it_refills_have_not
         .collect();
     assert!(store.store(writes).await.iter().all(Result::is_ok));
     store.flush().await.expect("refresh");
-    let settings = StatusSpoutConfig {
+    index
+}
+
+/// Spout settings over `index` asking one host, two URLs, a query.
+fn one_host_of_two_urls_a_query(index: &str) -> StatusSpoutConfig {
+    StatusSpoutConfig {
         max_buckets: 1,
         max_urls_per_bucket: 2,
-        ..support::spout_settings(&index)
-    };
-    let mut spout = support::spout(Kind::Hybrid, &client, settings);
+        ..support::spout_settings(index)
+    }
+}
+
+#[tokio::test]
+async fn the_hybrid_spout_asks_its_aggregation_when_the_keys_it_refills_have_nothing_more() {
+    let client = support::client().await;
+    // done.test's two URLs are due first, then next.test's; one host per aggregation.
+    let index = two_hosts_due_in_turn(&client, "hybrid-fall-through", ["done", "next"], 2).await;
+    let mut spout = support::spout(Kind::Hybrid, &client, one_host_of_two_urls_a_query(&index));
     let first = urls_of(
         &spout
             .next_batch(&BusyUrls::none())
@@ -429,28 +445,9 @@ async fn the_hybrid_spout_asks_its_aggregation_when_the_keys_it_refills_have_not
 #[tokio::test]
 async fn a_host_whose_waiting_urls_fill_its_share_leaves_its_place_to_another() {
     let client = support::client().await;
-    let index = support::status_index(&client, "full-host", 2).await;
-    let store = support::store(&client, &index);
     // full.test's URLs are due first, room.test's after them; one host per query.
-    let writes: Vec<StatusWrite> = ["full", "room"]
-        .iter()
-        .enumerate()
-        .flat_map(|(h, host)| {
-            (0..6).map(move |p| {
-                let mut write =
-                    discovered(&format!("http://{host}.test/{p}"), &format!("{host}.test"));
-                write.next_fetch = Some(Utc::now() - TimeDelta::seconds(100 - 10 * h as i64 - p));
-                write
-            })
-        })
-        .collect();
-    assert!(store.store(writes).await.iter().all(Result::is_ok));
-    store.flush().await.expect("refresh");
-    let settings = StatusSpoutConfig {
-        max_buckets: 1,
-        max_urls_per_bucket: 2,
-        ..support::spout_settings(&index)
-    };
+    let index = two_hosts_due_in_turn(&client, "full-host", ["full", "room"], 6).await;
+    let settings = one_host_of_two_urls_a_query(&index);
     // (The collapsing spout pages through the hosts, which a shrinking list would skip.)
     for kind in [Kind::Aggregation, Kind::Hybrid] {
         let mut spout = support::spout(kind, &client, settings.clone());

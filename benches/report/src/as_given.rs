@@ -106,33 +106,32 @@ fn site_sentence(a: &AsGiven) -> String {
 
 /// "#### Many hosts": the table, then issue 43's verdicts.
 fn many_hosts(a: &AsGiven) -> String {
-    let mut out = String::from("#### Many hosts\n\n");
-    out.push_str(&format!(
-        "{} `files-*`: StormCrawler 3.4.0's archetype as published (`crawler.flux` with \
+    let setups = format!(
+        "`files-*`: StormCrawler 3.4.0's archetype as published (`crawler.flux` with \
          `crawler-conf.yaml` and `opensearch-conf.yaml`, seeds injected by `injection.flux`; \
          `files-queue` adds `--spout queue`); `default-*`: no configuration but the agent name \
-         and the delay. StormCrawler 3.4.0 on the same files crawled {} pages/s (issue 43).\n\n",
-        site_sentence(a),
+         and the delay. StormCrawler 3.4.0 on the same files crawled {} pages/s (issue 43).",
         num(STORMCRAWLER_PAGES_PER_SECOND),
-    ));
-    let rows: Vec<Vec<String>> = a.rows.iter().map(row).collect();
-    out.push_str(&table(&COLUMNS, &rows));
-    out.push_str(&format!("\n{}\n", verdicts(a)));
-    out
+    );
+    part("Many hosts", a, &setups, &verdicts(a))
 }
 
 /// "#### Few hosts": the table, then issue 60's verdict on the hybrid spout.
 fn few_hosts(a: &AsGiven) -> String {
-    let mut out = String::from("#### Few hosts\n\n");
-    out.push_str(&format!(
-        "{} The archetype's files as above, with each spout over its status index \
-         (`files-collapsing` and `files-hybrid` add `--spout`): few queues of many URLs each.\n\n",
-        site_sentence(a),
-    ));
+    let setups = "The archetype's files as above, with each spout over its status index \
+                  (`files-collapsing` and `files-hybrid` add `--spout`): few queues of many URLs \
+                  each.";
+    part("Few hosts", a, setups, &hybrid_verdict(a))
+}
+
+/// "#### `title`": the site, the setups, the table of `a`'s rows and the verdict.
+fn part(title: &str, a: &AsGiven, setups: &str, verdict: &str) -> String {
     let rows: Vec<Vec<String>> = a.rows.iter().map(row).collect();
-    out.push_str(&table(&COLUMNS, &rows));
-    out.push_str(&format!("\n{}\n", hybrid_verdict(a)));
-    out
+    format!(
+        "#### {title}\n\n{} {setups}\n\n{}\n{verdict}\n",
+        site_sentence(a),
+        table(&COLUMNS, &rows)
+    )
 }
 
 /// Issue 60's aim: the hybrid spout's whole site within twice the aggregation spout's.
