@@ -27,6 +27,23 @@ pub fn append_causes(text: &mut String, mut cause: Option<&dyn std::error::Error
     }
 }
 
+/// The message a panic carried (the text given to `panic!`), or a placeholder when its payload is
+/// not text.
+///
+/// ```
+/// let caught = std::panic::catch_unwind(|| panic!("tag should be a start tag")).unwrap_err();
+/// assert_eq!(squall::error_text::panic_message(caught.as_ref()), "tag should be a start tag");
+/// ```
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        return (*text).to_string();
+    }
+    match payload.downcast_ref::<String>() {
+        Some(text) => text.clone(),
+        None => "a panic without a message".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

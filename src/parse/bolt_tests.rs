@@ -311,3 +311,93 @@ fn a_sitemap_cut_at_the_content_limit_keeps_its_whole_entries_and_says_so() {
         update.ack.ack();
     }
 }
+
+/// A parse filter that panics on pages whose URL ends with `boom`.
+struct PanicsOnBoom;
+
+impl ParseFilter for PanicsOnBoom {
+    fn filter(&self, url: &Url, _body: &[u8], _parse: &mut ParseResult) {
+        if url.path().ends_with("boom") {
+            panic!("the filter gave up on {url}");
+        }
+    }
+}
+
+#[test]
+fn a_panic_while_parsing_a_page_gives_that_page_an_error_and_the_stage_goes_on() {
+    let filters: Vec<Arc<dyn ParseFilter>> = vec![Arc::new(PanicsOnBoom)];
+    let parser = ParserBolt::new(settings(false), FilterChain::new(), filters);
+    let page = "<html><head><title>T</title></head><body><a href=\"/next\">n</a></body></html>";
+    let came_with: Metadata = [("depth", "2")].into_iter().collect();
+    let failed = process(&parser, "https://a.test/boom", came_with, html(page, &[]));
+    assert_eq!(failed.status, crate::model::Status::Error);
+    assert!(
+        failed.outlinks.is_empty(),
+        "no outlinks from a page that failed"
+    );
+    assert!(failed.content.is_none());
+    let metadata = &failed.url.metadata;
+    assert_eq!(metadata.first(keys::ERROR_CAUSE), Some("parse"));
+    let message = metadata.first(keys::ERROR_MESSAGE).unwrap_or_default();
+    assert!(
+        message.contains("panicked")
+            && message.contains("the filter gave up on https://a.test/boom"),
+        "{message}"
+    );
+    assert_eq!(
+        metadata.first("depth"),
+        Some("2"),
+        "the metadata it came with"
+    );
+    assert_eq!(
+        metadata.first(keys::FETCH_STATUS_CODE),
+        None,
+        "nothing half done"
+    );
+    let next = process(
+        &parser,
+        "https://a.test/fine",
+        Metadata::new(),
+        html(page, &[]),
+    );
+    assert_eq!(next.status, crate::model::Status::Fetched);
+    assert_eq!(outlinks(&next), ["https://a.test/next"]);
+    for update in [failed, next] {
+        update.ack.ack();
+    }
+}
+
+/// The smallest fuzz input that trips lol_html's internal check (tests/fuzz_regressions.rs): where
+/// lol_html is built with its debug assertions (a debug build, squall's or a dependent's), the page
+/// is an error that names the parser's failure; in a release build lol_html reports an error that
+/// ends its parse early, and the page keeps what was found.
+#[test]
+fn markup_that_trips_the_html_parser_gives_the_page_an_error_in_a_debug_build() {
+    let body: Vec<u8> = [
+        &b"\xd4]<\n\xdd><script//\x00=> <a rel=\"nofollow ugc\" href=\"/n\">n</a>\x1a\x00"[..],
+        &b"\x00\x00\x00\x00\x00\x00\x01^\xba\xba\xba\xba\xba\xba<body\xec\xd4R<\xff\xff\xff"[..],
+        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x93\xff\xff\xff\xff\xff\xff"[..],
+        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"[..],
+    ]
+    .concat();
+    let mut served = response(Some("text/html; charset=windows-1252"), &[], "");
+    served.body = Bytes::from(body);
+    let update = process(
+        &parser(false),
+        "https://a.test/hostile",
+        Metadata::new(),
+        served,
+    );
+    let metadata = &update.url.metadata;
+    if cfg!(debug_assertions) {
+        assert_eq!(update.status, crate::model::Status::Error);
+        assert_eq!(metadata.first(keys::ERROR_CAUSE), Some("parse"));
+        let message = metadata.first(keys::ERROR_MESSAGE).unwrap_or_default();
+        assert!(message.starts_with("the HTML parser failed: "), "{message}");
+        assert!(update.outlinks.is_empty());
+    } else {
+        assert_eq!(update.status, crate::model::Status::Fetched);
+        assert_eq!(metadata.first(keys::ERROR_CAUSE), None);
+    }
+    update.ack.ack();
+}

@@ -44,6 +44,10 @@ pub struct ExtractedPage<Links = Vec<RawLink>> {
     pub nofollow: bool,
     /// Visible text (outside `script` and `style`), when asked for, up to the requested length.
     pub text: Option<String>,
+    /// The HTML parser stopped on an internal failure (a panic inside it, as lol_html's debug
+    /// assertions give on some hostile markup), with its message: what is above was found before
+    /// it. The parser stage gives such a page an error status.
+    pub failure: Option<String>,
 }
 
 /// A page's links in document order, their hrefs (entities decoded) held in one buffer rather than
@@ -130,6 +134,7 @@ impl From<Extraction> for ExtractedPage {
             noindex: found.noindex,
             nofollow: found.nofollow,
             text: found.text,
+            failure: found.failure,
         }
     }
 }
@@ -360,12 +365,15 @@ fn run(html: &[u8], encoding: AsciiCompatibleEncoding, found: &Rc<Found>, part: 
         let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
         let _ = rewriter.write(html).and_then(|()| rewriter.end());
     }));
-    if parsed.is_err() {
+    if let Err(payload) = parsed {
+        let message = crate::error_text::panic_message(payload.as_ref());
         tracing::warn!(
             bytes = html.len(),
-            "the HTML parser failed on this page (an internal check of lol_html); the links \
-             found before it are kept"
+            "the HTML parser failed on this page ({message}); the links found before it are kept"
         );
+        if let Ok(mut page) = found.page.try_borrow_mut() {
+            page.failure = Some(format!("the HTML parser failed: {message}"));
+        }
     }
 }
 

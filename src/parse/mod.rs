@@ -149,7 +149,7 @@ impl ParserBolt {
                 Status::FetchError
             }
             FetchOutcome::Response(response) => {
-                self.process_response(&mut url, *response, &mut outlinks, &mut content)
+                self.process_guarded(&mut url, *response, &mut outlinks, &mut content)
             }
         };
         if self.settings.sitemaps && !sitemaps.is_empty() {
@@ -168,6 +168,36 @@ impl ParserBolt {
             queue,
             content,
             ack: tuple.ack,
+        }
+    }
+
+    /// [`process_response`](Self::process_response), with a panic on the way (in the parser, a
+    /// parse filter, a URL filter) turned into an error status for this page alone: the page keeps
+    /// the metadata it came with, gains the reason, and has no outlinks; the stage goes on.
+    fn process_guarded(
+        &self,
+        url: &mut CrawlUrl,
+        response: FetchedResponse,
+        outlinks: &mut Vec<Outlink>,
+        content: &mut Option<PageContent>,
+    ) -> Status {
+        let mut working = url.clone();
+        let processed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.process_response(&mut working, response, outlinks, content)
+        }));
+        match processed {
+            Ok(status) => {
+                *url = working;
+                status
+            }
+            Err(payload) => {
+                let message = crate::error_text::panic_message(payload.as_ref());
+                tracing::warn!(url = %url.url, "the parser stage panicked on this page: {message}");
+                outlinks.clear();
+                *content = None;
+                mark_parse_error(url, format!("the parser stage panicked: {message}"));
+                Status::Error
+            }
         }
     }
 
@@ -244,9 +274,17 @@ impl ParserBolt {
         let content_type = response.content_type.as_deref();
         let kind = self.content_kind(&url.metadata, &base_url, content_type, &response.body);
         if kind == Content::Html {
-            let (links, content) = self.html_outlinks(url, &base_url, response, header);
-            *outlinks = links;
-            return (Some(content), true);
+            return match self.html_outlinks(url, &base_url, response, header) {
+                Ok((links, content)) => {
+                    *outlinks = links;
+                    (Some(content), true)
+                }
+                Err(failure) => {
+                    tracing::warn!(url = %url.url, "page not parsed: {failure}");
+                    mark_parse_error(url, failure);
+                    (None, false)
+                }
+            };
         }
         // Content that is not HTML can still ask not to be indexed, by its header.
         if header.noindex {
@@ -295,9 +333,9 @@ impl ParserBolt {
         base_url: &Url,
         response: &FetchedResponse,
         header: RobotsDirectives,
-    ) -> (Vec<Outlink>, PageContent) {
+    ) -> Result<(Vec<Outlink>, PageContent), String> {
         let content_type = response.content_type.as_deref();
-        let parse = self.parse(url, base_url, &response.body, content_type, header);
+        let parse = self.parse(url, base_url, &response.body, content_type, header)?;
         for (key, values) in parse.metadata.iter() {
             url.metadata.set_values(key, values.to_vec());
         }
@@ -306,7 +344,7 @@ impl ParserBolt {
             text: parse.text,
         };
         if header.nofollow || !self.settings.emit_outlinks {
-            return (Vec::new(), content);
+            return Ok((Vec::new(), content));
         }
         // Filters (the scope above all) judge links against the page they are on: after followed
         // redirects, the final URL.
@@ -318,10 +356,10 @@ impl ParserBolt {
                 metadata: url.metadata.clone(),
             })
         };
-        (
+        Ok((
             self.outlinks(&page, parse.links, self.settings.max_outlinks),
             content,
-        )
+        ))
     }
 
     /// A sitemap's entries as outlinks: pages, and further sitemaps marked `isSitemap=true`. A body
@@ -402,12 +440,15 @@ impl ParserBolt {
         body: &[u8],
         content_type: Option<&str>,
         header: RobotsDirectives,
-    ) -> ParseResult {
+    ) -> Result<ParseResult, String> {
         let charset = content_type
             .and_then(charset_of)
             .map(str::to_string)
             .or_else(|| sniff_charset(body));
         let extracted = links::extraction(body, charset.as_deref(), self.settings.max_text_bytes);
+        if let Some(failure) = extracted.failure {
+            return Err(failure);
+        }
         let base = extracted
             .base
             .as_deref()
@@ -442,8 +483,14 @@ impl ParserBolt {
         } else {
             result.metadata.remove(keys::NOINDEX);
         }
-        result
+        Ok(result)
     }
+}
+
+/// Records on `url` that its page could not be parsed, and why (`error.cause` = `parse`).
+fn mark_parse_error(url: &mut CrawlUrl, message: String) {
+    url.metadata.set(keys::ERROR_CAUSE, "parse");
+    url.metadata.set(keys::ERROR_MESSAGE, message);
 }
 
 /// How a fetched body is read.
