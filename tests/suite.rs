@@ -24,6 +24,7 @@ mod http_features;
 mod http_protocol;
 mod listeners;
 mod pace;
+mod parser_panic;
 mod politeness;
 mod private_addresses;
 mod queue_processes;

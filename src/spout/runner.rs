@@ -273,7 +273,21 @@ impl SpoutRunner {
         if watching {
             at = at.min(sent + WRITE_WATCH);
         }
+        // An empty answer with nothing in flight or buffered may be the crawl's end: the query that
+        // confirms it goes once the frontier shows every write made before the first (a crawl run
+        // until idle would otherwise wait out the minimum delay after its last page).
+        if self.confirming_idle() {
+            at = at.min(sent + self.spout.visibility_delay());
+        }
         Some(at.max(sent + EMPTY_ANSWER_PAUSE))
+    }
+
+    /// The last answers were empty with nothing in flight or buffered, but not yet as many as
+    /// calling the crawl idle takes.
+    fn confirming_idle(&self) -> bool {
+        (1..IDLE_AFTER_EMPTY_QUERIES).contains(&self.empty_queries)
+            && self.in_flight.is_empty()
+            && self.buffer.is_empty()
     }
 
     fn time_to_next_query(&self) -> Duration {
@@ -498,6 +512,33 @@ mod tests {
         // Without the pause after an empty answer this is a busy loop of many thousands of calls;
         // with it, one call per 50 ms at most.
         assert!((2..=20).contains(&calls), "{calls} calls in 500 ms");
+    }
+
+    /// A crawl with nothing to do is called idle after its confirming query, which goes once the
+    /// frontier shows its writes (at once here), not after the 30 s minimum delay between queries.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_empty_answer_is_confirmed_without_waiting_out_the_minimum_delay() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let runner = SpoutRunner::new(
+            Box::new(Empty(Arc::clone(&calls))),
+            SpoutSettings {
+                min_delay_queries: Duration::from_secs(30),
+                ..SpoutSettings::default()
+            },
+        );
+        let (out, _tuples) = mpsc::channel(8);
+        let (ack_sender, acks) = mpsc::unbounded_channel();
+        let (state, mut watched) = watch::channel(RunnerState::default());
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        // A wide margin (the minimum delay is 30 s, the confirming query goes after 50 ms).
+        let idle = tokio::time::timeout(Duration::from_secs(20), watched.wait_for(|s| s.idle))
+            .await
+            .map(|state| state.is_ok());
+        stop.cancel();
+        let _ = running.await;
+        assert_eq!(idle, Ok(true), "not idle within 20 s");
+        assert_eq!(calls.load(Ordering::Relaxed), 2, "two empty answers");
     }
 
     /// A spout whose first answer holds that many due URLs of one host; then nothing.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tracing::{debug, warn};
 
 use crate::fetch::Partitioner;
@@ -23,6 +23,7 @@ use crate::frontier::{QueueReport, StatusStore, StatusWrite};
 use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
+use crate::spout::RunnerState;
 
 /// What the status updater is built with beside its keys ([`StatusSettings`]): the other
 /// stages' rules it applies to each write, and how it keys new outlinks.
@@ -110,6 +111,19 @@ pub struct StatusUpdater {
     /// `None`: every outlink is written each time it is seen.
     outlink_cache: Option<OutlinkCache>,
     observer: Arc<dyn CrawlObserver>,
+    /// The spout runner's state, when the updater writes a partial batch as soon as the crawl
+    /// waits on it ([`flush_when_waited_on`](Self::flush_when_waited_on)).
+    runner: Option<watch::Receiver<RunnerState>>,
+}
+
+/// What woke the updater's loop.
+enum Wake {
+    /// An update, or `None` when the input closed.
+    Update(Option<Box<StatusUpdate>>),
+    /// The oldest update of the batch has waited the flush interval.
+    Due,
+    /// The runner's state changed (`false`: the runner is gone).
+    Runner(bool),
 }
 
 struct Pending {
@@ -135,45 +149,56 @@ impl StatusUpdater {
             settings,
             context,
             observer,
+            runner: None,
         }
     }
 
+    /// Writes a partial batch at once when every URL the spout runner has in flight is in it:
+    /// nothing else is being fetched or parsed, so the crawl waits on this write (its outlinks are
+    /// the next URLs due), and the flush interval would only add to a small crawl's time. A busy
+    /// crawl, with URLs in flight beyond the batch, still writes by size and interval.
+    pub fn flush_when_waited_on(mut self, runner: watch::Receiver<RunnerState>) -> Self {
+        self.runner = Some(runner);
+        self
+    }
+
     /// Runs until `input` closes, then writes what is left.
-    pub async fn run(self, mut input: mpsc::Receiver<StatusUpdate>) {
+    pub async fn run(mut self, mut input: mpsc::Receiver<StatusUpdate>) {
         // Served from the start (at 0), so that dashboards show no gap.
         metrics::counter!("squall_status_writes_total").increment(0);
         metrics::counter!("squall_status_write_failures_total").increment(0);
+        let mut runner = self.runner.take();
         let mut batch: Vec<StatusUpdate> = Vec::new();
         let mut writes = 0usize;
-        let mut oldest: Option<Instant> = None;
+        // The batch's age on tokio's clock, which its timer reads.
+        let mut oldest: Option<tokio::time::Instant> = None;
         loop {
+            let waited_on = runner
+                .as_ref()
+                .is_some_and(|r| batch.len() >= r.borrow().in_flight);
+            if !batch.is_empty() && waited_on {
+                self.write(std::mem::take(&mut batch)).await;
+                (writes, oldest) = (0, None);
+                continue;
+            }
             let deadline = oldest.map(|t| t + self.settings.flush_interval);
-            let received = match deadline {
-                Some(deadline) => {
-                    match tokio::time::timeout_at(deadline.into(), input.recv()).await {
-                        Ok(update) => update.map(Some),
-                        Err(_) => Some(None),
-                    }
-                }
-                None => input.recv().await.map(Some),
-            };
-            match received {
-                None => break,
-                Some(Some(update)) => {
+            match next_wake(&mut input, deadline, &mut runner, !batch.is_empty()).await {
+                Wake::Update(None) => break,
+                Wake::Update(Some(update)) => {
                     writes += 1 + update.outlinks.len();
-                    batch.push(update);
-                    oldest.get_or_insert_with(Instant::now);
+                    batch.push(*update);
+                    oldest.get_or_insert_with(tokio::time::Instant::now);
                     if writes >= self.settings.batch_size {
                         self.write(std::mem::take(&mut batch)).await;
-                        writes = 0;
-                        oldest = None;
+                        (writes, oldest) = (0, None);
                     }
                 }
-                Some(None) => {
+                Wake::Due => {
                     self.write(std::mem::take(&mut batch)).await;
-                    writes = 0;
-                    oldest = None;
+                    (writes, oldest) = (0, None);
                 }
+                Wake::Runner(true) => {}
+                Wake::Runner(false) => runner = None,
             }
         }
         self.write(batch).await;
@@ -309,6 +334,37 @@ impl StatusUpdater {
         }
     }
 }
+
+/// The next thing the updater's loop answers: an update, the batch's flush interval over, or
+/// (while a batch waits, and the runner is watched) a change of the runner's state.
+async fn next_wake(
+    input: &mut mpsc::Receiver<StatusUpdate>,
+    deadline: Option<tokio::time::Instant>,
+    runner: &mut Option<watch::Receiver<RunnerState>>,
+    batch_waits: bool,
+) -> Wake {
+    let due = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    let changed = async {
+        match runner {
+            Some(runner) if batch_waits => runner.changed().await.is_ok(),
+            _ => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        update = input.recv() => Wake::Update(update.map(Box::new)),
+        () = due => Wake::Due,
+        alive = changed => Wake::Runner(alive),
+    }
+}
+
+#[cfg(test)]
+#[path = "waiting_tests.rs"]
+mod waiting_tests;
 
 #[cfg(test)]
 mod tests {

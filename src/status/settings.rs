@@ -14,7 +14,9 @@ keyed_settings! {
     pub struct StatusSettings {
         /// `status.updater.batch.size`: status writes sent to the store together.
         "status.updater.batch.size" => batch_size: usize = 200,
-        /// `status.updater.flush.interval`: seconds before a partial batch is written anyway.
+        /// `status.updater.flush.interval`: seconds before a partial batch is written anyway. In a
+        /// crawl (the topology), a partial batch that holds every URL in flight is written at once:
+        /// the crawl waits on it.
         "status.updater.flush.interval" with "units::seconds" => flush_interval: Duration =
             Duration::from_secs(1),
         /// `status.updater.use.cache`: leave out the DISCOVERED writes of URLs this process wrote

@@ -228,7 +228,8 @@ fn spawn_stages(
         parts.config.status.clone(),
         parts.updater_context,
         parts.observer,
-    );
+    )
+    .flush_when_waited_on(state_tx.subscribe());
     // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
     // its content is durable.
     let (status_tx, mut tasks) = match parts.indexer {
