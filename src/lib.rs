@@ -29,7 +29,7 @@
 //! ```
 //! use std::net::SocketAddr;
 //! use squall::config::ConfigBuilder;
-//! use squall::frontier::{EmbeddedFrontier, QueryLimits};
+//! use squall::frontier::EmbeddedFrontier;
 //! use squall::model::Status;
 //! use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
 //!
@@ -57,15 +57,16 @@
 //! # });
 //! // `site.test` is served on this machine: resolve it to loopback.
 //! let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
+//! let dir = tempfile::tempdir()?;
 //! let config = ConfigBuilder::new()
 //!     .set("http.agent.name=docs-example")?
 //!     .set("fetcher.server.delay=0")?
 //!     .set("spout.min.delay.queries=20")?
+//!     // The embedded frontier (`frontier.kind`'s default) in this directory, its `frontier.*`
+//!     // keys applied: the builder opens it when given no frontier of its own.
+//!     .set_text("frontier.path", &dir.path().display().to_string())?
 //!     .build()?;
-//! let dir = tempfile::tempdir()?;
-//! let frontier = EmbeddedFrontier::open(dir.path())?;
 //! let crawler = CrawlerBuilder::new(config)
-//!     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
 //!     .resolve("site.test", addr)
 //!     .build()?;
 //! let seeds = crawler.inject([format!("http://site.test:{port}/").as_str()]).await;
@@ -75,6 +76,8 @@
 //! assert_eq!(summary.stop_reason, StopReason::Idle);
 //! // robots.txt is a 404 here (allow all); the home page and /about are fetched.
 //! assert_eq!(summary.pages, 2);
+//! // The frontier stays in its directory: open it again to read what the crawl stored.
+//! let frontier = EmbeddedFrontier::open(dir.path())?;
 //! let about = frontier.lookup(&format!("http://site.test:{port}/about"))?;
 //! assert_eq!(about.map(|stored| stored.status), Some(Status::Fetched));
 //! # Ok(()) }

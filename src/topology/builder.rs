@@ -165,8 +165,11 @@ impl CrawlerBuilder {
         let indexing = content_store.is_some();
         let parse_filters =
             stages::parse_filters(&config.parser, &locator, self.parse_filters, indexing)?;
-        let spout = self.spout.ok_or(BuildError::NoFrontier)?;
-        let store = self.store.ok_or(BuildError::NoFrontier)?;
+        let (spout, store) = match (self.spout, self.store) {
+            (Some(spout), Some(store)) => (spout, store),
+            (None, None) => stages::configured_frontier(&config)?,
+            _ => return Err(BuildError::HalfFrontier),
+        };
         let scheduler: Arc<dyn Scheduler> = match self.scheduler {
             Some(scheduler) => scheduler,
             None => Arc::new(config.scheduler()?),

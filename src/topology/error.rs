@@ -33,9 +33,28 @@ pub enum BuildError {
          squall_engine::indexer::open and pass it to CrawlerBuilder::content_store"
     )]
     NoContentStore,
-    /// No frontier was given.
-    #[error("no frontier: call CrawlerBuilder::frontier (or spout and status_store)")]
-    NoFrontier,
+    /// No frontier was given, and the configured kind is not one the core opens by itself.
+    #[error(
+        "no frontier: frontier.kind is `{kind}`, which the core does not open by itself; open it \
+         with a Frontiers registry that has it (squall_engine::register, \
+         squall_urlfrontier::register) and pass it to CrawlerBuilder::frontier (or spout and \
+         status_store)"
+    )]
+    NoFrontier {
+        /// The configured `frontier.kind`.
+        kind: String,
+    },
+    /// Only one side of the frontier was given.
+    #[error("half a frontier: CrawlerBuilder::spout and status_store go together")]
+    HalfFrontier,
+    /// The embedded frontier of the configuration (`frontier.path`) could not be opened.
+    #[error("the embedded frontier in {path}: {source}")]
+    Embedded {
+        /// `frontier.path`.
+        path: String,
+        /// Why it could not be opened.
+        source: crate::frontier::FrontierError,
+    },
     /// `protocol.schemes` names a protocol that was not registered.
     #[error(
         "protocol.schemes: scheme `{scheme}` names protocol `{name}`, which is not registered \

@@ -12,6 +12,7 @@ use crate::filter::{
     ScopeFilter, UrlDepthFilter, UrlFilter,
 };
 use crate::filter_files::{self, FileKind, Locator};
+use crate::frontier::{EMBEDDED, EmbeddedFrontier, Spout, StatusStore};
 use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
@@ -75,6 +76,32 @@ pub(super) fn http_context(
 
 /// A proxy, header or credential that the HTTP client cannot use (a program may have changed them
 /// after the keys were checked) is refused with its key, as the configuration refuses it.
+/// A frontier's two sides as the topology takes them.
+pub(crate) type FrontierSides = (Box<dyn Spout>, Arc<dyn StatusStore>);
+
+/// The frontier of the configuration when none was given: the embedded one (`frontier.kind:
+/// embedded`, the default) at `frontier.path`, with the `frontier.*` keys applied, as
+/// [`Frontiers::open`](crate::config::Frontiers::open) opens it. Other kinds come from their crate's
+/// registry.
+pub(crate) fn configured_frontier(config: &CrawlConfig) -> Result<FrontierSides, BuildError> {
+    let kind = config.frontier.kind.as_str();
+    if kind != EMBEDDED {
+        return Err(BuildError::NoFrontier {
+            kind: kind.to_string(),
+        });
+    }
+    let path = &config.frontier.path;
+    let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options()).map_err(
+        |source| BuildError::Embedded {
+            path: path.display().to_string(),
+            source,
+        },
+    )?;
+    let limits = config.frontier.query_limits();
+    let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
+    Ok((Box::new(spout), Arc::new(frontier)))
+}
+
 fn http_error(error: HttpClientError) -> BuildError {
     match error.invalid_key() {
         Some((key, message)) => ConfigError::InvalidValue {
@@ -466,5 +493,28 @@ mod tests {
         assert!(message.contains("`https`"), "{message}");
         assert!(message.contains("`browser`"), "{message}");
         assert!(message.contains("known: http"), "{message}");
+    }
+
+    #[test]
+    fn with_no_frontier_given_the_embedded_one_of_the_configuration_opens_and_others_are_named() {
+        let dir = tempfile::tempdir().expect("dir");
+        let yaml = format!(
+            "http.agent.name: t\nfrontier.path: {}\n",
+            dir.path().join("here").display()
+        );
+        let config = crate::config::CrawlConfig::from_yaml_str(&yaml).expect("config");
+        let built = super::super::CrawlerBuilder::new(config).build();
+        assert!(built.is_ok(), "{:?}", built.err());
+        drop(built);
+        assert!(dir.path().join("here").is_dir(), "opened at frontier.path");
+        let mut config =
+            crate::config::CrawlConfig::from_yaml_str("http.agent.name: t").expect("config");
+        config.frontier.kind = "opensearch".to_string();
+        let Err(error) = super::super::CrawlerBuilder::new(config).build() else {
+            panic!("built with no opensearch frontier given");
+        };
+        let message = error.to_string();
+        assert!(message.contains("`opensearch`"), "{message}");
+        assert!(message.contains("squall_engine::register"), "{message}");
     }
 }
