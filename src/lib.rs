@@ -24,14 +24,29 @@
 //!
 //! ## A complete crawler
 //!
-//! This crawls a small site served on loopback, to the end, with the embedded frontier:
+//! This crawls a small site served on loopback, to the end, with the embedded frontier, and writes
+//! a line per page (URL, status, title) from a [`message::PageSink`]:
 //!
 //! ```
 //! use std::net::SocketAddr;
+//! use std::sync::{Arc, Mutex};
 //! use squall::config::ConfigBuilder;
 //! use squall::frontier::EmbeddedFrontier;
+//! use squall::message::{PageSink, ProcessedPage};
 //! use squall::model::Status;
 //! use squall::topology::{CrawlerBuilder, RunLimits, StopReason};
+//!
+//! /// A line per page the crawl is done with: its URL, final status and title.
+//! #[derive(Default)]
+//! struct Lines(Mutex<Vec<String>>);
+//!
+//! impl PageSink for Lines {
+//!     fn on_page(&self, page: &ProcessedPage<'_>) {
+//!         let title = page.content.and_then(|c| c.title.as_deref()).unwrap_or("");
+//!         let line = format!("{} {} {title}", page.url.url, page.status);
+//!         self.0.lock().expect("not poisoned").push(line);
+//!     }
+//! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -46,8 +61,8 @@
 //! #             let n = socket.read(&mut request).await.unwrap_or(0);
 //! #             let text = String::from_utf8_lossy(&request[..n]).to_string();
 //! #             let (status, body) = match text.split_whitespace().nth(1) {
-//! #                 Some("/") => ("200 OK", "<a href='/about'>about</a>"),
-//! #                 Some("/about") => ("200 OK", "<a href='/'>home</a>"),
+//! #                 Some("/") => ("200 OK", "<title>Home</title><a href='/about'>about</a>"),
+//! #                 Some("/about") => ("200 OK", "<title>About</title><a href='/'>home</a>"),
 //! #                 _ => ("404 Not Found", ""),
 //! #             };
 //! #             let response = format!("HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
@@ -66,8 +81,10 @@
 //!     // keys applied: the builder opens it when given no frontier of its own.
 //!     .set_text("frontier.path", &dir.path().display().to_string())?
 //!     .build()?;
+//! let lines = Arc::new(Lines::default());
 //! let crawler = CrawlerBuilder::new(config)
 //!     .resolve("site.test", addr)
+//!     .page_sink(Arc::clone(&lines))
 //!     .build()?;
 //! let seeds = crawler.inject([format!("http://site.test:{port}/").as_str()]).await;
 //! assert_eq!(seeds.accepted, 1);
@@ -76,6 +93,12 @@
 //! assert_eq!(summary.stop_reason, StopReason::Idle);
 //! // robots.txt is a 404 here (allow all); the home page and /about are fetched.
 //! assert_eq!(summary.pages, 2);
+//! let mut lines = lines.0.lock().expect("not poisoned").clone();
+//! lines.sort();
+//! assert_eq!(lines, [
+//!     format!("http://site.test:{port}/ FETCHED Home"),
+//!     format!("http://site.test:{port}/about FETCHED About"),
+//! ]);
 //! // The frontier stays in its directory: open it again to read what the crawl stored.
 //! let frontier = EmbeddedFrontier::open(dir.path())?;
 //! let about = frontier.lookup(&format!("http://site.test:{port}/about"))?;

@@ -12,6 +12,7 @@ use axum::Router;
 use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use squall::frontier::EmbeddedFrontier;
+use squall::message::{PageSink, ProcessedPage};
 use squall::model::{Status, keys};
 use squall::parse::{ParseFilter, ParseResult};
 use squall::topology::StopReason;
@@ -54,6 +55,18 @@ impl ParseFilter for PanicsOnBoom {
     }
 }
 
+/// What a page sink saw of each page: its path, status and title.
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<(String, Status, Option<String>)>>);
+
+impl PageSink for Seen {
+    fn on_page(&self, page: &ProcessedPage<'_>) {
+        let title = page.content.and_then(|c| c.title.clone());
+        let seen = (page.url.url.path().to_string(), page.status, title);
+        self.0.lock().expect("not poisoned").push(seen);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_makes_the_parser_panic_is_an_error_and_the_crawl_ends_idle() {
     let addr = support::http::serve(Router::new().fallback(serve)).await;
@@ -63,8 +76,10 @@ async fn a_page_that_makes_the_parser_panic_is_an_error_and_the_crawl_ends_idle(
             "fetcher.server.delay=0",
             "spout.min.delay.queries=50",
         ]));
+    let seen = std::sync::Arc::new(Seen::default());
     let crawler = builder
         .parse_filter(PanicsOnBoom)
+        .page_sink(std::sync::Arc::clone(&seen))
         .resolve("panic.test", addr)
         .build()
         .expect("crawler");
@@ -95,4 +110,12 @@ async fn a_page_that_makes_the_parser_panic_is_an_error_and_the_crawl_ends_idle(
             "lol_html without its checks"
         );
     }
+    // The page sink saw every page once, with its final status; none for the page that failed.
+    let mut seen = seen.0.lock().expect("not poisoned").clone();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    let paths: Vec<&str> = seen.iter().map(|(path, _, _)| path.as_str()).collect();
+    assert_eq!(paths, ["/", "/after", "/boom", "/hostile", "/last"]);
+    let boom = &seen[2];
+    assert_eq!((boom.1, boom.2.as_deref()), (Status::Error, None));
+    assert_eq!(seen[0].1, Status::Fetched);
 }

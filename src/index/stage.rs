@@ -89,13 +89,13 @@ impl ContentIndexer {
     }
 
     /// The document of a fetched HTML page, unless it is not to be indexed; the page's content
-    /// is let go either way.
+    /// goes on with it (to the status updater's page sinks).
     fn document_for(&self, update: &mut StatusUpdate) -> Option<ContentDocument> {
-        let content = update.content.take()?;
+        let content = update.content.as_ref()?;
         if update.status != Status::Fetched {
             return None;
         }
-        match build_document(&self.settings, &update.url, &content) {
+        match build_document(&self.settings, &update.url, content) {
             Ok(document) => Some(document),
             Err(skipped) => {
                 let reason = match skipped {

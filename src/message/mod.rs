@@ -6,10 +6,12 @@
 
 mod ack;
 mod events;
+mod page;
 mod tuple;
 
 pub use ack::{AckHandle, AckMessage};
 pub use events::{CrawlEvent, CrawlObserver, CrawlStats, EventError, NoObserver, Observers};
+pub use page::{PageSink, ProcessedPage};
 pub use tuple::{
     FetchFailure, FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, PageContent,
     StatusUpdate, Tuple,

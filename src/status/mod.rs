@@ -20,7 +20,9 @@ use tracing::{debug, warn};
 
 use crate::fetch::Partitioner;
 use crate::frontier::{QueueReport, StatusStore, StatusWrite};
-use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
+use crate::message::{
+    CrawlEvent, CrawlObserver, EventError, PageSink, ProcessedPage, StatusUpdate,
+};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
 use crate::spout::RunnerState;
@@ -114,6 +116,8 @@ pub struct StatusUpdater {
     /// The spout runner's state, when the updater writes a partial batch as soon as the crawl
     /// waits on it ([`flush_when_waited_on`](Self::flush_when_waited_on)).
     runner: Option<watch::Receiver<RunnerState>>,
+    /// Told of each page once its writes were attempted.
+    sinks: Vec<Arc<dyn PageSink>>,
 }
 
 /// What woke the updater's loop.
@@ -150,7 +154,15 @@ impl StatusUpdater {
             context,
             observer,
             runner: None,
+            sinks: Vec::new(),
         }
+    }
+
+    /// Tells `sinks` of each page once its writes were attempted, before its URL is acked (see
+    /// [`PageSink`] for the order of everything a URL goes through).
+    pub fn page_sinks(mut self, sinks: Vec<Arc<dyn PageSink>>) -> Self {
+        self.sinks = sinks;
+        self
     }
 
     /// Writes a partial batch at once when every URL the spout runner has in flight is in it:
@@ -305,6 +317,8 @@ impl StatusUpdater {
                 .writes
                 .iter()
                 .find_map(|&i| outcomes[i].as_ref().err().cloned());
+            let written = failure.is_none();
+            self.tell_sinks(&item.update, item.final_status, written);
             let StatusUpdate {
                 url,
                 key,
@@ -313,7 +327,6 @@ impl StatusUpdater {
                 ack,
                 ..
             } = item.update;
-            let written = failure.is_none();
             self.observer.on_event(&CrawlEvent::Processed {
                 url: crate::redact::url_text(url.url.as_str()).into_owned(),
                 key,
@@ -331,6 +344,27 @@ impl StatusUpdater {
                     ack.fail(reason);
                 }
             }
+        }
+    }
+}
+
+impl StatusUpdater {
+    /// Shows the page of `update`, which ended as `status`, to every sink.
+    fn tell_sinks(&self, update: &StatusUpdate, status: Status, written: bool) {
+        if self.sinks.is_empty() {
+            return;
+        }
+        let page = ProcessedPage {
+            url: &update.url,
+            key: &update.key,
+            status,
+            fetch: update.fetch.as_ref(),
+            content: update.content.as_ref(),
+            outlinks: &update.outlinks,
+            written,
+        };
+        for sink in &self.sinks {
+            sink.on_page(&page);
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::filter_files::Locator;
 use crate::frontier::{Spout, StatusStore};
 use crate::index::{ContentIndexer, ContentStore};
 use crate::live::LiveCrawl;
-use crate::message::{CrawlObserver, CrawlStats, Observers};
+use crate::message::{CrawlObserver, CrawlStats, Observers, PageSink};
 use crate::parse::{ParseFilter, ParserBolt};
 use crate::protocol::Protocol;
 use crate::schedule::Scheduler;
@@ -45,6 +45,7 @@ pub struct CrawlerBuilder {
     parse_filters: Vec<Arc<dyn ParseFilter>>,
     scheduler: Option<Arc<dyn Scheduler>>,
     observers: Observers,
+    page_sinks: Vec<Arc<dyn PageSink>>,
     resolve: Vec<(String, SocketAddr)>,
     protocols: Vec<(String, Arc<dyn Protocol>)>,
     named_protocols: Vec<(String, Arc<dyn Protocol>)>,
@@ -63,6 +64,7 @@ impl CrawlerBuilder {
             parse_filters: Vec::new(),
             scheduler: None,
             observers: Observers::default(),
+            page_sinks: Vec::new(),
             resolve: Vec::new(),
             protocols: Vec::new(),
             named_protocols: Vec::new(),
@@ -112,6 +114,13 @@ impl CrawlerBuilder {
     /// Replaces the scheduler built from the configuration's `fetchInterval.*` keys.
     pub fn scheduler(mut self, scheduler: impl Scheduler + 'static) -> Self {
         self.scheduler = Some(Arc::new(scheduler));
+        self
+    }
+
+    /// Adds a sink that sees each page once the topology is done with it: what the parser found
+    /// and its final status together ([`PageSink`], which says in what order a URL's hooks run).
+    pub fn page_sink(mut self, sink: impl PageSink + 'static) -> Self {
+        self.page_sinks.push(Arc::new(sink));
         self
     }
 
@@ -218,6 +227,7 @@ impl CrawlerBuilder {
             parser,
             indexer,
             observer,
+            page_sinks: self.page_sinks,
             stats,
             seed_filters: SeedFilters {
                 normalizer,

@@ -32,6 +32,7 @@ pub(crate) struct Parts {
     pub(crate) indexer: Option<ContentIndexer>,
     pub(crate) updater_context: UpdaterContext,
     pub(crate) observer: Arc<dyn CrawlObserver>,
+    pub(crate) page_sinks: Vec<Arc<dyn crate::message::PageSink>>,
     pub(crate) stats: Arc<CrawlStats>,
     pub(crate) seed_filters: SeedFilters,
     pub(crate) scheduler: Arc<dyn Scheduler>,
@@ -229,7 +230,8 @@ fn spawn_stages(
         parts.updater_context,
         parts.observer,
     )
-    .flush_when_waited_on(state_tx.subscribe());
+    .flush_when_waited_on(state_tx.subscribe())
+    .page_sinks(parts.page_sinks);
     // With an indexer, parsed pages pass through it: a URL reaches the status updater only once
     // its content is durable.
     let (status_tx, mut tasks) = match parts.indexer {
