@@ -136,3 +136,5 @@ pub mod warc;
 
 pub use model::{CrawlUrl, Metadata, PartitionMode, Status};
 pub use topology::{Crawler, CrawlerBuilder, RunLimits};
+/// The URL type of the whole API (`url::Url`), so that a dependent needs no `url` of its own.
+pub use url::Url;
