@@ -163,7 +163,7 @@ async fn devtools_address(stderr: tokio::process::ChildStderr) -> Result<String,
     }
 }
 
-/// The first browser of [`CANDIDATES`] on `PATH`.
+/// The first browser on `PATH` of `chromium`, `chromium-browser`, `google-chrome` and `chrome`.
 pub fn find_on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -52,7 +52,7 @@ const RSS_CHECK_EVERY: Duration = Duration::from_millis(500);
 ///   renders in flight on a retired browser finish there before it is closed and the next one
 ///   starts (new renders wait meanwhile); renders in flight on a browser that died are failed back to
 ///   the spout unfetched (they stay due and are fetched again), or get FETCH_ERROR (cause
-///   `browser`) after dying with [`MAX_ABANDONS`] browsers in a row.
+///   `browser`) after dying with 2 browsers in a row.
 pub struct BrowserProtocol {
     settings: BrowserConfig,
     tabs: Semaphore,

@@ -44,7 +44,7 @@ pub struct FetcherBolt {
 }
 
 impl FetcherBolt {
-    /// A fetcher using `protocols` by URL scheme (an [`HttpClient`](super::HttpClient) serves
+    /// A fetcher using `protocols` by URL scheme (an [`HttpClient`](crate::protocol::HttpClient) serves
     /// `http` and `https`), asking `robots` (None: robots.txt ignored) before each HTTP(S) fetch.
     pub fn new(
         protocols: impl Into<Protocols>,

@@ -23,7 +23,7 @@ pub struct Partitioner {
 
 impl Partitioner {
     /// Keys of `mode`, resolving through `resolver` for byIP (use the one of the crawl's
-    /// [`HttpClient`](super::HttpClient), [`HttpClient::host_resolver`](super::HttpClient::host_resolver)).
+    /// [`HttpClient`](crate::protocol::HttpClient), [`HttpClient::host_resolver`](crate::protocol::HttpClient::host_resolver)).
     pub fn new(mode: PartitionMode, resolver: HostResolver) -> Self {
         Partitioner { mode, resolver }
     }

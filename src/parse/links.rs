@@ -27,7 +27,7 @@ pub struct RawLink {
 }
 
 /// What the extractor found on a page; its links are a `Vec` of [`RawLink`]s, or (for the parser
-/// bolt) a [`LinkList`].
+/// bolt) a list of its own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExtractedPage<Links = Vec<RawLink>> {
     /// Links in document order.

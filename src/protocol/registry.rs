@@ -93,7 +93,7 @@ use crate::model::Metadata;
 /// ```
 ///
 /// [`CrawlerBuilder::protocol`]: crate::topology::CrawlerBuilder::protocol
-/// [`FetcherBolt`]: super::FetcherBolt
+/// [`FetcherBolt`]: crate::fetch::FetcherBolt
 #[async_trait]
 pub trait Protocol: Send + Sync {
     /// Fetches `url`; `metadata` holds conditional-request hints (ETag, Last-Modified) from an

@@ -79,7 +79,8 @@ struct Cli {
     /// Replicas of the indices created.
     #[arg(long, value_name = "N", default_value_t = 1)]
     replicas: u32,
-    /// The checkpoint file [default: <urls>.migration-checkpoint.json in the current directory].
+    /// The checkpoint file [default: URLS.migration-checkpoint.json in the current directory, URLS
+    /// the urls index's name].
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
     /// Accept any TLS certificate (test clusters only).

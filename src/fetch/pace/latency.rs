@@ -118,7 +118,7 @@ impl Latency {
         (self.usual.len() >= TRUSTED).then(|| Usual::of(&self.usual))
     }
 
-    /// Whether the evidence of answers slower than usual reached [`EVIDENCE`]. Never with
+    /// Whether the evidence of answers slower than usual reached `EVIDENCE` (3.5). Never with
     /// `inflation` 0 (off), nor before the baseline is trusted.
     pub fn inflated(&self, inflation: f64) -> bool {
         inflation > 0.0 && self.evidence >= EVIDENCE

@@ -87,7 +87,7 @@ impl LiveSettings {
     }
 }
 
-/// A crawl's live view; clones share it. See the [module docs](self).
+/// A crawl's live view; clones share it. See the [module docs](crate::live).
 #[derive(Clone)]
 pub struct LiveCrawl {
     inner: Arc<Inner>,

@@ -24,7 +24,7 @@ pub struct CrawlRunConfig {
     /// (`fetcher.server.delay`).
     pub gap: Duration,
     /// The most writes in one frontier batch: `status.updater.batch.size`, and at least
-    /// [`MIN_WRITE_BATCH`].
+    /// 2,000.
     pub write_batch: usize,
 }
 

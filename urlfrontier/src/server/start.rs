@@ -52,7 +52,7 @@ impl ConfigOpener {
     }
 
     /// The configuration of crawl `crawl`'s frontier. Its reader buffers at least
-    /// [`MIN_URLS_PER_QUEUE`] URLs a queue, whatever `frontier.max.urls.per.bucket` says.
+    /// 10 URLs a queue, whatever `frontier.max.urls.per.bucket` says.
     pub fn config_for(&self, crawl: &str) -> Result<CrawlConfig, CrawlError> {
         check_id(crawl)?;
         let mut config = self.config.clone();
