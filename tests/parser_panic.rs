@@ -21,22 +21,15 @@ use support::http::html;
 use url::Url;
 
 /// The smallest fuzz input that trips lol_html 3.0.3's "Tag should be a start tag" check.
-fn hostile_markup() -> Vec<u8> {
-    [
-        &b"\xd4]<\n\xdd><script//\x00=> <a rel=\"nofollow ugc\" href=\"/n\">n</a>\x1a\x00"[..],
-        &b"\x00\x00\x00\x00\x00\x00\x01^\xba\xba\xba\xba\xba\xba<body\xec\xd4R<\xff\xff\xff"[..],
-        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x93\xff\xff\xff\xff\xff\xff"[..],
-        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"[..],
-    ]
-    .concat()
-}
+const HOSTILE_MARKUP: &[u8] =
+    include_bytes!("fixtures/fuzz/html_links-crash-2036a632107535631f69efe7621312064a6f3e51");
 
 async fn serve(uri: Uri) -> Response {
     match uri.path() {
         "/" => html("<a href=\"/hostile\">h</a> <a href=\"/boom\">b</a> <a href=\"/after\">a</a>"),
         "/hostile" => (
             [(header::CONTENT_TYPE, "text/html; charset=windows-1252")],
-            hostile_markup(),
+            HOSTILE_MARKUP,
         )
             .into_response(),
         "/after" => html("<a href=\"/last\">l</a>"),

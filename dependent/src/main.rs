@@ -86,16 +86,10 @@ fn json_text(text: &str) -> String {
 }
 
 /// The smallest input of squall's fuzzing that trips lol_html 3.0.3's "Tag should be a start tag"
-/// check (squall's tests/fuzz_regressions.rs).
-fn hostile_markup() -> Vec<u8> {
-    [
-        &b"\xd4]<\n\xdd><script//\x00=> <a rel=\"nofollow ugc\" href=\"/n\">n</a>\x1a\x00"[..],
-        &b"\x00\x00\x00\x00\x00\x00\x01^\xba\xba\xba\xba\xba\xba<body\xec\xd4R<\xff\xff\xff"[..],
-        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x93\xff\xff\xff\xff\xff\xff"[..],
-        &b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"[..],
-    ]
-    .concat()
-}
+/// check (squall's tests/fixtures/fuzz/).
+const HOSTILE_MARKUP: &[u8] = include_bytes!(
+    "../../tests/fixtures/fuzz/html_links-crash-2036a632107535631f69efe7621312064a6f3e51"
+);
 
 /// The answer to `path` on `host`: content type and body (`None`: 404).
 fn page(host: &str, path: &str, port: u16) -> Option<(&'static str, Vec<u8>)> {
@@ -115,7 +109,9 @@ fn page(host: &str, path: &str, port: u16) -> Option<(&'static str, Vec<u8>)> {
             "One",
             "<p>the first page</p><a href=\"/hostile\">h</a>".into(),
         ),
-        ("a.test", "/hostile") => Some(("text/html; charset=windows-1252", hostile_markup())),
+        ("a.test", "/hostile") => {
+            Some(("text/html; charset=windows-1252", HOSTILE_MARKUP.to_vec()))
+        }
         ("b.test", "/") => html("B home", "<p>b's home</p><a href=\"/x\">x</a>".into()),
         ("b.test", "/x") => html("X", "<p>x marks the spot</p>".into()),
         _ => None,

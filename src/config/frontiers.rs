@@ -94,7 +94,7 @@ use async_trait::async_trait;
 
 use super::CrawlConfig;
 use super::flux::FluxClass;
-use crate::frontier::{EMBEDDED, EmbeddedFrontier, Frontier};
+use crate::frontier::{EMBEDDED, EmbeddedFrontier, Frontier, FrontierError};
 
 /// Why a frontier kind could not open its frontier, or refused its keys: the kind's own error.
 pub type OpenFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -243,16 +243,24 @@ impl FrontierKind for Embedded {
     }
 
     async fn open(&self, config: &CrawlConfig) -> Result<Frontier, OpenFailure> {
-        let path = &config.frontier.path;
-        let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options())?;
-        let limits = config.frontier.query_limits();
-        let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
-        Ok(Frontier {
-            spout: Box::new(spout),
-            store: Arc::new(frontier.clone()),
-            catalog: Some(Arc::new(frontier)),
-            description: format!("embedded frontier in {}", path.display()),
-            leases: None,
-        })
+        Ok(open_embedded(config)?)
     }
+}
+
+/// The embedded frontier of `config` (`frontier.kind: embedded`): [`EmbeddedFrontier`] at
+/// `frontier.path`, the `frontier.*` keys applied, its spout sized for `spout.parallelism`. Opened
+/// at once (no I/O to wait on), for [`Frontiers::open`] and for a crawler built with no frontier
+/// of its own.
+pub(crate) fn open_embedded(config: &CrawlConfig) -> Result<Frontier, FrontierError> {
+    let path = &config.frontier.path;
+    let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options())?;
+    let limits = config.frontier.query_limits();
+    let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
+    Ok(Frontier {
+        spout: Box::new(spout),
+        store: Arc::new(frontier.clone()),
+        catalog: Some(Arc::new(frontier)),
+        description: format!("embedded frontier in {}", path.display()),
+        leases: None,
+    })
 }

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 pub use builder::{ConfigBuilder, ExtensionKeys, known_keys};
 pub use error::ConfigError;
 pub use example::check_example;
+pub(crate) use frontiers::open_embedded;
 pub use frontiers::{FrontierKind, FrontierOpenError, Frontiers, OpenFailure};
 pub use keys::{field_names, listed_keys};
 pub use stormcrawler::ignored_reason;

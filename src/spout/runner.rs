@@ -489,22 +489,35 @@ mod tests {
         }
     }
 
+    /// A runner over an [`Empty`] spout with `min_delay` between queries, started: its count of
+    /// queries, its state, its stop token and its task. (The tuples' receiver is dropped: it
+    /// never emits.)
+    fn run_empty(
+        min_delay: Duration,
+    ) -> (
+        Arc<AtomicUsize>,
+        watch::Receiver<RunnerState>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let settings = SpoutSettings {
+            min_delay_queries: min_delay,
+            ..SpoutSettings::default()
+        };
+        let runner = SpoutRunner::new(Box::new(Empty(Arc::clone(&calls))), settings);
+        let (out, _tuples) = mpsc::channel(8);
+        let (ack_sender, acks) = mpsc::unbounded_channel();
+        let (state, watched) = watch::channel(RunnerState::default());
+        let stop = CancellationToken::new();
+        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        (calls, watched, stop, running)
+    }
+
     // Two workers: a busy-looping runner must not keep the test itself from running.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_spout_that_answers_nothing_is_not_asked_in_a_loop() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let runner = SpoutRunner::new(
-            Box::new(Empty(Arc::clone(&calls))),
-            SpoutSettings {
-                min_delay_queries: Duration::ZERO,
-                ..SpoutSettings::default()
-            },
-        );
-        let (out, _tuples) = mpsc::channel(8);
-        let (ack_sender, acks) = mpsc::unbounded_channel();
-        let (state, _state) = watch::channel(RunnerState::default());
-        let stop = CancellationToken::new();
-        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        let (calls, _state, stop, running) = run_empty(Duration::ZERO);
         tokio::time::sleep(Duration::from_millis(500)).await;
         stop.cancel();
         let _ = running.await;
@@ -518,19 +531,7 @@ mod tests {
     /// frontier shows its writes (at once here), not after the 30 s minimum delay between queries.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_empty_answer_is_confirmed_without_waiting_out_the_minimum_delay() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let runner = SpoutRunner::new(
-            Box::new(Empty(Arc::clone(&calls))),
-            SpoutSettings {
-                min_delay_queries: Duration::from_secs(30),
-                ..SpoutSettings::default()
-            },
-        );
-        let (out, _tuples) = mpsc::channel(8);
-        let (ack_sender, acks) = mpsc::unbounded_channel();
-        let (state, mut watched) = watch::channel(RunnerState::default());
-        let stop = CancellationToken::new();
-        let running = tokio::spawn(runner.run(out, ack_sender, acks, state, stop.clone()));
+        let (calls, mut watched, stop, running) = run_empty(Duration::from_secs(30));
         // A wide margin (the minimum delay is 30 s, the confirming query goes after 50 ms).
         let idle = tokio::time::timeout(Duration::from_secs(20), watched.wait_for(|s| s.idle))
             .await

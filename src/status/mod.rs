@@ -278,6 +278,25 @@ impl StatusUpdater {
         (writes, pending)
     }
 
+    /// Shows the page of `update`, which ended as `status`, to every sink.
+    fn tell_sinks(&self, update: &StatusUpdate, status: Status, written: bool) {
+        if self.sinks.is_empty() {
+            return;
+        }
+        let page = ProcessedPage {
+            url: &update.url,
+            key: &update.key,
+            status,
+            fetch: update.fetch.as_ref(),
+            content: update.content.as_ref(),
+            outlinks: &update.outlinks,
+            written,
+        };
+        for sink in &self.sinks {
+            sink.on_page(&page);
+        }
+    }
+
     async fn write(&self, mut updates: Vec<StatusUpdate>) {
         if updates.is_empty() {
             return;
@@ -344,27 +363,6 @@ impl StatusUpdater {
                     ack.fail(reason);
                 }
             }
-        }
-    }
-}
-
-impl StatusUpdater {
-    /// Shows the page of `update`, which ended as `status`, to every sink.
-    fn tell_sinks(&self, update: &StatusUpdate, status: Status, written: bool) {
-        if self.sinks.is_empty() {
-            return;
-        }
-        let page = ProcessedPage {
-            url: &update.url,
-            key: &update.key,
-            status,
-            fetch: update.fetch.as_ref(),
-            content: update.content.as_ref(),
-            outlinks: &update.outlinks,
-            written,
-        };
-        for sink in &self.sinks {
-            sink.on_page(&page);
         }
     }
 }

@@ -5,14 +5,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::error::BuildError;
-use crate::config::{ConfigError, CrawlConfig, IndexerKind};
+use crate::config::{ConfigError, CrawlConfig, IndexerKind, open_embedded};
 use crate::fetch::Partitioner;
 use crate::filter::{
     CanonicalUrlNormalizer, FilterChain, FilterSettings, IncludeExcludeFilter, SchemeFilter,
     ScopeFilter, UrlDepthFilter, UrlFilter,
 };
 use crate::filter_files::{self, FileKind, Locator};
-use crate::frontier::{EMBEDDED, EmbeddedFrontier, Spout, StatusStore};
+use crate::frontier::{EMBEDDED, Spout, StatusStore};
 use crate::index::{ContentStore, JsonLinesStore, PARSE_DESCRIPTION, PARSE_KEYWORDS};
 use crate::parse::{Expression, ExtractFilter, ParseFilter, ParserSettings};
 use crate::protocol::{
@@ -80,9 +80,8 @@ pub(super) fn http_context(
 pub(crate) type FrontierSides = (Box<dyn Spout>, Arc<dyn StatusStore>);
 
 /// The frontier of the configuration when none was given: the embedded one (`frontier.kind:
-/// embedded`, the default) at `frontier.path`, with the `frontier.*` keys applied, as
-/// [`Frontiers::open`](crate::config::Frontiers::open) opens it. Other kinds come from their crate's
-/// registry.
+/// embedded`, the default), opened as [`Frontiers::open`](crate::config::Frontiers::open) opens
+/// it. Other kinds come from their crate's registry.
 pub(crate) fn configured_frontier(config: &CrawlConfig) -> Result<FrontierSides, BuildError> {
     let kind = config.frontier.kind.as_str();
     if kind != EMBEDDED {
@@ -90,16 +89,11 @@ pub(crate) fn configured_frontier(config: &CrawlConfig) -> Result<FrontierSides,
             kind: kind.to_string(),
         });
     }
-    let path = &config.frontier.path;
-    let frontier = EmbeddedFrontier::open_with(path, config.frontier.embedded_options()).map_err(
-        |source| BuildError::Embedded {
-            path: path.display().to_string(),
-            source,
-        },
-    )?;
-    let limits = config.frontier.query_limits();
-    let spout = frontier.spout(limits.for_instances(config.spout.parallelism));
-    Ok((Box::new(spout), Arc::new(frontier)))
+    let frontier = open_embedded(config).map_err(|source| BuildError::Embedded {
+        path: config.frontier.path.display().to_string(),
+        source,
+    })?;
+    Ok((frontier.spout, frontier.store))
 }
 
 fn http_error(error: HttpClientError) -> BuildError {
