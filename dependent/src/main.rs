@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use squall::config::ConfigBuilder;
 use squall::filter::UrlFilter;
+use squall::listen::{GuardedListener, ListenLimits};
 use squall::message::{PageSink, ProcessedPage};
 use squall::parse::{ParseFilter, ParseResult};
 use squall::topology::StopReason;
@@ -118,12 +119,15 @@ fn page(host: &str, path: &str, port: u16) -> Option<(&'static str, Vec<u8>)> {
     }
 }
 
-/// Serves the two hosts on a loopback port: one request per connection, bounded in size.
+/// Serves the two hosts on a loopback port: one request per connection, bounded in size, on
+/// squall's guarded listener (64 connections at most, a silent one closed after 10 s).
 async fn serve() -> std::io::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let mut listener = GuardedListener::new(listener, "two-hosts site", ListenLimits::default());
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
+        loop {
+            let (mut socket, _) = listener.accept().await;
             tokio::spawn(async move {
                 let mut request = vec![0u8; 8192];
                 let read = socket.read(&mut request).await.unwrap_or(0);
