@@ -71,12 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seeds = site.seeds();
     crawler.inject(seeds.iter().map(String::as_str)).await;
 
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler.run(RunLimits::until_idle()).await;
     println!("{summary}");
 
     let home = &seeds[0];

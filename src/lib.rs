@@ -89,7 +89,7 @@
 //! let seeds = crawler.inject([format!("http://site.test:{port}/").as_str()]).await;
 //! assert_eq!(seeds.accepted, 1);
 //!
-//! let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+//! let summary = crawler.run(RunLimits::until_idle()).await;
 //! assert_eq!(summary.stop_reason, StopReason::Idle);
 //! // robots.txt is a 404 here (allow all); the home page and /about are fetched.
 //! assert_eq!(summary.pages, 2);
@@ -105,10 +105,6 @@
 //! assert_eq!(about.map(|stored| stored.status), Some(Status::Fetched));
 //! # Ok(()) }
 //! ```
-
-// `::squall` names this crate in its own code too, as in the code `keyed_settings!` writes in
-// other crates (serde_with's path, spelled out where `$crate` cannot reach).
-extern crate self as squall;
 
 pub mod bounded_file;
 pub mod config;

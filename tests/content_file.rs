@@ -104,10 +104,7 @@ async fn a_page_whose_content_write_fails_is_not_acked_and_stays_due() {
         stop.cancel();
     });
     let summary = crawler
-        .run(RunLimits {
-            max_duration: Some(Duration::from_secs(120)),
-            ..RunLimits::default()
-        })
+        .run(RunLimits::default().with_max_duration(Duration::from_secs(120)))
         .await;
     assert_eq!(summary.stop_reason, StopReason::Requested, "{summary}");
     assert_eq!(summary.write_failures, 1, "{summary}");

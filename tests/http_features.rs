@@ -404,6 +404,7 @@ impl CrawlObserver for Queues {
                     keys.insert(url.clone(), key.clone());
                 }
             }
+            _ => {}
         }
     }
 }

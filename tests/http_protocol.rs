@@ -89,11 +89,9 @@ async fn a_refetch_is_conditional_and_304_keeps_the_page_fetched() {
     let page = format!("http://site.test:{}/page", addr.port());
     // Due again at once: the page is fetched, then re-fetched with its ETag.
     let config = config(&["fetchInterval.default=0", "redirections.allowed=false"]);
-    let limits = RunLimits {
-        max_pages: Some(4),
-        max_duration: Some(Duration::from_secs(30)),
-        ..RunLimits::default()
-    };
+    let limits = RunLimits::default()
+        .with_max_pages(4)
+        .with_max_duration(Duration::from_secs(30));
     let (frontier, _dir) = crawl(config, std::slice::from_ref(&page), addr, limits).await;
     let requests: Vec<(String, Option<String>)> = seen
         .lock()
@@ -121,11 +119,7 @@ async fn redirects_are_recorded_by_default_and_followed_on_request() {
     let hop = format!("http://site.test:{}/hop", addr.port());
     let landing = format!("http://site.test:{}/landing", addr.port());
     let next = format!("http://site.test:{}/next", addr.port());
-    let idle = RunLimits {
-        until_idle: true,
-        max_duration: Some(Duration::from_secs(30)),
-        ..RunLimits::default()
-    };
+    let idle = RunLimits::until_idle().with_max_duration(Duration::from_secs(30));
 
     let (recorded, _dir1) =
         crawl(config(&[]), std::slice::from_ref(&hop), addr, idle.clone()).await;
@@ -164,11 +158,7 @@ async fn the_private_address_guard_refuses_loopback() {
     let (addr, seen) = server().await;
     let by_ip = format!("http://127.0.0.1:{}/page", addr.port());
     let by_name = format!("http://localhost:{}/page", addr.port());
-    let idle = RunLimits {
-        until_idle: true,
-        max_duration: Some(Duration::from_secs(30)),
-        ..RunLimits::default()
-    };
+    let idle = RunLimits::until_idle().with_max_duration(Duration::from_secs(30));
     let config = config(&["http.refuse.private.addresses=true", "max.fetch.errors=1"]);
     let (builder, frontier, _dir) = crawler::embedded(config);
     let crawler = builder.resolve("site.test", addr).build().expect("crawler");
@@ -206,11 +196,7 @@ async fn the_private_address_guard_refuses_loopback() {
 async fn a_page_reached_only_through_a_noscript_iframe_is_crawled() {
     let (addr, seen) = server().await;
     let book = format!("http://site.test:{}/book/", addr.port());
-    let idle = RunLimits {
-        until_idle: true,
-        max_duration: Some(Duration::from_secs(30)),
-        ..RunLimits::default()
-    };
+    let idle = RunLimits::until_idle().with_max_duration(Duration::from_secs(30));
     let config = config(&["urlfilter.ignore.outside.host=true"]);
     let (frontier, _dir) = crawl(config, std::slice::from_ref(&book), addr, idle).await;
     for path in ["/book/toc.html", "/book/chapter-1.html"] {

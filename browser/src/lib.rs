@@ -47,7 +47,7 @@
 //! }
 //! let crawler = builder.build()?;
 //! crawler.inject(site.seeds().iter().map(String::as_str)).await;
-//! let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+//! let summary = crawler.run(RunLimits::until_idle()).await;
 //! assert_eq!(summary.pages as usize, site.expected().documents().len());
 //! # Ok(()) }
 //! ```

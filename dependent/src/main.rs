@@ -3,6 +3,9 @@
 //! title, links) to standard output. It runs on the embedded frontier, opened from the
 //! configuration, until the crawl is idle, then checks what it saw and exits 1 if anything is off.
 //!
+//! It first checks that what squall's default features leave out (the cookie jar, CSS and XPath
+//! extraction) is refused by name rather than silently ignored.
+//!
 //! One page of the site is hostile: markup that trips an internal check of the HTML parser
 //! (lol_html), which panics where lol_html keeps its debug assertions, as in this crate's debug
 //! build. That page must end as ERROR and the crawl must go on to its end.
@@ -20,7 +23,7 @@ use squall::config::ConfigBuilder;
 use squall::filter::UrlFilter;
 use squall::listen::{GuardedListener, ListenLimits};
 use squall::message::{PageSink, ProcessedPage};
-use squall::parse::{ParseFilter, ParseResult};
+use squall::parse::{Expression, ExtractFilter, ParseFilter, ParseResult};
 use squall::topology::StopReason;
 use squall::{CrawlUrl, CrawlerBuilder, Metadata, RunLimits, Status, Url};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -156,8 +159,34 @@ async fn serve() -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
+/// What squall's default features leave out is refused by name: the cookie jar (`cookies`) and
+/// CSS/XPath extraction (`extract`). An empty string when both are; else what went wrong.
+fn check_left_out() -> String {
+    let mut wrong = String::new();
+    let cookies = ConfigBuilder::new()
+        .set("http.agent.name=two-hosts")
+        .and_then(|config| config.set("http.use.cookies=true"))
+        .and_then(|config| config.build());
+    match cookies {
+        Err(error) if error.to_string().contains("`cookies` feature") => {}
+        Ok(_) => wrong.push_str("http.use.cookies accepted without the feature; "),
+        Err(error) => wrong.push_str(&format!("http.use.cookies: {error}; ")),
+    }
+    match ExtractFilter::new([("title", Expression::Css("h1".into()))]) {
+        Err(error) if error.to_string().contains("`extract` feature") => {}
+        Ok(_) => wrong.push_str("a CSS rule accepted without the feature"),
+        Err(error) => wrong.push_str(&format!("a CSS rule: {error}")),
+    }
+    wrong
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let left_out = check_left_out();
+    if !left_out.is_empty() {
+        eprintln!("two-hosts: {left_out}");
+        std::process::exit(1);
+    }
     let addr = serve().await?;
     let dir = tempfile::tempdir()?;
     let config = ConfigBuilder::new()
@@ -177,12 +206,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .inject([format!("http://a.test:{}/", addr.port())])
         .await;
     let started = Instant::now();
-    let summary = crawler
-        .run(RunLimits {
-            until_idle: true,
-            ..RunLimits::default()
-        })
-        .await;
+    let summary = crawler.run(RunLimits::until_idle()).await;
     let seen = sink.0.lock().map(|seen| seen.clone()).unwrap_or_default();
     // The hostile page panics lol_html where its debug assertions are on (this crate's debug build).
     let hostile = match cfg!(debug_assertions) {

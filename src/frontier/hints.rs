@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde_with::{DeserializeFromStr, SerializeDisplay};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_with::{As, DisplayFromStr};
 
 /// A process's right to fetch from one queue of a shared frontier, valid until a deadline that the
 /// spout pushes back each time it renews the lease in the frontier.
@@ -255,7 +256,7 @@ impl LearnedPace {
 
 /// Why a queue keeps the pace it keeps: one word for the frontiers' stored pace, the status page
 /// and the `cause` label of the pace metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, SerializeDisplay, DeserializeFromStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PaceCause {
     /// `configured`: at the configured delay, nothing learned.
     Configured,
@@ -305,6 +306,20 @@ impl fmt::Display for PaceCause {
     "`{0}` is not a pace cause (configured, recovering, faster, slow_answers, http_NNN, retry_after, connection, timeout)"
 )]
 pub struct UnknownPaceCause(pub String);
+
+/// Written as its word ([`Display`](fmt::Display)).
+impl Serialize for PaceCause {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        As::<DisplayFromStr>::serialize(self, serializer)
+    }
+}
+
+/// Read from its word ([`FromStr`]).
+impl<'de> Deserialize<'de> for PaceCause {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        As::<DisplayFromStr>::deserialize(deserializer)
+    }
+}
 
 impl FromStr for PaceCause {
     type Err = UnknownPaceCause;

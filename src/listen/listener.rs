@@ -94,6 +94,8 @@ impl GuardedListener {
     }
 }
 
+/// Lets `axum::serve` take connections from a guarded listener (the status page's server).
+#[cfg(feature = "live-page")]
 impl axum::serve::Listener for GuardedListener {
     type Io = Guarded<TcpStream>;
     type Addr = SocketAddr;

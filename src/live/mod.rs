@@ -4,9 +4,10 @@
 //! - [`LiveCrawl`] watches a crawler (attach it with [`CrawlerBuilder::live`]) and makes its
 //!   [`StatusDocument`]: rates over the last minutes, the stages with latency percentiles, the
 //!   frontier's counts, the busiest and slowest hosts, the last errors, what the crawl waits on.
-//! - [`serve`] serves any [`DocumentSource`] as a page (`/`, one HTML file with nothing fetched
-//!   from elsewhere) and as JSON (`/status.json`); `squall-frontier` serves its own document with
-//!   the same page.
+//! - `serve` (feature `live-page`) serves any [`DocumentSource`] as a page (`/`, one HTML file
+//!   with nothing fetched from elsewhere) and as JSON (`/status.json`); `squall-frontier` serves
+//!   its own document with the same page. `serve_metrics` serves the crawl's metrics to
+//!   Prometheus.
 //!
 //! [`CrawlerBuilder::live`]: crate::CrawlerBuilder::live
 
@@ -15,13 +16,15 @@ mod crawl;
 pub mod document;
 mod latency;
 mod series;
+#[cfg(feature = "live-page")]
 mod server;
+mod source;
 
 pub use cache::DocumentCache;
 pub use crawl::{LiveCrawl, LiveSettings, Progress, Totals};
 pub use document::{Chart, Column, Field, Figure, Series, StatusDocument, Table, Unit};
 pub use latency::{LatencyWindow, Percentiles};
 pub use series::RateTrack;
-pub use server::{
-    DocumentSource, PAGE, ServeError, StatusServer, serve, serve_metrics, serve_with,
-};
+#[cfg(feature = "live-page")]
+pub use server::{PAGE, ServeError, StatusServer, serve, serve_metrics, serve_with};
+pub use source::DocumentSource;

@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::FetchRecord;
 use crate::model::Status;
 
-/// Something that happened in a crawl.
+/// Something that happened in a crawl. New kinds of event may come (the type is
+/// `#[non_exhaustive]`): an observer matches the ones it wants and ignores the rest.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum CrawlEvent {
     /// A fetch attempt just completed (the server answered or the attempt failed), before the page
     /// is parsed and its writes made: a log kept from these events holds every completed fetch,

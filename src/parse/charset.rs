@@ -1,6 +1,7 @@
 //! The character encoding of a page: from its Content-Type header, its byte order mark, its
 //! `<meta charset>`, or a guess.
 
+#[cfg(feature = "extract")]
 use std::borrow::Cow;
 
 use encoding_rs::Encoding;
@@ -35,6 +36,7 @@ pub(super) fn sniff_charset(body: &[u8]) -> Option<String> {
 /// by its byte order mark, else by the first `charset=` in its first KiB (`<meta charset>` or
 /// `<meta http-equiv=Content-Type>`), else as UTF-8 when it is UTF-8, else by Firefox's detector.
 /// Bytes that do not decode become U+FFFD; nothing fails.
+#[cfg(feature = "extract")]
 pub(super) fn decode_html(body: &[u8]) -> Cow<'_, str> {
     if let Some((encoding, bom_length)) = Encoding::for_bom(body) {
         return encoding.decode_without_bom_handling(&body[bom_length..]).0;
@@ -50,6 +52,7 @@ pub(super) fn decode_html(body: &[u8]) -> Cow<'_, str> {
 }
 
 /// The encoding named by the first usable `charset=` in the first KiB of `body`.
+#[cfg(feature = "extract")]
 fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
     let head = &body[..body.len().min(1024)];
     let mut rest = head;
@@ -76,6 +79,7 @@ fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
 }
 
 /// Where `needle` (lowercase ASCII) first occurs in `haystack`, ignoring ASCII case.
+#[cfg(feature = "extract")]
 fn find_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
@@ -83,6 +87,7 @@ fn find_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// `bytes` without leading ASCII whitespace.
+#[cfg(feature = "extract")]
 fn trim_start(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()

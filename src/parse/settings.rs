@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_with::OneOrMany;
+use serde_with::{As, OneOrMany, Same};
 
 use crate::model::PartitionMode;
 use crate::settings::{KeyedSettings, keyed_settings, units};
@@ -36,13 +36,11 @@ keyed_settings! {
         /// match gives (its text content, or with `selector@name` its attribute `name`) is added to
         /// the key, as [`ExtractFilter`](super::ExtractFilter) does. Checked when the crawler is
         /// built.
-        #[serde_as(as = "BTreeMap<_, OneOrMany<_>>")]
-        "parsefilter.css" => extract_css: BTreeMap<String, Vec<String>> = BTreeMap::new(),
+        "parsefilter.css" with "As::<BTreeMap<Same, OneOrMany<Same>>>" => extract_css: BTreeMap<String, Vec<String>> = BTreeMap::new(),
         /// `parsefilter.xpath`: metadata keys, each with an XPath 1.0 expression or a list of them;
         /// what every match gives (a node's string value, or the string, number or boolean
         /// computed) is added to the key, after the values of `parsefilter.css`.
-        #[serde_as(as = "BTreeMap<_, OneOrMany<_>>")]
-        "parsefilter.xpath" => extract_xpath: BTreeMap<String, Vec<String>> = BTreeMap::new(),
+        "parsefilter.xpath" with "As::<BTreeMap<Same, OneOrMany<Same>>>" => extract_xpath: BTreeMap<String, Vec<String>> = BTreeMap::new(),
         /// `parsefilters.config.file`: a StormCrawler `parsefilters.json`, whose parse filters run
         /// after those of `jsoup.filters.config.file`. Empty: none.
         "parsefilters.config.file" with "units::empty_is_none" => parse_filters_file: Option<String> =

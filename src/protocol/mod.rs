@@ -16,10 +16,11 @@ mod schemes;
 
 pub use dns::{CachingResolver, HostResolver, ResolveError, TrustedHosts, is_private_address};
 pub use http::{
-    AgentSettings, BasicCredentials, CookieJar, CookieLimits, HttpClient, HttpClientError,
-    HttpContext, HttpSettings, ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials,
-    parse_retry_after,
+    AgentSettings, BasicCredentials, HttpClient, HttpClientError, HttpContext, HttpSettings,
+    ProxyKind, ProxySettings, Secret, SecretFileError, SiteCredentials, parse_retry_after,
 };
+#[cfg(feature = "cookies")]
+pub use http::{CookieJar, CookieLimits};
 pub use registry::{Protocol, Protocols, Refusal};
 pub use robots::{
     ABSURD_CRAWL_DELAY, MAX_ROBOTS_BYTES, RobotsCache, RobotsLookup, RobotsRules, RobotsSettings,

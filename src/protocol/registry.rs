@@ -85,7 +85,7 @@ use crate::model::Metadata;
 ///     .protocol("mem", Arc::new(site))
 ///     .build()?;
 /// crawler.inject(["mem://site/"]).await;
-/// let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+/// let summary = crawler.run(RunLimits::until_idle()).await;
 /// assert_eq!(summary.pages, 2);
 /// let about = frontier.lookup("mem://site/about")?;
 /// assert_eq!(about.map(|stored| stored.status), Some(Status::Fetched));

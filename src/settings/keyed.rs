@@ -20,8 +20,9 @@ use serde_with::with_prefix::WithPrefix;
 /// from other keys, or in code) follow in a `derived { ... }` block, with their defaults. The type
 /// gets serde's reading (unknown keys refused, missing keys at their default) and `Default`; the
 /// caller adds its derives and implements [`KeyedSettings`](crate::settings::KeyedSettings).
-/// Another crate calls it as `squall::keyed_settings!` (it needs `serde` itself; `serde_with` is
-/// reached through `squall`, unless a `#[serde_as(as = ...)]` line names its adapters).
+/// Another crate calls it as `squall::keyed_settings!` (it needs `serde` itself). A key read
+/// through one of serde_with's adapters names it as its `with` path:
+/// `"addresses" with "As::<OneOrMany<Same, PreferOne>>" => addresses: Vec<String> = ...`.
 ///
 /// **The prefix form.** Keys that several parts of a crate read alike, each under its own prefix
 /// (the engine's connection keys under `es.status.`, `es.indexer.`, `es.metrics.` and the shared
@@ -117,7 +118,6 @@ macro_rules! keyed_settings {
             }
         )?)*
 
-        #[$crate::settings::__serde_with::serde_as(crate = ::squall::settings::__serde_with)]
         $(#[$meta])*
         #[derive(::serde::Serialize, ::serde::Deserialize)]
         #[serde(default $(, $deny)?)]

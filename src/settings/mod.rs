@@ -35,8 +35,3 @@ pub fn at_least_one(counts: &[(&'static str, usize)]) -> Result<(), (&'static st
 
 pub use crate::keyed_settings;
 pub use keyed::{KeyPrefix, Prefixed};
-
-/// serde_with, for the `#[serde_as]` that `keyed_settings!` puts on the types it declares in
-/// other crates.
-#[doc(hidden)]
-pub use serde_with as __serde_with;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_with::DisplayFromStr;
+use serde_with::{As, DisplayFromStr};
 
 use super::{CacheSpec, OutlinkCache};
 use crate::settings::{KeyedSettings, at_least_one, keyed_settings, units};
@@ -25,8 +25,7 @@ keyed_settings! {
         /// `status.updater.cache.spec`: the bounds of that cache, as a Caffeine spec
         /// (`maximumSize=N`, `expireAfterAccess=D`, `expireAfterWrite=D`; D such as 30s, 10m, 1h,
         /// 1d).
-        #[serde_as(as = "DisplayFromStr")]
-        "status.updater.cache.spec" => cache_spec: CacheSpec = CacheSpec::default(),
+        "status.updater.cache.spec" with "As::<DisplayFromStr>" => cache_spec: CacheSpec = CacheSpec::default(),
         /// `metadata.persist`: metadata keys stored with a URL's status (trailing `*` wildcards
         /// allowed); the keys of `metadata.transfer` are stored too.
         "metadata.persist" => persist: Vec<String> =

@@ -33,7 +33,7 @@ use crate::schedule::Scheduler;
 ///     .frontier(frontier.spout(QueryLimits::default()), frontier.clone())
 ///     .build()?;
 /// crawler.inject(["https://example.org/"]).await;
-/// let summary = crawler.run(RunLimits { until_idle: true, ..RunLimits::default() }).await;
+/// let summary = crawler.run(RunLimits::until_idle()).await;
 /// println!("{summary}");
 /// # Ok(()) }
 /// ```

@@ -39,8 +39,20 @@ pub(crate) struct Parts {
     pub(crate) archive: Option<WarcWriter>,
 }
 
-/// When a run stops by itself.
+/// When a run stops by itself. Built from [`RunLimits::default`] (no limit: the run goes on until
+/// stopped) or [`RunLimits::until_idle`], then the `with_` methods; new limits may come (the type
+/// is `#[non_exhaustive]`), each off by default.
+///
+/// ```
+/// use std::time::Duration;
+/// use squall::RunLimits;
+///
+/// let limits = RunLimits::until_idle().with_max_duration(Duration::from_secs(60));
+/// assert!(limits.until_idle);
+/// assert_eq!(limits.max_pages, None);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RunLimits {
     /// Stop emitting once servers answered this many fetches (those in flight still finish).
     pub max_pages: Option<u64>,
@@ -50,8 +62,37 @@ pub struct RunLimits {
     pub until_idle: bool,
 }
 
-/// Why a run ended.
+impl RunLimits {
+    /// Stop once nothing is due, buffered or in flight.
+    pub fn until_idle() -> Self {
+        RunLimits::default().with_until_idle(true)
+    }
+
+    /// These limits, stopping (or not) once nothing is due, buffered or in flight.
+    #[must_use]
+    pub fn with_until_idle(mut self, until_idle: bool) -> Self {
+        self.until_idle = until_idle;
+        self
+    }
+
+    /// These limits, stopping once servers answered `pages` fetches (`None`: no such limit).
+    #[must_use]
+    pub fn with_max_pages(mut self, pages: impl Into<Option<u64>>) -> Self {
+        self.max_pages = pages.into();
+        self
+    }
+
+    /// These limits, stopping after `duration` (`None`: no such limit).
+    #[must_use]
+    pub fn with_max_duration(mut self, duration: impl Into<Option<Duration>>) -> Self {
+        self.max_duration = duration.into();
+        self
+    }
+}
+
+/// Why a run ended. New reasons may come (the type is `#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StopReason {
     /// [`Crawler::stop_token`] was cancelled (Ctrl-C in the crawl binary).
     Requested,
@@ -65,8 +106,9 @@ pub enum StopReason {
     StageFailed,
 }
 
-/// The outcome of a run.
+/// The outcome of a run. New figures may come (the type is `#[non_exhaustive]`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CrawlSummary {
     /// Why it ended.
     pub stop_reason: StopReason,

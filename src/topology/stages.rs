@@ -185,6 +185,7 @@ pub(super) fn parse_filters(
     .into_iter()
     .filter(|(key, _)| {
         indexing
+            && cfg!(feature = "extract")
             && !config.extract_css.contains_key(*key)
             && !config.extract_xpath.contains_key(*key)
     })

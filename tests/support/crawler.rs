@@ -93,11 +93,7 @@ pub fn resolve_hosts(
 /// Runs `crawler` until its frontier is idle, for at most `max_duration` when given.
 pub async fn run_until_idle(crawler: Crawler, max_duration: Option<Duration>) -> CrawlSummary {
     crawler
-        .run(RunLimits {
-            until_idle: true,
-            max_duration,
-            ..RunLimits::default()
-        })
+        .run(RunLimits::until_idle().with_max_duration(max_duration))
         .await
 }
 

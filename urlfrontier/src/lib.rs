@@ -1,6 +1,8 @@
 //! squall's frontiers over the URLFrontier gRPC API: [`server`] serves a squall frontier to any
 //! URLFrontier client, and [`client`] crawls from any URLFrontier server ([`register`] adds it to
-//! squall's registry of frontier kinds as `urlfrontier`).
+//! squall's registry of frontier kinds as `urlfrontier`). Each is a feature of this crate, both on
+//! by default: `client` (tonic's client and TLS) and `server` (tonic's server, the engine's
+//! frontiers, the status page, and the `squall-frontier` binary).
 //!
 //! A server on an embedded frontier, and a worker's spout and status store talking to it (what the
 //! crawl binary's `--frontier urlfrontier` uses):
@@ -56,10 +58,19 @@ pub mod proto {
     tonic::include_proto!("urlfrontier");
 }
 
+#[cfg(feature = "client")]
 pub mod client;
 pub mod convert;
+#[cfg(feature = "server")]
 pub mod server;
 
+#[cfg(feature = "client")]
 pub use client::register;
 
+#[cfg(feature = "client")]
 pub use client::{UrlFrontierSpout, UrlFrontierStore};
+
+/// The count in `Stats.counts` that says the crawl's whole frontier is idle (1) or not (0):
+/// nothing due, buffered, handed out, or failed and waiting to be read again. squall's server
+/// gives it; squall's client ends a crawl that waits for idleness on it.
+pub const IDLE_COUNT: &str = "squall.idle";

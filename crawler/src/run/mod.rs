@@ -60,11 +60,10 @@ async fn run(
         .as_ref()
         .filter(|_| !args.no_progress)
         .map(|watching| tokio::spawn(watch::show_progress(watching.live.clone())));
-    let limits = RunLimits {
-        max_pages: args.max_pages,
-        max_duration: args.max_duration()?,
-        until_idle: args.until_idle,
-    };
+    let limits = RunLimits::default()
+        .with_max_pages(args.max_pages)
+        .with_max_duration(args.max_duration()?)
+        .with_until_idle(args.until_idle);
     let summary = crawler.run(limits).await;
     if let Some(progress) = progress {
         progress.abort();

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde_with::{OneOrMany, formats::PreferOne};
+use serde_with::{As, OneOrMany, Same, formats::PreferOne};
 use squall::config::{ConfigError, Secret};
 
 use crate::client::{ConnectionConfig, PemFile};
@@ -34,8 +34,7 @@ squall::keyed_settings! {
     pub section struct ClusterSettings {
         /// `addresses`: the nodes, a list or one string separated by `,` or `;` (an address
         /// without a scheme is `http://`, without a port 9200; credentials in it are basic auth).
-        #[serde_as(as = "OneOrMany<_, PreferOne>")]
-        "addresses" => addresses: Vec<String> = Vec::new(),
+        "addresses" with "As::<OneOrMany<Same, PreferOne>>" => addresses: Vec<String> = Vec::new(),
         /// `user`: basic auth's user.
         "user" => user: String = String::new(),
         /// `password`: basic auth's password.

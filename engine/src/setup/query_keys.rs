@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_with::{OneOrMany, formats::PreferOne};
+use serde_with::{As, OneOrMany, Same, formats::PreferOne};
 use squall::config::ConfigError;
 
 use crate::status_index::spouts::StatusSpoutConfig;
@@ -25,16 +25,14 @@ squall::keyed_settings! {
             max_urls_per_bucket: Option<usize> = None,
         /// `es.status.bucket.sort.field`: the order of the URLs within a queue (a list, or one
         /// string separated by `,`).
-        #[serde_as(as = "OneOrMany<_, PreferOne>")]
-        "status.bucket.sort.field" => bucket_sort: Vec<String> =
+        "status.bucket.sort.field" with "As::<OneOrMany<Same, PreferOne>>" => bucket_sort: Vec<String> =
             vec!["nextFetchDate".to_string(), "url".to_string()],
         /// `es.status.global.sort.field`: the order of the queues (by their earliest value); `None`
         /// (the key set to "") orders them by size.
         "status.global.sort.field" with "squall::settings::units::empty_is_none" =>
             global_sort: Option<String> = Some("nextFetchDate".to_string()),
         /// `es.status.filterQuery`: Lucene query-string filters every spout query carries.
-        #[serde_as(as = "OneOrMany<_, PreferOne>")]
-        "status.filterQuery" => filter_queries: Vec<String> = Vec::new(),
+        "status.filterQuery" with "As::<OneOrMany<Same, PreferOne>>" => filter_queries: Vec<String> = Vec::new(),
         /// `es.status.sample`: the aggregation spout samples (a diversified sampler).
         "status.sample" => sample: bool = false,
         /// `es.status.query.timeout`: seconds the engine may spend on one spout query (-1: no

@@ -38,7 +38,7 @@ use self::tally::Tally;
 use super::cache::DocumentCache;
 use super::document::StatusDocument;
 use super::series::RateTrack;
-use super::server::DocumentSource;
+use super::source::DocumentSource;
 use crate::fetch::QueueBoard;
 use crate::frontier::{Catalog, LeaseView};
 use crate::message::CrawlObserver;

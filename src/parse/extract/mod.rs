@@ -1,18 +1,26 @@
 //! [`ExtractFilter`]: copies what CSS selectors or XPath expressions select in a page into its
 //! metadata, as StormCrawler's XPathFilter does.
 
+#[cfg(feature = "extract")]
 mod css;
+#[cfg(feature = "extract")]
 mod dom;
+#[cfg(feature = "extract")]
 mod simple_xpath;
+#[cfg(feature = "extract")]
 mod xpath;
+
+#[cfg(not(feature = "extract"))]
+#[path = "absent.rs"]
+mod select;
+#[cfg(feature = "extract")]
+mod select;
 
 use std::fmt;
 
 use url::Url;
 
-use self::css::CssRule;
-use self::xpath::XPathRule;
-use super::charset::decode_html;
+use self::select::{Page, Selects};
 use super::{ParseFilter, ParseResult};
 use crate::model::Metadata;
 
@@ -77,14 +85,10 @@ struct Rule {
     selects: Selects,
 }
 
-#[derive(Debug)]
-enum Selects {
-    Css(CssRule),
-    XPath(XPathRule),
-}
-
 /// A [`ParseFilter`] that adds to a page's metadata the values that CSS selectors or XPath
-/// expressions select in it, like StormCrawler's XPathFilter.
+/// expressions select in it, like StormCrawler's XPathFilter. It needs squall's `extract` feature
+/// (the HTML5 parser, CSS selectors and XPath): without it, [`ExtractFilter::new`] refuses any
+/// rule, naming the feature.
 ///
 /// Each rule maps a metadata key to an [`Expression`]. The values of every match are added to the
 /// key ([`Metadata::add`]), in document order and in the order of the rules, with runs of
@@ -141,11 +145,7 @@ impl ExtractFilter {
             .into_iter()
             .map(|(key, expression)| {
                 let key = key.into();
-                let compiled = match &expression {
-                    Expression::Css(text) => CssRule::new(text).map(Selects::Css),
-                    Expression::XPath(text) => xpath_rule(text),
-                };
-                match compiled {
+                match select::compile(&expression) {
                     Ok(selects) => Ok(Rule { key, selects }),
                     Err(message) => Err(ExtractError {
                         key,
@@ -155,9 +155,7 @@ impl ExtractFilter {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let xpath = rules
-            .iter()
-            .any(|rule| matches!(rule.selects, Selects::XPath(_)));
+        let xpath = rules.iter().any(|rule| rule.selects.is_xpath());
         Ok(ExtractFilter {
             rules,
             xpath,
@@ -190,26 +188,13 @@ impl ExtractFilter {
         if self.rules.is_empty() {
             return;
         }
-        let html = dom::parse_html(&decode_html(body));
-        let package = self.xpath.then(|| xpath::xpath_document(&html));
-        let document = package.as_ref().map(|package| package.as_document());
+        let page = Page::parse(body, self.xpath);
         let mut filled: Vec<&str> = Vec::new();
         for rule in &self.rules {
             if self.first_match && filled.contains(&rule.key.as_str()) {
                 continue;
             }
-            let values = match (&rule.selects, &document) {
-                (Selects::Css(css), _) => css.values(&html),
-                (Selects::XPath(xpath), Some(document)) => match xpath.values(document) {
-                    Ok(values) => values,
-                    Err(message) => {
-                        tracing::debug!(key = %rule.key, %message, "XPath evaluation failed");
-                        Vec::new()
-                    }
-                },
-                (Selects::XPath(_), None) => Vec::new(),
-            };
-            for value in values {
+            for value in page.values(&rule.selects, &rule.key) {
                 let value = collapse_whitespace(&value);
                 if value.is_empty() {
                     continue;
@@ -231,16 +216,6 @@ impl ParseFilter for ExtractFilter {
     }
 }
 
-/// An XPath rule: as CSS when it has the simple shape that says the same
-/// ([`simple_xpath`]), sparing the page's copy for XPath; else XPath.
-fn xpath_rule(text: &str) -> Result<Selects, String> {
-    let checked = XPathRule::new(text)?;
-    match simple_xpath::css_equivalent(text).map(|css| CssRule::by_local_names(&css)) {
-        Some(Ok(css)) => Ok(Selects::Css(css)),
-        _ => Ok(Selects::XPath(checked)),
-    }
-}
-
 /// `text` with each run of whitespace made one space, and none at the ends.
 fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -253,5 +228,5 @@ fn collapse_whitespace(text: &str) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "extract"))]
 mod tests;

@@ -60,6 +60,13 @@ impl HttpClientError {
     }
 }
 
+/// Whether this build speaks TLS (squall's `rustls` or `native-roots` feature).
+const HAS_TLS: bool = cfg!(any(feature = "rustls", feature = "native-roots"));
+
+/// Why an `https` URL is not fetched by a build without TLS.
+const NO_TLS: &str = "https needs TLS, which this build of squall leaves out: \
+    enable its `rustls` feature (one of its default features)";
+
 /// Fetches URLs over HTTP(S).
 #[derive(Debug, Clone)]
 pub struct HttpClient {
@@ -193,6 +200,9 @@ impl HttpClient {
         url: &Url,
         metadata: &Metadata,
     ) -> Result<FetchedResponse, (FetchFailure, String)> {
+        if url.scheme() == "https" && !HAS_TLS {
+            return Err((FetchFailure::UnsupportedScheme, NO_TLS.to_owned()));
+        }
         let mut request = options::authorize(&self.credentials, self.client.get(url.as_str()), url);
         if let Some(etag) = metadata.first(keys::ETAG) {
             request = request.header(IF_NONE_MATCH, etag);
@@ -353,14 +363,15 @@ pub(crate) fn base_builder(
         .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(30))
         .pool_max_idle_per_host(context.max_idle_per_host)
-        .dns_resolver(resolver.cache());
+        .dns_resolver(std::sync::Arc::new(resolver.cache()));
     let builder = resolver.pin_all(builder);
     let builder = options::apply(
         builder,
         config.proxy().map_err(HttpClientError::key)?.as_ref(),
         &config.headers().map_err(HttpClientError::key)?,
-        context.cookies.as_ref(),
     )?;
+    #[cfg(feature = "cookies")]
+    let builder = options::with_cookies(builder, context.cookies.as_ref());
     Ok(builder)
 }
 
@@ -419,6 +430,35 @@ struct RefusedRedirect(String);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    /// An `https` URL on a loopback server that answers in plain HTTP: a build with TLS tries the
+    /// handshake (and fails it: a connection failure), a build without refuses the scheme by name.
+    #[tokio::test]
+    async fn https_is_spoken_with_tls_or_refused_naming_the_feature() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n\r\nplain").await;
+            }
+        });
+        let config = HttpSettings::default();
+        let client = HttpClient::new(&config, &HttpContext::new(&config)).expect("client");
+        let url = Url::parse(&format!("https://{addr}/")).expect("url");
+        let (record, outcome) = client.fetch(&url, &Metadata::default()).await;
+        let FetchOutcome::Failed { cause, message, .. } = outcome else {
+            panic!("a TLS URL on a plain server was fetched: {record:?}");
+        };
+        if HAS_TLS {
+            assert_eq!(cause, FetchFailure::Connection, "{message}");
+        } else {
+            assert_eq!(cause, FetchFailure::UnsupportedScheme, "{message}");
+            assert!(message.contains("`rustls` feature"), "{message}");
+        }
+    }
 
     #[test]
     fn retry_after_in_seconds_or_as_a_date() {

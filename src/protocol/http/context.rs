@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+#[cfg(feature = "cookies")]
 use super::cookies::CookieJar;
 use super::settings::HttpSettings;
 use crate::protocol::dns::{HostResolver, TrustedHosts};
@@ -26,7 +27,9 @@ pub struct HttpContext {
     /// Idle connections kept open per host, for the next fetches of that host to reuse: at least
     /// as many as the fetcher may run at once on one queue, or most fetches would open a new one.
     pub max_idle_per_host: usize,
-    /// The crawl's cookie jar (`http.use.cookies`); `None`: cookies are neither kept nor sent.
+    /// The crawl's cookie jar (`http.use.cookies`, feature `cookies`); `None`: cookies are
+    /// neither kept nor sent.
+    #[cfg(feature = "cookies")]
     pub cookies: Option<CookieJar>,
 }
 
@@ -45,6 +48,7 @@ impl HttpContext {
             resolve: Vec::new(),
             trusted_hosts: TrustedHosts::of(&config.private_hosts),
             max_idle_per_host: Self::MIN_IDLE_PER_HOST,
+            #[cfg(feature = "cookies")]
             cookies: config.use_cookies.then(CookieJar::new),
         }
     }

@@ -1,5 +1,5 @@
 //! The HTTP protocol: one reqwest client ([`HttpClient`]) with its options (proxies, credentials,
-//! cookies), the body decoded by hand where the raw bytes are archived, and the exchanges handed
+//! cookies with the `cookies` feature), the body decoded by hand where the raw bytes are archived, and the exchanges handed
 //! to the WARC writer.
 
 mod access;
@@ -8,6 +8,7 @@ mod agent;
 mod archive;
 mod client;
 mod context;
+#[cfg(feature = "cookies")]
 mod cookies;
 mod decode;
 mod options;
@@ -19,6 +20,7 @@ pub use agent::AgentSettings;
 pub use client::{HttpClient, HttpClientError, parse_retry_after};
 pub(crate) use client::{base_builder, redirect_policy};
 pub use context::HttpContext;
+#[cfg(feature = "cookies")]
 pub use cookies::{CookieJar, CookieLimits};
 pub(crate) use options::authorize;
 pub use settings::HttpSettings;

@@ -3,20 +3,18 @@
 //! request, a cookie jar, and HTTP Basic credentials added to the requests of the hosts they are
 //! for. Credentials are never logged: header values carrying them are marked sensitive.
 
-use std::sync::Arc;
-
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use url::Url;
 
 use super::access::{BasicCredentials, ProxyKind, ProxySettings, SiteCredentials};
+#[cfg(feature = "cookies")]
 use super::cookies::CookieJar;
 
-/// `builder` with the proxy, the custom headers and the cookie jar.
+/// `builder` with the proxy and the custom headers.
 pub(super) fn apply(
     mut builder: reqwest::ClientBuilder,
     proxy: Option<&ProxySettings>,
     headers: &HeaderMap,
-    cookies: Option<&CookieJar>,
 ) -> reqwest::Result<reqwest::ClientBuilder> {
     if let Some(proxy) = proxy {
         builder = builder.proxy(to_proxy(proxy)?);
@@ -24,10 +22,19 @@ pub(super) fn apply(
     if !headers.is_empty() {
         builder = builder.default_headers(headers.clone());
     }
-    if let Some(jar) = cookies {
-        builder = builder.cookie_provider(Arc::clone(&jar.0));
-    }
     Ok(builder)
+}
+
+/// `builder` with the crawl's cookie jar, when it keeps one.
+#[cfg(feature = "cookies")]
+pub(super) fn with_cookies(
+    builder: reqwest::ClientBuilder,
+    cookies: Option<&CookieJar>,
+) -> reqwest::ClientBuilder {
+    match cookies {
+        Some(jar) => builder.cookie_provider(std::sync::Arc::clone(&jar.0)),
+        None => builder,
+    }
 }
 
 /// `request` with the `Authorization` header for `url`'s host, when `credentials` has one for it.

@@ -59,7 +59,8 @@ keyed_settings! {
         /// `http.custom.headers`: `Name=value` headers sent with every request.
         "http.custom.headers" => custom_headers: Vec<String> = Vec::new(),
         /// `http.use.cookies`: keep the cookies servers set in the crawl's cookie jar and send them
-        /// back to the sites they belong to.
+        /// back to the sites they belong to (squall's `cookies` feature; without it, `true` is
+        /// refused).
         "http.use.cookies" => use_cookies: bool = false,
         /// `http.basicauth.user`: HTTP Basic credentials sent to every host (without its own in
         /// `http.basicauth.hosts`). Empty: none.
@@ -103,6 +104,10 @@ impl HttpSettings {
     }
 }
 
+/// Why `http.use.cookies: true` is refused by a build without the cookie jar.
+const NO_COOKIES: &str = "needs the cookie jar, which this build of squall leaves out: \
+    enable its `cookies` feature";
+
 impl KeyedSettings for HttpSettings {
     fn check(&self) -> Result<(), (&'static str, String)> {
         let timeouts = [
@@ -111,6 +116,9 @@ impl KeyedSettings for HttpSettings {
         ];
         if let Some((key, _)) = timeouts.into_iter().find(|(_, value)| value.is_zero()) {
             return Err((key, "must be more than 0".to_string()));
+        }
+        if self.use_cookies && !cfg!(feature = "cookies") {
+            return Err(("http.use.cookies", NO_COOKIES.to_string()));
         }
         self.proxy()?;
         self.headers()?;

@@ -25,7 +25,7 @@
 //! - a DISCOVERED write is a discovered item, any other a known item due at its next fetch (0,
 //!   never, when it has none) carrying its status under
 //!   [`STATUS_KEY`](crate::convert::STATUS_KEY);
-//! - the crawl is idle when a squall server's [`IDLE_COUNT`](crate::server::IDLE_COUNT) says so,
+//! - the crawl is idle when a squall server's [`IDLE_COUNT`](crate::IDLE_COUNT) says so,
 //!   or, for other servers, when GetURLs came back empty for [`IDLE_SETTLE`]
 //!   and GetStats counts no URL in process;
 //! - a call that got no answer, or an UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED one,

@@ -9,9 +9,9 @@ use super::Connection;
 use super::errors::{spout_error, timed_out};
 use super::messages::due_url;
 use super::settings::ClientSettings;
+use crate::IDLE_COUNT;
 use crate::proto::url_frontier_client::UrlFrontierClient;
 use crate::proto::{GetParams, QueueWithinCrawlParams, UrlInfo, get_params};
-use crate::server::IDLE_COUNT;
 
 /// How long GetURLs must come back empty, with nothing in process, before a crawl on a server
 /// other than squall's is called idle: the reference service's politeness gate (2 s at its default

@@ -51,7 +51,8 @@ fn client(ca: &TestCa, identity: Option<&Identity>) -> reqwest::Client {
     let root = reqwest::Certificate::from_pem(ca.pem().as_bytes()).expect("CA PEM");
     let mut builder = reqwest::Client::builder()
         .no_proxy()
-        .tls_certs_only([root])
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(root)
         .timeout(Duration::from_secs(10));
     if let Some(identity) = identity {
         let pem = identity.combined_pem();

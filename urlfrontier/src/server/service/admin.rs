@@ -12,9 +12,7 @@ use crate::proto::{
     QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats,
 };
 
-/// The count in `Stats.counts` that says the crawl's whole frontier is idle (1) or not (0):
-/// nothing due, buffered, handed out, or failed and waiting to be read again.
-pub const IDLE_COUNT: &str = "squall.idle";
+pub use crate::IDLE_COUNT;
 
 impl FrontierService {
     pub(super) async fn delete_crawl_now(
