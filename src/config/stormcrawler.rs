@@ -87,7 +87,7 @@ const IGNORED: &[(&str, &str)] = &[
     ("protocol.instances.num", "one HTTP client per crawl"),
     (
         "http.protocol.versions",
-        "HTTP/1.1 and HTTP/2 as negotiated",
+        "HTTP/1.1, and HTTP/2 as negotiated with squall's `http2` feature",
     ),
     ("okhttp.protocol.connection.pool", "reqwest's pool"),
     ("protocol.md.prefix", "not implemented"),

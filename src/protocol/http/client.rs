@@ -1,4 +1,4 @@
-//! The HTTP protocol: one reqwest client (connection reuse, HTTP/2, TLS, compression, a DNS cache), a
+//! The HTTP protocol: one reqwest client (connection reuse, HTTP/2 with `http2`, TLS, compression, a DNS cache), a
 //! body size cap, conditional re-fetches, and errors turned into fetch outcomes.
 
 use std::time::Duration;
