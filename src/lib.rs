@@ -134,3 +134,20 @@ pub use model::{CrawlUrl, Metadata, PartitionMode, Status};
 pub use topology::{Crawler, CrawlerBuilder, RunLimits};
 /// The URL type of the whole API (`url::Url`), so that a dependent needs no `url` of its own.
 pub use url::Url;
+
+// The other crates whose items squall's API takes or gives, re-exported so that a dependent uses
+// the versions squall was built with without naming them in its own Cargo.toml.
+
+/// The attribute squall's async traits are written with ([`Protocol`](protocol::Protocol),
+/// [`Spout`](frontier::Spout), [`StatusStore`](frontier::StatusStore)): an implementation carries
+/// it too.
+pub use async_trait::async_trait;
+/// The bytes of a body ([`FetchedResponse::body`](message::FetchedResponse::body)).
+pub use bytes;
+/// Dates and times: fetch times, next fetch dates (`chrono::DateTime<chrono::Utc>`).
+pub use chrono;
+/// What [`Crawler::stop_token`](topology::Crawler::stop_token) gives: cancelling it stops the
+/// run gracefully.
+pub use tokio_util::sync::CancellationToken;
+/// The `url` crate itself (`url::Host`, `url::ParseError`, ...).
+pub use url;

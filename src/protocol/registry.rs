@@ -27,14 +27,14 @@ use crate::model::Metadata;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use async_trait::async_trait;
+/// use squall::async_trait;
 /// use squall::config::ConfigBuilder;
 /// use squall::protocol::Protocol;
 /// use squall::frontier::{EmbeddedFrontier, QueryLimits};
 /// use squall::message::{FetchOutcome, FetchRecord, FetchedResponse};
 /// use squall::model::{Metadata, Status};
 /// use squall::topology::{CrawlerBuilder, RunLimits};
-/// use url::Url;
+/// use squall::Url;
 ///
 /// /// Pages by path; any other path is a 404.
 /// struct Memory(Vec<(&'static str, &'static str)>);
@@ -44,7 +44,7 @@ use crate::model::Metadata;
 ///     async fn fetch(&self, url: &Url, _metadata: &Metadata) -> (FetchRecord, FetchOutcome) {
 ///         let page = self.0.iter().find(|(path, _)| *path == url.path());
 ///         let (status_code, body) = page.map_or((404, ""), |(_, body)| (200, *body));
-///         let now = chrono::Utc::now();
+///         let now = squall::chrono::Utc::now();
 ///         let record = FetchRecord {
 ///             started: now,
 ///             finished: now,
