@@ -24,23 +24,49 @@
 //! Indices written by StormCrawler work as they are: same mapping, same document ids (hex SHA-256 of
 //! the URL), metadata as arrays with `.` escaped as `%2E`, the key in `key` or in a metadata field.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use squall_engine::client::{ConnectionConfig, EsClient};
+//! A status index, a status store writing to it and a spout reading from it, as a crawler would
+//! have them; the example runs against the node at `OPENSEARCH_URL` (the project's test node,
+//! `scripts/opensearch start`, by default) and removes its index at the end:
+//!
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use squall::frontier::{BusyUrls, QueueReport, Spout, StatusStore, StatusWrite};
+//! use squall::model::{CrawlUrl, Status};
+//! use squall_engine::client::{ConnectionConfig, EsClient, Method};
 //! use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
 //! use squall_engine::status_index::schema::KeyField;
 //! use squall_engine::status_index::spouts::{AggregationSpout, StatusSpoutConfig};
 //! use squall_engine::{EsStatusStore, WriterConfig};
 //!
-//! let client = EsClient::new(ConnectionConfig::new("http://127.0.0.1:9200")?)?;
-//! ensure_status_index(&client, &StatusIndexConfig::default()).await?;
+//! let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+//! let client = EsClient::new(ConnectionConfig::new(&url)?)?;
+//! let index = format!("example-status-{}", std::process::id());
+//! let layout = StatusIndexConfig { name: index.clone(), replicas: 0, ..Default::default() };
+//! ensure_status_index(&client, &layout).await?;
 //! let store = EsStatusStore::new(client.clone(), WriterConfig {
-//!     index: "status".into(), key_field: KeyField::default(), routing: true,
+//!     index: index.clone(), key_field: KeyField::default(), routing: true,
 //! });
 //! // Updates of the URLs the spout reads go where their documents live, whatever their routing.
-//! let spout = AggregationSpout::new(client, StatusSpoutConfig::default()).with_routes(store.routes());
-//! // CrawlerBuilder::new(config).frontier(spout, store).build()?
-//! # let _ = (store, spout); Ok(()) }
+//! let reads = StatusSpoutConfig { index: index.clone(), ..Default::default() };
+//! let mut spout = AggregationSpout::new(client.clone(), reads).with_routes(store.routes());
+//!
+//! let seed = StatusWrite {
+//!     url: CrawlUrl::seed("http://example.test/".parse()?),
+//!     key: "example.test".to_string(),
+//!     status: Status::Discovered,
+//!     next_fetch: Some(chrono::Utc::now()),
+//!     queue: QueueReport::default(),
+//! };
+//! for outcome in store.store(vec![seed]).await {
+//!     outcome?; // acked: durable in the index
+//! }
+//! client.request(Method::Post, &format!("{index}/_refresh"), &[], None).await?;
+//! let due = spout.next_batch(&BusyUrls::in_topology_of(Vec::new())).await?;
+//! assert_eq!(due.len(), 1, "the seed is due");
+//! // CrawlerBuilder::new(config).frontier(spout, store).build()? crawls from them.
+//! client.request(Method::Delete, &index, &[], None).await?;
+//! # Ok(()) }
 //! ```
 
 pub mod catalog;

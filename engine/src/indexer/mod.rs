@@ -13,24 +13,35 @@
 //! when set. A document refused for good (a mapping conflict) gives its URL the status ERROR; one
 //! the engine could not take now fails the URL, which stays due.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! Opened from the keys a crawler's configuration gives, on the node at `OPENSEARCH_URL` (the
+//! project's test node by default), beside the embedded frontier; the content index is created on
+//! opening, and removed at the end here:
+//!
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use squall::config::ConfigBuilder;
 //! use squall::topology::CrawlerBuilder;
+//! use squall_engine::client::{ConnectionConfig, EsClient, Method};
 //!
+//! let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+//! let index = format!("example-content-{}", std::process::id());
+//! let dir = tempfile::tempdir()?;
 //! let config = ConfigBuilder::new()
 //!     .set("http.agent.name=my-crawler")?
+//!     .set_text("frontier.path", &dir.path().display().to_string())?
 //!     .set("indexer.kind=opensearch")?
-//!     .set("es.indexer.addresses=localhost")?
+//!     .set_text("es.indexer.addresses", &url)?
+//!     .set_text("es.indexer.index.name", &index)?
 //!     .build()?;
-//! let frontier = squall_engine::setup::open(&config).await?;
 //! let content = squall_engine::indexer::open(&config).await?;
 //! let crawler = CrawlerBuilder::new(config)
-//!     .spout(frontier.spout)
-//!     .status_store(frontier.store)
 //!     .content_store(std::sync::Arc::new(content))
 //!     .build()?;
-//! # let _ = crawler; Ok(()) }
+//! drop(crawler);
+//! let client = EsClient::new(ConnectionConfig::new(&url)?)?;
+//! client.request(Method::Delete, &index, &[], None).await?;
+//! # Ok(()) }
 //! ```
 
 mod keys;

@@ -21,14 +21,25 @@
 //! are refreshed and [`verify`] checks the counts per status, one queue per distinct key, and the
 //! invariant (`nextDue` <= the earliest `nextFetchDate` of the key's URLs).
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use squall_engine::client::{ConnectionConfig, EsClient};
-//! use squall_engine::migrate::{MigrationOptions, migrate};
+//! A status index migrated, on the node at `OPENSEARCH_URL` (the project's test node by default);
+//! the three indices are removed at the end here:
 //!
-//! let client = EsClient::new(ConnectionConfig::new("http://127.0.0.1:9200")?)?;
-//! let report = migrate(&client, &MigrationOptions::new("status", "urls", "queues")).await?;
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use squall_engine::client::{ConnectionConfig, EsClient, Method};
+//! use squall_engine::migrate::{MigrationOptions, migrate};
+//! use squall_engine::status_index::index::{StatusIndexConfig, ensure_status_index};
+//!
+//! let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+//! let client = EsClient::new(ConnectionConfig::new(&url)?)?;
+//! let name = format!("example-migrate-{}", std::process::id());
+//! let [status, urls, queues] = ["status", "urls", "queues"].map(|part| format!("{name}-{part}"));
+//! let layout = StatusIndexConfig { name: status.clone(), replicas: 0, ..Default::default() };
+//! ensure_status_index(&client, &layout).await?;
+//! let report = migrate(&client, &MigrationOptions::new(&status, &urls, &queues)).await?;
 //! assert!(report.verification.ok, "{:?}", report.verification.problems());
+//! client.request(Method::Delete, &format!("{status},{urls},{queues}"), &[], None).await?;
 //! # Ok(()) }
 //! ```
 

@@ -12,23 +12,36 @@
 //! engine classes for Flux topologies, its opener); [`open`] opens through that registry with the
 //! core's `embedded` kind beside it ([`frontiers`]).
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! The queue frontier opened from the keys a crawler's configuration gives (as the crawl binary
+//! reads them), on the node at `OPENSEARCH_URL` (the project's test node by default); its two
+//! indices are created on opening, and removed at the end here:
+//!
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use squall::config::ConfigBuilder;
 //! use squall::topology::CrawlerBuilder;
+//! use squall_engine::client::{ConnectionConfig, EsClient, Method};
 //!
+//! let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+//! let name = format!("example-setup-{}", std::process::id());
 //! let config = ConfigBuilder::new()
 //!     .set("http.agent.name=my-crawler")?
 //!     .set("frontier.kind=opensearch")?
-//!     .set("es.status.addresses=http://127.0.0.1:9200")?
+//!     .set_text("es.status.addresses", &url)?
 //!     .set("es.status.spout=queue")?
+//!     .set_text("es.status.index.name", &format!("{name}-urls"))?
+//!     .set_text("es.queues.index.name", &format!("{name}-queues"))?
 //!     .build()?;
 //! let frontier = squall_engine::setup::open(&config).await?;
 //! let crawler = CrawlerBuilder::new(config)
 //!     .spout(frontier.spout)
 //!     .status_store(frontier.store)
 //!     .build()?;
-//! # let _ = crawler; Ok(()) }
+//! drop(crawler);
+//! let client = EsClient::new(ConnectionConfig::new(&url)?)?;
+//! client.request(Method::Delete, &format!("{name}-urls,{name}-queues"), &[], None).await?;
+//! # Ok(()) }
 //! ```
 //!
 //! [`EmbeddedFrontier`]: squall::frontier::EmbeddedFrontier

@@ -3,19 +3,24 @@
 //!
 //! Call [`check_frontier`] from a test with a factory that makes an empty frontier:
 //!
-//! ```no_run
-//! # async fn demo() {
+//! ```
+//! # #[tokio::main]
+//! # async fn main() {
+//! use std::sync::atomic::{AtomicUsize, Ordering};
 //! use squall::frontier::{EmbeddedFrontier, QueryLimits, conformance};
 //!
-//! conformance::check_frontier(|| async {
-//!     let dir = std::env::temp_dir().join(format!("frontier-{}", rand_suffix()));
-//!     let frontier = EmbeddedFrontier::open(&dir).expect("frontier");
-//!     conformance::FrontierPair::new(frontier.spout(QueryLimits::default()), frontier)
+//! let root = tempfile::tempdir().expect("a temporary directory");
+//! let made = AtomicUsize::new(0);
+//! conformance::check_frontier(|| {
+//!     let dir = root.path().join(made.fetch_add(1, Ordering::Relaxed).to_string());
+//!     async move {
+//!         let frontier = EmbeddedFrontier::open(&dir).expect("frontier");
+//!         conformance::FrontierPair::new(frontier.spout(QueryLimits::default()), frontier)
+//!     }
 //! })
 //! .await
 //! .expect("conformant");
 //! # }
-//! # fn rand_suffix() -> u32 { 0 }
 //! ```
 //!
 //! Frontiers whose writes become visible to reads only after a refresh make it happen in
