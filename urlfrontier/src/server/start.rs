@@ -236,8 +236,13 @@ pub async fn start_with(
         .http2_keepalive_timeout(Some(limits.idle_timeout / 4));
     if let Some(tls) = options.access.tls_config(limits.handshake_timeout)? {
         // tonic's TLS takes the process's default crypto provider, which must be chosen when
-        // more than one is built in.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // more than one is built in. ring is the workspace's one provider; rustls 0.23.48
+        // deprecates its constructor for lacking post-quantum key exchange (aws-lc-rs has it, at
+        // the price of a large C build), which a lock file taking that rustls would turn into a
+        // warning here.
+        #[allow(deprecated)]
+        let ring = rustls::crypto::ring::default_provider();
+        let _ = ring.install_default();
         builder = builder
             .tls_config(tls)
             .map_err(|e| StartError::Tls(squall::error_text::with_causes(&e)))?;
