@@ -130,15 +130,13 @@ pub async fn browser(
 pub async fn http(site: &BenchSite, concurrency: usize, budget: Budget) -> Window {
     site.clear_requests();
     let config = HttpSettings::default();
-    let context = HttpContext {
-        resolve: site
-            .host_names()
-            .into_iter()
-            .map(|host| (host, site.addr()))
-            .collect(),
-        max_idle_per_host: concurrency,
-        ..HttpContext::new(&config)
-    };
+    let mut context = HttpContext::new(&config);
+    context.resolve = site
+        .host_names()
+        .into_iter()
+        .map(|host| (host, site.addr()))
+        .collect();
+    context.max_idle_per_host = concurrency;
     let client = match HttpClient::new(&config, &context) {
         Ok(client) => Arc::new(client),
         Err(e) => panic!("client: {e}"),

@@ -22,16 +22,15 @@ const OUTSTANDING: usize = 4 * CONCURRENCY;
 
 /// An HTTP client's context that sends every host name of `site` to its loopback address.
 pub fn http_context(site: &Site, config: &HttpSettings) -> HttpContext {
-    HttpContext {
-        resolve: site
-            .host_names()
-            .into_iter()
-            .map(|h| (h, site.addr()))
-            .collect(),
-        // As the crawler sizes it from fetcher.threads.per.queue (here CONCURRENCY).
-        max_idle_per_host: CONCURRENCY,
-        ..HttpContext::new(config)
-    }
+    let mut context = HttpContext::new(config);
+    context.resolve = site
+        .host_names()
+        .into_iter()
+        .map(|h| (h, site.addr()))
+        .collect();
+    // As the crawler sizes it from fetcher.threads.per.queue (here CONCURRENCY).
+    context.max_idle_per_host = CONCURRENCY;
+    context
 }
 
 /// Every in-scope URL of `site` that a crawl from its seeds reaches.

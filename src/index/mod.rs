@@ -28,6 +28,8 @@ mod settings;
 mod stage;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod waiting_tests;
 
 use std::time::Duration;
 

@@ -2,9 +2,8 @@
 //! and passes each URL on to the status updater only once its document is durable.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tracing::{debug, warn};
 
 use super::document::{Skipped, build_document};
@@ -12,6 +11,7 @@ use super::settings::IndexerSettings;
 use super::{ContentDocument, ContentStore, IndexError};
 use crate::frontier::ErrorKind;
 use crate::message::{CrawlEvent, CrawlObserver, EventError, StatusUpdate};
+use crate::message::{RunnerState, Wake, next_wake, waited_on};
 use crate::model::{Status, keys};
 
 /// The content-indexer stage.
@@ -19,16 +19,8 @@ pub struct ContentIndexer {
     store: Arc<dyn ContentStore>,
     settings: IndexerSettings,
     observer: Arc<dyn CrawlObserver>,
-}
-
-/// What waiting for the next update gave.
-enum Received {
-    /// An update.
-    Update(Box<StatusUpdate>),
-    /// The oldest document waited long enough.
-    Deadline,
-    /// The parser is done.
-    Closed,
+    /// The spout runner's state, when a partial batch is written as soon as the crawl waits on it.
+    runner: Option<watch::Receiver<RunnerState>>,
 }
 
 impl ContentIndexer {
@@ -43,43 +35,69 @@ impl ContentIndexer {
             store,
             settings,
             observer,
+            runner: None,
         }
+    }
+
+    /// Writes a partial batch at once when every URL the spout runner has in flight is in it:
+    /// nothing else is being fetched or parsed, so the crawl waits on this write, and the store's
+    /// flush interval would only add to a small crawl's time (as the status updater does, see
+    /// [`StatusUpdater::flush_when_waited_on`](crate::status::StatusUpdater::flush_when_waited_on)).
+    pub fn flush_when_waited_on(mut self, runner: watch::Receiver<RunnerState>) -> Self {
+        self.runner = Some(runner);
+        self
     }
 
     /// Runs until `input` closes, then writes what is left. Updates without a document go on at
     /// once; the others after their batch is written.
     pub async fn run(
-        self,
+        mut self,
         mut input: mpsc::Receiver<StatusUpdate>,
         out: mpsc::Sender<StatusUpdate>,
     ) {
         let batching = self.store.batching();
+        let mut runner = self.runner.take();
         let mut batch: Vec<(StatusUpdate, ContentDocument)> = Vec::new();
-        let mut oldest: Option<Instant> = None;
+        // The batch's age on tokio's clock, which its timer reads.
+        let mut oldest: Option<tokio::time::Instant> = None;
         loop {
+            if waited_on(runner.as_ref(), batch.len()) {
+                oldest = None;
+                if !self.write(std::mem::take(&mut batch), &out).await {
+                    return;
+                }
+                continue;
+            }
             let deadline = oldest.map(|t| t + batching.flush_interval);
-            let passed_on = match receive(&mut input, deadline).await {
-                Received::Closed => break,
-                Received::Update(update) => {
-                    let mut update = *update;
-                    match self.document_for(&mut update) {
-                        Some(document) => {
-                            batch.push((update, document));
-                            oldest.get_or_insert_with(Instant::now);
-                            if batch.len() < batching.max_documents.max(1) {
-                                continue;
+            let passed_on =
+                match next_wake(&mut input, deadline, &mut runner, !batch.is_empty()).await {
+                    Wake::Update(None) => break,
+                    Wake::Update(Some(update)) => {
+                        let mut update = *update;
+                        match self.document_for(&mut update) {
+                            Some(document) => {
+                                batch.push((update, document));
+                                oldest.get_or_insert_with(tokio::time::Instant::now);
+                                if batch.len() < batching.max_documents.max(1) {
+                                    continue;
+                                }
+                                oldest = None;
+                                self.write(std::mem::take(&mut batch), &out).await
                             }
-                            oldest = None;
-                            self.write(std::mem::take(&mut batch), &out).await
+                            None => out.send(update).await.is_ok(),
                         }
-                        None => out.send(update).await.is_ok(),
                     }
-                }
-                Received::Deadline => {
-                    oldest = None;
-                    self.write(std::mem::take(&mut batch), &out).await
-                }
-            };
+                    Wake::Due => {
+                        oldest = None;
+                        self.write(std::mem::take(&mut batch), &out).await
+                    }
+                    Wake::Runner(alive) => {
+                        if !alive {
+                            runner = None;
+                        }
+                        true
+                    }
+                };
             if !passed_on {
                 // The status updater is gone: what is held fails back to the spout.
                 return;
@@ -120,7 +138,7 @@ impl ContentIndexer {
             return true;
         }
         let (updates, documents): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         let count = documents.len();
         let mut outcomes = self.store.store(documents).await.into_iter();
         metrics::histogram!("squall_index_store_seconds").record(started.elapsed().as_secs_f64());
@@ -166,20 +184,5 @@ impl ContentIndexer {
             error: EventError::of(&update.url),
         });
         update.ack.fail(error.message);
-    }
-}
-
-/// The next update, or the deadline passing first.
-async fn receive(input: &mut mpsc::Receiver<StatusUpdate>, deadline: Option<Instant>) -> Received {
-    let received = match deadline {
-        Some(deadline) => match tokio::time::timeout_at(deadline.into(), input.recv()).await {
-            Ok(received) => received,
-            Err(_) => return Received::Deadline,
-        },
-        None => input.recv().await,
-    };
-    match received {
-        Some(update) => Received::Update(Box::new(update)),
-        None => Received::Closed,
     }
 }

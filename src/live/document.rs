@@ -1,7 +1,7 @@
 //! The document a status page shows, and its JSON endpoint serves as it is: headline figures,
 //! charts over the last minutes and tables, each with a stable `id` that scripts can rely on.
 //!
-//! The page ([`PAGE`](super::PAGE)) knows nothing of crawls: it draws any [`StatusDocument`], which
+//! The page (`live::PAGE`, feature `live-page`) knows nothing of crawls: it draws any [`StatusDocument`], which
 //! lets the crawler and `squall-frontier` share it.
 
 use chrono::{DateTime, Utc};

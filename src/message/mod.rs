@@ -7,11 +7,14 @@
 mod ack;
 mod events;
 mod page;
+mod runner_state;
 mod tuple;
 
 pub use ack::{AckHandle, AckMessage};
 pub use events::{CrawlEvent, CrawlObserver, CrawlStats, EventError, NoObserver, Observers};
 pub use page::{PageSink, ProcessedPage};
+pub use runner_state::RunnerState;
+pub(crate) use runner_state::{Wake, next_wake, waited_on};
 pub use tuple::{
     FetchFailure, FetchOutcome, FetchRecord, FetchedPage, FetchedResponse, Outlink, PageContent,
     StatusUpdate, Tuple,

@@ -132,6 +132,12 @@ impl Protocol for HttpClient {
     }
 
     async fn refusal(&self, url: &Url) -> Option<Refusal> {
+        if let Some(message) = HttpClient::scheme_refusal(url) {
+            return Some(Refusal {
+                cause: FetchFailure::UnsupportedScheme,
+                message,
+            });
+        }
         HttpClient::refusal(self, url).await.map(|message| Refusal {
             cause: FetchFailure::PrivateAddress,
             message,

@@ -21,7 +21,8 @@ mod runner;
 mod settings;
 mod waiting;
 
+pub use crate::message::RunnerState;
 pub use buffer::UrlBuffer;
 pub use instances::SpoutInstances;
-pub use runner::{RunnerState, SpoutRunner};
+pub use runner::SpoutRunner;
 pub use settings::SpoutSettings;

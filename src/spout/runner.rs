@@ -13,27 +13,10 @@ use tracing::{debug, info, warn};
 use super::waiting::Waiting;
 use super::{SpoutSettings, UrlBuffer};
 use crate::frontier::{BusyUrls, Spout};
-use crate::message::{AckHandle, AckMessage, Tuple};
+use crate::message::{AckHandle, AckMessage, RunnerState, Tuple};
 
 /// Consecutive empty queries, with nothing in flight or buffered, that mean "idle".
 const IDLE_AFTER_EMPTY_QUERIES: u32 = 2;
-
-/// What the runner is doing, published for progress displays and for `--until-idle`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RunnerState {
-    /// URLs emitted and not yet acked or failed.
-    pub in_flight: usize,
-    /// URLs read from the frontier and not yet emitted.
-    pub buffered: usize,
-    /// URLs emitted so far.
-    pub emitted: u64,
-    /// URLs acked so far.
-    pub acked: u64,
-    /// URLs failed so far.
-    pub failed: u64,
-    /// Nothing is due, buffered, in flight, or failed and waiting to be tried again.
-    pub idle: bool,
-}
 
 /// Drives a [`Spout`]: queries it at a measured pace and emits its URLs into the topology.
 pub struct SpoutRunner {

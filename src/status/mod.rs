@@ -23,9 +23,9 @@ use crate::frontier::{QueueReport, StatusStore, StatusWrite};
 use crate::message::{
     CrawlEvent, CrawlObserver, EventError, PageSink, ProcessedPage, StatusUpdate,
 };
+use crate::message::{RunnerState, Wake, next_wake, waited_on};
 use crate::model::{CrawlUrl, Status, key_matches, keys};
 use crate::schedule::Scheduler;
-use crate::spout::RunnerState;
 
 /// What the status updater is built with beside its keys ([`StatusSettings`]): the other
 /// stages' rules it applies to each write, and how it keys new outlinks.
@@ -120,16 +120,6 @@ pub struct StatusUpdater {
     sinks: Vec<Arc<dyn PageSink>>,
 }
 
-/// What woke the updater's loop.
-enum Wake {
-    /// An update, or `None` when the input closed.
-    Update(Option<Box<StatusUpdate>>),
-    /// The oldest update of the batch has waited the flush interval.
-    Due,
-    /// The runner's state changed (`false`: the runner is gone).
-    Runner(bool),
-}
-
 struct Pending {
     update: StatusUpdate,
     final_status: Status,
@@ -185,10 +175,7 @@ impl StatusUpdater {
         // The batch's age on tokio's clock, which its timer reads.
         let mut oldest: Option<tokio::time::Instant> = None;
         loop {
-            let waited_on = runner
-                .as_ref()
-                .is_some_and(|r| batch.len() >= r.borrow().in_flight);
-            if !batch.is_empty() && waited_on {
+            if waited_on(runner.as_ref(), batch.len()) {
                 self.write(std::mem::take(&mut batch)).await;
                 (writes, oldest) = (0, None);
                 continue;
@@ -364,33 +351,6 @@ impl StatusUpdater {
                 }
             }
         }
-    }
-}
-
-/// The next thing the updater's loop answers: an update, the batch's flush interval over, or
-/// (while a batch waits, and the runner is watched) a change of the runner's state.
-async fn next_wake(
-    input: &mut mpsc::Receiver<StatusUpdate>,
-    deadline: Option<tokio::time::Instant>,
-    runner: &mut Option<watch::Receiver<RunnerState>>,
-    batch_waits: bool,
-) -> Wake {
-    let due = async {
-        match deadline {
-            Some(deadline) => tokio::time::sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
-    };
-    let changed = async {
-        match runner {
-            Some(runner) if batch_waits => runner.changed().await.is_ok(),
-            _ => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        update = input.recv() => Wake::Update(update.map(Box::new)),
-        () = due => Wake::Due,
-        alive = changed => Wake::Runner(alive),
     }
 }
 

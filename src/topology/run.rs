@@ -281,6 +281,7 @@ fn spawn_stages(
             let (index_tx, index_rx) = mpsc::channel(parts.config.status.batch_size.max(64));
             let task = tokio::spawn(
                 indexer
+                    .flush_when_waited_on(state_tx.subscribe())
                     .run(index_rx, status_tx)
                     .instrument(info_span!("indexer")),
             );

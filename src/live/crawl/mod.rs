@@ -7,7 +7,10 @@
 //! number, errors the last 25. The cost is a few atomic additions per event, a sample a step (5 s),
 //! and a document made at most twice a second, only when someone asks.
 //!
-//! ```no_run
+//! With the `live-page` feature, `live::serve` shows the view as the status page:
+//!
+#![cfg_attr(feature = "live-page", doc = "```no_run")]
+#![cfg_attr(not(feature = "live-page"), doc = "```ignore")]
 //! # async fn example(builder: squall::CrawlerBuilder) -> anyhow::Result<()> {
 //! use std::sync::Arc;
 //! use squall::live::{self, LiveCrawl, LiveSettings};

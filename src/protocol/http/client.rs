@@ -6,14 +6,15 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use chrono::Utc;
 use reqwest::header::{
-    CONTENT_TYPE, ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
-    RETRY_AFTER,
+    CONTENT_ENCODING, CONTENT_TYPE, ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED, LOCATION, RETRY_AFTER,
 };
 use url::Url;
 
 use super::access::SiteCredentials;
 use super::archive::{Archived, Received, WireError};
 use super::context::HttpContext;
+use super::decode;
 use super::options;
 use super::settings::HttpSettings;
 use crate::message::{FetchFailure, FetchOutcome, FetchRecord, FetchedResponse};
@@ -124,6 +125,13 @@ impl HttpClient {
         self.resolver.clone()
     }
 
+    /// Why `url` cannot be fetched by this build: an `https` URL without TLS (squall's `rustls`
+    /// feature). The fetcher asks before robots.txt, so that such a URL ends ERROR
+    /// (`unsupported_scheme`) naming the feature rather than failing on its robots.txt.
+    pub fn scheme_refusal(url: &Url) -> Option<String> {
+        (url.scheme() == "https" && !HAS_TLS).then(|| NO_TLS.to_owned())
+    }
+
     /// Why `url` may not be fetched at all: its host is a private address, or a name that
     /// resolves to private addresses only, that the user did not name (a seed, a `resolve` pin,
     /// `http.private.hosts`) while the guard is on. A name that cannot be resolved is left to the
@@ -200,8 +208,8 @@ impl HttpClient {
         url: &Url,
         metadata: &Metadata,
     ) -> Result<FetchedResponse, (FetchFailure, String)> {
-        if url.scheme() == "https" && !HAS_TLS {
-            return Err((FetchFailure::UnsupportedScheme, NO_TLS.to_owned()));
+        if let Some(message) = Self::scheme_refusal(url) {
+            return Err((FetchFailure::UnsupportedScheme, message));
         }
         let mut request = options::authorize(&self.credentials, self.client.get(url.as_str()), url);
         if let Some(etag) = metadata.first(keys::ETAG) {
@@ -233,6 +241,12 @@ impl HttpClient {
         }
         let mut response = request.send().await.map_err(|e| classify(&e))?;
         let headers = response.headers().clone();
+        // reqwest leaves the header on a body it did not decode.
+        if let Some(message) =
+            decode::left_out_coding(header(&headers, CONTENT_ENCODING).as_deref())
+        {
+            return Err((FetchFailure::Body, message));
+        }
         let status_code = response.status().as_u16();
         let final_url = (response.url().as_str() != url.as_str()).then(|| response.url().clone());
         let mut body = BytesMut::new();
@@ -457,6 +471,21 @@ mod tests {
         } else {
             assert_eq!(cause, FetchFailure::UnsupportedScheme, "{message}");
             assert!(message.contains("`rustls` feature"), "{message}");
+        }
+        // The fetcher asks the protocol before robots.txt: a build without TLS refuses there.
+        let refusal = crate::protocol::Protocol::refusal(&client, &url).await;
+        match HAS_TLS {
+            true => assert!(
+                refusal.is_none()
+                    || !refusal
+                        .iter()
+                        .any(|r| r.cause == FetchFailure::UnsupportedScheme),
+                "{refusal:?}"
+            ),
+            false => assert_eq!(
+                refusal.map(|r| r.cause),
+                Some(FetchFailure::UnsupportedScheme)
+            ),
         }
     }
 

@@ -15,7 +15,11 @@ use crate::protocol::dns::{HostResolver, TrustedHosts};
 /// pins (`--resolve`) and the idle connections a fetcher queue needs (`fetcher.threads.per.queue`).
 /// Clones share the trusted hosts and the cookie jar, so a client and robots.txt built with one
 /// context see the same.
+///
+/// Made by [`HttpContext::new`], then changed field by field: it is `#[non_exhaustive]`, as its
+/// fields depend on squall's features (`cookies`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpContext {
     /// The User-Agent header.
     pub user_agent: String,

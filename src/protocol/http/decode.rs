@@ -17,6 +17,21 @@ pub(super) const ACCEPT_ENCODING: &str = match (cfg!(feature = "brotli"), cfg!(f
     (false, false) => "gzip, deflate",
 };
 
+/// Why a body in `encoding` cannot be read by this build: `br` without the `brotli` feature,
+/// `zstd` without `zstd` (a server that sends them unasked). `None` for every other value.
+pub(super) fn left_out_coding(encoding: Option<&str>) -> Option<String> {
+    let coding = encoding?.trim().to_ascii_lowercase();
+    let feature = match coding.as_str() {
+        "br" if !cfg!(feature = "brotli") => "brotli",
+        "zstd" if !cfg!(feature = "zstd") => "zstd",
+        _ => return None,
+    };
+    Some(format!(
+        "the body is `Content-Encoding: {coding}`, which this build of squall does not decode \
+         (not asked for): enable its `{feature}` feature"
+    ))
+}
+
 /// Decodes a body as it arrives, keeping the decoded bytes.
 pub(super) enum ContentDecoder {
     /// No coding, or one it does not know (passed through as it is, as reqwest does).
@@ -36,6 +51,9 @@ pub(super) enum ContentDecoder {
 impl ContentDecoder {
     /// The decoder for a `Content-Encoding` value. A list of codings is passed through undecoded.
     pub(super) fn for_encoding(encoding: Option<&str>) -> std::io::Result<Self> {
+        if let Some(message) = left_out_coding(encoding) {
+            return Err(std::io::Error::other(message));
+        }
         let coding = encoding.map(|value| value.trim().to_ascii_lowercase());
         Ok(match coding.as_deref() {
             Some("gzip" | "x-gzip") => ContentDecoder::Gzip(GzDecoder::new(Vec::new())),
@@ -166,6 +184,28 @@ mod tests {
         }
         assert_eq!(decode("identity", TEXT), TEXT);
         assert_eq!(decode("gzip, br", TEXT), TEXT, "a list passes through");
+    }
+
+    #[test]
+    fn a_coding_this_build_leaves_out_is_named_with_its_feature() {
+        assert_eq!(left_out_coding(None), None);
+        assert_eq!(left_out_coding(Some("gzip")), None);
+        for (coding, feature, built) in [
+            ("br", "brotli", cfg!(feature = "brotli")),
+            ("zstd", "zstd", cfg!(feature = "zstd")),
+        ] {
+            match left_out_coding(Some(coding)) {
+                None => assert!(built, "{coding} left out yet not named"),
+                Some(message) => {
+                    assert!(!built, "{coding} is decoded by this build: {message}");
+                    assert!(
+                        message.contains(&format!("`{feature}` feature")),
+                        "{message}"
+                    );
+                    assert!(ContentDecoder::for_encoding(Some(coding)).is_err());
+                }
+            }
+        }
     }
 
     #[test]
