@@ -10,8 +10,9 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::{ContentIndexer, IndexerSettings, JsonLinesStore};
-use crate::message::{AckHandle, NoObserver, PageContent, RunnerState, StatusUpdate};
+use crate::message::{AckHandle, NoObserver, PageContent, StatusUpdate};
 use crate::model::{CrawlUrl, Status};
+use crate::testing::{in_flight, settle};
 
 /// The file store's flush interval (its default batching).
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -42,20 +43,6 @@ fn fetched(path: &str) -> StatusUpdate {
             text: Some("text".into()),
         }),
         ack: AckHandle::new(url, acks),
-    }
-}
-
-fn in_flight(count: usize) -> RunnerState {
-    RunnerState {
-        in_flight: count,
-        ..RunnerState::default()
-    }
-}
-
-/// Lets the indexer's task run as far as it can without the clock moving.
-async fn settle() {
-    for _ in 0..50 {
-        tokio::task::yield_now().await;
     }
 }
 

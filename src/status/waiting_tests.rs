@@ -14,7 +14,7 @@ use crate::frontier::EmbeddedFrontier;
 use crate::message::{AckHandle, AckMessage, NoObserver, StatusUpdate};
 use crate::model::{CrawlUrl, Status};
 use crate::schedule::DefaultScheduler;
-use crate::spout::RunnerState;
+use crate::testing::{in_flight, settle};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -48,20 +48,6 @@ fn fetched(path: &str, acks: &mpsc::UnboundedSender<AckMessage>) -> StatusUpdate
         queue: Default::default(),
         content: None,
         ack: AckHandle::new(url, acks.clone()),
-    }
-}
-
-fn in_flight(count: usize) -> RunnerState {
-    RunnerState {
-        in_flight: count,
-        ..RunnerState::default()
-    }
-}
-
-/// Lets the updater's task run as far as it can without the clock moving.
-async fn settle() {
-    for _ in 0..50 {
-        tokio::task::yield_now().await;
     }
 }
 
