@@ -3,14 +3,17 @@
 //! - 2xx: the rules of the group that matches our agent (product token), else the `*` group;
 //! - 4xx: no restrictions;
 //! - 5xx or unreachable: everything is disallowed for now, and asked again after a short TTL;
-//! - up to 5 redirects are followed; only the first 512 KiB are read.
+//! - up to 5 redirects are followed; only the first 512 KiB are read, the first 500 KiB parsed.
+//!
+//! The parsing and matching are [`robotxt`]'s (RFC 9309: groups matched by product token, the
+//! longest rule wins, `Allow` wins a tie, `*` and `$` patterns; `Crawl-delay` and `Sitemap`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
 use moka::future::Cache;
-use texting_robots::Robot;
 use url::Url;
 
 use super::http::SiteCredentials;
@@ -44,18 +47,54 @@ pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 /// The Crawl-delay taken for a value too long to hold: about 136 years.
 pub const ABSURD_CRAWL_DELAY: Duration = Duration::from_secs(u32::MAX as u64);
 
-/// A Crawl-delay in seconds as a duration: none when negative or not a number, at most
-/// [`ABSURD_CRAWL_DELAY`].
-fn crawl_delay_of(seconds: f32) -> Option<Duration> {
-    if seconds.is_nan() || seconds < 0.0 {
-        return None;
+/// A `Crawl-delay` too long for a [`Duration`] (`1e39`, `inf`) is read as
+/// [`ABSURD_CRAWL_DELAY`] rather than ignored: such a site asked for a very slow crawl, and every
+/// limit then refuses or caps it (StormCrawler holds `1e39` the same way). The parser drops a value
+/// it cannot hold, so such values are rewritten before it sees them.
+fn hold_absurd_crawl_delays(body: &[u8]) -> Cow<'_, [u8]> {
+    let absurd = |line: &[u8]| -> bool {
+        let Some(value) = crawl_delay_value(line) else {
+            return false;
+        };
+        let value = std::str::from_utf8(value).unwrap_or("");
+        value
+            .parse::<f64>()
+            .is_ok_and(|seconds| seconds >= ABSURD_CRAWL_DELAY.as_secs_f64())
+    };
+    if !body.split(|&byte| byte == b'\n').any(absurd) {
+        return Cow::Borrowed(body);
     }
-    Some(
-        Duration::try_from_secs_f32(seconds)
-            .unwrap_or(ABSURD_CRAWL_DELAY)
-            .min(ABSURD_CRAWL_DELAY),
-    )
+    let held = format!("Crawl-delay: {}", ABSURD_CRAWL_DELAY.as_secs());
+    let lines = body
+        .split(|&byte| byte == b'\n')
+        .map(|line| match absurd(line) {
+            true => held.as_bytes(),
+            false => line,
+        });
+    Cow::Owned(lines.collect::<Vec<_>>().join(&b'\n'))
 }
+
+/// The value of a `Crawl-delay` line (any spelling the parser takes: `crawl-delay`, `crawl delay`,
+/// `crawldelay`, any case), without its comment; `None` for any other line.
+fn crawl_delay_value(line: &[u8]) -> Option<&[u8]> {
+    let line = line.trim_ascii_start();
+    let key_end = ["crawl-delay", "crawl delay", "crawldelay"]
+        .iter()
+        .find(|key| {
+            line.get(..key.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(key.as_bytes()))
+        })?
+        .len();
+    let rest = line[key_end..].trim_ascii_start();
+    let value = rest.strip_prefix(b":").unwrap_or(rest);
+    let value = value.split(|&byte| byte == b'#').next().unwrap_or(value);
+    Some(value.trim_ascii())
+}
+
+/// The rules of a robots.txt file that apply to one agent, parsed. Asked through
+/// [`RobotsRules`].
+#[derive(Debug)]
+pub struct ParsedRobots(robotxt::Robots);
 
 /// What a site's robots.txt says for our user agent.
 #[derive(Debug)]
@@ -68,17 +107,16 @@ pub enum RobotsRules {
         reason: String,
     },
     /// The parsed rules.
-    Parsed(Box<Robot>),
+    Parsed(Box<ParsedRobots>),
 }
 
 impl RobotsRules {
-    /// Parses a robots.txt body for `agent`; unparseable text allows everything.
+    /// Parses a robots.txt body for `agent` (the product token, matched without case); lines
+    /// that are not rules are skipped, so text that holds none allows everything.
     pub fn parse(agent: &str, body: &[u8]) -> RobotsRules {
         let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
-        match Robot::new(agent, body) {
-            Ok(robot) => RobotsRules::Parsed(Box::new(robot)),
-            Err(_) => RobotsRules::AllowAll,
-        }
+        let body = hold_absurd_crawl_delays(body);
+        RobotsRules::Parsed(Box::new(ParsedRobots(robotxt::Robots::parse(&body, agent))))
     }
 
     /// Whether `url` may be fetched.
@@ -86,10 +124,8 @@ impl RobotsRules {
         match self {
             RobotsRules::AllowAll => true,
             RobotsRules::DisallowAll { .. } => false,
-            RobotsRules::Parsed(robot) => {
-                // The robots.txt file itself is always allowed.
-                url.path() == "/robots.txt" || robot.allowed(url.as_str())
-            }
+            // The robots.txt file itself is always allowed.
+            RobotsRules::Parsed(robots) => robots.0.is_url_allowed(url),
         }
     }
 
@@ -112,7 +148,10 @@ impl RobotsRules {
     /// one is none.
     pub fn crawl_delay(&self) -> Option<Duration> {
         match self {
-            RobotsRules::Parsed(robot) => robot.delay.and_then(crawl_delay_of),
+            RobotsRules::Parsed(robots) => robots
+                .0
+                .crawl_delay()
+                .map(|delay| delay.min(ABSURD_CRAWL_DELAY)),
             _ => None,
         }
     }
@@ -120,11 +159,7 @@ impl RobotsRules {
     /// The `Sitemap:` URLs it lists.
     pub fn sitemaps(&self) -> Vec<Url> {
         match self {
-            RobotsRules::Parsed(robot) => robot
-                .sitemaps
-                .iter()
-                .filter_map(|s| Url::parse(s.trim()).ok())
-                .collect(),
+            RobotsRules::Parsed(robots) => robots.0.sitemaps().to_vec(),
             _ => Vec::new(),
         }
     }
@@ -265,8 +300,11 @@ mod tests {
         }
         let rules = RobotsRules::parse("squall", b"User-agent: *\nCrawl-delay: 2.5\n");
         assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
-        assert_eq!(crawl_delay_of(-1.0), None);
-        assert_eq!(crawl_delay_of(f32::NAN), None);
+        for text in ["-1", "NaN", "soon"] {
+            let body = format!("User-agent: *\nCrawl-delay: {text}\n");
+            let rules = RobotsRules::parse("squall", body.as_bytes());
+            assert_eq!(rules.crawl_delay(), None, "{text}");
+        }
     }
 
     // The examples of RFC 9309, section 5, and its matching rules.
