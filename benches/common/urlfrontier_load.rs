@@ -50,6 +50,7 @@ impl Phase {
 
 fn discovered(url: String, crawl: &str) -> UrlItem {
     UrlItem {
+        creation_date: 0,
         id: url.clone(),
         item: Some(Item::Discovered(DiscoveredUrlItem {
             info: Some(UrlInfo {
@@ -151,6 +152,7 @@ async fn cycle_loop(
         let mut items = Vec::new();
         while let Some(info) = answer.message().await? {
             items.push(UrlItem {
+                creation_date: 0,
                 id: info.url.clone(),
                 item: Some(Item::Known(KnownUrlItem {
                     info: Some(info),

@@ -19,6 +19,9 @@ pub struct StoredUrl {
     pub status: Status,
     /// When it is due next; `None` means never.
     pub next_fetch: Option<DateTime<Utc>>,
+    /// When the frontier first stored it, to the second; `None` where the frontier keeps no such
+    /// date, or stored the URL before it kept them.
+    pub created: Option<DateTime<Utc>>,
 }
 
 /// Which URLs a listing or a count covers.
@@ -108,6 +111,27 @@ pub trait Catalog: Send + Sync {
 
     /// Deletes every URL and queue, returning how many URLs went.
     async fn delete_all(&self) -> Result<u64, StoreError>;
+
+    /// Whether the frontier keeps when it first stored each URL ([`StoredUrl::created`]), and so
+    /// can [`purge_created_before`](Self::purge_created_before). The default: no.
+    fn keeps_creation_dates(&self) -> bool {
+        false
+    }
+
+    /// Deletes the URLs of queue `key` (every queue: `None`), in any status, that the frontier
+    /// first stored before `cutoff`, or whose creation it does not know (URLFrontier's
+    /// `PurgeURLs`); returns how many went. Queues stay, even emptied. The default refuses, for
+    /// frontiers that keep no creation dates.
+    async fn purge_created_before(
+        &self,
+        key: Option<&str>,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let _ = (key, cutoff);
+        Err(StoreError::rejected(
+            "this frontier keeps no creation dates, so it cannot purge URLs by age",
+        ))
+    }
 
     /// The counts a live view shows, in one go: URLs by status, scheduled, the queues holding them
     /// and (where it is cheap) the queues due now. The default asks [`count_by_status`],

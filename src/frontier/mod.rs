@@ -35,4 +35,4 @@ pub use hints::{LearnedPace, Lease, PaceCause, QueueHints, QueueReport, UnknownP
 pub use settings::{EMBEDDED, FrontierSettings};
 pub use sides::{Frontier, HeldLease, LeaseView};
 pub use spout::{DueUrl, Spout};
-pub use store::{StatusStore, StatusWrite};
+pub use store::{StatusStore, StatusWrite, Written};

@@ -35,8 +35,34 @@ pub trait StatusStore: Send + Sync {
     /// Writes a batch, returning one outcome per write, in order.
     async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>>;
 
+    /// Writes a batch as [`store`](Self::store) does, telling for each write what it did: a
+    /// URLFrontier server answers SKIPPED for a discovered URL that was [`Written::Known`]. The
+    /// default tells [`Written::Stored`] for every success, for stores that cannot tell a created
+    /// URL from a known one without a read.
+    async fn store_telling(&self, batch: Vec<StatusWrite>) -> Vec<Result<Written, StoreError>> {
+        let outcomes = self.store(batch).await;
+        outcomes
+            .into_iter()
+            .map(|outcome| outcome.map(|()| Written::Stored))
+            .collect()
+    }
+
     /// Makes every earlier write visible to the spout (a no-op where writes are visible at once).
     async fn flush(&self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// What a successful write did to the URL's record ([`StatusStore::store_telling`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Written {
+    /// A DISCOVERED write created it: the URL is new.
+    Created,
+    /// A DISCOVERED write found it: the URL was known, and stays as it was.
+    Known,
+    /// Any other status replaced it (or created it, for a URL not known yet).
+    Replaced,
+    /// Written; the store does not tell which of the above.
+    Stored,
 }

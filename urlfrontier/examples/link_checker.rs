@@ -150,6 +150,7 @@ async fn check(args: &Args, http: &reqwest::Client, mut link: UrlInfo) -> (UrlIt
         refetchable_from_date: now.saturating_add((args.recheck_hours * 3600.0).ceil() as u64),
     };
     let item = UrlItem {
+        creation_date: 0,
         id: String::new(),
         item: Some(proto::url_item::Item::Known(known)),
     };

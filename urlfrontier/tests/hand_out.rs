@@ -26,6 +26,7 @@ async fn put(client: &mut Client, crawl: &str, urls: &[String]) {
     let items: Vec<UrlItem> = urls
         .iter()
         .map(|url| UrlItem {
+            creation_date: 0,
             id: url.clone(),
             item: Some(Item::Discovered(DiscoveredUrlItem {
                 info: Some(UrlInfo {

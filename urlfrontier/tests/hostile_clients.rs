@@ -103,6 +103,7 @@ fn discovered(url: String) -> UrlItem {
         crawl_id: String::new(),
     };
     UrlItem {
+        creation_date: 0,
         id: String::new(),
         item: Some(Item::Discovered(DiscoveredUrlItem { info: Some(info) })),
     }

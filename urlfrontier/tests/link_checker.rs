@@ -220,6 +220,7 @@ async fn seed(client: &mut Client, links: &[(String, String)]) {
     let items: Vec<UrlItem> = links
         .iter()
         .map(|(url, key)| UrlItem {
+            creation_date: 0,
             id: url.clone(),
             item: Some(Item::Discovered(DiscoveredUrlItem {
                 info: Some(UrlInfo {

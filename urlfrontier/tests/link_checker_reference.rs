@@ -147,6 +147,7 @@ fn links(base: &str) -> Vec<String> {
 /// A discovered link in the default crawl, its queue left to the server.
 fn discovered(url: &str) -> UrlItem {
     UrlItem {
+        creation_date: 0,
         id: url.to_string(),
         item: Some(Item::Discovered(DiscoveredUrlItem {
             info: Some(UrlInfo {

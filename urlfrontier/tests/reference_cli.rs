@@ -22,24 +22,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Steps whose outputs differ today, and why.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    (
-        "DumpURLs",
-        "URLItem.creation_date is in the reference's API 2.6 development line, not in the released \
-         2.5 API squall serves: squall's lines have no creationDate",
-    ),
-    (
-        "PurgeURLs",
-        "PurgeURLs is in the 2.6 development line only: squall answers UNIMPLEMENTED",
-    ),
-    (
-        "PutURLs (again: known URLs)",
-        "the API has a discovered URL created if it does not exist yet; squall's stores make that \
-         write create-only without reading first and answer OK, the reference answers SKIPPED; \
-         neither changes the URL (telling them apart would cost a read per URL on the engine)",
-    ),
-];
+/// Steps whose outputs differ today, and why (none since squall serves API 2.6).
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
+
+/// What the reference client prints on its standard error when a server does not take
+/// PutDiscovered (API 2.6) and it falls back to PutURLs.
+const NO_PUT_DISCOVERED: &str = "does not support PutDiscovered";
 
 /// How a step's output is compared.
 #[derive(Clone, Copy, PartialEq)]
@@ -82,6 +70,19 @@ fn seeds_file(dir: &std::path::Path) -> String {
     path.display().to_string()
 }
 
+/// URLs sent in batches of discovered URLs (PutDiscovered): two known, one new, one twice.
+fn discovered_file(dir: &std::path::Path) -> String {
+    let urls = [
+        "https://host1.example/page1",
+        "https://host4.example/new",
+        "https://host2.example/b",
+        "https://host4.example/new",
+    ];
+    let path = dir.join("discovered.txt");
+    std::fs::write(&path, urls.join("\n") + "\n").expect("write the discovered URLs");
+    path.display().to_string()
+}
+
 /// URLs put back as known: page1 done for good, `a` to be fetched again at a fixed date.
 fn known_file(dir: &std::path::Path) -> String {
     let item = |url: &str, key: &str, date: &str| {
@@ -107,7 +108,7 @@ fn in_crawl(name: &'static str, command: &str, extra: &[&str], order: Order) -> 
     step(name, &args, order)
 }
 
-fn steps(seeds: &str, known: &str) -> Vec<Step> {
+fn steps(seeds: &str, discovered: &str, known: &str) -> Vec<Step> {
     use Order::*;
     let all = ["-q", "0", "-m", "0"];
     vec![
@@ -118,6 +119,12 @@ fn steps(seeds: &str, known: &str) -> Vec<Step> {
             "PutURLs (again: known URLs)",
             "PutURLs",
             &["-f", seeds],
+            Exact,
+        ),
+        in_crawl(
+            "PutURLs -b (PutDiscovered: known and new URLs)",
+            "PutURLs",
+            &["-f", discovered, "-b", "2"],
             Exact,
         ),
         in_crawl("GetStats", "GetStats", &[], Exact),
@@ -312,12 +319,21 @@ fn every_reference_cli_command_reads_the_same_from_squall_as_from_the_reference(
     );
     let theirs = reference::start_reference(&dir.path().join("rocksdb"));
     let (seeds, known) = (seeds_file(dir.path()), known_file(dir.path()));
+    let discovered = discovered_file(dir.path());
     let mut unexpected = Vec::new();
     let mut gone = Vec::new();
-    for step in steps(&seeds, &known) {
+    for step in steps(&seeds, &discovered, &known) {
         let args: Vec<&str> = step.args.iter().map(String::as_str).collect();
         let reference_out = reference::cli(theirs.port, &args);
         let squall_out = reference::cli(ours.port, &args);
+        for (server, out) in [("reference", &reference_out), ("squall", &squall_out)] {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !stderr.contains(NO_PUT_DISCOVERED),
+                "{}: the {server} server does not take PutDiscovered: {stderr}",
+                step.name
+            );
+        }
         let expected = normalize(
             &String::from_utf8_lossy(&reference_out.stdout),
             theirs.port,

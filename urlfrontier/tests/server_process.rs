@@ -107,6 +107,7 @@ async fn stop_and_restart(signal: &str) {
         .map(|i| format!("http://h{}.test/{i}", i % 4))
         .collect();
     let discovered = urls.iter().map(|u| UrlItem {
+        creation_date: 0,
         id: u.clone(),
         item: Some(Item::Discovered(DiscoveredUrlItem {
             info: Some(info(u)),
@@ -118,6 +119,7 @@ async fn stop_and_restart(signal: &str) {
     // Five put back as fetched (acked: durable); fifteen still held by this client.
     let done: Vec<&String> = handed.iter().take(5).collect();
     let known = done.iter().map(|u| UrlItem {
+        creation_date: 0,
         id: u.to_string(),
         item: Some(Item::Known(KnownUrlItem {
             info: Some(info(u)),

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod api_2_6;
 mod client;
 mod hand_out;
 mod hostile_clients;

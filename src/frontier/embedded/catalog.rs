@@ -9,13 +9,13 @@
 use std::collections::{BTreeSet, BinaryHeap};
 
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use url::Url;
 
 use super::{
-    DUE_QUEUES, EmbeddedFrontier, QUEUE_HEADS, Record, SCHEDULE, URLS, from_millis,
-    storage_error_kind,
+    DUE_QUEUES, EmbeddedFrontier, QUEUE_HEADS, Record, SCHEDULE, URLS, from_millis, millis_key,
+    move_head, storage_error_kind,
 };
 use crate::frontier::{Catalog, Census, QueuePage, StoreError, StoredUrl, UrlQuery};
 use crate::model::{CrawlUrl, Status};
@@ -52,6 +52,9 @@ fn stored_url(url: &str, record: Record) -> Result<StoredUrl, StoreError> {
         key: record.key,
         status: record.status,
         next_fetch: record.next_fetch.and_then(from_millis),
+        created: record
+            .created
+            .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0)),
     })
 }
 
@@ -219,6 +222,50 @@ impl EmbeddedFrontier {
         Ok(deleted)
     }
 
+    /// Removes the records of queue `key` (every queue: `None`) first stored before `cutoff` (or
+    /// at an unknown time), with their schedule entries, in one transaction; then moves the heads
+    /// of the queues that lost a due URL.
+    fn purge_blocking(&self, key: Option<&str>, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        // A date to the second is before the cutoff when its second began before it.
+        let cutoff = cutoff.timestamp_millis();
+        let txn = self.db.begin_write().map_err(storage)?;
+        let mut purged = Vec::new();
+        {
+            let mut urls = txn.open_table(URLS).map_err(storage)?;
+            urls.retain(|url, value| {
+                let Some(record) = decode(value) else {
+                    return true; // unreadable records are reported by lookup, never guessed at
+                };
+                let old = key.is_none_or(|key| record.key == key)
+                    && record
+                        .created
+                        .is_none_or(|created| created.saturating_mul(1000) < cutoff);
+                if old {
+                    purged.push((url.to_string(), record));
+                }
+                !old
+            })
+            .map_err(storage)?;
+            let mut schedule = txn.open_table(SCHEDULE).map_err(storage)?;
+            let mut touched = BTreeSet::new();
+            for (url, record) in &purged {
+                if let Some(due) = record.next_fetch {
+                    schedule
+                        .remove((record.key.as_str(), millis_key(due), url.as_str()))
+                        .map_err(storage)?;
+                    touched.insert(record.key.clone());
+                }
+            }
+            let mut heads = txn.open_table(QUEUE_HEADS).map_err(storage)?;
+            let mut due_queues = txn.open_table(DUE_QUEUES).map_err(storage)?;
+            for key in touched {
+                move_head(&schedule, &mut heads, &mut due_queues, &key).map_err(storage)?;
+            }
+        }
+        txn.commit().map_err(storage)?;
+        Ok(purged.len() as u64)
+    }
+
     /// Empties the four tables in one transaction.
     fn delete_all_blocking(&self) -> Result<u64, StoreError> {
         let txn = self.db.begin_write().map_err(storage)?;
@@ -302,6 +349,20 @@ impl Catalog for EmbeddedFrontier {
         self.catalog_work("deletion", |f| f.delete_all_blocking())
             .await
     }
+
+    fn keeps_creation_dates(&self) -> bool {
+        true
+    }
+
+    async fn purge_created_before(
+        &self,
+        key: Option<&str>,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let key = key.map(str::to_string);
+        self.catalog_work("purge", move |f| f.purge_blocking(key.as_deref(), cutoff))
+            .await
+    }
 }
 
 #[cfg(test)]
@@ -375,5 +436,81 @@ mod tests {
         );
         let counts = Catalog::count_by_status(&frontier).await;
         assert_eq!(counts, Ok(Vec::new()));
+    }
+
+    /// Writes `record` for `url` as it is, bypassing the store (a record of an older squall).
+    fn put_raw(frontier: &EmbeddedFrontier, url: &str, record: &serde_json::Value) {
+        let txn = frontier.db.begin_write().expect("write");
+        {
+            let mut urls = txn.open_table(URLS).expect("urls");
+            let bytes = serde_json::to_vec(record).expect("json");
+            urls.insert(url, bytes.as_slice()).expect("insert");
+        }
+        txn.commit().expect("commit");
+    }
+
+    #[tokio::test]
+    async fn a_url_is_dated_when_first_stored_and_keeps_its_date() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let frontier = EmbeddedFrontier::open(dir.path()).expect("open");
+        let before = Utc::now().timestamp();
+        let written = frontier
+            .store_telling(vec![due("http://a.test/1", "a.test")])
+            .await;
+        assert_eq!(written, [Ok(crate::frontier::Written::Created)]);
+        let stored = Catalog::lookup(&frontier, "http://a.test/1")
+            .await
+            .expect("lookup");
+        let created = stored.and_then(|s| s.created).expect("dated");
+        assert!((before..=Utc::now().timestamp()).contains(&created.timestamp()));
+        let again = frontier
+            .store_telling(vec![due("http://a.test/1", "a.test")])
+            .await;
+        assert_eq!(again, [Ok(crate::frontier::Written::Known)]);
+        let mut fetched = due("http://a.test/1", "a.test");
+        fetched.status = Status::Fetched;
+        fetched.next_fetch = None;
+        let replaced = frontier.store_telling(vec![fetched]).await;
+        assert_eq!(replaced, [Ok(crate::frontier::Written::Replaced)]);
+        let stored = Catalog::lookup(&frontier, "http://a.test/1")
+            .await
+            .expect("lookup");
+        assert_eq!(stored.and_then(|s| s.created), Some(created), "kept");
+        // A record of an older squall has no date, and reads as such.
+        let old = serde_json::json!({ "status": "DISCOVERED", "key": "a.test",
+            "next_fetch": null, "metadata": {} });
+        put_raw(&frontier, "http://a.test/old", &old);
+        let stored = Catalog::lookup(&frontier, "http://a.test/old")
+            .await
+            .expect("lookup");
+        assert_eq!(stored.map(|s| s.created), Some(None));
+    }
+
+    #[tokio::test]
+    async fn a_purge_takes_the_old_and_undated_urls_of_its_queues_from_every_table() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let frontier = EmbeddedFrontier::open(dir.path()).expect("open");
+        let writes = vec![
+            due("http://a.test/1", "a.test"),
+            due("http://b.test/1", "b.test"),
+            due("http://b.test/2", "b.test"),
+        ];
+        assert!(frontier.store(writes).await.iter().all(Result::is_ok));
+        let old = serde_json::json!({ "status": "FETCHED", "key": "c.test",
+            "next_fetch": null, "metadata": {} });
+        put_raw(&frontier, "http://c.test/old", &old);
+        let an_hour_ago = Utc::now() - TimeDelta::hours(1);
+        let purged = frontier.purge_created_before(None, an_hour_ago).await;
+        assert_eq!(purged, Ok(1), "only the undated one is older");
+        assert!(frontier.keeps_creation_dates());
+        let in_an_hour = Utc::now() + TimeDelta::hours(1);
+        let purged = frontier
+            .purge_created_before(Some("b.test"), in_an_hour)
+            .await;
+        assert_eq!(purged, Ok(2), "the queue named, whatever the URLs' age");
+        let a: BTreeSet<String> = ["a.test".to_string()].into();
+        assert_eq!(table_keys(&frontier), [a.clone(), a.clone(), a]);
+        let queues = frontier.queues(0, 10).await.expect("queues");
+        assert_eq!(queues.keys, ["a.test"]);
     }
 }

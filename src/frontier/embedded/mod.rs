@@ -26,7 +26,9 @@ use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::{BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusWrite, StoreError};
+use super::{
+    BusyUrls, DueUrl, ErrorKind, Spout, SpoutError, StatusStore, StatusWrite, StoreError, Written,
+};
 use crate::model::{CrawlUrl, Metadata, Status};
 
 mod catalog;
@@ -135,6 +137,10 @@ struct Record {
     key: String,
     next_fetch: Option<i64>,
     metadata: Metadata,
+    /// When the URL was first stored, in seconds since the epoch (none in records written before
+    /// squall kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created: Option<i64>,
 }
 
 /// What the frontier holds for one URL.
@@ -253,7 +259,8 @@ impl EmbeddedFrontier {
     fn store_blocking(
         &self,
         batch: &[StatusWrite],
-    ) -> Result<Vec<Result<(), StoreError>>, redb::Error> {
+    ) -> Result<Vec<Result<Written, StoreError>>, redb::Error> {
+        let now = Utc::now().timestamp();
         let txn = self.db.begin_write()?;
         let mut outcomes = Vec::with_capacity(batch.len());
         {
@@ -279,7 +286,7 @@ impl EmbeddedFrontier {
                 };
                 if write.status == Status::Discovered && existing.is_some() {
                     // Create-only: a known URL keeps its status.
-                    outcomes.push(Ok(()));
+                    outcomes.push(Ok(Written::Known));
                     continue;
                 }
                 let record = Record {
@@ -287,6 +294,10 @@ impl EmbeddedFrontier {
                     key: write.key.clone(),
                     next_fetch: write.next_fetch.map(|t| t.timestamp_millis()),
                     metadata: write.url.metadata.clone(),
+                    created: match &existing {
+                        Some(old) => old.created,
+                        None => Some(now),
+                    },
                 };
                 let bytes = match serde_json::to_vec(&record) {
                     Ok(bytes) => bytes,
@@ -308,28 +319,15 @@ impl EmbeddedFrontier {
                     schedule.insert((record.key.as_str(), millis_key(due), url), ())?;
                     touched.insert(record.key.clone());
                 }
-                outcomes.push(Ok(()));
+                outcomes.push(Ok(match write.status {
+                    Status::Discovered => Written::Created,
+                    _ => Written::Replaced,
+                }));
             }
             let mut heads = txn.open_table(QUEUE_HEADS)?;
             let mut due_queues = txn.open_table(DUE_QUEUES)?;
             for key in touched {
-                let earliest = first_due(&schedule, &key)?;
-                let previous = heads.get(key.as_str())?.map(|v| v.value());
-                if previous == earliest {
-                    continue;
-                }
-                if let Some(previous) = previous {
-                    due_queues.remove((previous, key.as_str()))?;
-                }
-                match earliest {
-                    Some(earliest) => {
-                        heads.insert(key.as_str(), earliest)?;
-                        due_queues.insert((earliest, key.as_str()), ())?;
-                    }
-                    None => {
-                        heads.remove(key.as_str())?;
-                    }
-                }
+                move_head(&schedule, &mut heads, &mut due_queues, &key)?;
             }
         }
         txn.commit()?;
@@ -410,6 +408,34 @@ fn from_millis(millis: i64) -> Option<DateTime<Utc>> {
     Utc.timestamp_millis_opt(millis).single()
 }
 
+/// Moves queue `key`'s head (and its place among the due queues) to its earliest due URL, or
+/// removes both when it has none.
+fn move_head(
+    schedule: &redb::Table<'_, (&str, u64, &str), ()>,
+    heads: &mut redb::Table<'_, &str, u64>,
+    due_queues: &mut redb::Table<'_, (u64, &str), ()>,
+    key: &str,
+) -> Result<(), redb::Error> {
+    let earliest = first_due(schedule, key)?;
+    let previous = heads.get(key)?.map(|v| v.value());
+    if previous == earliest {
+        return Ok(());
+    }
+    if let Some(previous) = previous {
+        due_queues.remove((previous, key))?;
+    }
+    match earliest {
+        Some(earliest) => {
+            heads.insert(key, earliest)?;
+            due_queues.insert((earliest, key), ())?;
+        }
+        None => {
+            heads.remove(key)?;
+        }
+    }
+    Ok(())
+}
+
 fn first_due(
     schedule: &redb::Table<'_, (&str, u64, &str), ()>,
     key: &str,
@@ -428,6 +454,11 @@ fn first_due(
 #[async_trait]
 impl StatusStore for EmbeddedFrontier {
     async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        let outcomes = self.store_telling(batch).await;
+        outcomes.into_iter().map(|o| o.map(|_| ())).collect()
+    }
+
+    async fn store_telling(&self, batch: Vec<StatusWrite>) -> Vec<Result<Written, StoreError>> {
         let frontier = self.clone();
         let count = batch.len();
         let result = tokio::task::spawn_blocking(move || frontier.store_blocking(&batch)).await;

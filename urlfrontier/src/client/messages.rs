@@ -50,6 +50,7 @@ pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlIt
     UrlItem {
         id,
         item: Some(item),
+        creation_date: 0, // set by the server; a client's is ignored
     }
 }
 

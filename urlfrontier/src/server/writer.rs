@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use squall::frontier::{StatusStore, StatusWrite, StoreError};
+use squall::frontier::{StatusStore, StatusWrite, StoreError, Written};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::dispenser::Dispenser;
@@ -15,6 +15,8 @@ use super::dispenser::Dispenser;
 pub enum PutOutcome {
     /// Durable.
     Done,
+    /// A discovered URL the frontier knew already: left as it was.
+    Known,
     /// The write failed; sending it again may work.
     Failed(String),
 }
@@ -84,7 +86,7 @@ async fn write_merged(
     while writes.peek().is_some() {
         let batch: Vec<StatusWrite> = writes.by_ref().take(batch).collect();
         metrics::histogram!("squall_urlfrontier_write_batch").record(batch.len() as f64);
-        results.extend(store.store(batch).await);
+        results.extend(store.store_telling(batch).await);
     }
     let mut results = results.into_iter();
     let mut urls = urls.into_iter();
@@ -106,10 +108,11 @@ fn settle(
     dispenser: &Mutex<Dispenser>,
     url: &str,
     processed: bool,
-    result: Result<(), StoreError>,
+    result: Result<Written, StoreError>,
 ) -> PutOutcome {
     match result {
-        Ok(()) => {
+        Ok(Written::Known) => PutOutcome::Known,
+        Ok(_) => {
             if processed {
                 let mut guard = dispenser
                     .lock()

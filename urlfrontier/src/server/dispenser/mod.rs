@@ -283,6 +283,16 @@ impl Dispenser {
         self.turn.retain(|k| k != key);
     }
 
+    /// Lets the buffered URLs of queue `key` (every queue: `None`) go, keeping the queues' rules
+    /// and the URLs handed out: after a purge, what is left is read again from the frontier.
+    pub fn drop_buffered(&mut self, key: Option<&str>) {
+        for (queue_key, queue) in self.queues.iter_mut() {
+            if key.is_none_or(|key| key == queue_key) {
+                queue.buffered.clear();
+            }
+        }
+    }
+
     /// Lets every URL go (shutdown): their handles fail them back, they stay due in the frontier.
     pub fn clear(&mut self) {
         self.queues.clear();

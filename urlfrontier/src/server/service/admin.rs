@@ -9,7 +9,7 @@ use tonic::{Response, Status};
 use super::{FrontierService, crawl_status, store_status};
 use crate::proto::{
     BlockQueueParams, CrawlLimitParams, DeleteCrawlMessage, Empty, Long, Pagination,
-    QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats,
+    PurgeUrlParams, QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats,
 };
 
 pub use crate::IDLE_COUNT;
@@ -127,6 +127,27 @@ impl FrontierService {
         crawl.dispenser().remove_queue(&request.key);
         let deleted = crawl.catalog().delete_queue(&request.key).await;
         let value = deleted.map_err(|e| store_status(&e))?;
+        Ok(Response::new(Long { value }))
+    }
+
+    /// PurgeURLs: the URLs of the crawl (or of one queue) first stored more than `days` days ago
+    /// go, in any status; the queues stay. The URLs the server buffered for those queues are let
+    /// go too, so that none of the purged is handed out (what is left is read again).
+    pub(super) async fn purge_urls_now(
+        &self,
+        request: PurgeUrlParams,
+    ) -> Result<Response<Long>, Status> {
+        let (_, crawl) = self.crawl(&request.crawl_id).await?;
+        if !crawl.catalog().keeps_creation_dates() {
+            return Err(Status::unimplemented(
+                "PurgeURLs: this server's frontier keeps no creation dates",
+            ));
+        }
+        let key = Some(request.key.as_str()).filter(|k| !k.is_empty());
+        let cutoff = chrono::Utc::now() - chrono::TimeDelta::days(i64::from(request.days));
+        let purged = crawl.catalog().purge_created_before(key, cutoff).await;
+        crawl.dispenser().drop_buffered(key);
+        let value = purged.map_err(|e| store_status(&e))?;
         Ok(Response::new(Long { value }))
     }
 

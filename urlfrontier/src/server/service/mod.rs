@@ -5,6 +5,7 @@
 
 mod admin;
 pub use admin::IDLE_COUNT;
+mod discovered;
 mod put;
 mod urls;
 
@@ -174,6 +175,22 @@ impl UrlFrontier for FrontierService {
         request: Request<tonic::Streaming<UrlItem>>,
     ) -> Result<Response<Self::PutURLsStream>, Status> {
         Ok(Response::new(self.put_urls_now(request.into_inner())))
+    }
+
+    type PutDiscoveredStream = Answers<crate::proto::BatchAck>;
+
+    async fn put_discovered(
+        &self,
+        request: Request<tonic::Streaming<crate::proto::DiscoveredBatch>>,
+    ) -> Result<Response<Self::PutDiscoveredStream>, Status> {
+        Ok(Response::new(self.put_discovered_now(request.into_inner())))
+    }
+
+    async fn purge_ur_ls(
+        &self,
+        request: Request<crate::proto::PurgeUrlParams>,
+    ) -> Result<Response<Long>, Status> {
+        self.purge_urls_now(request.into_inner()).await
     }
 
     async fn get_stats(

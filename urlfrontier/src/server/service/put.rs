@@ -55,7 +55,7 @@ impl FrontierService {
         Box::pin(ReceiverStream::new(answers))
     }
 
-    async fn put_batch(&self, items: Vec<UrlItem>) -> Vec<AckMessage> {
+    pub(super) async fn put_batch(&self, items: Vec<UrlItem>) -> Vec<AckMessage> {
         let mut acks = Vec::with_capacity(items.len());
         let mut by_crawl: std::collections::BTreeMap<String, Vec<Taken>> = Default::default();
         for item in items {
@@ -90,6 +90,7 @@ impl FrontierService {
             for (id, outcome) in ids.into_iter().zip(outcomes) {
                 let status = match outcome {
                     PutOutcome::Done => AckStatus::Ok,
+                    PutOutcome::Known => AckStatus::Skipped,
                     PutOutcome::Failed(reason) => {
                         warn!(
                             id,
@@ -106,9 +107,9 @@ impl FrontierService {
 }
 
 /// The items of `chunk` before its first error, and that error.
-fn until_error(
-    chunk: Vec<Result<UrlItem, tonic::Status>>,
-) -> (Vec<UrlItem>, Option<tonic::Status>) {
+pub(super) fn until_error<T>(
+    chunk: Vec<Result<T, tonic::Status>>,
+) -> (Vec<T>, Option<tonic::Status>) {
     let mut items = Vec::with_capacity(chunk.len());
     for item in chunk {
         match item {

@@ -115,11 +115,14 @@ fn url_query(key: String, filter: Option<String>, ignore_case: Option<bool>) -> 
 /// A stored URL as URLFrontier shows it, always as a `known` item (as the reference service
 /// answers, and as its client reads) with its metadata and its next fetch date: a URL never
 /// fetched is dated when it was found (due since), one never due again 0. Its status is in
-/// `squall.status` unless it is DISCOVERED. (The reference keeps no metadata for a URL never due
-/// again; squall keeps it, with the status that says why it is done.)
+/// `squall.status` when it says more than the item does: not for DISCOVERED, nor for FETCHED,
+/// which a known item without it means (so that the reference's clients read what the reference
+/// gives). (The reference keeps no metadata for a URL never due
+/// again; squall keeps it, with the status that says why it is done.) Its `creation_date` is
+/// when the frontier first stored it, in seconds (0 where the frontier does not know).
 fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
     let mut info = url_info(&stored.url, &stored.key, crawl);
-    if stored.status != UrlStatus::Discovered {
+    if !matches!(stored.status, UrlStatus::Discovered | UrlStatus::Fetched) {
         info.metadata.insert(
             crate::convert::STATUS_KEY.to_string(),
             crate::proto::StringList {
@@ -133,5 +136,6 @@ fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
             info: Some(info),
             refetchable_from_date: secs_from_date(stored.next_fetch),
         })),
+        creation_date: secs_from_date(stored.created),
     }
 }
