@@ -323,3 +323,62 @@ async fn a_server_gone_is_unavailable_to_the_spout_and_the_store() {
     };
     assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
 }
+
+/// How many calls of `kind` (`PutDiscovered`) the server answered.
+fn calls(server: &RunningServer, kind: &str) -> u64 {
+    let kinds = server.calls().kinds();
+    kinds.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovered_urls_go_as_one_put_discovered_batch_beside_put_urls() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start_server(dir.path()).await;
+    let crawl = format!("batch-{}", std::process::id());
+    let (_spout, store, _) = client::open(&client_config(server.addr(), &crawl))
+        .await
+        .expect("the client connects");
+    let mut batch: Vec<StatusWrite> = SEEDS.iter().map(|u| seed(u, Status::Discovered)).collect();
+    batch.push(seed("http://c.test/done", Status::Fetched));
+    batch.push(seed(SEEDS[0], Status::Discovered));
+    let outcomes = store.store(batch).await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    assert_eq!(
+        calls(&server, "PutDiscovered"),
+        1,
+        "{:?}",
+        server.calls().kinds()
+    );
+    assert_eq!(calls(&server, "PutURLs"), 1, "the fetched URL");
+    let stats = server.crawls().get_or_open(&crawl).await.expect("crawl");
+    let count = stats.catalog().count(&Default::default()).await;
+    assert_eq!(count, Ok(4), "three seeds and the fetched URL");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_put_discovered_gets_the_urls_on_put_urls_from_then_on() {
+    // A gRPC server with no service answers UNIMPLEMENTED to every call, PutDiscovered included:
+    // the store then sends the same writes on PutURLs (refused here too, which shows it tried),
+    // and asks PutDiscovered no more.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("listen");
+    let addr = listener.local_addr().expect("address");
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let empty = tonic::transport::Server::builder()
+        .add_routes(tonic::service::Routes::default())
+        .serve_with_incoming(incoming);
+    let server = tokio::spawn(empty);
+    let (_, store, _) = client::open(&client_config(addr, "DEFAULT"))
+        .await
+        .expect("the client connects");
+    for _ in 0..2 {
+        let outcomes = store.store(vec![seed(SEEDS[0], Status::Discovered)]).await;
+        let error = outcomes[0]
+            .as_ref()
+            .expect_err("nothing serves PutURLs either");
+        assert!(error.message().contains("PutURLs"), "{error}");
+    }
+    server.abort();
+}

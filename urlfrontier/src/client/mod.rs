@@ -34,6 +34,7 @@
 
 mod acks;
 mod connection;
+mod discovered;
 mod errors;
 mod kind;
 mod messages;

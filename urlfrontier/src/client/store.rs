@@ -5,23 +5,27 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use squall::frontier::{QueueReport, StatusStore, StatusWrite, StoreError};
+use squall::model::Status;
 use tokio::time::{Instant, timeout, timeout_at};
 use tracing::{debug, warn};
 
 use super::Connection;
 use super::acks::AckBook;
+use super::discovered::{DiscoveredSupport, Sent, put_discovered};
 use super::errors::{store_error, timed_out};
 use super::messages::{queue_reports, url_item};
 use super::settings::ClientSettings;
 use crate::convert::secs_from_date;
 use crate::proto::url_frontier_client::UrlFrontierClient;
+use crate::proto::url_item::Item;
 use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 
 /// Writes statuses to a URLFrontier server: each batch is one PutURLs stream, a write reported `Ok`
 /// once the server acknowledged it OK or SKIPPED.
 ///
-/// DISCOVERED writes are sent as discovered items (the server adds a URL it does not know and keeps
-/// one it knows); other statuses as known items, due again at `next_fetch` (never when `None`),
+/// DISCOVERED writes (the server adds a URL it does not know and keeps one it knows) go as one
+/// PutDiscovered batch (API 2.6), beside the PutURLs stream of the others; to a server that answers
+/// UNIMPLEMENTED (API 2.5), as discovered items on PutURLs, from then on. Other statuses go as known items, due again at `next_fetch` (never when `None`),
 /// with the status in the metadata under [`STATUS_KEY`](crate::convert::STATUS_KEY). What the fetches
 /// reported about their queues goes with it: a robots.txt crawl delay or a learned pace as
 /// SetDelay (the longer, in whole seconds, rounded up: the server's workers then keep it between
@@ -33,6 +37,7 @@ pub struct UrlFrontierStore {
     #[debug(skip)]
     client: UrlFrontierClient<Connection>,
     settings: ClientSettings,
+    discovered: DiscoveredSupport,
 }
 
 impl UrlFrontierStore {
@@ -41,7 +46,66 @@ impl UrlFrontierStore {
         UrlFrontierStore {
             client: UrlFrontierClient::new(channel),
             settings,
+            discovered: DiscoveredSupport::new(),
         }
+    }
+
+    /// Writes `batch`: its discovered URLs on PutDiscovered (while the server takes it) beside
+    /// the other writes on PutURLs; one outcome per write, in the batch's order.
+    async fn put_all(&self, batch: &[StatusWrite]) -> Vec<Result<(), StoreError>> {
+        let crawl_id = &self.settings.crawl_id;
+        let (found, others): (Vec<usize>, Vec<usize>) = (0..batch.len())
+            .partition(|&i| batch[i].status == Status::Discovered && self.discovered.offered());
+        if found.is_empty() {
+            return self.put_writes(batch, &others).await;
+        }
+        let infos = found
+            .iter()
+            .filter_map(
+                |&i| match url_item(&batch[i], String::new(), crawl_id).item {
+                    Some(Item::Discovered(item)) => item.info,
+                    _ => None,
+                },
+            )
+            .collect();
+        let limit = self.settings.request_timeout;
+        let deadline = Instant::now() + limit;
+        let mut client = self.client.clone();
+        let (sent, put) = tokio::join!(
+            put_discovered(&mut client, infos, &self.discovered, deadline, limit),
+            self.put_writes(batch, &others),
+        );
+        let found_outcomes = match sent {
+            Sent::Outcomes(outcomes) => outcomes,
+            Sent::NotOffered => self.put_writes(batch, &found).await,
+        };
+        let mut outcomes = vec![Ok(()); batch.len()];
+        for (index, outcome) in found.into_iter().zip(found_outcomes) {
+            outcomes[index] = outcome;
+        }
+        for (index, outcome) in others.into_iter().zip(put) {
+            outcomes[index] = outcome;
+        }
+        outcomes
+    }
+
+    /// Writes `batch[i]` for each `i` of `indices` on one PutURLs stream: their outcomes, in the
+    /// order of `indices`.
+    async fn put_writes(
+        &self,
+        batch: &[StatusWrite],
+        indices: &[usize],
+    ) -> Vec<Result<(), StoreError>> {
+        if indices.is_empty() {
+            return Vec::new();
+        }
+        let crawl_id = &self.settings.crawl_id;
+        let items = indices
+            .iter()
+            .enumerate()
+            .map(|(id, &index)| url_item(&batch[index], AckBook::id(id), crawl_id))
+            .collect();
+        self.put(items).await
     }
 
     /// Sends `items` on one PutURLs stream and collects their acknowledgements, until every item
@@ -132,18 +196,12 @@ impl StatusStore for UrlFrontierStore {
         if batch.is_empty() {
             return Vec::new();
         }
-        let crawl_id = &self.settings.crawl_id;
-        let items = batch
-            .iter()
-            .enumerate()
-            .map(|(index, write)| url_item(write, AckBook::id(index), crawl_id))
-            .collect();
         // The queues' news first: a server dates the gap before a queue's next holder when its
         // last URL comes back, with the delay it knows then.
         for (key, report) in queue_reports(&batch) {
             self.report_queue(&key, report).await;
         }
-        let outcomes = self.put(items).await;
+        let outcomes = self.put_all(&batch).await;
         let failed = outcomes.iter().filter(|outcome| outcome.is_err()).count();
         debug!(writes = batch.len(), failed, "URLFrontier PutURLs");
         outcomes

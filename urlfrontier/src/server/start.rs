@@ -159,6 +159,7 @@ pub struct RunningServer {
     stop: CancellationToken,
     task: JoinHandle<Result<(), tonic::transport::Error>>,
     status_page: Option<StatusServer>,
+    calls: Arc<CallBoard>,
 }
 
 /// What a server offers beyond its configuration's frontier.
@@ -256,7 +257,7 @@ pub async fn start_with(
     });
     let status_page = match options.status_addr {
         Some(status_addr) => {
-            let live = FrontierLive::new(Arc::clone(&crawls), calls, subtitle);
+            let live = FrontierLive::new(Arc::clone(&crawls), Arc::clone(&calls), subtitle);
             Some(squall::live::serve(status_addr, Arc::new(live)).await?)
         }
         None => None,
@@ -275,6 +276,7 @@ pub async fn start_with(
         stop,
         task,
         status_page,
+        calls,
     })
 }
 
@@ -292,6 +294,11 @@ impl RunningServer {
     /// The crawls it serves.
     pub fn crawls(&self) -> &Arc<Crawls> {
         &self.crawls
+    }
+
+    /// The calls it answered, by kind and by peer (what its status page shows).
+    pub fn calls(&self) -> &Arc<CallBoard> {
+        &self.calls
     }
 
     /// Stops gracefully: no new calls; calls in progress get up to 10 s to finish; then every
