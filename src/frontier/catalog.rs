@@ -119,9 +119,10 @@ pub trait Catalog: Send + Sync {
     }
 
     /// Deletes the URLs of queue `key` (every queue: `None`), in any status, that the frontier
-    /// first stored before `cutoff`, or whose creation it does not know (URLFrontier's
-    /// `PurgeURLs`); returns how many went. Queues stay, even emptied. The default refuses, for
-    /// frontiers that keep no creation dates.
+    /// first stored before `cutoff` (URLFrontier's `PurgeURLs`); returns how many went. A URL whose
+    /// creation the frontier does not know (stored before it kept dates, or rewritten by a program
+    /// that does not keep them) stays: an age is never guessed. Queues stay, even emptied. The
+    /// default refuses, for frontiers that keep no creation dates.
     async fn purge_created_before(
         &self,
         key: Option<&str>,

@@ -16,6 +16,7 @@ use squall_urlfrontier::proto::{
     CountUrlParams, DiscoveredBatch, DiscoveredUrlItem, GetParams, KnownUrlItem, PurgeUrlParams,
     UrlInfo, UrlItem, UrlStatusRequest, get_params,
 };
+use squall_urlfrontier::server::RunningServer;
 use tonic::transport::Channel;
 
 type Client = UrlFrontierClient<Channel>;
@@ -108,15 +109,33 @@ async fn count(client: &mut Client) -> u64 {
         .value
 }
 
-async fn handed_out(client: &mut Client) -> usize {
+async fn handed_out(client: &mut Client) -> Vec<String> {
     let ask = GetParams {
         delay_requestable: 60,
         item: Some(get_params::Item::CrawlId(CRAWL.to_string())),
         ..GetParams::default()
     };
     let got = client.get_ur_ls(ask).await.expect("GetURLs");
-    let urls: Vec<_> = got.into_inner().try_collect().await.expect("URLs");
-    urls.len()
+    let urls: Vec<UrlInfo> = got.into_inner().try_collect().await.expect("URLs");
+    urls.into_iter().map(|info| info.url).collect()
+}
+
+/// Makes every write so far show in lookups and counts (an index refresh on the queue frontier).
+async fn settle(server: &RunningServer) {
+    let crawl = server.crawls().get_or_open(CRAWL).await.expect("crawl");
+    crawl.catalog().settle().await.expect("settle");
+}
+
+/// Asks for URLs until `url` is handed out (the server reads its frontier in the background).
+async fn until_handed_out(client: &mut Client, url: &str) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !handed_out(client).await.iter().any(|u| u == url) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{url} never handed out"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 fn now_secs() -> u64 {
@@ -168,33 +187,45 @@ async fn check_api_2_6(config: CrawlConfig) {
         "PutURLs skips a discovered URL it knows"
     );
 
+    settle(&server).await;
     let created = creation_date(&mut client, a).await;
     assert!(
         (before..=now_secs()).contains(&created),
         "dated when first stored: {created}, put from {before}"
     );
-    let known = KnownUrlItem {
-        info: Some(info(a)),
-        refetchable_from_date: 0,
+    // Put back known: a URL not handed out, then one handed out (what the reader read of it).
+    let known = |url: &str| {
+        Item::Known(KnownUrlItem {
+            info: Some(info(url)),
+            refetchable_from_date: 0,
+        })
     };
-    assert_eq!(put(&mut client, Item::Known(known)).await, Ack::Ok);
+    assert_eq!(put(&mut client, known(a)).await, Ack::Ok);
+    let created_c = creation_date(&mut client, c).await;
+    until_handed_out(&mut client, c).await;
+    assert_eq!(put(&mut client, known(c)).await, Ack::Ok);
+    settle(&server).await;
     assert_eq!(
         creation_date(&mut client, a).await,
         created,
         "kept when known"
     );
+    assert_eq!(
+        creation_date(&mut client, c).await,
+        created_c,
+        "kept when put back"
+    );
 
     assert_eq!(purge(&mut client, 1).await, 0, "nothing is a day old");
+    settle(&server).await;
     assert_eq!(count(&mut client).await, 3);
     // Whole seconds: a URL stored in this very second is not yet before "now".
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_eq!(purge(&mut client, 0).await, 3, "every URL, done or due");
+    settle(&server).await;
     assert_eq!(count(&mut client).await, 0);
-    assert_eq!(
-        handed_out(&mut client).await,
-        0,
-        "nothing purged is handed out"
-    );
+    let after = handed_out(&mut client).await;
+    assert!(after.is_empty(), "nothing purged is handed out: {after:?}");
     server.shutdown().await;
 }
 
@@ -207,4 +238,27 @@ async fn api_2_6_on_the_embedded_frontier() {
         .and_then(ConfigBuilder::build)
         .expect("config");
     check_api_2_6(config).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_2_6_on_the_queue_frontier() {
+    let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+    let suffix = format!("{}-{}", std::process::id(), chrono::Utc::now().timestamp());
+    let config = ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.kind", "opensearch"))
+        .and_then(|b| b.set_text("es.status.addresses", &url))
+        .and_then(|b| b.set_text("es.status.spout", "queue"))
+        .and_then(|b| b.set_text("es.status.index.name", &format!("uf-api26-urls-{suffix}")))
+        .and_then(|b| b.set_text("es.queues.index.name", &format!("uf-api26-queues-{suffix}")))
+        .and_then(ConfigBuilder::build)
+        .expect("config");
+    check_api_2_6(config).await;
+    let cleanup = reqwest::Client::new()
+        .delete(format!("{url}/uf-api26-*{suffix}*"))
+        .send()
+        .await;
+    if let Err(error) = cleanup {
+        eprintln!("the test indices could not be deleted: {error}");
+    }
 }

@@ -21,6 +21,7 @@ mod deletion;
 mod query;
 mod queues;
 
+use crate::status_index::schema::{CREATION_DATE, format_date};
 use async_trait::async_trait;
 use serde_json::json;
 use squall::frontier::{Catalog, QueuePage, StoreError, StoredUrl, UrlQuery};
@@ -205,6 +206,26 @@ impl Catalog for EsCatalog {
             },
             &self.key_field,
         );
+        self.delete_by_query(&self.index, query).await
+    }
+
+    fn keeps_creation_dates(&self) -> bool {
+        true
+    }
+
+    /// A `_delete_by_query` of the dated documents older than `cutoff` (an undated one, which
+    /// StormCrawler or an earlier squall wrote, does not match the range and stays).
+    async fn purge_created_before(
+        &self,
+        key: Option<&str>,
+        cutoff: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64, StoreError> {
+        let older = json!({ "range": { CREATION_DATE: { "lt": format_date(cutoff) } } });
+        let mut filters = vec![older];
+        if let Some(key) = key {
+            filters.push(json!({ "term": { self.key_field.query_field(): key } }));
+        }
+        let query = json!({ "bool": { "filter": filters } });
         self.delete_by_query(&self.index, query).await
     }
 

@@ -79,7 +79,7 @@ pub(super) fn stored_url(hit: &SearchHit, key_field: &KeyField) -> Option<Stored
         key: document.key.unwrap_or_default(),
         status,
         next_fetch: document.next_fetch,
-        created: None,
+        created: document.created,
     })
 }
 

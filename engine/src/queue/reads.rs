@@ -27,6 +27,7 @@ use tracing::warn;
 use super::fields::NEXT_FETCH_DATE;
 use crate::client::{EsClient, Method, RequestBody, SearchHit, SearchResponse};
 use crate::status_index::schema::{KeyField, StoredDocument, read_document};
+use crate::status_index::{DocumentRoutes, Routing};
 
 /// Queries of one `_msearch` at most.
 const READS_PER_SEARCH: usize = 100;
@@ -220,6 +221,17 @@ fn queue_read(
     }
     read.more = hits.len() > request.size.max(1);
     read
+}
+
+impl QueueRead {
+    /// Records the creation date of each due URL read, which its writer's replacement carries
+    /// over (the queue frontier's URL documents are written unrouted).
+    pub(crate) fn record_dates(&self, routes: &DocumentRoutes) {
+        for url in &self.due {
+            let text = url.doc.url.url.as_str();
+            routes.record_read(text, Routing::Unrouted, url.doc.created);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ use dashmap::DashMap;
 use squall::frontier::{LearnedPace, Lease};
 use squall::model::CrawlUrl;
 
+use crate::status_index::DocumentRoutes;
+
 /// URLs written due now that one hold keeps for hand-out at most; beyond them the spout reads the
 /// queue again once the index shows them.
 pub(crate) const MAX_ARRIVALS: usize = 1_000;
@@ -135,13 +137,21 @@ pub(crate) struct NotedWrite {
 ///    flight on it: a write is noted before the release reads the log, or finds the queue no
 ///    longer held.
 /// 4. A hold's log keeps at most [`MAX_ARRIVALS`] URLs to hand out.
+///
+/// With the holds goes the creation date of each URL document the spout read, which the writer's
+/// replacement of the document carries over.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct SharedHolds(Arc<DashMap<String, SharedHold>>);
+pub(crate) struct SharedHolds(Arc<DashMap<String, SharedHold>>, DocumentRoutes);
 
 impl SharedHolds {
     /// The map itself.
     pub fn map(&self) -> &DashMap<String, SharedHold> {
         &self.0
+    }
+
+    /// The creation dates the spout read (by URL, until the writer replaced the document).
+    pub fn dates(&self) -> &DocumentRoutes {
+        &self.1
     }
 
     /// Starts a write for queue `key` if this process holds it with a valid lease: the hold the

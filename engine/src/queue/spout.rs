@@ -420,6 +420,7 @@ impl QueueSpout {
         .await?;
         self.times.record(Stage::Reading, started, requests.len());
         for (key, read) in reads {
+            read.record_dates(self.shared.dates());
             if let Some(hold) = self.holds.get_mut(&key) {
                 hold.take_read(read, busy, now);
             }

@@ -67,8 +67,10 @@ impl QueueStatusStore {
         }
     }
 
-    /// The same writer, noting writes for the queues in `holds` instead of editing them.
+    /// The same writer, noting writes for the queues in `holds` instead of editing them, and
+    /// carrying over the creation dates their spout read.
     pub(crate) fn with_holds(mut self, holds: SharedHolds) -> Self {
+        self.urls = self.urls.with_routes(holds.dates().clone());
         self.shared = Some(holds);
         self
     }
@@ -236,6 +238,11 @@ impl QueueStatusStore {
 #[async_trait]
 impl StatusStore for QueueStatusStore {
     async fn store(&self, batch: Vec<StatusWrite>) -> Vec<Result<(), StoreError>> {
+        let outcomes = self.store_telling(batch).await;
+        outcomes.into_iter().map(|o| o.map(|_| ())).collect()
+    }
+
+    async fn store_telling(&self, batch: Vec<StatusWrite>) -> Vec<Result<Written, StoreError>> {
         // Writes for queues this process holds, begun on their holds (ended in `note_held`).
         let mut holds: HashMap<String, SharedHold> = HashMap::new();
         if let Some(shared) = &self.shared {
@@ -255,7 +262,7 @@ impl StatusStore for QueueStatusStore {
         // Queues first: if the URL writes then fail, a queue is at worst due too early (harmless);
         // the other order could leave URLs that no queue points to.
         let failed_keys = self.edits_before(&batch, &holds).await;
-        let mut outcomes: Vec<Option<Result<(), StoreError>>> = vec![None; batch.len()];
+        let mut outcomes: Vec<Option<Result<Written, StoreError>>> = vec![None; batch.len()];
         let mut to_write = Vec::new();
         let mut positions = Vec::new();
         for (i, write) in batch.iter().enumerate() {
@@ -270,7 +277,7 @@ impl StatusStore for QueueStatusStore {
         let mut written: Vec<Option<Written>> = vec![None; batch.len()];
         for (&i, outcome) in positions.iter().zip(self.urls.write(&to_write).await) {
             written[i] = outcome.as_ref().ok().copied();
-            outcomes[i] = Some(outcome.map(|_| ()));
+            outcomes[i] = Some(outcome);
         }
         let failed_late = self.note_held(&batch, &written, holds).await;
         for (i, write) in batch.iter().enumerate() {

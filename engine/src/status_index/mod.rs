@@ -9,4 +9,5 @@ pub mod spouts;
 mod writer;
 
 pub use routes::{DocumentRoutes, Routing};
-pub use writer::{EsStatusStore, WriterConfig, Written};
+pub use squall::frontier::Written;
+pub use writer::{EsStatusStore, WriterConfig};

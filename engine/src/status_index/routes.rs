@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 
 use crate::client::SearchHit;
@@ -56,7 +57,15 @@ impl Routing {
 /// [`EsStatusStore::routes`]: crate::EsStatusStore::routes
 #[derive(Debug, Clone, Default)]
 pub struct DocumentRoutes {
-    by_url: Arc<DashMap<String, Routing>>,
+    by_url: Arc<DashMap<String, ReadDocument>>,
+}
+
+/// What a spout read of a document, for its next write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ReadDocument {
+    routing: Routing,
+    /// Its creation date as read (`Some(None)`: undated); `None` when the reader did not say.
+    created: Option<Option<DateTime<Utc>>>,
 }
 
 impl DocumentRoutes {
@@ -65,19 +74,43 @@ impl DocumentRoutes {
         DocumentRoutes::default()
     }
 
-    /// Records that the document of `url` was read with `routing`, replacing an earlier record.
+    /// Records that the document of `url` was read with `routing`, replacing an earlier record;
+    /// its creation date is not known (the writer keeps whatever the document holds).
     pub fn record(&self, url: &str, routing: Routing) {
-        self.by_url.insert(url.to_string(), routing);
+        let read = ReadDocument {
+            routing,
+            created: None,
+        };
+        self.by_url.insert(url.to_string(), read);
+    }
+
+    /// Records that the document of `url` was read with `routing` and creation date `created`
+    /// (`None`: undated), replacing an earlier record: the writer's next replacement of it carries
+    /// that date.
+    pub fn record_read(&self, url: &str, routing: Routing, created: Option<DateTime<Utc>>) {
+        let read = ReadDocument {
+            routing,
+            created: Some(created),
+        };
+        self.by_url.insert(url.to_string(), read);
     }
 
     /// The recorded routing of `url`'s document, if a spout returned it and it was not updated since.
     pub fn get(&self, url: &str) -> Option<Routing> {
-        self.by_url.get(url).map(|entry| entry.value().clone())
+        self.by_url
+            .get(url)
+            .map(|entry| entry.value().routing.clone())
+    }
+
+    /// The creation date read with `url`'s document: `Some(None)` when it was undated, `None` when
+    /// nothing says.
+    pub fn created(&self, url: &str) -> Option<Option<DateTime<Utc>>> {
+        self.by_url.get(url).and_then(|entry| entry.value().created)
     }
 
     /// Forgets `url` (its document was updated); returns what was recorded.
     pub fn remove(&self, url: &str) -> Option<Routing> {
-        self.by_url.remove(url).map(|(_, routing)| routing)
+        self.by_url.remove(url).map(|(_, read)| read.routing)
     }
 
     /// The number of URLs recorded.

@@ -9,7 +9,13 @@
 //! ```
 //!
 //! Metadata values are arrays of strings, with `.` in keys escaped as `%2E`; `nextFetchDate` is left
-//! out when the URL is never to be fetched again; the id is the hex SHA-256 of the URL.
+//! out when the URL is never to be fetched again; the id is the hex SHA-256 of the URL. squall's
+//! writer adds [`CREATION_DATE`] (when the URL was first stored; not in StormCrawler's documents,
+//! which its readers ignore).
+
+/// When a URL was first stored (URLFrontier's `creation_date`), as `nextFetchDate` is written; a
+/// document without it (StormCrawler's, or one written before squall kept it) is undated.
+pub const CREATION_DATE: &str = "creationDate";
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
@@ -133,6 +139,8 @@ pub fn urls_index_body(shards: u32, replicas: u32, refresh_interval: &str) -> Va
         "order": ["asc", "asc"],
         "missing": ["_last", "_last"]
     });
+    body["mappings"]["properties"][CREATION_DATE] =
+        json!({ "type": "date", "format": "date_optional_time" });
     body
 }
 
@@ -169,6 +177,8 @@ pub struct StoredDocument {
     pub status: Option<Status>,
     /// When it is due; `None` means never.
     pub next_fetch: Option<DateTime<Utc>>,
+    /// When it was first stored ([`CREATION_DATE`]); `None` for an undated document.
+    pub created: Option<DateTime<Utc>>,
 }
 
 /// Why a status document could not be read.
@@ -225,16 +235,19 @@ pub fn read_document(
         .get("status")
         .and_then(Value::as_str)
         .and_then(|s| s.parse().ok());
-    let next_fetch = source
-        .get("nextFetchDate")
-        .and_then(Value::as_str)
-        .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
-        .map(|d| d.with_timezone(&Utc));
+    let date = |field: &str| {
+        source
+            .get(field)
+            .and_then(Value::as_str)
+            .and_then(|d| DateTime::parse_from_rfc3339(d).ok())
+            .map(|d| d.with_timezone(&Utc))
+    };
     Ok(StoredDocument {
         url: CrawlUrl { url, metadata },
         key,
         status,
-        next_fetch,
+        next_fetch: date("nextFetchDate"),
+        created: date(CREATION_DATE),
     })
 }
 

@@ -4,20 +4,28 @@
 //! conflict means the URL is known, which is success), every other status replaces the document, as
 //! StormCrawler does. An item the engine rejects fails only its own URL, with the engine's reason.
 //!
+//! Creation dates ([`CREATION_DATE`]): a created document is dated now; a replacement carries the
+//! date a spout read with the document ([`DocumentRoutes::record_read`]); a replacement of a
+//! document no spout read (rare: a status written for a URL this process did not hand out) is an
+//! update whose script keeps the document's date, or an upsert dated now.
+//!
 //! Routing: an update of a URL a spout read from the index goes where that document lives (the
 //! routing its hit showed, recorded in [`DocumentRoutes`]), whatever the setting; a new document
 //! (DISCOVERED, create-only) and any URL without a record are routed as [`WriterConfig::routing`]
 //! says.
 
 use async_trait::async_trait;
-use squall::frontier::{StatusStore, StatusWrite, StoreError};
+use serde_json::{Value, json};
+use squall::frontier::{StatusStore, StatusWrite, StoreError, Written};
 use squall::model::Status;
 use tracing::warn;
 
 use crate::client::indices::refresh;
 use crate::client::{BulkItem, BulkOperation, BulkRequest, EsClient};
 use crate::status_index::routes::{DocumentRoutes, Routing};
-use crate::status_index::schema::{KeyField, document_id, status_document};
+use crate::status_index::schema::{
+    CREATION_DATE, KeyField, document_id, format_date, status_document,
+};
 
 /// Where and how statuses are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +59,13 @@ impl EsStatusStore {
         }
     }
 
+    /// The same writer, with `routes` as its record of the documents read (shared with a spout
+    /// that records into it).
+    pub fn with_routes(mut self, routes: DocumentRoutes) -> Self {
+        self.routes = routes;
+        self
+    }
+
     /// The routes of the documents the spouts read, shared with this writer: give it to the spout
     /// (`with_routes`) so that updates land on the documents they replace.
     pub fn routes(&self) -> DocumentRoutes {
@@ -71,17 +86,29 @@ impl EsStatusStore {
         self.settings.routing.then(|| write.key.clone())
     }
 
-    /// The bulk request for `batch`: DISCOVERED create-only, anything else replacing.
+    /// The bulk request for `batch`: DISCOVERED create-only, anything else replacing, each dated as
+    /// the module doc says.
     fn bulk_request(&self, batch: &[StatusWrite]) -> BulkRequest {
+        let now = json!(format_date(chrono::Utc::now()));
         batch
             .iter()
             .map(|write| {
                 let id = document_id(write.url.url.as_str());
-                let document = status_document(write, &self.settings.key_field);
+                let mut document = status_document(write, &self.settings.key_field);
                 let operation = if write.status == Status::Discovered {
+                    document[CREATION_DATE] = now.clone();
                     BulkOperation::create(id, document)
                 } else {
-                    BulkOperation::index(id, document)
+                    match self.routes.created(write.url.url.as_str()) {
+                        Some(read) => {
+                            if let Some(created) = read {
+                                document[CREATION_DATE] = json!(format_date(created));
+                            }
+                            BulkOperation::index(id, document)
+                        }
+                        None => BulkOperation::update(id, dated_replacement(document, &now))
+                            .retry_on_conflict(3),
+                    }
                 };
                 operation.routed(self.routing(write))
             })
@@ -116,15 +143,23 @@ impl EsStatusStore {
     }
 }
 
-/// What a successful write did to its document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Written {
-    /// A DISCOVERED write created it: the URL is new.
-    Created,
-    /// A DISCOVERED write found it: the URL was known, and stays as it was.
-    Known,
-    /// Any other status replaced it.
-    Replaced,
+/// The update that replaces a document by `document` but keeps the creation date it has (none
+/// when undated), or creates it dated `now`.
+fn dated_replacement(document: Value, now: &Value) -> Value {
+    let mut upsert = document.clone();
+    upsert[CREATION_DATE] = now.clone();
+    json!({
+        "script": {
+            "lang": "painless",
+            "source": format!(
+                "def created = ctx._source.{CREATION_DATE}; ctx._source.clear(); \
+                 ctx._source.putAll(params.doc); \
+                 if (created != null) {{ ctx._source.{CREATION_DATE} = created; }}"
+            ),
+            "params": { "doc": document }
+        },
+        "upsert": upsert
+    })
 }
 
 impl EsStatusStore {
@@ -164,9 +199,75 @@ impl StatusStore for EsStatusStore {
             .collect()
     }
 
+    async fn store_telling(&self, batch: Vec<StatusWrite>) -> Vec<Result<Written, StoreError>> {
+        self.write(&batch).await
+    }
+
     async fn flush(&self) -> Result<(), StoreError> {
         refresh(&self.client, &self.settings.index)
             .await
             .map_err(|e| e.for_store(&format!("refresh of {} failed", self.settings.index)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use squall::frontier::QueueReport;
+    use squall::model::CrawlUrl;
+
+    use super::*;
+    use crate::client::ConnectionConfig;
+    use crate::status_index::Routing;
+
+    fn store() -> EsStatusStore {
+        let connection = ConnectionConfig::new("http://127.0.0.1:9").expect("an address");
+        let client = EsClient::new(connection).expect("a client (it connects on first use)");
+        EsStatusStore::new(
+            client,
+            WriterConfig {
+                index: "urls".into(),
+                key_field: KeyField::default(),
+                routing: false,
+            },
+        )
+    }
+
+    fn write(url: &str, status: Status) -> StatusWrite {
+        StatusWrite {
+            url: CrawlUrl::new(url::Url::parse(url).expect("url")),
+            key: "a.test".into(),
+            status,
+            next_fetch: None,
+            queue: QueueReport::default(),
+        }
+    }
+
+    #[test]
+    fn creations_are_dated_and_replacements_keep_the_date_read_or_the_documents() {
+        let store = store();
+        let created = chrono::DateTime::from_timestamp(1_700_000_000, 0).expect("date");
+        let routes = store.routes();
+        routes.record_read("http://a.test/read", Routing::Unrouted, Some(created));
+        routes.record_read("http://a.test/undated", Routing::Unrouted, None);
+        let batch = [
+            write("http://a.test/new", Status::Discovered),
+            write("http://a.test/read", Status::Fetched),
+            write("http://a.test/undated", Status::Fetched),
+            write("http://a.test/unread", Status::Fetched),
+        ];
+        let lines = store.bulk_request(&batch).lines();
+        let (actions, bodies): (Vec<&Value>, Vec<&Value>) = (
+            lines.iter().step_by(2).collect(),
+            lines.iter().skip(1).step_by(2).collect(),
+        );
+        assert!(actions[0].get("create").is_some());
+        assert!(bodies[0][CREATION_DATE].is_string(), "dated now");
+        assert!(actions[1].get("index").is_some());
+        assert_eq!(bodies[1][CREATION_DATE], json!(format_date(created)));
+        assert!(actions[2].get("index").is_some());
+        assert!(bodies[2].get(CREATION_DATE).is_none(), "stays undated");
+        assert!(actions[3].get("update").is_some(), "keeps whatever it has");
+        assert!(bodies[3]["upsert"][CREATION_DATE].is_string());
+        assert_eq!(bodies[3]["script"]["params"]["doc"]["status"], "FETCHED");
     }
 }

@@ -222,8 +222,8 @@ impl EmbeddedFrontier {
         Ok(deleted)
     }
 
-    /// Removes the records of queue `key` (every queue: `None`) first stored before `cutoff` (or
-    /// at an unknown time), with their schedule entries, in one transaction; then moves the heads
+    /// Removes the records of queue `key` (every queue: `None`) first stored before `cutoff` (an
+    /// undated record stays), with their schedule entries, in one transaction; then moves the heads
     /// of the queues that lost a due URL.
     fn purge_blocking(&self, key: Option<&str>, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
         // A date to the second is before the cutoff when its second began before it.
@@ -239,7 +239,7 @@ impl EmbeddedFrontier {
                 let old = key.is_none_or(|key| record.key == key)
                     && record
                         .created
-                        .is_none_or(|created| created.saturating_mul(1000) < cutoff);
+                        .is_some_and(|created| created.saturating_mul(1000) < cutoff);
                 if old {
                     purged.push((url.to_string(), record));
                 }
@@ -487,7 +487,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_purge_takes_the_old_and_undated_urls_of_its_queues_from_every_table() {
+    async fn a_purge_takes_the_old_urls_of_its_queues_from_every_table_and_keeps_undated_ones() {
         let dir = tempfile::tempdir().expect("temp dir");
         let frontier = EmbeddedFrontier::open(dir.path()).expect("open");
         let writes = vec![
@@ -501,7 +501,7 @@ mod tests {
         put_raw(&frontier, "http://c.test/old", &old);
         let an_hour_ago = Utc::now() - TimeDelta::hours(1);
         let purged = frontier.purge_created_before(None, an_hour_ago).await;
-        assert_eq!(purged, Ok(1), "only the undated one is older");
+        assert_eq!(purged, Ok(0), "none is older, and the undated one stays");
         assert!(frontier.keeps_creation_dates());
         let in_an_hour = Utc::now() + TimeDelta::hours(1);
         let purged = frontier
@@ -511,6 +511,8 @@ mod tests {
         let a: BTreeSet<String> = ["a.test".to_string()].into();
         assert_eq!(table_keys(&frontier), [a.clone(), a.clone(), a]);
         let queues = frontier.queues(0, 10).await.expect("queues");
-        assert_eq!(queues.keys, ["a.test"]);
+        assert_eq!(queues.keys, ["a.test", "c.test"], "the undated URL's queue");
+        let purged = frontier.purge_created_before(None, in_an_hour).await;
+        assert_eq!(purged, Ok(1), "a.test's; c.test's undated URL stays");
     }
 }

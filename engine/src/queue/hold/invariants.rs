@@ -252,6 +252,7 @@ impl World {
                 return read;
             }
             let doc = StoredDocument {
+                created: None,
                 url: crawl_url(url),
                 key: Some(KEY.to_string()),
                 status: None,

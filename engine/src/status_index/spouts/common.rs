@@ -373,7 +373,7 @@ impl SpoutQuery {
                 )
             });
         if let Some(routes) = &self.routes {
-            routes.record(doc.url.url.as_str(), Routing::of_hit(hit));
+            routes.record_read(doc.url.url.as_str(), Routing::of_hit(hit), doc.created);
         }
         Some(DueUrl::new(doc.url, key))
     }

@@ -136,6 +136,10 @@ fn url_item(stored: &StoredUrl, crawl: &str) -> UrlItem {
             info: Some(info),
             refetchable_from_date: secs_from_date(stored.next_fetch),
         })),
-        creation_date: secs_from_date(stored.created),
+        // The second it began in, as the reference dates it (0: undated).
+        creation_date: stored
+            .created
+            .and_then(|created| u64::try_from(created.timestamp()).ok())
+            .unwrap_or(0),
     }
 }
