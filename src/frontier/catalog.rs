@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreError;
+use super::rules::{RuleChange, ServedRules};
 use crate::model::{CrawlUrl, Status};
 
 /// A URL as the frontier keeps it.
@@ -131,6 +132,24 @@ pub trait Catalog: Send + Sync {
         let _ = (key, cutoff);
         Err(StoreError::rejected(
             "this frontier keeps no creation dates, so it cannot purge URLs by age",
+        ))
+    }
+
+    /// Whether the frontier keeps the rules of the programs serving it ([`rules`](Self::rules)).
+    fn keeps_rules(&self) -> bool {
+        false
+    }
+
+    /// The rules kept for the programs serving the frontier (none by default).
+    async fn rules(&self) -> Result<ServedRules, StoreError> {
+        Ok(ServedRules::default())
+    }
+
+    /// Keeps `change`, durably when it returns `Ok`. The default refuses.
+    async fn keep_rule(&self, change: RuleChange) -> Result<(), StoreError> {
+        let _ = change;
+        Err(StoreError::rejected(
+            "this frontier keeps no rules for the programs serving it",
         ))
     }
 

@@ -20,6 +20,7 @@ pub mod conformance;
 mod embedded;
 mod error;
 mod hints;
+mod rules;
 mod settings;
 mod sides;
 mod spout;
@@ -32,6 +33,7 @@ pub use embedded::{
 };
 pub use error::{ErrorKind, SpoutError, StoreError};
 pub use hints::{LearnedPace, Lease, PaceCause, QueueHints, QueueReport, UnknownPaceCause};
+pub use rules::{CrawlRules, QueueRules, RuleChange, ServedRules};
 pub use settings::{EMBEDDED, FrontierSettings};
 pub use sides::{Frontier, HeldLease, LeaseView};
 pub use spout::{DueUrl, Spout};

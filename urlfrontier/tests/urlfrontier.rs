@@ -10,6 +10,7 @@ mod client;
 mod hand_out;
 mod hostile_clients;
 mod java_interop;
+mod kept_rules;
 mod link_checker;
 mod link_checker_reference;
 mod reference_cli;

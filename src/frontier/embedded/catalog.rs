@@ -354,6 +354,19 @@ impl Catalog for EmbeddedFrontier {
         true
     }
 
+    fn keeps_rules(&self) -> bool {
+        true
+    }
+
+    async fn rules(&self) -> Result<crate::frontier::ServedRules, StoreError> {
+        self.catalog_work("rules", |f| f.rules_blocking()).await
+    }
+
+    async fn keep_rule(&self, change: crate::frontier::RuleChange) -> Result<(), StoreError> {
+        self.catalog_work("rule", move |f| f.keep_rule_blocking(&change))
+            .await
+    }
+
     async fn purge_created_before(
         &self,
         key: Option<&str>,

@@ -35,6 +35,7 @@ mod catalog;
 mod census;
 mod notes;
 mod opening;
+mod rules;
 
 pub use opening::EmbeddedOptions;
 

@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use squall::frontier::{Catalog, Frontier, StatusStore, StatusWrite};
+use squall::frontier::{
+    Catalog, CrawlRules, Frontier, QueueRules, RuleChange, StatusStore, StatusWrite, StoreError,
+    UrlQuery,
+};
 use squall::message::{AckMessage, Tuple};
 use squall::spout::{RunnerState, SpoutRunner, SpoutSettings};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -46,6 +49,28 @@ impl CrawlRunConfig {
     }
 }
 
+/// Puts the rules kept in the frontier in force at once, then reads them back every
+/// [`RULES_READ_EVERY`] until the crawl is gone or stopped.
+async fn read_rules_back(crawl: std::sync::Weak<Crawl>) {
+    let mut first = true;
+    loop {
+        let Some(live) = crawl.upgrade() else { return };
+        if live.stop.is_cancelled() {
+            return;
+        }
+        match live.read_rules(first).await {
+            Ok(()) => first = false,
+            Err(error) => warn!(%error, "the rules kept in the frontier could not be read"),
+        }
+        let stop = live.stop.clone();
+        drop(live);
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(RULES_READ_EVERY) => {}
+        }
+    }
+}
+
 /// One crawl: its frontier, reader and dispenser.
 #[derive(derive_more::Debug)]
 #[debug("Crawl {{ .. }}")]
@@ -57,7 +82,15 @@ pub struct Crawl {
     state: watch::Receiver<RunnerState>,
     stop: CancellationToken,
     tasks: tokio::sync::Mutex<Option<(JoinHandle<()>, JoinHandle<()>)>>,
+    /// The gap between two holders of a queue when no `SetDelay` set one.
+    gap: Duration,
+    /// Held while rules are changed or read back, so that neither undoes the other.
+    rules: tokio::sync::Mutex<CrawlRules>,
 }
+
+/// How often a crawl reads its rules back from a frontier that keeps them: what another server
+/// over the same frontier set holds here within this.
+pub const RULES_READ_EVERY: Duration = Duration::from_secs(2);
 
 impl Crawl {
     /// Starts reading `frontier`'s due URLs; `catalog` lists what it holds.
@@ -94,7 +127,7 @@ impl Crawl {
             settings.write_batch,
             written,
         ));
-        Arc::new(Crawl {
+        let crawl = Arc::new(Crawl {
             dispenser,
             writer,
             store: frontier.store,
@@ -102,7 +135,78 @@ impl Crawl {
             state,
             stop,
             tasks: tokio::sync::Mutex::new(Some((runner_task, feeder_task))),
-        })
+            gap,
+            rules: tokio::sync::Mutex::new(CrawlRules::default()),
+        });
+        if crawl.catalog.keeps_rules() {
+            tokio::spawn(read_rules_back(Arc::downgrade(&crawl)));
+        }
+        crawl
+    }
+
+    /// The crawl's own rules (default delay, active flag, log levels) as they are in force.
+    pub async fn crawl_rules(&self) -> CrawlRules {
+        self.rules.lock().await.clone()
+    }
+
+    /// Changes the crawl's own rules by `edit`: kept in the frontier first (when it keeps rules),
+    /// then in force.
+    pub async fn change_crawl_rules(
+        &self,
+        edit: impl FnOnce(&mut CrawlRules),
+    ) -> Result<(), StoreError> {
+        let mut rules = self.rules.lock().await;
+        let mut changed = rules.clone();
+        edit(&mut changed);
+        if self.catalog.keeps_rules() {
+            self.catalog
+                .keep_rule(RuleChange::Crawl(changed.clone()))
+                .await?;
+        }
+        lock(&self.dispenser).apply_crawl_rules(&changed, self.gap);
+        *rules = changed;
+        Ok(())
+    }
+
+    /// Changes queue `key`'s rules by `edit`: kept in the frontier first (when it keeps rules),
+    /// then in force.
+    pub async fn change_queue_rules(
+        &self,
+        key: &str,
+        edit: impl FnOnce(&mut QueueRules),
+    ) -> Result<(), StoreError> {
+        let _rules = self.rules.lock().await;
+        let mut changed = lock(&self.dispenser).queue_rules(key);
+        edit(&mut changed);
+        if self.catalog.keeps_rules() {
+            let change = RuleChange::Queue(key.to_string(), changed.clone());
+            self.catalog.keep_rule(change).await?;
+        }
+        lock(&self.dispenser).apply_queue_rules(key, &changed);
+        Ok(())
+    }
+
+    /// Reads the rules back from the frontier and puts them in force; the first time, also counts
+    /// the URLs already done in each queue with a crawl limit.
+    async fn read_rules(&self, first: bool) -> Result<(), StoreError> {
+        let mut in_force = self.rules.lock().await;
+        let kept = self.catalog.rules().await?;
+        if first {
+            for (key, queue) in &kept.queues {
+                if queue.limit.is_some() {
+                    let done = UrlQuery {
+                        key: Some(key.clone()),
+                        scheduled: Some(false),
+                        ..UrlQuery::default()
+                    };
+                    let count = self.catalog.count(&done).await?;
+                    lock(&self.dispenser).count_completed(key, count);
+                }
+            }
+        }
+        lock(&self.dispenser).apply_rules(&kept, self.gap);
+        *in_force = kept.crawl;
+        Ok(())
     }
 
     /// Hands out what `ask` allows now.

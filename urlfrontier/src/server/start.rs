@@ -203,6 +203,30 @@ pub async fn start(
     start_with(config, listener, ServerOptions::default()).await
 }
 
+/// Sets again the log levels `SetLogLevel` set, kept with the DEFAULT crawl's rules; one that no
+/// longer reads or sets is logged and left.
+async fn restore_log_levels(default: &super::Crawl, set: &LogLevels) {
+    if !default.catalog().keeps_rules() {
+        return;
+    }
+    let kept = match default.catalog().rules().await {
+        Ok(kept) => kept.crawl.log_levels,
+        Err(error) => {
+            warn!(%error, "the log levels kept in the frontier could not be read");
+            return;
+        }
+    };
+    for (package, level) in kept {
+        let restored = level
+            .parse::<tracing::Level>()
+            .map_err(|e| e.to_string())
+            .and_then(|parsed| set(&package, parsed));
+        if let Err(error) = restored {
+            warn!(%package, %level, %error, "a kept log level could not be set again");
+        }
+    }
+}
+
 /// [`start`], with the [`ServerOptions`] `options`.
 pub async fn start_with(
     config: CrawlConfig,
@@ -220,7 +244,10 @@ pub async fn start_with(
     let settings = CrawlRunConfig::from_config(&config);
     let partition = config.fetcher.partition;
     let crawls = Arc::new(Crawls::new(Arc::new(ConfigOpener::new(config)), settings));
-    crawls.get_or_open(DEFAULT_CRAWL).await?;
+    let default = crawls.get_or_open(DEFAULT_CRAWL).await?;
+    if let Some(set) = &options.log_levels {
+        restore_log_levels(default.as_ref(), set).await;
+    }
     let service = FrontierService::new(Arc::clone(&crawls), partition, addr.to_string())
         .with_log_levels(options.log_levels)
         .with_squall_counts(!options.reference_stats);

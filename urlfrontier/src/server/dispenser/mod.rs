@@ -22,6 +22,7 @@
 //! interleaving of reads, hand-outs, puts and lapses.
 
 mod queue;
+mod rules;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
@@ -313,12 +314,14 @@ impl Dispenser {
         self.queues.values().map(|q| q.buffered.len()).sum()
     }
 
-    /// The queues with URLs waiting or handed out, in key order.
-    pub fn active_queues(&self) -> Vec<String> {
+    /// The active queues (API 2.6: holding URLs waiting or handed out, and not blocked at `wall`),
+    /// in key order.
+    pub fn active_queues(&self, wall: SystemTime) -> Vec<String> {
         let mut keys: Vec<String> = self
             .queues
             .iter()
             .filter(|(_, q)| !q.buffered.is_empty() || q.in_process > 0)
+            .filter(|(_, q)| q.blocked_until.is_none_or(|until| wall >= until))
             .map(|(key, _)| key.clone())
             .collect();
         keys.sort();

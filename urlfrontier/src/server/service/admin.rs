@@ -48,7 +48,7 @@ impl FrontierService {
             let page = page.map_err(|e| store_status(&e))?;
             (page.keys, page.total)
         } else {
-            let active = crawl.dispenser().active_queues();
+            let active = crawl.dispenser().active_queues(SystemTime::now());
             let total = active.len() as u64;
             let page = active
                 .into_iter()
@@ -160,7 +160,11 @@ impl FrontierService {
             0 => None,
             secs => Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)),
         };
-        crawl.dispenser().block(&request.key, until);
+        let until = until.map(|_| request.time);
+        let change = crawl.change_queue_rules(&request.key, |rules| {
+            rules.blocked_until_secs = until;
+        });
+        change.await.map_err(|e| store_status(&e))?;
         Ok(Response::new(Empty {}))
     }
 
@@ -169,9 +173,20 @@ impl FrontierService {
         request: QueueDelayParams,
     ) -> Result<Response<Empty>, Status> {
         let (_, crawl) = self.crawl(&request.crawl_id).await?;
-        let delay = Duration::from_secs(u64::from(request.delay_requestable));
-        let key = Some(request.key.as_str()).filter(|k| !k.is_empty());
-        crawl.dispenser().set_delay(key, delay);
+        let delay = u64::from(request.delay_requestable);
+        let changed = match Some(request.key.as_str()).filter(|k| !k.is_empty()) {
+            Some(key) => {
+                let change = crawl.change_queue_rules(key, |rules| rules.delay_secs = Some(delay));
+                change.await
+            }
+            None => {
+                let change = crawl.change_crawl_rules(|rules| {
+                    rules.default_delay_secs = Some(delay);
+                });
+                change.await
+            }
+        };
+        changed.map_err(|e| store_status(&e))?;
         Ok(Response::new(Empty {}))
     }
 
@@ -183,9 +198,9 @@ impl FrontierService {
         if request.key.is_empty() {
             return Err(Status::invalid_argument("SetCrawlLimit needs a queue key"));
         }
-        crawl
-            .dispenser()
-            .set_limit(&request.key, u64::from(request.limit));
+        let limit = u64::from(request.limit);
+        let change = crawl.change_queue_rules(&request.key, |rules| rules.limit = Some(limit));
+        change.await.map_err(|e| store_status(&e))?;
         Ok(Response::new(Empty {}))
     }
 }

@@ -216,8 +216,12 @@ impl UrlFrontier for FrontierService {
 
     async fn set_active(&self, request: Request<Active>) -> Result<Response<Empty>, Status> {
         let active = request.into_inner().state;
+        // The flag is the server's (the API's "node"): every crawl open keeps it, and DEFAULT's
+        // is the one GetActive reads.
+        self.crawl(DEFAULT_CRAWL).await?;
         for (_, crawl) in self.crawls.all().await {
-            crawl.dispenser().set_active(active);
+            let change = crawl.change_crawl_rules(|rules| rules.active = Some(active));
+            change.await.map_err(|e| store_status(&e))?;
         }
         Ok(Response::new(Empty {}))
     }
@@ -251,6 +255,13 @@ impl UrlFrontier for FrontierService {
         };
         let level = log_level(params.level())?;
         set(&params.package, level).map_err(Status::invalid_argument)?;
+        // Kept with the DEFAULT crawl's rules, and set again when the server starts.
+        let (_, crawl) = self.crawl(DEFAULT_CRAWL).await?;
+        let package = params.package.clone();
+        let change = crawl.change_crawl_rules(|rules| {
+            rules.log_levels.insert(package, level.to_string());
+        });
+        change.await.map_err(|e| store_status(&e))?;
         tracing::info!(package = %params.package, %level, "log level set by SetLogLevel");
         Ok(Response::new(Empty {}))
     }
