@@ -22,12 +22,12 @@ use crate::support::process::{listening_address, server_binary};
 
 type Client = UrlFrontierClient<Channel>;
 
-/// Starts the server on `dir`, its log in `log`.
-fn start(dir: &Path, log: &Path) -> (Child, String) {
+/// Starts the server on the frontier `frontier` names (its arguments), its log in `log`.
+fn start(frontier: &[String], log: &Path) -> (Child, String) {
     let log = std::fs::File::create(log).expect("the log file");
     let mut child = Command::new(server_binary())
-        .args(["--listen", "127.0.0.1:0", "--frontier-path"])
-        .arg(dir)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(frontier)
         .args([
             "--set",
             "fetcher.server.delay=0",
@@ -154,11 +154,50 @@ async fn set_rules(client: &mut Client, in_an_hour: u64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_rule_set_holds_after_the_server_is_killed_and_started_again() {
+async fn every_rule_set_holds_after_the_server_is_killed_and_started_again_embedded() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let frontier = dir.path().join("frontier");
-    let (first_log, second_log) = (dir.path().join("first.log"), dir.path().join("second.log"));
-    let (mut server, addr) = start(&frontier, &first_log);
+    let path = dir.path().join("frontier").display().to_string();
+    let frontier = ["--frontier-path".to_string(), path];
+    every_rule_holds(&frontier, dir.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rule_set_holds_after_the_server_is_killed_and_started_again_on_the_queue_frontier() {
+    let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+    let suffix = format!("{}-{}", std::process::id(), chrono::Utc::now().timestamp());
+    let frontier: Vec<String> = [
+        "--frontier",
+        "opensearch",
+        "--spout",
+        "queue",
+        "--es-url",
+        &url,
+        "--es-index",
+        &format!("uf-rules-urls-{suffix}"),
+        "--es-queues-index",
+        &format!("uf-rules-queues-{suffix}"),
+        // The killed server's leases lapse soon: the next one takes its queues.
+        "--set",
+        "es.queues.lease.ttl=2",
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    every_rule_holds(&frontier, dir.path()).await;
+    let cleanup = reqwest::Client::new()
+        .delete(format!("{url}/uf-rules-*{suffix}*"))
+        .send()
+        .await;
+    if let Err(error) = cleanup {
+        eprintln!("the test indices could not be deleted: {error}");
+    }
+}
+
+/// Sets every rule on a server over `frontier`, kills it, starts another and checks each holds.
+async fn every_rule_holds(frontier: &[String], dir: &Path) {
+    let (first_log, second_log) = (dir.join("first.log"), dir.join("second.log"));
+    let (mut server, addr) = start(frontier, &first_log);
     let mut client = Client::connect(format!("http://{addr}"))
         .await
         .expect("connect");
@@ -174,7 +213,7 @@ async fn every_rule_set_holds_after_the_server_is_killed_and_started_again() {
     set_rules(&mut client, in_an_hour).await;
     kill(&mut server);
 
-    let (mut server, addr) = start(&frontier, &second_log);
+    let (mut server, addr) = start(frontier, &second_log);
     let mut client = Client::connect(format!("http://{addr}"))
         .await
         .expect("connect");
@@ -240,4 +279,89 @@ async fn every_rule_set_holds_after_the_server_is_killed_and_started_again() {
         "SetLogLevel's DEBUG set again:\n{second}"
     );
     kill(&mut server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_set_on_one_server_holds_on_another_over_the_same_queue_frontier() {
+    let url = std::env::var("OPENSEARCH_URL").unwrap_or_else(|_| "http://127.0.0.1:9200".into());
+    let suffix = format!("{}-{}", std::process::id(), chrono::Utc::now().timestamp());
+    let config = squall::config::ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.kind", "opensearch"))
+        .and_then(|b| b.set_text("es.status.addresses", &url))
+        .and_then(|b| b.set_text("es.status.spout", "queue"))
+        .and_then(|b| b.set_text("es.status.index.name", &format!("uf-shared-urls-{suffix}")))
+        .and_then(|b| {
+            b.set_text(
+                "es.queues.index.name",
+                &format!("uf-shared-queues-{suffix}"),
+            )
+        })
+        .and_then(squall::config::ConfigBuilder::build)
+        .expect("config");
+    let mut servers = Vec::new();
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listen");
+        let server = squall_urlfrontier::server::start(config.clone(), listener)
+            .await
+            .expect("the server starts");
+        let client = Client::connect(format!("http://{}", server.addr()))
+            .await
+            .expect("connect");
+        servers.push(server);
+        clients.push(client);
+    }
+    let inactive = Active {
+        state: false,
+        ..Active::default()
+    };
+    clients[0].set_active(inactive).await.expect("SetActive");
+    let limit = CrawlLimitParams {
+        key: "a.test".into(),
+        limit: 7,
+        ..CrawlLimitParams::default()
+    };
+    clients[0]
+        .set_crawl_limit(limit)
+        .await
+        .expect("SetCrawlLimit");
+    let started = Instant::now();
+    loop {
+        let active = clients[1]
+            .get_active(Local::default())
+            .await
+            .expect("GetActive");
+        if !active.into_inner().state {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the other server never read SetActive false"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let crawl = servers[1]
+        .crawls()
+        .get_or_open("DEFAULT")
+        .await
+        .expect("crawl");
+    let kept = crawl.catalog().rules().await.expect("rules");
+    assert_eq!(kept.queues["a.test"].limit, Some(7));
+    eprintln!(
+        "SetActive false on one server read by the other after {:?}",
+        started.elapsed()
+    );
+    for server in servers {
+        server.shutdown().await;
+    }
+    let cleanup = reqwest::Client::new()
+        .delete(format!("{url}/uf-shared-*{suffix}*"))
+        .send()
+        .await;
+    if let Err(error) = cleanup {
+        eprintln!("the test indices could not be deleted: {error}");
+    }
 }

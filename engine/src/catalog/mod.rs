@@ -20,6 +20,7 @@
 mod deletion;
 mod query;
 mod queues;
+mod rules;
 
 use crate::status_index::schema::{CREATION_DATE, format_date};
 use async_trait::async_trait;
@@ -213,6 +214,18 @@ impl Catalog for EsCatalog {
         true
     }
 
+    fn keeps_rules(&self) -> bool {
+        true
+    }
+
+    async fn rules(&self) -> Result<squall::frontier::ServedRules, StoreError> {
+        self.read_rules().await
+    }
+
+    async fn keep_rule(&self, change: squall::frontier::RuleChange) -> Result<(), StoreError> {
+        self.write_rule(change).await
+    }
+
     /// A `_delete_by_query` of the dated documents older than `cutoff` (an undated one, which
     /// StormCrawler or an earlier squall wrote, does not match the range and stays).
     async fn purge_created_before(
@@ -230,6 +243,7 @@ impl Catalog for EsCatalog {
     }
 
     async fn delete_all(&self) -> Result<u64, StoreError> {
+        self.delete_rules().await?;
         if let Some(queues_index) = &self.queues_index {
             self.delete_by_query(queues_index, json!({ "match_all": {} }))
                 .await?;
