@@ -228,6 +228,23 @@ async fn every_rule_holds(frontier: &[String], dir: &Path) {
         get(&mut client).await.is_empty(),
         "nothing handed out while inactive"
     );
+    // A crawl opened after SetActive false hands out nothing either: the flag is the server's.
+    let mut later = item("http://d.test/1");
+    if let Some(Item::Discovered(DiscoveredUrlItem { info: Some(info) })) = &mut later.item {
+        info.crawl_id = "later".into();
+    }
+    put(&mut client, vec![later]).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ask = GetParams {
+        item: Some(get_params::Item::CrawlId("later".into())),
+        ..GetParams::default()
+    };
+    let got = client.get_ur_ls(ask).await.expect("GetURLs");
+    let got: Vec<UrlInfo> = got.into_inner().try_collect().await.expect("URLs");
+    assert!(
+        got.is_empty(),
+        "a crawl opened later hands out nothing while inactive: {got:?}"
+    );
     let active = Active {
         state: true,
         ..Active::default()

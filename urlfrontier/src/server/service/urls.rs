@@ -6,7 +6,7 @@ use squall::frontier::{StoredUrl, UrlQuery};
 use squall::model::Status as UrlStatus;
 use tonic::{Response, Status};
 
-use super::{Answers, FrontierService, answers, store_status};
+use super::{Answers, DEFAULT_CRAWL, FrontierService, answers, store_status};
 use crate::convert::{secs_from_date, url_info};
 use crate::proto::url_item::Item;
 use crate::proto::{
@@ -30,6 +30,11 @@ impl FrontierService {
             key: Some(params.key).filter(|k| !k.is_empty()),
             hold,
         };
+        // SetActive is the server's: DEFAULT's flag holds for every crawl, one opened after it too.
+        let (_, default) = self.crawl(DEFAULT_CRAWL).await?;
+        if !default.dispenser().is_active() {
+            return Ok(answers(Vec::new()));
+        }
         let crawls = match params.item {
             Some(get_params::Item::AnyCrawlId(_)) => self.crawls.all().await,
             Some(get_params::Item::CrawlId(id)) => vec![self.crawl(&id).await?],
