@@ -176,9 +176,10 @@ async fn every_rule_set_holds_after_the_server_is_killed_and_started_again_on_th
         &format!("uf-rules-urls-{suffix}"),
         "--es-queues-index",
         &format!("uf-rules-queues-{suffix}"),
-        // The killed server's leases lapse soon: the next one takes its queues.
+        // The killed server's leases lapse within seconds (the next one takes its queues), yet
+        // not so soon that a loaded machine loses them between renewals.
         "--set",
-        "es.queues.lease.ttl=2",
+        "es.queues.lease.ttl=6",
     ]
     .iter()
     .map(|arg| arg.to_string())
