@@ -31,13 +31,12 @@ pub(crate) fn due_url(info: UrlInfo, partition: PartitionMode) -> Result<DueUrl,
 /// (the server adds it unless it knows it), any other status as a known item due at `next_fetch`
 /// (0, never, when `None`) with the status under [`STATUS_KEY`].
 pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlItem {
-    let mut metadata = metadata_to_proto(&write.url.metadata);
     let item = if write.status == Status::Discovered {
-        metadata.remove(STATUS_KEY);
         Item::Discovered(DiscoveredUrlItem {
-            info: Some(url_info(write, metadata, crawl_id)),
+            info: Some(discovered_info(write, crawl_id)),
         })
     } else {
+        let mut metadata = metadata_to_proto(&write.url.metadata);
         let status = StringList {
             values: vec![write.status.as_str().to_string()],
         };
@@ -52,6 +51,14 @@ pub(crate) fn url_item(write: &StatusWrite, id: String, crawl_id: &str) -> UrlIt
         item: Some(item),
         creation_date: 0, // set by the server; a client's is ignored
     }
+}
+
+/// A DISCOVERED write as the URL a discovered item (or a PutDiscovered batch) carries: its
+/// metadata without [`STATUS_KEY`].
+pub(crate) fn discovered_info(write: &StatusWrite, crawl_id: &str) -> UrlInfo {
+    let mut metadata = metadata_to_proto(&write.url.metadata);
+    metadata.remove(STATUS_KEY);
+    url_info(write, metadata, crawl_id)
 }
 
 fn url_info(

@@ -13,11 +13,10 @@ use super::Connection;
 use super::acks::AckBook;
 use super::discovered::{DiscoveredSupport, Sent, put_discovered};
 use super::errors::{store_error, timed_out};
-use super::messages::{queue_reports, url_item};
+use super::messages::{discovered_info, queue_reports, url_item};
 use super::settings::ClientSettings;
 use crate::convert::secs_from_date;
 use crate::proto::url_frontier_client::UrlFrontierClient;
-use crate::proto::url_item::Item;
 use crate::proto::{BlockQueueParams, QueueDelayParams, UrlItem};
 
 /// Writes statuses to a URLFrontier server: each batch is one PutURLs stream, a write reported `Ok`
@@ -61,12 +60,7 @@ impl UrlFrontierStore {
         }
         let infos = found
             .iter()
-            .filter_map(
-                |&i| match url_item(&batch[i], String::new(), crawl_id).item {
-                    Some(Item::Discovered(item)) => item.info,
-                    _ => None,
-                },
-            )
+            .map(|&i| discovered_info(&batch[i], crawl_id))
             .collect();
         let limit = self.settings.request_timeout;
         let deadline = Instant::now() + limit;

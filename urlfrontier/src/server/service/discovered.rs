@@ -7,12 +7,9 @@
 //! acked once its writes are durable. An empty batch is acked at once with no status: clients send
 //! one to learn whether the server takes PutDiscovered.
 
-use futures::StreamExt;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
-use tracing::debug;
 
+use super::chunks::answer_in_chunks;
 use super::{Answers, FrontierService};
 use crate::proto::ack_message::Status as AckStatus;
 use crate::proto::url_item::Item;
@@ -26,29 +23,11 @@ impl FrontierService {
         &self,
         inbound: Streaming<DiscoveredBatch>,
     ) -> Answers<BatchAck> {
-        let (acks, answers) = mpsc::channel(BATCHES * 2);
         let service = self.clone();
-        tokio::spawn(async move {
-            let mut chunks = inbound.ready_chunks(BATCHES);
-            while let Some(chunk) = chunks.next().await {
-                let (batches, broken) = super::put::until_error(chunk);
-                for ack in service.put_batches(batches).await {
-                    if acks.send(Ok(ack)).await.is_err() {
-                        return; // the client is gone; its writes are done, only acks are lost
-                    }
-                }
-                if let Some(status) = broken {
-                    debug!(%status, "PutDiscovered stream ended by an error");
-                    let ended = tonic::Status::new(
-                        status.code(),
-                        format!("PutDiscovered ended: {}", status.message()),
-                    );
-                    let _ = acks.send(Err(ended)).await;
-                    return;
-                }
-            }
-        });
-        Box::pin(ReceiverStream::new(answers))
+        answer_in_chunks("PutDiscovered", inbound, BATCHES, move |batches| {
+            let service = service.clone();
+            async move { service.put_batches(batches).await }
+        })
     }
 
     /// Writes the URLs of `batches` as one put, then acks each batch in its own order.

@@ -5,6 +5,7 @@
 
 mod admin;
 pub use admin::IDLE_COUNT;
+mod chunks;
 mod discovered;
 mod put;
 mod urls;

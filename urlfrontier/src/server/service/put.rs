@@ -1,13 +1,11 @@
 //! PutURLs: what clients found and fetched, written in batches, one ack per URL once durable.
 
-use futures::StreamExt;
 use squall::frontier::{QueueReport, StatusWrite};
 use squall::model::{CrawlUrl, PartitionMode, Status as UrlStatus, partition_key};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
-use tracing::{debug, warn};
+use tracing::warn;
 
+use super::chunks::answer_in_chunks;
 use super::{Answers, FrontierService, crawl_id};
 use crate::convert::{ItemError, date_from_secs, metadata_from_proto, parse_url, take_status};
 use crate::proto::ack_message::Status as AckStatus;
@@ -28,31 +26,11 @@ struct Taken {
 
 impl FrontierService {
     pub(super) fn put_urls_now(&self, inbound: Streaming<UrlItem>) -> Answers<AckMessage> {
-        let (acks, answers) = mpsc::channel(BATCH * 2);
         let service = self.clone();
-        tokio::spawn(async move {
-            let mut chunks = inbound.ready_chunks(BATCH);
-            while let Some(chunk) = chunks.next().await {
-                let (items, broken) = until_error(chunk);
-                for ack in service.put_batch(items).await {
-                    if acks.send(Ok(ack)).await.is_err() {
-                        return; // the client is gone; its writes are done, only acks are lost
-                    }
-                }
-                if let Some(status) = broken {
-                    // The stream cannot go on (an item over the size limit, a reset, a client
-                    // gone): the call ends with what was wrong; the items before it were acked.
-                    debug!(%status, "PutURLs stream ended by an error");
-                    let ended = tonic::Status::new(
-                        status.code(),
-                        format!("PutURLs ended: {}", status.message()),
-                    );
-                    let _ = acks.send(Err(ended)).await;
-                    return;
-                }
-            }
-        });
-        Box::pin(ReceiverStream::new(answers))
+        answer_in_chunks("PutURLs", inbound, BATCH, move |items| {
+            let service = service.clone();
+            async move { service.put_batch(items).await }
+        })
     }
 
     pub(super) async fn put_batch(&self, items: Vec<UrlItem>) -> Vec<AckMessage> {
@@ -104,20 +82,6 @@ impl FrontierService {
         }
         acks
     }
-}
-
-/// The items of `chunk` before its first error, and that error.
-pub(super) fn until_error<T>(
-    chunk: Vec<Result<T, tonic::Status>>,
-) -> (Vec<T>, Option<tonic::Status>) {
-    let mut items = Vec::with_capacity(chunk.len());
-    for item in chunk {
-        match item {
-            Ok(item) => items.push(item),
-            Err(status) => return (items, Some(status)),
-        }
-    }
-    (items, None)
 }
 
 fn ack(id: String, status: AckStatus) -> AckMessage {
