@@ -217,6 +217,11 @@ async fn check_api_2_6(config: CrawlConfig) {
     );
 
     assert_eq!(purge(&mut client, 1).await, 0, "nothing is a day old");
+    assert_eq!(
+        purge(&mut client, u32::MAX).await,
+        0,
+        "before any date: nothing"
+    );
     settle(&server).await;
     assert_eq!(count(&mut client).await, 3);
     // Whole seconds: a URL stored in this very second is not yet before "now".

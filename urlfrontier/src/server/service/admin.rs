@@ -144,7 +144,12 @@ impl FrontierService {
             ));
         }
         let key = Some(request.key.as_str()).filter(|k| !k.is_empty());
-        let cutoff = chrono::Utc::now() - chrono::TimeDelta::days(i64::from(request.days));
+        // No URL is dated before the epoch: a cutoff before it (u32::MAX days is 11 million years)
+        // purges nothing, and is sent as the epoch, a date every engine reads.
+        let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+        let cutoff = chrono::Utc::now()
+            .checked_sub_signed(chrono::TimeDelta::days(i64::from(request.days)))
+            .map_or(epoch, |cutoff| cutoff.max(epoch));
         let purged = crawl.catalog().purge_created_before(key, cutoff).await;
         crawl.dispenser().drop_buffered(key);
         let value = purged.map_err(|e| store_status(&e))?;
