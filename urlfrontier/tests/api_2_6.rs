@@ -13,8 +13,8 @@ use squall_urlfrontier::proto::ack_message::Status as Ack;
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{
-    CountUrlParams, DiscoveredBatch, DiscoveredUrlItem, GetParams, KnownUrlItem, PurgeUrlParams,
-    UrlInfo, UrlItem, UrlStatusRequest, get_params,
+    BlockQueueParams, CountUrlParams, DiscoveredBatch, DiscoveredUrlItem, GetParams, KnownUrlItem,
+    PurgeUrlParams, UrlInfo, UrlItem, UrlStatusRequest, get_params,
 };
 use squall_urlfrontier::server::RunningServer;
 use tonic::transport::Channel;
@@ -231,6 +231,18 @@ async fn check_api_2_6(config: CrawlConfig) {
     assert_eq!(count(&mut client).await, 0);
     let after = handed_out(&mut client).await;
     assert!(after.is_empty(), "nothing purged is handed out: {after:?}");
+    // A block past the year 9999 is taken (as the year 9999), not a failure of the server.
+    let block = BlockQueueParams {
+        key: "a.example".into(),
+        time: u64::MAX,
+        crawl_id: CRAWL.into(),
+        ..BlockQueueParams::default()
+    };
+    client
+        .block_queue_until(block)
+        .await
+        .expect("BlockQueueUntil u64::MAX");
+    settle(&server).await;
     server.shutdown().await;
 }
 

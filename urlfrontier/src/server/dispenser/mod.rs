@@ -23,6 +23,7 @@
 
 mod queue;
 mod rules;
+pub use rules::LATEST_BLOCK_SECS;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime};

@@ -7,6 +7,10 @@ use squall::frontier::{CrawlRules, QueueRules, ServedRules};
 
 use super::Dispenser;
 
+/// The latest end of a block, in seconds since the epoch (9999-12-31T23:59:59Z): a later one is
+/// taken as this, so that a time on the wall clock can always hold it.
+pub const LATEST_BLOCK_SECS: u64 = 253_402_300_799;
+
 /// `time` in whole seconds since the epoch (0 before it).
 fn epoch_secs(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
@@ -35,7 +39,7 @@ impl Dispenser {
         queue.delay = rules.delay_secs.map(Duration::from_secs);
         queue.blocked_until = rules
             .blocked_until_secs
-            .map(|secs| SystemTime::UNIX_EPOCH + Duration::from_secs(secs));
+            .map(|secs| SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LATEST_BLOCK_SECS)));
         queue.limit = rules.limit;
     }
 

@@ -1,7 +1,7 @@
 //! Queues, crawls, stats and the rules clients set on queues.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use squall::frontier::UrlQuery;
 use tonic::{Response, Status};
@@ -11,6 +11,7 @@ use crate::proto::{
     BlockQueueParams, CrawlLimitParams, DeleteCrawlMessage, Empty, Long, Pagination,
     PurgeUrlParams, QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats,
 };
+use crate::server::dispenser::LATEST_BLOCK_SECS;
 
 pub use crate::IDLE_COUNT;
 
@@ -161,11 +162,10 @@ impl FrontierService {
         request: BlockQueueParams,
     ) -> Result<Response<Empty>, Status> {
         let (_, crawl) = self.crawl(&request.crawl_id).await?;
-        let until = match request.time {
-            0 => None,
-            secs => Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)),
-        };
-        let until = until.map(|_| request.time);
+        // 0 unblocks; a time past the year 9999 blocks until then.
+        let until = Some(request.time)
+            .filter(|&secs| secs > 0)
+            .map(|secs| secs.min(LATEST_BLOCK_SECS));
         let change = crawl.change_queue_rules(&request.key, |rules| {
             rules.blocked_until_secs = until;
         });
