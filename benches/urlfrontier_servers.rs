@@ -16,7 +16,11 @@
 //! Equal budgets: the same URLs, clients and calls; no politeness delay at either server (SetDelay
 //! 0 on both; the reference still hands a queue out at most once in a clock second, its design).
 //! The figures are URLs per second (first call to last answer) and each kind of call's p50 and p99,
-//! over `SQUALL_BENCH_RUNS` runs (3) with the servers in mirrored order (A B C, C B A, ...); the
+//! over `SQUALL_BENCH_RUNS` runs (3) with the servers in mirrored order (A B C, C B A, ...), after
+//! a warm-up round of every server that is not recorded (the engine node is a long-lived service:
+//! started fresh for this benchmark alone, its JIT is cold: the queue frontier's first run went at
+//! about a third of the third's pace, where the whole `scripts/bench` finds the node warm from the
+//! sections before; none with `--quick`); the
 //! JSON gives each candidate's median, min and max and the ratios to the reference, and what the
 //! reference's jars were built from (`URLFRONTIER_REFERENCE_SOURCE`, e.g.
 //! `crawler-commons/url-frontier 69399d2`).
@@ -203,6 +207,16 @@ async fn main() -> anyhow::Result<()> {
         None => servers.push(Server::Reference),
         Some(why) => eprintln!("urlfrontier_servers: the reference service is left out: {why}"),
     }
+    let warm_ups = if quick { &[][..] } else { &servers[..] };
+    for server in warm_ups {
+        let (put, cycle) = measure(*server, plan.runs, &plan).await?;
+        eprintln!(
+            "{} warm-up (not recorded): put {:.0} URLs/s, cycle {:.0} URLs/s",
+            server.name(),
+            put.urls_per_s(),
+            cycle.urls_per_s()
+        );
+    }
     let mut figures: Vec<Figures> = servers.iter().map(|_| Figures::default()).collect();
     for run in 0..plan.runs {
         let mut order: Vec<usize> = (0..servers.len()).collect();
@@ -247,6 +261,7 @@ async fn main() -> anyhow::Result<()> {
         hosts: Some(plan.hosts as u64),
         clients: Some(plan.clients as u64),
         runs: Some(plan.runs as u64),
+        warm_up_rounds: Some(u64::from(!warm_ups.is_empty())),
         reference_source: reference_source(&skipped),
         reference_left_out: skipped,
         servers: candidates,

@@ -93,8 +93,16 @@ fn about(u: &UrlFrontierServers) -> String {
          up to 50) and PutURLs of each URL as known; no politeness delay at any server (SetDelay 0)"
     ));
     if let Some(runs) = u.runs {
+        let warm_up = match u.warm_up_rounds {
+            Some(rounds) if rounds > 0 => format!(
+                " after {} of each, not recorded (it warms the engine node's JIT)",
+                count(rounds, "warm-up round")
+            ),
+            _ => String::new(),
+        };
         about.push(format!(
-            "{} of each server in mirrored order, median (min–max); latencies over every call",
+            "{} of each server in mirrored order{warm_up}, median (min–max); latencies over every \
+             call",
             count(runs, "run")
         ));
     }

@@ -72,6 +72,8 @@ pub struct UrlFrontierServers {
     pub clients: Option<u64>,
     /// Runs of each server.
     pub runs: Option<u64>,
+    /// Unrecorded warm-up rounds (each server once) before the runs.
+    pub warm_up_rounds: Option<u64>,
     /// Why the reference service was left out, when it was.
     pub reference_left_out: Option<String>,
     /// What the reference's jars were built from, by hand (e.g. `crawler-commons/url-frontier

@@ -34,17 +34,26 @@ pub struct WriteJob {
 
 /// Runs the writer until every sender is gone. Jobs waiting are merged while the batch stays
 /// within `batch` writes (`status.updater.batch.size`); a larger job is written in batches of that
-/// size. `written` is told after each batch, so that the frontier's reader reads what it brought.
+/// size; up to `in_flight` merged batches are written at once. `written` is told after each batch,
+/// so that the frontier's reader reads what it brought.
 pub async fn write_loop(
     store: Arc<dyn StatusStore>,
     dispenser: Arc<Mutex<Dispenser>>,
     mut jobs: mpsc::Receiver<WriteJob>,
     batch: usize,
+    in_flight: usize,
     written: Arc<Notify>,
 ) {
-    let batch = batch.max(1);
+    let (batch, in_flight) = (batch.max(1), in_flight.max(1));
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(in_flight));
     let mut held_over: Option<WriteJob> = None;
     loop {
+        // A free slot first, then the jobs: while every slot is busy, jobs wait in the channel
+        // and the next batch takes them together (fewer, larger writes under load). A client
+        // stream has one job in flight at a time, so its writes keep their order.
+        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+            return;
+        };
         let first = match held_over.take() {
             Some(job) => job,
             None => match jobs.recv().await {
@@ -52,20 +61,40 @@ pub async fn write_loop(
                 None => return,
             },
         };
-        let mut waiting = first.writes.len();
-        let mut merged = vec![first];
-        while waiting < batch {
-            let Ok(job) = jobs.try_recv() else { break };
-            if waiting + job.writes.len() > batch {
-                held_over = Some(job);
-                break;
-            }
-            waiting += job.writes.len();
-            merged.push(job);
-        }
-        write_merged(store.as_ref(), &dispenser, merged, batch).await;
-        written.notify_one();
+        let merged = take_waiting(first, &mut jobs, &mut held_over, batch);
+        let (store, dispenser, written) = (
+            Arc::clone(&store),
+            Arc::clone(&dispenser),
+            Arc::clone(&written),
+        );
+        tokio::spawn(async move {
+            write_merged(store.as_ref(), &dispenser, merged, batch).await;
+            written.notify_one();
+            drop(permit);
+        });
     }
+}
+
+/// `first` and the jobs waiting behind it, while they fit in `batch` writes; the first that does
+/// not fit is held over for the next batch.
+fn take_waiting(
+    first: WriteJob,
+    jobs: &mut mpsc::Receiver<WriteJob>,
+    held_over: &mut Option<WriteJob>,
+    batch: usize,
+) -> Vec<WriteJob> {
+    let mut waiting = first.writes.len();
+    let mut merged = vec![first];
+    while waiting < batch {
+        let Ok(job) = jobs.try_recv() else { break };
+        if waiting + job.writes.len() > batch {
+            *held_over = Some(job);
+            break;
+        }
+        waiting += job.writes.len();
+        merged.push(job);
+    }
+    merged
 }
 
 async fn write_merged(
