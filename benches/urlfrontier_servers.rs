@@ -17,10 +17,12 @@
 //! 0 on both; the reference still hands a queue out at most once in a clock second, its design).
 //! The figures are URLs per second (first call to last answer) and each kind of call's p50 and p99,
 //! over `SQUALL_BENCH_RUNS` runs (3) with the servers in mirrored order (A B C, C B A, ...), after
-//! a warm-up round of every server that is not recorded (the engine node is a long-lived service:
-//! started fresh for this benchmark alone, its JIT is cold: the queue frontier's first run went at
-//! about a third of the third's pace, where the whole `scripts/bench` finds the node warm from the
-//! sections before; none with `--quick`); the
+//! `SQUALL_BENCH_UFS_WARM_UPS` warm-up rounds of every server (3; none with `--quick`), not
+//! recorded: the engine node is a long-lived service, and one started for this benchmark alone has
+//! a cold JIT (on a fresh node the queue frontier's first round put 3,400-3,800 URLs/s, the
+//! fourth 10,000-12,000), where the whole `scripts/bench` finds it warm from the sections before.
+//! For the queue frontier the engine's CPU milliseconds per 1,000 URLs of each phase are read from
+//! its `_nodes/stats` (the node does nothing else meanwhile). The
 //! JSON gives each candidate's median, min and max and the ratios to the reference, and what the
 //! reference's jars were built from (`URLFRONTIER_REFERENCE_SOURCE`, e.g.
 //! `crawler-commons/url-frontier 69399d2`).
@@ -30,6 +32,7 @@ mod common;
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
 
+use common::engine_stats::EngineStats;
 use common::urlfrontier_load as load;
 use common::{Spread, engine_url, env_or, print_result, quick};
 use squall::config::ConfigBuilder;
@@ -134,12 +137,16 @@ async fn stop(running: Running) {
     }
 }
 
+/// One run of one server: its two phases, and the engine's CPU milliseconds per 1,000 URLs in
+/// each (for the server on the queue frontier, whose engine does nothing else meanwhile).
+struct Measured {
+    put: load::Phase,
+    cycle: load::Phase,
+    engine_cpu_per_1000: Option<(f64, f64)>,
+}
+
 /// One run of one server: its put and cycle phases on a fresh crawl, after a warm-up.
-async fn measure(
-    server: Server,
-    run: usize,
-    plan: &Plan,
-) -> anyhow::Result<(load::Phase, load::Phase)> {
+async fn measure(server: Server, run: usize, plan: &Plan) -> anyhow::Result<Measured> {
     let (running, address) = start(server, run).await?;
     let mut client = UrlFrontierClient::connect(address.clone()).await?;
     client
@@ -152,16 +159,41 @@ async fn measure(
         .await?;
     load::put_new(&address, "warm", (1_000, 10, plan.clients)).await?;
     load::cycle(&address, "warm", 1_000, plan.clients).await?;
+    let engine = || async {
+        match server {
+            Server::Queue => EngineStats::read(&engine_url()).await,
+            _ => None,
+        }
+    };
+    let before = engine().await;
     let put = load::put_new(&address, "bench", (plan.urls, plan.hosts, plan.clients)).await?;
+    let between = engine().await;
     let cycle = load::cycle(&address, "bench", plan.urls, plan.clients).await?;
+    let after = engine().await;
     stop(running).await;
-    Ok((put, cycle))
+    let thousands = plan.urls as f64 / 1_000.0;
+    let per_1000 = |later: &EngineStats, earlier: &EngineStats| {
+        later.per_page(earlier, thousands).cpu_ms_per_page
+    };
+    let engine_cpu_per_1000 = match (before, between, after) {
+        (Some(before), Some(between), Some(after)) => {
+            per_1000(&between, &before).zip(per_1000(&after, &between))
+        }
+        _ => None,
+    };
+    Ok(Measured {
+        put,
+        cycle,
+        engine_cpu_per_1000,
+    })
 }
 
 #[derive(Default)]
 struct Figures {
     put: Vec<f64>,
     cycle: Vec<f64>,
+    engine_put: Vec<f64>,
+    engine_cycle: Vec<f64>,
     calls: load::Calls,
     put_calls: Vec<f64>,
 }
@@ -180,7 +212,14 @@ fn summary(server: Server, figures: &Figures) -> ServerRuns {
         put_new_call: q(&figures.put_calls),
         cycle_get_call: q(&figures.calls.get),
         cycle_put_call: q(&figures.calls.put),
+        engine_cpu_ms_per_1000_put: spread_of(&figures.engine_put),
+        engine_cpu_ms_per_1000_cycle: spread_of(&figures.engine_cycle),
     }
+}
+
+/// The spread of `values`; `None` when there are none.
+fn spread_of(values: &[f64]) -> Option<Spread> {
+    (!values.is_empty()).then(|| Spread::of(values))
 }
 
 /// What the reference's jars were built from, as `URLFRONTIER_REFERENCE_SOURCE` says (for the
@@ -207,15 +246,17 @@ async fn main() -> anyhow::Result<()> {
         None => servers.push(Server::Reference),
         Some(why) => eprintln!("urlfrontier_servers: the reference service is left out: {why}"),
     }
-    let warm_ups = if quick { &[][..] } else { &servers[..] };
-    for server in warm_ups {
-        let (put, cycle) = measure(*server, plan.runs, &plan).await?;
-        eprintln!(
-            "{} warm-up (not recorded): put {:.0} URLs/s, cycle {:.0} URLs/s",
-            server.name(),
-            put.urls_per_s(),
-            cycle.urls_per_s()
-        );
+    let warm_ups = if quick { 0 } else { env_or("UFS_WARM_UPS", 3) };
+    for round in 0..warm_ups {
+        for server in &servers {
+            let measured = measure(*server, plan.runs + round, &plan).await?;
+            eprintln!(
+                "{} warm-up {round} (not recorded): put {:.0} URLs/s, cycle {:.0} URLs/s",
+                server.name(),
+                measured.put.urls_per_s(),
+                measured.cycle.urls_per_s()
+            );
+        }
     }
     let mut figures: Vec<Figures> = servers.iter().map(|_| Figures::default()).collect();
     for run in 0..plan.runs {
@@ -224,7 +265,11 @@ async fn main() -> anyhow::Result<()> {
             order.reverse();
         }
         for index in order {
-            let (put, cycle) = measure(servers[index], run, &plan).await?;
+            let Measured {
+                put,
+                cycle,
+                engine_cpu_per_1000,
+            } = measure(servers[index], run, &plan).await?;
             eprintln!(
                 "{} run {run}: put {:.0} URLs/s, cycle {:.0} URLs/s",
                 servers[index].name(),
@@ -237,6 +282,10 @@ async fn main() -> anyhow::Result<()> {
             f.put_calls.extend(put.calls.put);
             f.calls.get.extend(cycle.calls.get);
             f.calls.put.extend(cycle.calls.put);
+            if let Some((engine_put, engine_cycle)) = engine_cpu_per_1000 {
+                f.engine_put.push(engine_put);
+                f.engine_cycle.push(engine_cycle);
+            }
         }
     }
     let candidates: Vec<ServerRuns> = servers
@@ -261,7 +310,7 @@ async fn main() -> anyhow::Result<()> {
         hosts: Some(plan.hosts as u64),
         clients: Some(plan.clients as u64),
         runs: Some(plan.runs as u64),
-        warm_up_rounds: Some(u64::from(!warm_ups.is_empty())),
+        warm_up_rounds: Some(warm_ups as u64),
         reference_source: reference_source(&skipped),
         reference_left_out: skipped,
         servers: candidates,

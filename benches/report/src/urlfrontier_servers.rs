@@ -1,6 +1,7 @@
 //! `urlfrontier_servers.json`: squall's URLFrontier server (embedded and queue frontier) against
 //! crawler-commons' reference service (RocksDB) under the same client load, and issue 31's aim.
 
+use squall_bench_schema::urlfrontier::ServerRuns;
 pub use squall_bench_schema::urlfrontier::{Latency, UrlFrontierServers};
 
 use crate::format::{NONE, count, num, opt_spread, ratio, thousands};
@@ -11,6 +12,17 @@ use crate::table::table;
 pub const AIM: f64 = 2.0;
 
 const REFERENCE: &str = "reference-rocksdb";
+const QUEUE: &str = "squall-queue";
+const EMBEDDED: &str = "squall-embedded";
+
+/// Issue 62's aims over the reference: the queue-backed server's put new and get-and-put-back,
+/// the embedded server's two loads.
+const QUEUE_AIMS: [(&str, &str, f64); 4] = [
+    (QUEUE, "put new", 1.0),
+    (QUEUE, "get, put back", 0.5),
+    (EMBEDDED, "put new", 3.0),
+    (EMBEDDED, "get, put back", 3.0),
+];
 
 fn latency(l: Option<&Latency>) -> String {
     l.map_or_else(
@@ -72,8 +84,48 @@ pub fn section(u: Option<&UrlFrontierServers>) -> String {
         ],
         &rows,
     ));
+    if let Some(line) = engine_cpu(u) {
+        out.push_str(&format!("\n{line}\n"));
+    }
     out.push_str(&format!("\n{}\n", verdict(u)));
+    out.push_str(&format!("\n{}\n", queue_verdict(u)));
     out
+}
+
+/// What the engine spent under the queue-backed server, per 1,000 URLs of each phase and as cores
+/// at the phase's median pace.
+fn engine_cpu(u: &UrlFrontierServers) -> Option<String> {
+    let queue = u.servers.iter().find(|s| s.server == QUEUE)?;
+    let phase = |cpu: Option<&Spread>, rate: Option<&Spread>, load: &str| {
+        let (cpu, rate) = (cpu?, rate?);
+        let cores = cpu.median * rate.median / 1_000_000.0;
+        Some(format!(
+            "{} ms of CPU per 1,000 URLs {load} ({} cores at its median pace)",
+            opt_spread(Some(cpu)),
+            num(cores)
+        ))
+    };
+    let parts: Vec<String> = [
+        phase(
+            queue.engine_cpu_ms_per_1000_put.as_ref(),
+            queue.put_urls_per_s.as_ref(),
+            "put new",
+        ),
+        phase(
+            queue.engine_cpu_ms_per_1000_cycle.as_ref(),
+            queue.cycle_urls_per_s.as_ref(),
+            "got and put back",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "The engine under the queue-backed server (its `_nodes/stats`): {}.",
+            parts.join("; ")
+        )
+    })
 }
 
 fn about(u: &UrlFrontierServers) -> String {
@@ -95,7 +147,7 @@ fn about(u: &UrlFrontierServers) -> String {
     if let Some(runs) = u.runs {
         let warm_up = match u.warm_up_rounds {
             Some(rounds) if rounds > 0 => format!(
-                " after {} of each, not recorded (it warms the engine node's JIT)",
+                " after {} of each, not recorded (to warm the engine node's JIT)",
                 count(rounds, "warm-up round")
             ),
             _ => String::new(),
@@ -195,6 +247,34 @@ fn verdict(u: &UrlFrontierServers) -> String {
     )
 }
 
+/// Issue 62's aims: the queue-backed server at the reference's put pace and half its cycle, the
+/// embedded rows at 3 ×.
+fn queue_verdict(u: &UrlFrontierServers) -> String {
+    let find = |name: &str| u.servers.iter().find(|s| s.server == name);
+    let Some(theirs) = find(REFERENCE) else {
+        return "Issue 62 (queue-backed put new ≥ 1.0 ×, get, put back ≥ 0.5 ×; embedded ≥ 3 ×): \
+                not measured."
+            .into();
+    };
+    let mut parts = Vec::new();
+    for (server, load, aim) in QUEUE_AIMS {
+        let Some(ours) = find(server) else { continue };
+        let rate = |s: &ServerRuns| match load {
+            "put new" => median(s.put_urls_per_s.as_ref()),
+            _ => median(s.cycle_urls_per_s.as_ref()),
+        };
+        if let (Some(a), Some(b)) = (rate(ours), rate(theirs)) {
+            let met = if a / b >= aim { "met" } else { "missed" };
+            parts.push(format!(
+                "{server} {load} {} (aim ≥ {}, {met})",
+                ratio(Some(a / b)),
+                num(aim)
+            ));
+        }
+    }
+    format!("Issue 62, against the reference: {}.", parts.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +288,10 @@ mod tests {
                "cycle_urls_per_s":{"median":20000,"min":19000,"max":21000},
                "put_new_call":{"p50_ms":10,"p99_ms":20},"cycle_get_call":{"p50_ms":5,"p99_ms":9},
                "cycle_put_call":{"p50_ms":8,"p99_ms":15}},
+              {"server":"squall-queue","put_urls_per_s":{"median":10000,"min":9000,"max":11000},
+               "cycle_urls_per_s":{"median":5000,"min":4000,"max":6000},
+               "engine_cpu_ms_per_1000_put":{"median":120,"min":110,"max":130},
+               "engine_cpu_ms_per_1000_cycle":{"median":160,"min":150,"max":170}},
               {"server":"reference-rocksdb","put_urls_per_s":{"median":10000,"min":9000,"max":11000},
                "cycle_urls_per_s":{"median":12000,"min":11000,"max":13000},
                "put_new_call":{"p50_ms":30,"p99_ms":60},"cycle_get_call":{"p50_ms":4,"p99_ms":8},
@@ -236,6 +320,28 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("`URLFRONTIER_REFERENCE_SERVICE_JAR`"), "{md}");
+    }
+
+    #[test]
+    fn the_queue_rows_show_the_engine_cpu_and_issue_62() {
+        let md = section(Some(&sample()));
+        assert!(
+            md.contains("120 (110–130) ms of CPU per 1,000 URLs put new (1.20 cores"),
+            "{md}"
+        );
+        assert!(md.contains("got and put back (0.800 cores"), "{md}");
+        assert!(
+            md.contains("squall-queue put new 1.00 (aim ≥ 1.00, met)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("squall-queue get, put back 0.42 (aim ≥ 0.500, missed)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("squall-embedded get, put back 1.67 (aim ≥ 3.00, missed)"),
+            "{md}"
+        );
     }
 
     #[test]

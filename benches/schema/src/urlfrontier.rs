@@ -72,7 +72,7 @@ pub struct UrlFrontierServers {
     pub clients: Option<u64>,
     /// Runs of each server.
     pub runs: Option<u64>,
-    /// Unrecorded warm-up rounds (each server once) before the runs.
+    /// Unrecorded warm-up rounds (each server once a round) before the runs.
     pub warm_up_rounds: Option<u64>,
     /// Why the reference service was left out, when it was.
     pub reference_left_out: Option<String>,
@@ -111,6 +111,11 @@ pub struct ServerRuns {
     pub cycle_get_call: Option<Latency>,
     /// PutURLs in the cycle, per call.
     pub cycle_put_call: Option<Latency>,
+    /// The engine's CPU milliseconds per 1,000 URLs put new (`_nodes/stats`), for a server on a
+    /// frontier in the engine.
+    pub engine_cpu_ms_per_1000_put: Option<Spread>,
+    /// The engine's CPU milliseconds per 1,000 URLs got and put back.
+    pub engine_cpu_ms_per_1000_cycle: Option<Spread>,
 }
 
 /// squall's servers' medians over the reference's.
