@@ -5,13 +5,16 @@
 //! frontiers, the status page, and the `squall-frontier` binary).
 //!
 //! A server on an embedded frontier, and a worker's spout and status store talking to it (what the
-//! crawl binary's `--frontier urlfrontier` uses):
+//! crawl binary's `--frontier urlfrontier` uses; it needs both features):
 //!
 //! ```
 //! use squall::config::ConfigBuilder;
 //! use squall::frontier::{BusyUrls, QueueReport, StatusWrite};
 //! use squall::model::{CrawlUrl, Status};
 //!
+//! # #[cfg(not(all(feature = "client", feature = "server")))]
+//! # fn main() {}
+//! # #[cfg(all(feature = "client", feature = "server"))]
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
