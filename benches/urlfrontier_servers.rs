@@ -22,7 +22,8 @@
 //! a cold JIT (on a fresh node the queue frontier's first round put 3,400-3,800 URLs/s, the
 //! fourth 10,000-12,000), where the whole `scripts/bench` finds it warm from the sections before.
 //! For the queue frontier the engine's CPU milliseconds per 1,000 URLs of each phase are read from
-//! its `_nodes/stats` (the node does nothing else meanwhile). The
+//! /proc when the node runs on this machine (it does nothing else meanwhile; its own `_nodes/stats`
+//! caches process CPU for a second, as long as a phase). The
 //! JSON gives each candidate's median, min and max and the ratios to the reference, and what the
 //! reference's jars were built from (`URLFRONTIER_REFERENCE_SOURCE`, e.g.
 //! `crawler-commons/url-frontier 69399d2`).
@@ -32,12 +33,12 @@ mod common;
 #[path = "../urlfrontier/tests/support/reference.rs"]
 mod reference;
 
-use common::engine_stats::EngineStats;
 use common::urlfrontier_load as load;
-use common::{Spread, engine_url, env_or, print_result, quick};
+use common::{Spread, engine_client, engine_url, env_or, print_result, process, quick};
 use squall::config::ConfigBuilder;
 use squall_bench_schema::Run;
 use squall_bench_schema::urlfrontier::{Latency, ServerRatios, ServerRuns, UrlFrontierServers};
+use squall_engine::client::Method;
 use squall_urlfrontier::proto::QueueDelayParams;
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 
@@ -159,26 +160,25 @@ async fn measure(server: Server, run: usize, plan: &Plan) -> anyhow::Result<Meas
         .await?;
     load::put_new(&address, "warm", (1_000, 10, plan.clients)).await?;
     load::cycle(&address, "warm", 1_000, plan.clients).await?;
-    let engine = || async {
-        match server {
-            Server::Queue => EngineStats::read(&engine_url()).await,
-            _ => None,
-        }
+    // The node's own `_nodes/stats` caches its process CPU for a second, as long as a phase
+    // here: the node's process is read from /proc instead, when it runs on this machine.
+    let engine_pid = match server {
+        Server::Queue => local_engine_pid().await,
+        _ => None,
     };
-    let before = engine().await;
+    let engine_cpu = || engine_pid.map(process::cpu_seconds);
+    let before = engine_cpu();
     let put = load::put_new(&address, "bench", (plan.urls, plan.hosts, plan.clients)).await?;
-    let between = engine().await;
+    let between = engine_cpu();
     let cycle = load::cycle(&address, "bench", plan.urls, plan.clients).await?;
-    let after = engine().await;
+    let after = engine_cpu();
     stop(running).await;
     let thousands = plan.urls as f64 / 1_000.0;
-    let per_1000 = |later: &EngineStats, earlier: &EngineStats| {
-        later.per_page(earlier, thousands).cpu_ms_per_page
-    };
     let engine_cpu_per_1000 = match (before, between, after) {
-        (Some(before), Some(between), Some(after)) => {
-            per_1000(&between, &before).zip(per_1000(&after, &between))
-        }
+        (Some(before), Some(between), Some(after)) => Some((
+            (between - before) * 1_000.0 / thousands,
+            (after - between) * 1_000.0 / thousands,
+        )),
         _ => None,
     };
     Ok(Measured {
@@ -186,6 +186,29 @@ async fn measure(server: Server, run: usize, plan: &Plan) -> anyhow::Result<Meas
         cycle,
         engine_cpu_per_1000,
     })
+}
+
+/// The process id of the engine node at [`engine_url`] when it runs on this machine (a loopback
+/// address, and /proc shows an OpenSearch or Elasticsearch process of that id); `None` otherwise.
+async fn local_engine_pid() -> Option<u32> {
+    let url = engine_url();
+    if !(url.contains("://127.") || url.contains("://localhost")) {
+        return None;
+    }
+    let answer = engine_client()
+        .request(
+            Method::Get,
+            "/_nodes/_local/process",
+            &[("filter_path", "nodes.*.process.id")],
+            None,
+        )
+        .await
+        .ok()?;
+    let node = answer["nodes"].as_object()?.values().next()?;
+    let pid = u32::try_from(node["process"]["id"].as_u64()?).ok()?;
+    let command = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let command = String::from_utf8_lossy(&command);
+    (command.contains("opensearch") || command.contains("elasticsearch")).then_some(pid)
 }
 
 #[derive(Default)]

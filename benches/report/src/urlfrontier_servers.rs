@@ -122,7 +122,7 @@ fn engine_cpu(u: &UrlFrontierServers) -> Option<String> {
     .collect();
     (!parts.is_empty()).then(|| {
         format!(
-            "The engine under the queue-backed server (its `_nodes/stats`): {}.",
+            "The engine under the queue-backed server (its process, from /proc): {}.",
             parts.join("; ")
         )
     })

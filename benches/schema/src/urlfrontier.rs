@@ -111,8 +111,8 @@ pub struct ServerRuns {
     pub cycle_get_call: Option<Latency>,
     /// PutURLs in the cycle, per call.
     pub cycle_put_call: Option<Latency>,
-    /// The engine's CPU milliseconds per 1,000 URLs put new (`_nodes/stats`), for a server on a
-    /// frontier in the engine.
+    /// The engine's CPU milliseconds per 1,000 URLs put new, for the server on the queue frontier
+    /// (the node's process read from /proc, when it runs on this machine).
     pub engine_cpu_ms_per_1000_put: Option<Spread>,
     /// The engine's CPU milliseconds per 1,000 URLs got and put back.
     pub engine_cpu_ms_per_1000_cycle: Option<Spread>,
