@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use crate::support::serving::{connect, serve};
 use futures::TryStreamExt;
 use squall::config::{ConfigBuilder, CrawlConfig};
 use squall_urlfrontier::proto::ack_message::Status as Ack;
@@ -143,15 +144,8 @@ fn now_secs() -> u64 {
 }
 
 async fn check_api_2_6(config: CrawlConfig) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let server = squall_urlfrontier::server::start(config, listener)
-        .await
-        .expect("the server starts");
-    let mut client = Client::connect(format!("http://{}", server.addr()))
-        .await
-        .expect("connect");
+    let server = serve(config).await;
+    let mut client = connect(&server).await;
     let (a, b, c) = (
         "https://a.example/1",
         "https://b.example/2",

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::support::serving::serve;
 use chrono::Utc;
 use squall::config::{ConfigBuilder, CrawlConfig};
 use squall::frontier::{
@@ -43,12 +44,7 @@ async fn start_server(dir: &std::path::Path) -> RunningServer {
         "fetcher.server.delay=0.2",
         "spout.min.delay.queries=100",
     ]);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    squall_urlfrontier::server::start(server_config, listener)
-        .await
-        .expect("the server starts")
+    serve(server_config).await
 }
 
 /// The client's configuration for the server at `addr`, crawl `crawl`.

@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::serving::{connect, serve};
 use futures::TryStreamExt;
 use squall::config::{ConfigBuilder, CrawlConfig};
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
@@ -83,15 +84,8 @@ fn summary(waits: &mut [Duration]) -> String {
 }
 
 async fn measure(name: &str, config: CrawlConfig) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let server = squall_urlfrontier::server::start(config, listener)
-        .await
-        .expect("the server starts");
-    let mut client = Client::connect(format!("http://{}", server.addr()))
-        .await
-        .expect("connect");
+    let server = serve(config).await;
+    let mut client = connect(&server).await;
     let run = format!("{}{}", std::process::id(), chrono::Utc::now().timestamp());
     let (mut put_waits, mut lapse_waits) = (Vec::new(), Vec::new());
     for trial in 0..TRIALS {

@@ -11,14 +11,10 @@
 use squall::config::{ConfigBuilder, CrawlConfig};
 
 use crate::support::java;
+use crate::support::serving::serve;
 
 async fn check(config: CrawlConfig) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let server = squall_urlfrontier::server::start(config, listener)
-        .await
-        .expect("the server starts");
+    let server = serve(config).await;
     let address = server.addr().to_string();
     let crawl = format!("interop-{}", std::process::id());
     let outcome = tokio::task::spawn_blocking(move || java::assert_interop_check(&address, &crawl))

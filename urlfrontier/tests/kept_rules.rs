@@ -19,6 +19,7 @@ use squall_urlfrontier::proto::{
 use tonic::transport::Channel;
 
 use crate::support::process::{listening_address, server_binary};
+use crate::support::serving::{connect, serve};
 
 type Client = UrlFrontierClient<Channel>;
 
@@ -320,15 +321,8 @@ async fn a_rule_set_on_one_server_holds_on_another_over_the_same_queue_frontier(
     let mut servers = Vec::new();
     let mut clients = Vec::new();
     for _ in 0..2 {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("listen");
-        let server = squall_urlfrontier::server::start(config.clone(), listener)
-            .await
-            .expect("the server starts");
-        let client = Client::connect(format!("http://{}", server.addr()))
-            .await
-            .expect("connect");
+        let server = serve(config.clone()).await;
+        let client = connect(&server).await;
         servers.push(server);
         clients.push(client);
     }

@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::serving::{connect, serve};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use futures::TryStreamExt;
@@ -295,16 +296,9 @@ async fn three_workers_check_every_link_and_one_killed_loses_nothing() {
         .and_then(|b| b.set("spout.ttl.purgatory=0.5"))
         .and_then(ConfigBuilder::build)
         .expect("config");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("listen");
-    let server = squall_urlfrontier::server::start(config, listener)
-        .await
-        .expect("the server starts");
+    let server = serve(config).await;
     let address = server.addr().to_string();
-    let mut client = Client::connect(format!("http://{address}"))
-        .await
-        .expect("connect");
+    let mut client = connect(&server).await;
     seed(&mut client, &links).await;
 
     // Phase 1: three workers, re-checks every ~2 s; the first is killed while it holds links.

@@ -15,13 +15,19 @@ const REFERENCE: &str = "reference-rocksdb";
 const QUEUE: &str = "squall-queue";
 const EMBEDDED: &str = "squall-embedded";
 
+/// A load's URLs/s in a server's runs.
+type Load = fn(&ServerRuns) -> Option<&Spread>;
+
+const PUT: (&str, Load) = ("put new", |s| s.put_urls_per_s.as_ref());
+const CYCLE: (&str, Load) = ("get, put back", |s| s.cycle_urls_per_s.as_ref());
+
 /// Issue 62's aims over the reference: the queue-backed server's put new and get-and-put-back,
 /// the embedded server's two loads.
-const QUEUE_AIMS: [(&str, &str, f64); 4] = [
-    (QUEUE, "put new", 1.0),
-    (QUEUE, "get, put back", 0.5),
-    (EMBEDDED, "put new", 3.0),
-    (EMBEDDED, "get, put back", 3.0),
+const QUEUE_AIMS: [(&str, (&str, Load), f64); 4] = [
+    (QUEUE, PUT, 1.0),
+    (QUEUE, CYCLE, 0.5),
+    (EMBEDDED, PUT, 3.0),
+    (EMBEDDED, CYCLE, 3.0),
 ];
 
 fn latency(l: Option<&Latency>) -> String {
@@ -192,24 +198,13 @@ const HOW_TO_ADD_THE_REFERENCE: &str = "squall neither holds nor builds the refe
 /// Issue 31's aim on the cycle load: embedded ≥ 2 × the reference's URLs/s, p99 no worse.
 fn verdict(u: &UrlFrontierServers) -> String {
     let find = |name: &str| u.servers.iter().find(|s| s.server == name);
-    let (Some(ours), Some(theirs)) = (find("squall-embedded"), find(REFERENCE)) else {
+    let (Some(ours), Some(theirs)) = (find(EMBEDDED), find(REFERENCE)) else {
         return "Issue 31 (embedded ≥ 2 × the reference's URLs/s, p99 no worse): not measured."
             .into();
     };
     let mut parts = Vec::new();
-    for (load, mine, other) in [
-        (
-            "put new",
-            ours.put_urls_per_s.as_ref(),
-            theirs.put_urls_per_s.as_ref(),
-        ),
-        (
-            "get, put back",
-            ours.cycle_urls_per_s.as_ref(),
-            theirs.cycle_urls_per_s.as_ref(),
-        ),
-    ] {
-        if let (Some(a), Some(b)) = (median(mine), median(other)) {
+    for (load, rate) in [PUT, CYCLE] {
+        if let (Some(a), Some(b)) = (median(rate(ours)), median(rate(theirs))) {
             let met = if a / b >= AIM { "met" } else { "missed" };
             parts.push(format!("{load} {} ({met})", ratio(Some(a / b))));
         }
@@ -257,13 +252,9 @@ fn queue_verdict(u: &UrlFrontierServers) -> String {
             .into();
     };
     let mut parts = Vec::new();
-    for (server, load, aim) in QUEUE_AIMS {
+    for (server, (load, rate), aim) in QUEUE_AIMS {
         let Some(ours) = find(server) else { continue };
-        let rate = |s: &ServerRuns| match load {
-            "put new" => median(s.put_urls_per_s.as_ref()),
-            _ => median(s.cycle_urls_per_s.as_ref()),
-        };
-        if let (Some(a), Some(b)) = (rate(ours), rate(theirs)) {
+        if let (Some(a), Some(b)) = (median(rate(ours)), median(rate(theirs))) {
             let met = if a / b >= aim { "met" } else { "missed" };
             parts.push(format!(
                 "{server} {load} {} (aim ≥ {}, {met})",
