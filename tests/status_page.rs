@@ -175,11 +175,25 @@ async fn squall_frontiers_status_page_draws_its_crawls_calls_and_workers() {
     let chromium = Chromium::launch().await;
     let page = OpenPage::open(&chromium, &base).await;
 
-    // Wait until the worker has called and its URLs are counted, then compare page and JSON.
+    // Wait until the worker has made each kind of call (seeds and outlinks on PutDiscovered,
+    // fetches on GetURLs, their outcomes on PutURLs) and its URLs are counted, then compare page
+    // and JSON. The outcomes come a fetch after the first GetURLs, so a reading that only waited
+    // for the worker and its URLs could come before them.
     let deadline = Instant::now() + Duration::from_secs(60);
+    let kinds = |json: &serde_json::Value| -> Vec<String> {
+        table_rows(json, "calls")
+            .iter()
+            .filter_map(|row| row["kind"].as_str().map(str::to_string))
+            .collect()
+    };
+    let worker_kinds = ["PutDiscovered", "GetURLs", "PutURLs"];
     let (drawn, first) = loop {
         let (drawn, json) = page.matched_reading(&http).await;
-        if figure(&json, "workers") >= 1.0 && figure(&json, "urls") > 0.0 {
+        let called = kinds(&json);
+        let all_called = worker_kinds
+            .iter()
+            .all(|kind| called.iter().any(|k| k == kind));
+        if figure(&json, "workers") >= 1.0 && figure(&json, "urls") > 0.0 && all_called {
             break (drawn, json);
         }
         assert!(
@@ -187,21 +201,14 @@ async fn squall_frontiers_status_page_draws_its_crawls_calls_and_workers() {
             "the worker ended early:\n{}",
             worker.tail()
         );
-        assert!(Instant::now() < deadline, "no worker or URL shown: {json}");
+        assert!(
+            Instant::now() < deadline,
+            "no worker, URL or call of each kind ({worker_kinds:?}) shown: {json}"
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     assert_drawn(&drawn, &first);
     let rows = table_rows;
-    let kinds: Vec<String> = rows(&first, "calls")
-        .iter()
-        .filter_map(|row| row["kind"].as_str().map(str::to_string))
-        .collect();
-    for kind in ["GetURLs", "PutURLs"] {
-        assert!(
-            kinds.iter().any(|k| k == kind),
-            "{kind} among the calls: {kinds:?}"
-        );
-    }
     assert_eq!(rows(&first, "crawls")[0]["crawl"], "DEFAULT");
 
     tokio::time::sleep(Duration::from_secs(4)).await;
