@@ -19,4 +19,5 @@ mod queue_interleavings;
 mod queue_pace;
 mod queue_races;
 mod queue_updates;
+mod unread_replacements;
 mod unrouted_index;

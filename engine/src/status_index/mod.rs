@@ -6,6 +6,7 @@ pub mod index;
 pub mod routes;
 pub mod schema;
 pub mod spouts;
+mod unread;
 mod writer;
 
 pub use routes::{DocumentRoutes, Routing};

@@ -7,25 +7,34 @@
 //! Creation dates ([`CREATION_DATE`]): a created document is dated now; a replacement carries the
 //! date a spout read with the document ([`DocumentRoutes::record_read`]); a replacement of a
 //! document no spout read (rare: a status written for a URL this process did not hand out) is an
-//! update whose script keeps the document's date, or an upsert dated now.
+//! update whose script keeps the document's date, or an upsert dated now; on an engine without
+//! Painless, a write conditional on the version just read ([`unread`](super::unread)).
 //!
 //! Routing: an update of a URL a spout read from the index goes where that document lives (the
 //! routing its hit showed, recorded in [`DocumentRoutes`]), whatever the setting; a new document
 //! (DISCOVERED, create-only) and any URL without a record are routed as [`WriterConfig::routing`]
 //! says.
 
+use std::collections::HashMap;
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use squall::frontier::{StatusStore, StatusWrite, StoreError, Written};
+use squall::frontier::{ErrorKind, StatusStore, StatusWrite, StoreError, Written};
 use squall::model::Status;
 use tracing::warn;
 
 use crate::client::indices::refresh;
-use crate::client::{BulkItem, BulkOperation, BulkRequest, EsClient};
+use crate::client::{BulkItem, BulkOperation, BulkRequest, EsClient, Updates};
 use crate::status_index::routes::{DocumentRoutes, Routing};
 use crate::status_index::schema::{
     CREATION_DATE, KeyField, document_id, format_date, status_document,
 };
+use crate::status_index::unread::{Current, read_current};
+
+/// Rounds of reading and writing a replacement of a document no spout read, on an engine without
+/// Painless, before a URL whose document keeps changing under it is given up (it stays due).
+const UNREAD_ROUNDS: u32 = 5;
 
 /// Where and how statuses are written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,33 +95,45 @@ impl EsStatusStore {
         self.settings.routing.then(|| write.key.clone())
     }
 
-    /// The bulk request for `batch`: DISCOVERED create-only, anything else replacing, each dated as
-    /// the module doc says.
-    fn bulk_request(&self, batch: &[StatusWrite]) -> BulkRequest {
+    /// The bulk request for the `pending` writes of `batch`: DISCOVERED create-only, anything else
+    /// replacing, each dated as the module doc says. `unread` holds the documents no spout read, as
+    /// just read, when the engine runs no Painless; a replacement of an unread document not in it
+    /// is a scripted update.
+    fn bulk_request(
+        &self,
+        batch: &[StatusWrite],
+        pending: &[usize],
+        unread: &HashMap<usize, Current>,
+    ) -> BulkRequest {
         let now = json!(format_date(chrono::Utc::now()));
-        batch
+        pending
             .iter()
-            .map(|write| {
+            .map(|&i| {
+                let write = &batch[i];
                 let id = document_id(write.url.url.as_str());
                 let mut document = status_document(write, &self.settings.key_field);
                 let operation = if write.status == Status::Discovered {
                     document[CREATION_DATE] = now.clone();
                     BulkOperation::create(id, document)
-                } else {
-                    match self.routes.created(write.url.url.as_str()) {
-                        Some(read) => {
-                            if let Some(created) = read {
-                                document[CREATION_DATE] = json!(format_date(created));
-                            }
-                            BulkOperation::index(id, document)
-                        }
-                        None => BulkOperation::update(id, dated_replacement(document, &now))
-                            .retry_on_conflict(3),
+                } else if let Some(read) = self.routes.created(write.url.url.as_str()) {
+                    if let Some(created) = read {
+                        document[CREATION_DATE] = json!(format_date(created));
                     }
+                    BulkOperation::index(id, document)
+                } else if let Some(current) = unread.get(&i) {
+                    current.replacement(id, document, &now)
+                } else {
+                    BulkOperation::update(id, dated_replacement(document, &now))
+                        .retry_on_conflict(3)
                 };
                 operation.routed(self.routing(write))
             })
             .collect()
+    }
+
+    /// Whether `write` replaces a document no spout read (so that its creation date is unknown).
+    fn replaces_unread(&self, write: &StatusWrite) -> bool {
+        write.status != Status::Discovered && self.routes.created(write.url.url.as_str()).is_none()
     }
 
     /// The outcome of one write, from its bulk item.
@@ -163,29 +184,145 @@ fn dated_replacement(document: Value, now: &Value) -> Value {
 }
 
 impl EsStatusStore {
-    /// Writes `batch` in one bulk request: per write, what it did, or why it failed.
+    /// Writes `batch` in one bulk request (more only when replacements of documents no spout read
+    /// meet concurrent writes on an engine without Painless): per write, what it did, or why it
+    /// failed.
     pub async fn write(&self, batch: &[StatusWrite]) -> Vec<Result<Written, StoreError>> {
-        if batch.is_empty() {
+        let mut outcomes: Vec<Option<Result<Written, StoreError>>> = vec![None; batch.len()];
+        let mut pending: Vec<usize> = (0..batch.len()).collect();
+        for round in 0..UNREAD_ROUNDS {
+            if pending.is_empty() {
+                break;
+            }
+            if round > 0 {
+                // A short random wait, longer each round, so that writers that met part.
+                let ceiling = 10u64 << round;
+                tokio::time::sleep(Duration::from_millis(fastrand::u64(1..=ceiling))).await;
+            }
+            pending = self.write_round(batch, &pending, &mut outcomes).await;
+        }
+        outcomes
+            .into_iter()
+            .zip(batch)
+            .map(|(outcome, write)| {
+                outcome.unwrap_or_else(|| {
+                    Err(StoreError::of_kind(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "{}: the document of {} kept changing under its write, over \
+                             {UNREAD_ROUNDS} attempts",
+                            self.settings.index, write.url.url
+                        ),
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// One bulk of the `pending` writes of `batch`, their outcomes set; returns the replacements of
+    /// unread documents to write again (someone wrote the document between its read and the write).
+    async fn write_round(
+        &self,
+        batch: &[StatusWrite],
+        pending: &[usize],
+        outcomes: &mut [Option<Result<Written, StoreError>>],
+    ) -> Vec<usize> {
+        let unread = match self.read_unread(batch, pending).await {
+            Ok(unread) => unread,
+            Err(error) => {
+                for &i in pending {
+                    outcomes[i] = Some(Err(error.clone()));
+                }
+                return Vec::new();
+            }
+        };
+        let mut writing = Vec::with_capacity(pending.len());
+        let mut current = HashMap::new();
+        for &i in pending {
+            match unread.get(&i) {
+                Some(Err(why)) => {
+                    let reason = format!(
+                        "{}: the document of {} could not be read before its replacement: {why}",
+                        self.settings.index, batch[i].url.url
+                    );
+                    outcomes[i] = Some(Err(StoreError::of_kind(ErrorKind::Unavailable, reason)));
+                    continue;
+                }
+                Some(Ok(read)) => {
+                    current.insert(i, read.clone());
+                }
+                None => {}
+            }
+            writing.push(i);
+        }
+        if writing.is_empty() {
             return Vec::new();
         }
         let answer = self
             .client
             .bulk(
                 Some(&self.settings.index),
-                &self.bulk_request(batch),
+                &self.bulk_request(batch, &writing, &current),
                 // Only what is read back: each item's status and error, not its index, id, version
                 // and shard counts.
                 Some("errors,items.*.status,items.*.error"),
             )
             .await;
-        match answer {
-            Ok(answer) => batch
-                .iter()
-                .zip(&answer.items)
-                .map(|(write, item)| self.outcome(write, item))
-                .collect(),
-            Err(error) => vec![Err(error.for_store("status bulk failed")); batch.len()],
+        let items = match answer {
+            Ok(answer) => answer.items,
+            Err(error) => {
+                let failed = error.for_store("status bulk failed");
+                for &i in &writing {
+                    outcomes[i] = Some(Err(failed.clone()));
+                }
+                return Vec::new();
+            }
+        };
+        let mut again = Vec::new();
+        for (&i, item) in writing.iter().zip(&items) {
+            if item.is_conflict() && current.contains_key(&i) {
+                again.push(i);
+            } else {
+                outcomes[i] = Some(self.outcome(&batch[i], item));
+            }
         }
+        again
+    }
+
+    /// The documents of the `pending` writes that replace documents no spout read, read now (date
+    /// and version) when the engine runs no Painless; none when it does, or when there are none.
+    async fn read_unread(
+        &self,
+        batch: &[StatusWrite],
+        pending: &[usize],
+    ) -> Result<HashMap<usize, Result<Current, String>>, StoreError> {
+        let unread: Vec<usize> = pending
+            .iter()
+            .copied()
+            .filter(|&i| self.replaces_unread(&batch[i]))
+            .collect();
+        if unread.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let updates = self.client.updates().await.map_err(|error| {
+            error.for_store("status bulk failed: the engine's script languages could not be read")
+        })?;
+        if updates == Updates::Scripted {
+            return Ok(HashMap::new());
+        }
+        let docs: Vec<(String, Option<String>)> = unread
+            .iter()
+            .map(|&i| {
+                let write = &batch[i];
+                (document_id(write.url.url.as_str()), self.routing(write))
+            })
+            .collect();
+        let read = read_current(&self.client, &self.settings.index, &docs)
+            .await
+            .map_err(|error| {
+                error.for_store("status bulk failed: documents to replace could not be read")
+            })?;
+        Ok(unread.into_iter().zip(read).collect())
     }
 }
 
@@ -255,7 +392,9 @@ mod tests {
             write("http://a.test/undated", Status::Fetched),
             write("http://a.test/unread", Status::Fetched),
         ];
-        let lines = store.bulk_request(&batch).lines();
+        let lines = store
+            .bulk_request(&batch, &[0, 1, 2, 3], &HashMap::new())
+            .lines();
         let (actions, bodies): (Vec<&Value>, Vec<&Value>) = (
             lines.iter().step_by(2).collect(),
             lines.iter().skip(1).step_by(2).collect(),
