@@ -4,6 +4,9 @@
 //! version read (every engine; the only way on an Elasticsearch node without Painless). A missing
 //! document is created, dated. Many writers replacing the same documents at once all succeed, and
 //! each document keeps the date it was created with.
+//!
+//! Every writer here is new ([`support::store`]: routed by key), so it has read nothing and each
+//! replacement it writes is of an unread document.
 
 use crate::support;
 
@@ -12,21 +15,7 @@ use serde_json::Value;
 use squall::frontier::{QueueReport, StatusWrite, Written};
 use squall::model::{CrawlUrl, Status};
 use squall_engine::client::{EsClient, Method};
-use squall_engine::status_index::schema::{CREATION_DATE, KeyField, document_id};
-use squall_engine::status_index::{EsStatusStore, WriterConfig};
-
-/// A writer into `index` that has read nothing (so every replacement is of an unread document),
-/// routing by key (so the reads before conditional writes are routed too).
-fn fresh_writer(client: &EsClient, index: &str) -> EsStatusStore {
-    EsStatusStore::new(
-        client.clone(),
-        WriterConfig {
-            index: index.to_string(),
-            key_field: KeyField::default(),
-            routing: true,
-        },
-    )
-}
+use squall_engine::status_index::schema::{CREATION_DATE, document_id};
 
 fn status_write(url: &str, status: Status, note: Option<&str>) -> StatusWrite {
     let mut url = CrawlUrl::new(url::Url::parse(url).expect("url"));
@@ -42,7 +31,8 @@ fn status_write(url: &str, status: Status, note: Option<&str>) -> StatusWrite {
     }
 }
 
-/// The document's source, read as of now (routed by its key, as the writers route).
+/// The document's source, read as of now (routed by its key, as the test writers route, so that
+/// the reads before conditional writes are routed too).
 async fn source(client: &EsClient, index: &str, url: &str) -> Value {
     let path = format!("/{index}/_doc/{}", document_id(url));
     let doc = client
@@ -59,7 +49,7 @@ async fn a_replacement_of_an_unread_document_keeps_its_date_and_nothing_else() {
         let index = support::status_index(&client, "unread", 2).await;
         let (known, new) = ("http://a.test/known", "http://a.test/new");
 
-        let first = fresh_writer(&client, &index);
+        let first = support::store(&client, &index);
         let created = first
             .write(&[status_write(known, Status::Discovered, Some("seed"))])
             .await;
@@ -70,7 +60,7 @@ async fn a_replacement_of_an_unread_document_keeps_its_date_and_nothing_else() {
         // A later second, so that a date set anew would differ.
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
 
-        let second = fresh_writer(&client, &index);
+        let second = support::store(&client, &index);
         let replaced = second
             .write(&[
                 status_write(known, Status::Fetched, None),
@@ -115,7 +105,7 @@ async fn writers_replacing_the_same_unread_documents_at_once_all_succeed_and_kee
             .iter()
             .map(|url| status_write(url, Status::Discovered, None))
             .collect();
-        let seeded = fresh_writer(&client, &index).write(&seeds).await;
+        let seeded = support::store(&client, &index).write(&seeds).await;
         assert!(
             seeded.iter().all(|r| r == &Ok(Written::Created)),
             "{seeded:?}"
@@ -132,7 +122,7 @@ async fn writers_replacing_the_same_unread_documents_at_once_all_succeed_and_kee
                     .iter()
                     .map(|url| status_write(url, Status::Fetched, Some(&format!("w{writer}"))))
                     .collect();
-                fresh_writer(&client, &index).write(&batch).await
+                support::store(&client, &index).write(&batch).await
             }
         });
         for (writer, outcomes) in join_all(rounds).await.into_iter().enumerate() {

@@ -7,6 +7,7 @@ mod support;
 
 mod api_2_6;
 mod client;
+mod cut_messages;
 mod hand_out;
 mod hostile_clients;
 mod java_interop;

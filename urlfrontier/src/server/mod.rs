@@ -6,6 +6,7 @@ mod crawls;
 mod dispenser;
 mod live;
 mod service;
+mod whole_messages;
 mod writer;
 
 pub use access::{AccessError, ServerAccess, TlsFiles};

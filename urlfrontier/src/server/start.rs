@@ -23,6 +23,7 @@ use super::crawl::CrawlRunConfig;
 use super::crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, check_id};
 use super::live::{CallBoard, FrontierLive};
 use super::service::{FrontierService, LogLevels};
+use super::whole_messages::WholeMessages;
 use crate::proto::url_frontier_server::UrlFrontierServer;
 use squall::frontier::Frontier;
 use squall::listen::{GuardedListener, ListenLimits};
@@ -282,6 +283,11 @@ pub async fn start_with(
         counted.observe(&request);
         request
     });
+    // A body cut inside a message ends the call with an error (tonic alone would end the stream
+    // cleanly when the cut falls right after a message's prefix).
+    let whole_messages = MapRequestLayer::new(|request: http::Request<tonic::body::Body>| {
+        request.map(|body| tonic::body::Body::new(WholeMessages::new(body)))
+    });
     let status_page = match options.status_addr {
         Some(status_addr) => {
             let live = FrontierLive::new(Arc::clone(&crawls), Arc::clone(&calls), subtitle);
@@ -292,6 +298,7 @@ pub async fn start_with(
     let task = tokio::spawn(
         builder
             .layer(counting)
+            .layer(whole_messages)
             .add_service(checked)
             .serve_with_incoming_shutdown(incoming, async move { stopped.cancelled().await }),
     );
