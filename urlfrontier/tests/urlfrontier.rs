@@ -8,6 +8,7 @@ mod support;
 mod api_2_6;
 mod client;
 mod cut_messages;
+mod delete_crawl;
 mod hand_out;
 mod hostile_clients;
 mod java_interop;

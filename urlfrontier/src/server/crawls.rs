@@ -6,12 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::RwLock;
 
 use super::crawl::{Crawl, CrawlRunConfig};
 use squall::frontier::Frontier;
+
+/// How long closing a crawl waits for its frontier to be let go.
+pub const RELEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// The crawl ID URLFrontier clients use when they name none.
 pub const DEFAULT_CRAWL: &str = "DEFAULT";
@@ -150,13 +154,28 @@ impl Crawls {
         Ok(ids)
     }
 
-    /// Stops crawl `crawl` and forgets it, returning it if it was open.
-    pub async fn close(&self, crawl: &str) -> Option<Arc<Crawl>> {
-        let closed = self.open.write().await.remove(crawl);
-        if let Some(crawl) = &closed {
-            crawl.stop().await;
+    /// Stops crawl `crawl`, forgets it, and waits (up to [`RELEASE_WAIT`]) until its tasks and the
+    /// calls that held it have let go of its frontier, so that the frontier can be removed or
+    /// opened again at once (an embedded frontier is locked while open). Whether it was open.
+    pub async fn close(&self, crawl: &str) -> bool {
+        let Some(closed) = self.open.write().await.remove(crawl) else {
+            return false;
+        };
+        closed.stop().await;
+        let handles = closed.frontier_handles();
+        drop(closed);
+        let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
+        while handles.held() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        closed
+        if handles.held() {
+            tracing::warn!(
+                crawl,
+                "the crawl's frontier is still held {RELEASE_WAIT:?} after it stopped (a call \
+                 still uses it); removing or opening it again may fail until it is let go"
+            );
+        }
+        true
     }
 
     /// Lets the opener delete what is left of a crawl's frontier.

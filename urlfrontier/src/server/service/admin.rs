@@ -27,6 +27,8 @@ impl FrontierService {
             .delete_all()
             .await
             .map_err(|e| store_status(&e))?;
+        // Closing waits for every holder of the crawl to let go of its frontier: this call first.
+        drop(crawl);
         self.crawls.close(&id).await;
         self.crawls
             .remove_frontier(&id)
