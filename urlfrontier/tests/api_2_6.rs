@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::support::serving::{connect, serve};
+use crate::support::serving::{connect, embedded_config, serve};
 use futures::TryStreamExt;
 use squall::config::{ConfigBuilder, CrawlConfig};
 use squall_urlfrontier::proto::ack_message::Status as Ack;
@@ -243,11 +243,7 @@ async fn check_api_2_6(config: CrawlConfig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_2_6_on_the_embedded_frontier() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| b.set_text("frontier.path", &dir.path().display().to_string()))
-        .and_then(ConfigBuilder::build)
-        .expect("config");
+    let config = embedded_config(dir.path());
     check_api_2_6(config).await;
 }
 

@@ -9,12 +9,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use prost::Message;
-use squall::config::ConfigBuilder;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{AckMessage, DiscoveredUrlItem, UrlInfo, UrlItem};
 use tonic::codegen::http;
 
-use crate::support::serving::serve;
+use crate::support::serving::{embedded_config, serve};
 
 /// `message` with gRPC's prefix (uncompressed).
 fn framed(message: &impl Message) -> Vec<u8> {
@@ -102,11 +101,7 @@ async fn put_urls(addr: std::net::SocketAddr, body: Vec<u8>) -> Answer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_cut_inside_a_message_ends_put_urls_with_an_error_after_the_whole_ones() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| b.set_text("frontier.path", &dir.path().display().to_string()))
-        .and_then(ConfigBuilder::build)
-        .expect("config");
+    let config = embedded_config(dir.path());
     let server = serve(config).await;
     let whole = framed(&item("http://a.test/whole"));
     let next = framed(&item("http://a.test/cut"));

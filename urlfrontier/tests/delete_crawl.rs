@@ -1,16 +1,16 @@
-//! A crawl deleted with DeleteCrawl can be used again at once: the call answers only once the
-//! crawl's tasks and calls have let go of its frontier (an embedded frontier is locked while open,
-//! and a crawl reopened while the old one still held it was refused as "in use"; the
-//! `grpc_requests` fuzz target found GetStats refused right after a DeleteCrawl of DEFAULT).
+//! A crawl deleted with DeleteCrawl can be used again at once. An embedded frontier is locked while
+//! open, and the old run's last task (a blocking query in flight) may hold it a moment after the
+//! crawl stopped: a crawl reopened then was refused as "in use" (the `grpc_requests` fuzz target
+//! found GetStats refused right after a DeleteCrawl of DEFAULT). Opening a crawl just closed is now
+//! retried until the old run lets go.
 
 use futures::TryStreamExt;
-use squall::config::ConfigBuilder;
 use squall_urlfrontier::proto::url_item::Item;
 use squall_urlfrontier::proto::{
     DeleteCrawlMessage, DiscoveredUrlItem, QueueWithinCrawlParams, UrlInfo, UrlItem,
 };
 
-use crate::support::serving::{connect, serve};
+use crate::support::serving::{connect, embedded_config, serve};
 
 /// Rounds of put, delete, read: the race lost about two times in three before the fix.
 const ROUNDS: usize = 20;
@@ -18,11 +18,7 @@ const ROUNDS: usize = 20;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_crawl_is_at_once_usable_again() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = ConfigBuilder::new()
-        .set("http.agent.name=squall-frontier")
-        .and_then(|b| b.set_text("frontier.path", &dir.path().display().to_string()))
-        .and_then(ConfigBuilder::build)
-        .expect("config");
+    let config = embedded_config(dir.path());
     let server = serve(config).await;
     let mut client = connect(&server).await;
     for round in 0..ROUNDS {

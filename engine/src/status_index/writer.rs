@@ -227,7 +227,7 @@ impl EsStatusStore {
         pending: &[usize],
         outcomes: &mut [Option<Result<Written, StoreError>>],
     ) -> Vec<usize> {
-        let unread = match self.read_unread(batch, pending).await {
+        let mut unread = match self.read_unread(batch, pending).await {
             Ok(unread) => unread,
             Err(error) => {
                 for &i in pending {
@@ -239,7 +239,7 @@ impl EsStatusStore {
         let mut writing = Vec::with_capacity(pending.len());
         let mut current = HashMap::new();
         for &i in pending {
-            match unread.get(&i) {
+            match unread.remove(&i) {
                 Some(Err(why)) => {
                     let reason = format!(
                         "{}: the document of {} could not be read before its replacement: {why}",
@@ -249,7 +249,7 @@ impl EsStatusStore {
                     continue;
                 }
                 Some(Ok(read)) => {
-                    current.insert(i, read.clone());
+                    current.insert(i, read);
                 }
                 None => {}
             }

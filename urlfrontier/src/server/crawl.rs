@@ -87,20 +87,6 @@ async fn read_rules_back(crawl: std::sync::Weak<Crawl>) {
     }
 }
 
-/// Weak handles on a crawl's frontier ([`Crawl::frontier_handles`]).
-#[derive(Debug, Clone)]
-pub struct FrontierHandles {
-    store: std::sync::Weak<dyn StatusStore>,
-    catalog: std::sync::Weak<dyn Catalog>,
-}
-
-impl FrontierHandles {
-    /// Whether something still holds the frontier open.
-    pub fn held(&self) -> bool {
-        self.store.strong_count() > 0 || self.catalog.strong_count() > 0
-    }
-}
-
 /// One crawl: its frontier, reader and dispenser.
 #[derive(derive_more::Debug)]
 #[debug("Crawl {{ .. }}")]
@@ -274,15 +260,6 @@ impl Crawl {
     /// The frontier's catalog.
     pub fn catalog(&self) -> &Arc<dyn Catalog> {
         &self.catalog
-    }
-
-    /// Weak handles on what keeps the crawl's frontier open (its store and catalog): both are
-    /// gone once the crawl, its tasks and the calls that hold it have let go.
-    pub fn frontier_handles(&self) -> FrontierHandles {
-        FrontierHandles {
-            store: Arc::downgrade(&self.store),
-            catalog: Arc::downgrade(&self.catalog),
-        }
     }
 
     /// Whether nothing is due, buffered or handed out (the reader's view, see

@@ -4,9 +4,9 @@
 //! crawl `DEFAULT` is the frontier the configuration names; another crawl `ID` is a frontier beside
 //! it, named after it (see [`FrontierOpener`]).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::RwLock;
@@ -14,7 +14,7 @@ use tokio::sync::RwLock;
 use super::crawl::{Crawl, CrawlRunConfig};
 use squall::frontier::Frontier;
 
-/// How long closing a crawl waits for its frontier to be let go.
+/// How long after a crawl closed opening it again is retried (while its old run lets go of it).
 pub const RELEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// The crawl ID URLFrontier clients use when they name none.
@@ -73,7 +73,17 @@ pub fn check_id(crawl: &str) -> Result<(), CrawlError> {
 pub struct Crawls {
     opener: Arc<dyn FrontierOpener>,
     open: RwLock<BTreeMap<String, Arc<Crawl>>>,
+    /// When each crawl closed since it was last opened.
+    closed: Mutex<HashMap<String, Instant>>,
     settings: CrawlRunConfig,
+}
+
+/// The map's lock; it is held for one insertion or removal, which cannot leave it half changed,
+/// so poisoning is ignored.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Crawls {
@@ -82,6 +92,7 @@ impl Crawls {
         Crawls {
             opener,
             open: RwLock::new(BTreeMap::new()),
+            closed: Mutex::default(),
             settings,
         }
     }
@@ -101,7 +112,7 @@ impl Crawls {
         if let Some(found) = open.get(crawl) {
             return Ok(Arc::clone(found));
         }
-        let frontier = self.opener.open(crawl).await?;
+        let frontier = self.open_frontier(crawl).await?;
         let Some(catalog) = frontier.catalog.clone() else {
             return Err(CrawlError::Open {
                 crawl: crawl.to_string(),
@@ -154,28 +165,32 @@ impl Crawls {
         Ok(ids)
     }
 
-    /// Stops crawl `crawl`, forgets it, and waits (up to [`RELEASE_WAIT`]) until its tasks and the
-    /// calls that held it have let go of its frontier, so that the frontier can be removed or
-    /// opened again at once (an embedded frontier is locked while open). Whether it was open.
+    /// Stops crawl `crawl` and forgets it; whether it was open. Its frontier is let go once the
+    /// last task of its run ends (a blocking query in flight may outlive the stop), so opening it
+    /// again within [`RELEASE_WAIT`] is retried until then.
     pub async fn close(&self, crawl: &str) -> bool {
         let Some(closed) = self.open.write().await.remove(crawl) else {
             return false;
         };
         closed.stop().await;
-        let handles = closed.frontier_handles();
-        drop(closed);
-        let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
-        while handles.held() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        if handles.held() {
-            tracing::warn!(
-                crawl,
-                "the crawl's frontier is still held {RELEASE_WAIT:?} after it stopped (a call \
-                 still uses it); removing or opening it again may fail until it is let go"
-            );
-        }
+        lock(&self.closed).insert(crawl.to_string(), Instant::now());
         true
+    }
+
+    /// Opens `crawl`'s frontier, trying again for up to [`RELEASE_WAIT`] after the crawl was
+    /// closed (an embedded frontier is locked until the old run's last task lets go of it).
+    async fn open_frontier(&self, crawl: &str) -> Result<Frontier, CrawlError> {
+        let closed_at = lock(&self.closed).remove(crawl);
+        loop {
+            match self.opener.open(crawl).await {
+                Ok(frontier) => return Ok(frontier),
+                Err(error) if closed_at.is_some_and(|at| at.elapsed() < RELEASE_WAIT) => {
+                    tracing::debug!(crawl, %error, "a crawl just closed; opening it again");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
     }
 
     /// Lets the opener delete what is left of a crawl's frontier.

@@ -11,7 +11,7 @@ mod writer;
 
 pub use access::{AccessError, ServerAccess, TlsFiles};
 pub use connection::SERVER_LIMITS;
-pub use crawl::{Crawl, CrawlRunConfig, ENGINE_WRITES_IN_FLIGHT, FrontierHandles, MIN_WRITE_BATCH};
+pub use crawl::{Crawl, CrawlRunConfig, ENGINE_WRITES_IN_FLIGHT, MIN_WRITE_BATCH};
 pub use crawls::{CrawlError, Crawls, DEFAULT_CRAWL, FrontierOpener, RELEASE_WAIT, check_id};
 pub use dispenser::{Ask, Dispenser, HandedOut};
 pub use live::{CallBoard, CrawlCounts, FrontierLive, PeerCalls};

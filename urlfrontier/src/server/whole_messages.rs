@@ -85,7 +85,7 @@ struct Framing {
     prefix: [u8; PREFIX],
     prefix_seen: usize,
     /// The bytes of the current message still to come.
-    remaining: u64,
+    remaining: usize,
 }
 
 impl Framing {
@@ -93,9 +93,8 @@ impl Framing {
     fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.remaining > 0 {
-                let taken =
-                    usize::try_from(self.remaining).map_or(bytes.len(), |r| r.min(bytes.len()));
-                self.remaining -= taken as u64;
+                let taken = self.remaining.min(bytes.len());
+                self.remaining -= taken;
                 bytes = &bytes[taken..];
                 continue;
             }
@@ -111,7 +110,7 @@ impl Framing {
                     self.prefix[3],
                     self.prefix[4],
                 ];
-                self.remaining = u64::from(u32::from_be_bytes(length));
+                self.remaining = u32::from_be_bytes(length) as usize;
                 self.prefix_seen = 0;
             }
         }

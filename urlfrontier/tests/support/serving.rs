@@ -1,9 +1,20 @@
 //! squall's server in the test process, on a free loopback port, and a client of it.
 
-use squall::config::CrawlConfig;
+use std::path::Path;
+
+use squall::config::{ConfigBuilder, CrawlConfig};
 use squall_urlfrontier::proto::url_frontier_client::UrlFrontierClient;
 use squall_urlfrontier::server::RunningServer;
 use tonic::transport::Channel;
+
+/// A server configuration on an embedded frontier in `dir`.
+pub fn embedded_config(dir: &Path) -> CrawlConfig {
+    ConfigBuilder::new()
+        .set("http.agent.name=squall-frontier")
+        .and_then(|b| b.set_text("frontier.path", &dir.display().to_string()))
+        .and_then(ConfigBuilder::build)
+        .expect("config")
+}
 
 /// squall's server on `config`, listening on a free loopback port.
 pub async fn serve(config: CrawlConfig) -> RunningServer {

@@ -27,7 +27,6 @@ impl FrontierService {
             .delete_all()
             .await
             .map_err(|e| store_status(&e))?;
-        // Closing waits for every holder of the crawl to let go of its frontier: this call first.
         drop(crawl);
         self.crawls.close(&id).await;
         self.crawls
